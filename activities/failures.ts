@@ -1,0 +1,25 @@
+/**
+ * The activity boundary: the one place where a NormalizedError becomes a Temporal failure.
+ * Transient errors are retryable (Temporal's retry policy backs off; `Retry-After` becomes the next
+ * delay); execution and fatal errors are not retried.
+ */
+import { ApplicationFailure } from '@temporalio/common';
+import type { NormalizedError } from '../core/errors';
+
+/**
+ * Throw `error` as an ApplicationFailure whose `type` is the error code and whose first detail is the
+ * NormalizedError itself, so the workflow reads facts, never message text.
+ *
+ * ```ts
+ * throwAsFailure(normalizedError({ code: 'E_RATE_LIMIT', message: '429', source: 'llm' }), { retryAfterMs: 1000 });
+ * ```
+ */
+export function throwAsFailure(error: NormalizedError, opts: { retryAfterMs?: number } = {}): never {
+  throw ApplicationFailure.create({
+    type: error.code,
+    message: `${error.code}: ${error.message}`,
+    nonRetryable: error.kind !== 'transient',
+    details: [error],
+    nextRetryDelay: error.kind === 'transient' && opts.retryAfterMs !== undefined ? opts.retryAfterMs : undefined,
+  });
+}

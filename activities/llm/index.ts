@@ -1,0 +1,65 @@
+/**
+ * The LLM activity: one call to the controller. It heartbeats while it waits and passes Temporal's
+ * cancellation on, so SYSTEM_HALT stops a call in flight. Failures leave through `throwAsFailure`.
+ */
+import { Context } from '@temporalio/activity';
+import { normalizedError } from '../../core/errors';
+import type { LlmRequest, LlmResponse } from '../../core/llm';
+import { parseLlmSpec } from '../../core/llm-spec';
+import { throwAsFailure } from '../failures';
+import { loadScript, stepFor } from './scripted';
+
+/** How often a waiting activity heartbeats: also how fast it learns of a cancellation. */
+export const HEARTBEAT_EVERY_MS = 200;
+
+/** Sleep in short heartbeating steps; rejects with CancelledFailure as soon as the activity is cancelled. */
+export async function heartbeatingSleep(ms: number, detail: Record<string, unknown> = {}): Promise<void> {
+  const ctx = Context.current();
+  const end = Date.now() + ms;
+  for (let left = ms; left > 0; left = end - Date.now()) {
+    ctx.heartbeat({ ...detail, waitedMs: ms - left });
+    await ctx.sleep(Math.min(HEARTBEAT_EVERY_MS, left));
+  }
+}
+
+async function scripted(file: string, req: LlmRequest): Promise<LlmResponse> {
+  const { attempt } = Context.current().info;
+  let script;
+  try {
+    script = await loadScript(file);
+  } catch (err) {
+    return throwAsFailure(normalizedError({ code: 'EINVAL', kind: 'execution', source: 'llm scripted', message: (err as Error).message }));
+  }
+  const step = stepFor(script, req, attempt);
+  if (step.delayMs > 0) await heartbeatingSleep(step.delayMs, { callNumber: req.callNumber });
+  if (step.kind === 'fail') return throwAsFailure(step.error, { retryAfterMs: step.retryAfterMs });
+  return step.response;
+}
+
+/**
+ * Create the LLM activities.
+ *
+ * ```ts
+ * const worker = await Worker.create({ activities: { ...createLlmActivities() }, ... });
+ * ```
+ */
+export function createLlmActivities() {
+  return {
+    async llm(req: LlmRequest): Promise<LlmResponse> {
+      const spec = parseLlmSpec(req.llm);
+      switch (spec.provider) {
+        case 'scripted':
+          return scripted(spec.file, req);
+        default:
+          return throwAsFailure(
+            normalizedError({
+              code: 'E_INTERNAL',
+              kind: 'fatal',
+              source: `llm ${spec.provider}`,
+              message: `the ${spec.provider} provider is not available in this build of the worker`,
+            }),
+          );
+      }
+    },
+  };
+}

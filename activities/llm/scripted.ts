@@ -1,0 +1,117 @@
+/**
+ * The scripted controller (DESIGN.md §6): a deterministic LLM for tests and the offline demo. The turn
+ * is chosen by the call's number in the task, never by a counter in here, so a retried call replays the
+ * same turn; `error` fails the first `attempts` attempts of that turn, then the turn's content returns.
+ */
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { formatIssues } from '../../core/config';
+import { normalizedError, type NormalizedError } from '../../core/errors';
+import type { LlmRequest, LlmResponse } from '../../core/llm';
+import { classifyHttpStatus } from '../../core/provider-errors';
+
+const ToolCallSchema = z
+  .object({
+    id: z.string().optional(),
+    name: z.string().min(1),
+    args: z.unknown().optional(),
+    rawArguments: z.string().optional(),
+  })
+  .strict();
+
+const TurnSchema = z
+  .object({
+    text: z.string().optional(),
+    toolCalls: z.array(ToolCallSchema).optional(),
+    usage: z.object({ inputTokens: z.number().int().min(0), outputTokens: z.number().int().min(0) }).strict().optional(),
+    delayMs: z.number().int().min(0).optional(),
+    error: z
+      .object({
+        status: z.number().int().min(400).max(599),
+        message: z.string().optional(),
+        retryAfterMs: z.number().int().min(0).optional(),
+        attempts: z.number().int().positive().optional(),
+      })
+      .strict()
+      .optional(),
+  })
+  .strict();
+
+export const ScriptSchema = z.object({ turns: z.array(TurnSchema).min(1, 'a script needs at least one turn') }).strict();
+export type Script = z.infer<typeof ScriptSchema>;
+export type ScriptedTurn = z.infer<typeof TurnSchema>;
+
+/** What one attempt of a scripted call does: fail with an error, or answer. */
+export type ScriptedStep =
+  | { kind: 'fail'; error: NormalizedError; retryAfterMs?: number; delayMs: number }
+  | { kind: 'answer'; response: LlmResponse; delayMs: number };
+
+/**
+ * Read and validate a script file, with a message that names the file and each bad field.
+ * @throws Error (the caller turns it into a non-retryable failure).
+ */
+export async function loadScript(file: string): Promise<Script> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    throw new Error(`cannot read the scripted controller file ${file}: ${(err as Error).message}`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`the scripted controller file ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = ScriptSchema.safeParse(json);
+  if (!parsed.success) throw new Error(`the scripted controller file ${file} is invalid:\n${formatIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+/** Rough token estimate (4 characters a token) for turns that do not state their usage. */
+function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/**
+ * Decide what attempt `attempt` (from 1) of LLM call `req.callNumber` does. Pure: no clock, no I/O.
+ *
+ * ```ts
+ * stepFor(script, { ...req, callNumber: 1 }, 1) // { kind: 'answer', ... }
+ * ```
+ */
+export function stepFor(script: Script, req: Pick<LlmRequest, 'callNumber' | 'messages' | 'llm'>, attempt: number, source = 'llm scripted'): ScriptedStep {
+  const turn = script.turns[req.callNumber - 1];
+  if (!turn) {
+    return {
+      kind: 'fail',
+      delayMs: 0,
+      error: normalizedError({
+        code: 'EINVAL',
+        kind: 'execution',
+        source,
+        message: `the scripted controller has ${script.turns.length} turn(s); LLM call #${req.callNumber} has none`,
+        suggestion: 'Add turns to the script, ending with a turn that has only "text" (the final answer).',
+      }),
+    };
+  }
+  const delayMs = turn.delayMs ?? 0;
+  if (turn.error && (turn.error.attempts === undefined || attempt <= turn.error.attempts)) {
+    const error = classifyHttpStatus({ status: turn.error.status, message: turn.error.message ?? `scripted error on call #${req.callNumber}`, source });
+    return { kind: 'fail', error, retryAfterMs: turn.error.retryAfterMs, delayMs };
+  }
+  const toolCalls = (turn.toolCalls ?? []).map((c, i) => {
+    const call: LlmResponse['toolCalls'][number] = { id: c.id ?? `call-${req.callNumber}-${i + 1}`, name: c.name };
+    if (c.rawArguments !== undefined) call.rawArguments = c.rawArguments;
+    else call.args = c.args ?? {};
+    return call;
+  });
+  const promptChars = req.messages.reduce((n, m) => n + ('text' in m && m.text ? m.text.length : 0), 0);
+  const usage = turn.usage ?? {
+    inputTokens: Math.ceil(promptChars / 4),
+    outputTokens: estimateTokens((turn.text ?? '') + JSON.stringify(turn.toolCalls ?? [])),
+  };
+  const response: LlmResponse = { toolCalls, usage };
+  if (turn.text !== undefined) response.text = turn.text;
+  return { kind: 'answer', response, delayMs };
+}

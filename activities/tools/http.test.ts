@@ -1,0 +1,177 @@
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { isHostAllowed, parseRetryAfter } from './http';
+import { runTool, type ToolRequest } from './index';
+import { toolsConfig } from './test-support';
+
+/** A real server on 127.0.0.1 with a few fixed routes. */
+function startServer(): Promise<{ base: string; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    switch (req.url) {
+      case '/ok':
+        res.writeHead(200, { 'content-type': 'text/plain' }).end('hello from the server');
+        return;
+      case '/big':
+        res.writeHead(200).end('b'.repeat(5000));
+        return;
+      case '/rate-limited':
+        res.writeHead(429, { 'retry-after': '2' }).end('slow down');
+        return;
+      case '/rate-limited-date':
+        res.writeHead(429, { 'retry-after': new Date(Date.now() + 60_000).toUTCString() }).end();
+        return;
+      case '/down':
+        res.writeHead(503).end('maintenance');
+        return;
+      case '/redirect-inside':
+        res.writeHead(302, { location: '/ok' }).end();
+        return;
+      case '/redirect-outside':
+        res.writeHead(302, { location: 'http://example.com/' }).end();
+        return;
+      case '/slow':
+        setTimeout(() => res.writeHead(200).end('late'), 5000).unref();
+        return;
+      default:
+        res.writeHead(404, { 'content-type': 'text/plain' }).end('no such page');
+    }
+  });
+  return new Promise((resolve) => {
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      resolve({
+        base: `http://127.0.0.1:${port}`,
+        close: () =>
+          new Promise<void>((done) => {
+            server.closeAllConnections();
+            server.close(() => done());
+          }),
+      });
+    });
+  });
+}
+
+describe('http.get', () => {
+  let server: { base: string; close(): Promise<void> };
+  const call = (url: string, overrides: Partial<ToolRequest> = {}, signal?: AbortSignal) =>
+    runTool(
+      {
+        name: 'http.get',
+        args: { url },
+        tick: 1,
+        workspace: ['/'],
+        tools: toolsConfig({ httpAllow: ['127.0.0.1'] }),
+        toolTimeoutMs: 10_000,
+        ...overrides,
+      },
+      signal,
+    );
+
+  beforeAll(async () => {
+    server = await startServer();
+  });
+  afterAll(() => server.close());
+
+  it('returns status and body for a 200', async () => {
+    expect(await call(`${server.base}/ok`)).toEqual({
+      success: true,
+      data: {
+        url: `${server.base}/ok`,
+        status: 200,
+        contentType: 'text/plain',
+        body: 'hello from the server',
+        bytes: 21,
+        truncated: false,
+      },
+    });
+  });
+
+  it('refuses a host that is not allowed with EPERM and lists the allowed hosts', async () => {
+    const result = await call(`${server.base}/ok`, { tools: toolsConfig({ httpAllow: ['example.com'] }) });
+    expect(result.error).toMatchObject({ code: 'EPERM', kind: 'execution', source: 'http.get', suggestion: 'Allowed hosts: example.com.' });
+    expect(result.error?.message).toContain("'127.0.0.1'");
+  });
+
+  it('says so when no host is allowed at all', async () => {
+    const result = await call(`${server.base}/ok`, { tools: toolsConfig() });
+    expect(result.error?.suggestion).toContain('httpAllow is empty');
+  });
+
+  it('reports 429 as a transient E_RATE_LIMIT with retryAfterMs from Retry-After seconds', async () => {
+    const result = await call(`${server.base}/rate-limited`);
+    expect(result.success).toBe(false);
+    expect(result.error).toMatchObject({ code: 'E_RATE_LIMIT', kind: 'transient', source: 'http.get' });
+    expect(result.retryAfterMs).toBe(2000);
+  });
+
+  it('reads Retry-After given as an HTTP date', async () => {
+    const result = await call(`${server.base}/rate-limited-date`);
+    expect(result.retryAfterMs).toBeGreaterThan(50_000);
+    expect(result.retryAfterMs).toBeLessThanOrEqual(60_000);
+  });
+
+  it('reports 5xx as a transient E_UNAVAILABLE', async () => {
+    expect((await call(`${server.base}/down`)).error).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'transient' });
+  });
+
+  it('reports 404 as an execution error with the status', async () => {
+    const result = await call(`${server.base}/missing`);
+    expect(result.error).toMatchObject({ code: 'ENOENT', kind: 'execution', source: 'http.get' });
+    expect(result.error?.message).toContain('HTTP 404');
+    expect(result.error?.message).toContain('no such page');
+  });
+
+  it('cuts a body larger than the output cap and says so', async () => {
+    const result = await call(`${server.base}/big`, { tools: toolsConfig({ httpAllow: ['127.0.0.1'], maxOutputBytes: 1000 }) });
+    expect(result.data).toMatchObject({ status: 200, bytes: 1000, truncated: true });
+    expect((result.data as { body: string }).body).toHaveLength(1000);
+  });
+
+  it('follows a redirect on an allowed host and refuses one to a host that is not allowed', async () => {
+    expect((await call(`${server.base}/redirect-inside`)).data).toMatchObject({ url: `${server.base}/ok`, body: 'hello from the server' });
+    expect((await call(`${server.base}/redirect-outside`)).error).toMatchObject({ code: 'EPERM' });
+  });
+
+  it('reports a refused connection as a transient ECONNREFUSED', async () => {
+    const closed = await startServer();
+    await closed.close();
+    expect((await call(`${closed.base}/ok`)).error).toMatchObject({ code: 'ECONNREFUSED', kind: 'transient' });
+  });
+
+  it('reports its own timeout as a transient ETIMEDOUT', async () => {
+    expect((await call(`${server.base}/slow`, { toolTimeoutMs: 200 })).error).toMatchObject({ code: 'ETIMEDOUT', kind: 'transient' });
+  });
+
+  it('rethrows the abort reason when cancelled', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(new Error('halted by test')), 100);
+    await expect(call(`${server.base}/slow`, {}, controller.signal)).rejects.toThrow('halted by test');
+  });
+
+  it('refuses malformed and non-http URLs with EINVAL', async () => {
+    expect((await call('not a url')).error).toMatchObject({ code: 'EINVAL', kind: 'execution' });
+    expect((await call('file:///etc/passwd')).error).toMatchObject({ code: 'EINVAL', kind: 'execution' });
+  });
+});
+
+describe('isHostAllowed', () => {
+  it('matches hostnames exactly, host:port exactly and *. subdomains', () => {
+    expect(isHostAllowed(new URL('https://Example.com/x'), ['example.com'])).toBe(true);
+    expect(isHostAllowed(new URL('https://evil-example.com/'), ['example.com'])).toBe(false);
+    expect(isHostAllowed(new URL('http://localhost:8080/'), ['localhost:8080'])).toBe(true);
+    expect(isHostAllowed(new URL('http://localhost:9090/'), ['localhost:8080'])).toBe(false);
+    expect(isHostAllowed(new URL('https://docs.example.com/'), ['*.example.com'])).toBe(true);
+    expect(isHostAllowed(new URL('https://example.com/'), ['*.example.com'])).toBe(false);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  it('reads seconds and HTTP dates, and ignores garbage', () => {
+    const now = Date.parse('2025-01-01T00:00:00Z');
+    expect(parseRetryAfter('3', now)).toBe(3000);
+    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:10 GMT', now)).toBe(10_000);
+    expect(parseRetryAfter('Tue, 31 Dec 2024 00:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon', now)).toBeUndefined();
+    expect(parseRetryAfter(null, now)).toBeUndefined();
+  });
+});

@@ -1,0 +1,218 @@
+/**
+ * `http.get`: GET a URL on an allow-listed host with the global fetch. Redirects are followed by hand so
+ * every hop is checked against the allow-list. Status codes become normalized errors: 429 and 5xx are
+ * transient (retried by Temporal), other 4xx are pain with the status.
+ */
+import type { ErrorCode } from '../../core/errors';
+import type { ToolArgs } from '../../core/tools';
+import type { ToolContext } from './context';
+import { ToolError, messageOf, nodeCode } from './tool-error';
+
+const SOURCE = 'http.get';
+const MAX_REDIRECTS = 5;
+const ERROR_BODY_CHARS = 200;
+
+/** Result of `http.get`. `truncated` is true when the body was cut at `tools.maxOutputBytes`. */
+export interface HttpResult {
+  url: string;
+  status: number;
+  contentType: string | null;
+  body: string;
+  bytes: number;
+  truncated: boolean;
+}
+
+/**
+ * Fetch `url`. The body is cut at the output cap (there is no argument to ask for less, so a cut body
+ * is more useful than an error). Cancellation (`ctx.signal`) rethrows the abort reason.
+ *
+ * ```ts
+ * await httpGet({ url: 'https://api.github.com/zen' }, ctx) // { status: 200, body: '...', ... }
+ * ```
+ */
+export async function httpGet(args: ToolArgs['http.get'], ctx: ToolContext): Promise<HttpResult> {
+  let url = parseUrl(args.url);
+  const timeout = AbortSignal.timeout(ctx.timeoutMs);
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, timeout]) : timeout;
+  const attempt: Attempt = { ctx, timeout, signal };
+  for (let hop = 0; ; hop++) {
+    checkHost(url, ctx.tools.httpAllow);
+    const response = await fetchOnce(url, attempt);
+    const location = response.headers.get('location');
+    if (response.status >= 300 && response.status < 400 && location !== null) {
+      await response.body?.cancel();
+      if (hop >= MAX_REDIRECTS) {
+        throw ToolError.of({ code: 'EINVAL', source: SOURCE, message: `EINVAL: more than ${MAX_REDIRECTS} redirects from ${args.url}` });
+      }
+      url = parseUrl(new URL(location, url).toString());
+      continue;
+    }
+    const { text, bytes, truncated } = await readCapped(response, url, attempt);
+    if (response.status >= 400) throw statusError(response, url, text);
+    return { url: url.toString(), status: response.status, contentType: response.headers.get('content-type'), body: text, bytes, truncated };
+  }
+}
+
+function parseUrl(raw: string): URL {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw ToolError.of({
+      code: 'EINVAL',
+      source: SOURCE,
+      message: `EINVAL: invalid URL: ${JSON.stringify(raw)}`,
+      suggestion: 'Pass an absolute URL such as https://example.com/page.',
+    });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw ToolError.of({ code: 'EINVAL', source: SOURCE, message: `EINVAL: only http and https URLs are supported, got ${url.protocol}` });
+  }
+  return url;
+}
+
+/**
+ * Entries match the hostname exactly, `host:port` exactly, or `*.example.com` for any subdomain.
+ *
+ * ```ts
+ * isHostAllowed(new URL('https://docs.example.com/'), ['*.example.com']) // true
+ * ```
+ */
+export function isHostAllowed(url: URL, allow: string[]): boolean {
+  const host = url.hostname.toLowerCase();
+  return allow.some((raw) => {
+    const entry = raw.toLowerCase();
+    if (entry.startsWith('*.')) return host.endsWith(entry.slice(1));
+    return entry === host || entry === url.host.toLowerCase();
+  });
+}
+
+function checkHost(url: URL, allow: string[]): void {
+  if (isHostAllowed(url, allow)) return;
+  throw ToolError.of({
+    code: 'EPERM',
+    source: SOURCE,
+    message: `EPERM: host not allowed: '${url.hostname}'`,
+    suggestion: allow.length
+      ? `Allowed hosts: ${allow.join(', ')}.`
+      : 'No host is allowed: tools.httpAllow is empty in the agent config.',
+  });
+}
+
+/** Codes of undici's network failures (in `err.cause`) that have a taxonomy entry of their own. */
+const NETWORK_CODES: Record<string, ErrorCode> = {
+  ECONNREFUSED: 'ECONNREFUSED',
+  ECONNRESET: 'ECONNRESET',
+  EPIPE: 'ECONNRESET',
+  UND_ERR_SOCKET: 'ECONNRESET',
+  ETIMEDOUT: 'ETIMEDOUT',
+  UND_ERR_CONNECT_TIMEOUT: 'ETIMEDOUT',
+  UND_ERR_HEADERS_TIMEOUT: 'ETIMEDOUT',
+  UND_ERR_BODY_TIMEOUT: 'ETIMEDOUT',
+  EAI_AGAIN: 'EAI_AGAIN',
+  ENOTFOUND: 'ENOENT',
+};
+
+/** The signals of one http.get call: cancellation (from the activity) combined with our own timeout. */
+interface Attempt {
+  ctx: ToolContext;
+  timeout: AbortSignal;
+  signal: AbortSignal;
+}
+
+async function fetchOnce(url: URL, attempt: Attempt): Promise<Response> {
+  try {
+    return await fetch(url, { signal: attempt.signal, redirect: 'manual' });
+  } catch (err) {
+    throw networkError(err, url, attempt);
+  }
+}
+
+/** Cancellation rethrows its reason; our own timeout is ETIMEDOUT; other failures are read from `cause`. */
+function networkError(err: unknown, url: URL, { ctx, timeout }: Attempt): unknown {
+  if (ctx.signal?.aborted) return ctx.signal.reason;
+  // Asked of the signal, not the error: the error's class may come from another realm.
+  if (timeout.aborted) {
+    return ToolError.of({ code: 'ETIMEDOUT', source: SOURCE, message: `ETIMEDOUT: GET ${url} took longer than ${ctx.timeoutMs} ms` });
+  }
+  const cause = (err as { cause?: { errors?: unknown[] } } | undefined)?.cause;
+  // Happy-eyeballs connects fail with an AggregateError whose members carry the codes.
+  const raw = nodeCode(cause) ?? nodeCode(cause?.errors?.[0]);
+  const code = raw !== undefined ? NETWORK_CODES[raw] : undefined;
+  const detail = cause !== undefined ? messageOf(cause) : messageOf(err);
+  if (code === 'ENOENT') {
+    return ToolError.of({ code, source: SOURCE, message: `ENOENT: host not found: '${url.hostname}'` }, { cause: err });
+  }
+  // An unrecognised network failure (TLS, protocol) may clear up: retried, then reported as pain.
+  return ToolError.of(
+    { code: code ?? 'E_UNAVAILABLE', source: SOURCE, message: `${raw ?? 'E_UNAVAILABLE'}: GET ${url} failed: ${detail}` },
+    { cause: err },
+  );
+}
+
+async function readCapped(response: Response, url: URL, attempt: Attempt): Promise<{ text: string; bytes: number; truncated: boolean }> {
+  const cap = attempt.ctx.tools.maxOutputBytes;
+  const chunks: Uint8Array[] = [];
+  let bytes = 0;
+  let truncated = false;
+  if (response.body) {
+    const reader = response.body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        const room = cap - bytes;
+        if (value.length > room) {
+          chunks.push(value.subarray(0, room));
+          bytes = cap;
+          truncated = true;
+          await reader.cancel();
+          break;
+        }
+        chunks.push(value);
+        bytes += value.length;
+      }
+    } catch (err) {
+      throw networkError(err, url, attempt);
+    }
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), bytes, truncated };
+}
+
+function statusError(response: Response, url: URL, body: string): ToolError {
+  const status = response.status;
+  const snippet = body.trim().slice(0, ERROR_BODY_CHARS);
+  const message = `HTTP ${status} ${response.statusText} from GET ${url}${snippet ? `: ${snippet}` : ''}`;
+  if (status === 429) {
+    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+    return ToolError.of(
+      {
+        code: 'E_RATE_LIMIT',
+        source: SOURCE,
+        message,
+        suggestion: retryAfterMs !== undefined ? `The server asked to wait ${retryAfterMs} ms.` : undefined,
+      },
+      { retryAfterMs },
+    );
+  }
+  if (status >= 500) return ToolError.of({ code: 'E_UNAVAILABLE', source: SOURCE, message });
+  if (status === 408) return ToolError.of({ code: 'ETIMEDOUT', source: SOURCE, message });
+  // Other 4xx: the request itself is wrong; the model should change it.
+  const code: ErrorCode = status === 404 || status === 410 ? 'ENOENT' : status === 401 || status === 403 ? 'EACCES' : 'EINVAL';
+  return ToolError.of({ code, source: SOURCE, message, suggestion: `The server answered ${status}; check the URL.` });
+}
+
+/**
+ * `Retry-After` as milliseconds from now: delay-seconds or an HTTP date; undefined when absent or invalid.
+ *
+ * ```ts
+ * parseRetryAfter('2') // 2000
+ * ```
+ */
+export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}

@@ -1,0 +1,98 @@
+/**
+ * The tool activity: one Temporal activity runs any registered tool. Execution errors come back as data
+ * (a failed ToolExecutionResult, pain for the model); transient and fatal ones are thrown once, through
+ * `throwAsFailure`, so Temporal retries or fails the task.
+ */
+import { Context } from '@temporalio/activity';
+import type { AgentConfig } from '../../core/config';
+import { failure, success, type ToolExecutionResult } from '../../core/errors';
+import { validateToolCall, type ToolArgs, type ToolName } from '../../core/tools';
+import { throwAsFailure } from '../failures';
+import type { ToolContext } from './context';
+import { listDir, readFile, writeFile } from './fs';
+import { httpGet } from './http';
+import { runShell } from './shell';
+import { ToolError, normalizeThrown } from './tool-error';
+
+/** Input of the tool activity. */
+export interface ToolRequest {
+  name: string;
+  args: unknown;
+  /** The task's tick, for the activity summary and logs. */
+  tick: number;
+  /** Absolute workspace roots. */
+  workspace: string[];
+  tools: AgentConfig['tools'];
+  /** Time one attempt may take (the activity's start-to-close timeout). */
+  toolTimeoutMs: number;
+}
+
+/** A tool outcome plus, for a transient failure, how long the server asked us to wait. */
+export type ToolRunResult = ToolExecutionResult & { retryAfterMs?: number };
+
+type Handlers = { [N in ToolName]: (args: ToolArgs[N], ctx: ToolContext) => Promise<unknown> };
+
+const HANDLERS: Handlers = {
+  'fs.read': readFile,
+  'fs.write': writeFile,
+  'fs.list': listDir,
+  'shell.run': runShell,
+  'http.get': httpGet,
+};
+
+/** How often a running tool heartbeats, so cancellation (SYSTEM_HALT) reaches it within about a second. */
+const HEARTBEAT_INTERVAL_MS = 1000;
+
+/**
+ * Run one tool call and normalize its outcome, without Temporal (unit tests call it directly).
+ * Arguments are validated again here: the activity is a boundary and may be called by anything.
+ * When `signal` aborts, the promise rejects with the abort reason: a cancelled call is not a failure to
+ * feel pain about, it must reach Temporal as a cancellation.
+ *
+ * ```ts
+ * const result = await runTool({ name: 'fs.read', args: { path: 'a.txt' }, tick: 1, workspace: ['/ws'], tools, toolTimeoutMs: 30_000 });
+ * if (!result.success) console.log(result.error?.code);
+ * ```
+ */
+export async function runTool(req: ToolRequest, signal?: AbortSignal): Promise<ToolRunResult> {
+  const checked = validateToolCall({ id: `tick-${req.tick}`, name: req.name, args: req.args });
+  if (!checked.ok) return failure(checked.error);
+  const name = req.name as ToolName;
+  const ctx: ToolContext = { roots: req.workspace, tools: req.tools, timeoutMs: req.toolTimeoutMs, signal };
+  try {
+    const handler = HANDLERS[name] as (args: unknown, ctx: ToolContext) => Promise<unknown>;
+    return success(await handler(checked.args, ctx));
+  } catch (err) {
+    if (signal?.aborted) throw signal.reason ?? err;
+    const result: ToolRunResult = failure(normalizeThrown(err, name));
+    if (ToolError.is(err) && err.retryAfterMs !== undefined) result.retryAfterMs = err.retryAfterMs;
+    return result;
+  }
+}
+
+/**
+ * The Temporal activities for tools. Heartbeats while the tool runs and passes the activity's
+ * cancellation signal on; execution failures are returned, transient and fatal ones thrown.
+ *
+ * ```ts
+ * const worker = await Worker.create({ activities: { ...createToolActivities(), ...llmActivities }, ... });
+ * ```
+ */
+export function createToolActivities(): { tool(req: ToolRequest): Promise<ToolExecutionResult> } {
+  return {
+    async tool(req: ToolRequest): Promise<ToolExecutionResult> {
+      const ctx = Context.current();
+      ctx.heartbeat({ tool: req.name, tick: req.tick });
+      const timer = setInterval(() => ctx.heartbeat({ tool: req.name, tick: req.tick }), HEARTBEAT_INTERVAL_MS);
+      try {
+        const { retryAfterMs, ...result } = await runTool(req, ctx.cancellationSignal);
+        if (!result.success && result.error !== undefined && result.error.kind !== 'execution') {
+          throwAsFailure(result.error, { retryAfterMs });
+        }
+        return result;
+      } finally {
+        clearInterval(timer);
+      }
+    },
+  };
+}

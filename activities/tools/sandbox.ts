@@ -1,0 +1,145 @@
+/**
+ * Path confinement: every path a tool touches is resolved to its real location and must lie inside one
+ * of the workspace roots. Containment is checked on realpaths, so `..` segments and symlinks (even
+ * dangling ones, for files about to be created) cannot lead outside.
+ *
+ * Known limit: a check-then-use race (a symlink swapped in between the check and the open) is not closed
+ * here; the worker's container is the outer boundary.
+ */
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import { ToolError, messageOf, nodeCode, normalizeThrown } from './tool-error';
+
+/** Longest path accepted; longer ones are malformed for our purposes (Linux PATH_MAX is 4096). */
+const MAX_PATH_CHARS = 4096;
+/** Symlinks followed by hand (dangling ones) before giving up, as the kernel does with ELOOP. */
+const MAX_SYMLINK_HOPS = 40;
+
+/** Options of `resolveInWorkspace`. */
+export interface ResolveOptions {
+  /** false for files about to be created: the nearest existing ancestor is checked instead. */
+  mustExist: boolean;
+  /** The tool, reported as the error's source. */
+  source: string;
+}
+
+/**
+ * Resolve `userPath` (relative to the first root, or absolute) to its real absolute path, refusing
+ * anything outside every root.
+ *
+ * ```ts
+ * const file = await resolveInWorkspace(['/srv/ws'], 'notes/todo.md', { mustExist: true, source: 'fs.read' });
+ * ```
+ * @throws ToolError — EINVAL (malformed path), EPERM (outside the workspace), the Node code of a failed
+ * lookup (ENOENT, ENOTDIR, EACCES, ...), or E_INTERNAL fatal when a workspace root is missing.
+ */
+export async function resolveInWorkspace(roots: string[], userPath: string, opts: ResolveOptions): Promise<string> {
+  const { source } = opts;
+  checkPathText(userPath, source);
+  const realRoots = await realRootsOf(roots, source);
+  const first = roots[0] as string; // realRootsOf refuses an empty list
+
+  const absolute = path.resolve(first, userPath);
+  const { real, error } = await realpathAllowMissing(absolute, 0);
+
+  // Containment first, so a lookup outside the workspace never reveals whether something exists there.
+  if (!realRoots.some((root) => isInside(real, root))) {
+    const shown = path.isAbsolute(userPath) ? `'${userPath}'` : `'${userPath}' (resolves to ${real})`;
+    throw ToolError.of({
+      code: 'EPERM',
+      source,
+      message: `EPERM: operation not permitted, access outside the workspace: ${shown}`,
+      suggestion: `Permitted roots: ${roots.join(', ')}. Use fs.list to see what is inside.`,
+    });
+  }
+  if (error !== undefined && !(nodeCode(error) === 'ENOENT' && !opts.mustExist)) {
+    const normalized = normalizeThrown(error, source, userPath);
+    throw new ToolError(
+      nodeCode(error) === 'ENOENT' ? { ...normalized, suggestion: 'Use fs.list to see what exists.' } : normalized,
+      undefined,
+      { cause: error },
+    );
+  }
+  return real;
+}
+
+/** True when `child` is `root` or below it (both absolute and normalized). */
+export function isInside(child: string, root: string): boolean {
+  const rel = path.relative(root, child);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}
+
+function checkPathText(userPath: unknown, source: string): void {
+  const malformed = (why: string) =>
+    ToolError.of({
+      code: 'EINVAL',
+      source,
+      message: `EINVAL: invalid path: ${why}`,
+      suggestion: 'Pass a path relative to the workspace root, e.g. "notes/todo.md".',
+    });
+  if (typeof userPath !== 'string') throw malformed(`expected a string, got ${userPath === null ? 'null' : typeof userPath}`);
+  if (userPath.trim() === '') throw malformed('the path is empty');
+  if (userPath.includes('\0')) throw malformed(`the path contains a NUL byte: ${JSON.stringify(userPath)}`);
+  if (userPath.length > MAX_PATH_CHARS) throw malformed(`the path is longer than ${MAX_PATH_CHARS} characters`);
+}
+
+/** The realpath of every root. A missing root is a deployment fault, not something the model can fix. */
+async function realRootsOf(roots: string[], source: string): Promise<string[]> {
+  const fatal = (message: string) => ToolError.of({ code: 'E_INTERNAL', kind: 'fatal', source, message });
+  if (!Array.isArray(roots) || roots.length === 0) throw fatal('No workspace root is configured.');
+  return Promise.all(
+    roots.map(async (root) => {
+      if (typeof root !== 'string' || !path.isAbsolute(root)) {
+        throw fatal(`Workspace root ${JSON.stringify(root)} is not an absolute path; resolve roots before starting the task.`);
+      }
+      let real: string;
+      let stat;
+      try {
+        real = await fs.realpath(root);
+        stat = await fs.stat(real);
+      } catch (err) {
+        if (nodeCode(err) === 'ENOENT') {
+          throw fatal(`Workspace root '${root}' does not exist. Create it (mkdir -p '${root}') or fix the agent's workspace setting.`);
+        }
+        throw fatal(`Workspace root '${root}' cannot be opened: ${messageOf(err)}`);
+      }
+      if (!stat.isDirectory()) throw fatal(`Workspace root '${root}' is not a directory. Point the workspace at a directory.`);
+      return real;
+    }),
+  );
+}
+
+/**
+ * Like `fs.realpath`, but for a path that does not (fully) exist it returns the realpath of the nearest
+ * existing ancestor joined with the rest, plus the lookup error. Dangling symlinks are followed by hand,
+ * because creating a file through one would land wherever it points.
+ */
+async function realpathAllowMissing(absolute: string, hops: number): Promise<{ real: string; error?: unknown }> {
+  try {
+    return { real: await fs.realpath(absolute) };
+  } catch (error) {
+    const parent = path.dirname(absolute);
+    if (parent === absolute) return { real: absolute, error };
+    const above = await realpathAllowMissing(parent, hops);
+    const candidate = path.join(above.real, path.basename(absolute));
+    if (above.error !== undefined) return { real: candidate, error: above.error };
+    if (nodeCode(error) === 'ENOENT') {
+      const target = await danglingTarget(candidate);
+      if (target !== undefined) {
+        if (hops >= MAX_SYMLINK_HOPS) return { real: candidate, error: Object.assign(new Error('ELOOP'), { code: 'ELOOP' }) };
+        return realpathAllowMissing(path.resolve(above.real, target), hops + 1);
+      }
+    }
+    return { real: candidate, error };
+  }
+}
+
+/** The target of `file` when it is a symlink (its realpath failed, so it dangles), else undefined. */
+async function danglingTarget(file: string): Promise<string | undefined> {
+  try {
+    const stat = await fs.lstat(file);
+    return stat.isSymbolicLink() ? await fs.readlink(file) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,181 @@
+/**
+ * `shell.run`: start an allow-listed program (no shell, so no pipes, globs or expansions) in a working
+ * directory inside the workspace, with a timeout, capped output and cancellation.
+ */
+import { spawn } from 'node:child_process';
+import { promises as fs } from 'node:fs';
+import * as path from 'node:path';
+import type { ToolArgs } from '../../core/tools';
+import type { ToolContext } from './context';
+import { resolveInWorkspace } from './sandbox';
+import { ToolError, nodeCode, toToolError } from './tool-error';
+
+const SOURCE = 'shell.run';
+/** Characters a shell would interpret; without a shell they would reach the program literally. */
+const SHELL_SYNTAX = /[|&;<>()$`\\"'*?~{}\n]/;
+
+/** Result of `shell.run`. A non-zero exit code is still a result: the model reads it. */
+export interface ShellResult {
+  exitCode: number | null;
+  /** Set when the program was ended by a signal it did not get from us. */
+  signal?: string;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Run `command` with `args`. Killed after the smaller of `timeoutMs` and the tool timeout (ETIMEDOUT,
+ * transient) or when `ctx.signal` aborts (the abort reason is rethrown: cancellation is not pain).
+ *
+ * ```ts
+ * await runShell({ command: 'ls', args: ['-la'] }, ctx) // { exitCode: 0, stdout: '...', stderr: '' }
+ * ```
+ */
+export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): Promise<ShellResult> {
+  const { command, argv } = splitCommand(args);
+  const allow = ctx.tools.shellAllow;
+  if (!allow.includes(command)) {
+    throw ToolError.of({
+      code: 'EPERM',
+      source: SOURCE,
+      message: `EPERM: command not allowed: '${command}'`,
+      suggestion: `Allowed commands: ${allow.length ? allow.join(', ') : '(none)'}. Pass the program in command and each argument in args.`,
+    });
+  }
+  const cwd = await resolveInWorkspace(ctx.roots, args.cwd ?? (ctx.roots[0] as string), { mustExist: true, source: SOURCE });
+  if (!(await fs.stat(cwd)).isDirectory()) {
+    throw ToolError.of({ code: 'ENOTDIR', source: SOURCE, message: `ENOTDIR: not a directory, cwd '${args.cwd}'` });
+  }
+  await checkPathArguments(argv, cwd, ctx);
+  const timeoutMs = Math.min(args.timeoutMs ?? ctx.timeoutMs, ctx.timeoutMs);
+  return spawnCapped({ command, argv, cwd, timeoutMs, cap: ctx.tools.maxOutputBytes, signal: ctx.signal, home: ctx.roots[0] as string });
+}
+
+/**
+ * `command` may be a whole simple command line (`ls -la`) when `args` is absent: split on whitespace. Anything
+ * a shell would interpret is refused, because it would not do what the model expects.
+ */
+function splitCommand(args: ToolArgs['shell.run']): { command: string; argv: string[] } {
+  const line = args.command.trim();
+  if (args.args !== undefined || !/\s/.test(line)) return { command: line, argv: args.args ?? [] };
+  if (SHELL_SYNTAX.test(line)) {
+    throw ToolError.of({
+      code: 'EINVAL',
+      source: SOURCE,
+      message: `EINVAL: shell syntax is not supported (no shell runs the command): '${line}'`,
+      suggestion: 'Pass the program in command and each argument in args, e.g. {"command": "grep", "args": ["-n", "TODO", "notes.md"]}.',
+    });
+  }
+  const [command = '', ...argv] = line.split(/\s+/);
+  return { command, argv };
+}
+
+/**
+ * Defence in depth: every argument that could name a path (options' `=value` included) is resolved
+ * against `cwd` and must stay inside the workspace, so an allowed `cat` cannot read what fs.read may
+ * not (`/etc/passwd`, `../x`, a symlink pointing out). Plain words resolve inside `cwd` and pass.
+ */
+async function checkPathArguments(argv: string[], cwd: string, ctx: ToolContext): Promise<void> {
+  for (const arg of argv) {
+    if (arg.startsWith('-') && !arg.includes('=')) continue;
+    const value = arg.startsWith('-') ? arg.slice(arg.indexOf('=') + 1) : arg;
+    // Text that cannot be a path (empty, multi-line, longer than PATH_MAX) is left to the program.
+    if (value === '' || value.includes('\n') || value.length > 4096) continue;
+    await resolveInWorkspace(ctx.roots, path.resolve(cwd, value), { mustExist: false, source: SOURCE });
+  }
+}
+
+interface SpawnOptions {
+  command: string;
+  argv: string[];
+  cwd: string;
+  timeoutMs: number;
+  cap: number;
+  signal?: AbortSignal;
+  home: string;
+}
+
+function spawnCapped(o: SpawnOptions): Promise<ShellResult> {
+  if (o.signal?.aborted) return Promise.reject(o.signal.reason);
+  return new Promise<ShellResult>((resolve, reject) => {
+    // A small environment: the worker's own (API keys) must not reach the program.
+    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: o.home, LANG: process.env.LANG ?? 'C.UTF-8' };
+    // detached: its own process group, so a kill also reaches the program's children.
+    const child = spawn(o.command, o.argv, { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    let size = 0;
+    let ended: ToolError | { abort: unknown } | undefined;
+
+    const kill = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL'); // group already gone or never formed
+      }
+    };
+    const stop = (why: ToolError | { abort: unknown }) => {
+      ended ??= why;
+      kill();
+    };
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      if (ended !== undefined) return;
+      size += chunk.length;
+      if (size > o.cap) {
+        stop(
+          ToolError.of({
+            code: 'E_OUTPUT_TOO_LARGE',
+            source: SOURCE,
+            message: `E_OUTPUT_TOO_LARGE: '${o.command}' wrote more than ${o.cap} bytes and was stopped`,
+            suggestion: 'Narrow the output: pass arguments that select less (head -n, grep -m, wc), or read a file with fs.read and maxBytes.',
+          }),
+        );
+        return;
+      }
+      into.push(chunk);
+    };
+    child.stdout.on('data', collect(out));
+    child.stderr.on('data', collect(err));
+
+    const timer = setTimeout(
+      () =>
+        stop(
+          ToolError.of({
+            code: 'ETIMEDOUT',
+            source: SOURCE,
+            message: `ETIMEDOUT: '${o.command}' did not finish within ${o.timeoutMs} ms and was killed`,
+            suggestion: 'Pass a larger timeoutMs (up to the tool timeout) or run something quicker.',
+          }),
+        ),
+      o.timeoutMs,
+    );
+    const onAbort = () => stop({ abort: o.signal?.reason });
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    const cleanup = () => {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+    };
+
+    child.on('error', (e) => {
+      cleanup();
+      kill();
+      if (nodeCode(e) === 'ENOENT') {
+        reject(ToolError.of({ code: 'ENOENT', source: SOURCE, message: `ENOENT: command not found: '${o.command}'` }));
+      } else {
+        reject(toToolError(e, SOURCE));
+      }
+    });
+    child.on('close', (exitCode, signal) => {
+      cleanup();
+      if (ended instanceof ToolError) return reject(ended);
+      if (ended !== undefined) return reject(ended.abort);
+      const result: ShellResult = {
+        exitCode,
+        stdout: Buffer.concat(out).toString('utf8'),
+        stderr: Buffer.concat(err).toString('utf8'),
+      };
+      if (signal !== null) result.signal = signal;
+      resolve(result);
+    });
+  });
+}

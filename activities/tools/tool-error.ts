@@ -1,0 +1,117 @@
+/**
+ * A tool's failure while it runs: an Error carrying the NormalizedError it stands for, thrown inside the
+ * tool implementations and turned into data (or a Temporal failure) once, in `index.ts`.
+ */
+import { kindOf, normalizedError, toErrorCode, type ErrorCode, type NormalizedError } from '../../core/errors';
+
+const TOOL_ERROR = Symbol.for('openstarry.ToolError');
+
+/**
+ * An Error that carries a NormalizedError, plus `retryAfterMs` for transient errors that know when to
+ * come back (HTTP 429 `Retry-After`).
+ *
+ * ```ts
+ * throw ToolError.of({ code: 'EPERM', message: 'EPERM: command not allowed', source: 'shell.run' });
+ * ```
+ */
+export class ToolError extends Error {
+  readonly [TOOL_ERROR] = true;
+  override readonly name = 'ToolError';
+
+  constructor(
+    readonly error: NormalizedError,
+    readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(error.message, options);
+  }
+
+  /** Build from the fields of `normalizedError` (the kind defaults to the code's own). */
+  static of(e: Parameters<typeof normalizedError>[0], opts: { retryAfterMs?: number; cause?: unknown } = {}): ToolError {
+    return new ToolError(normalizedError(e), opts.retryAfterMs, { cause: opts.cause });
+  }
+
+  /** Marker-based check, so it holds across module copies (jest registries, bundles). */
+  static is(err: unknown): err is ToolError {
+    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[TOOL_ERROR] === true;
+  }
+}
+
+/**
+ * Node error codes that have no entry in the taxonomy, mapped to the nearest one. Why each:
+ * ELOOP/ENAMETOOLONG are malformed paths; EROFS is a permission fact; EMFILE/ENFILE/EBUSY/EAGAIN clear up
+ * on their own, so they are retried. A full disk is not here: it needs an operator (see `OPERATOR_CODES`).
+ */
+const NODE_ALIASES: Record<string, ErrorCode> = {
+  ELOOP: 'EINVAL',
+  ENAMETOOLONG: 'EINVAL',
+  ERR_INVALID_ARG_VALUE: 'EINVAL',
+  ERR_INVALID_ARG_TYPE: 'EINVAL',
+  EROFS: 'EACCES',
+  ENOTEMPTY: 'EEXIST',
+  EMFILE: 'E_UNAVAILABLE',
+  ENFILE: 'E_UNAVAILABLE',
+  EBUSY: 'E_UNAVAILABLE',
+  EAGAIN: 'E_UNAVAILABLE',
+};
+
+/** Node codes no agent can work around: E_INTERNAL `fatal`, like running out of memory. */
+const OPERATOR_CODES = new Set(['ENOSPC', 'EDQUOT']);
+
+/** The `code` of a Node system error, if it has one. */
+export function nodeCode(err: unknown): string | undefined {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/** The message of anything thrown; duck-typed, since errors may come from another realm (undici, jest). */
+export function messageOf(err: unknown): string {
+  const message = typeof err === 'object' && err !== null ? (err as { message?: unknown }).message : undefined;
+  return typeof message === 'string' ? message : String(err);
+}
+
+/**
+ * Normalize anything a tool threw. A ToolError keeps its error. A Node system error keeps its code (or
+ * the nearest alias) and the kind of that code. A system error with a code we do not model is still a
+ * fact about this one operation, so it is E_INTERNAL of kind `execution` (the model hears about it and
+ * may try something else). Only an error without any code (a TypeError, a broken assumption in our own
+ * code) is E_INTERNAL `fatal`: an invariant broke and retrying or feeding it back would hide a bug.
+ *
+ * ```ts
+ * normalizeThrown(Object.assign(new Error('x'), { code: 'ENOENT' }), 'fs.read') // { code: 'ENOENT', kind: 'execution', ... }
+ * ```
+ */
+export function normalizeThrown(err: unknown, source: string, subject?: string): NormalizedError {
+  if (ToolError.is(err)) return err.error;
+  const raw = nodeCode(err);
+  const message = messageOf(err);
+  if (raw === undefined) {
+    return normalizedError({ code: 'E_INTERNAL', kind: 'fatal', source, message: `Internal error in ${source}: ${message}` });
+  }
+  const code = NODE_ALIASES[raw] ?? toErrorCode(raw, 'E_INTERNAL');
+  const kind = OPERATOR_CODES.has(raw) ? 'fatal' : code === 'E_INTERNAL' ? 'execution' : kindOf(code);
+  // Node's messages name the syscall and the real path; the subject is what the model asked for.
+  const text = subject !== undefined ? `${raw}: ${describeCode(raw, message)}, '${subject}'` : message;
+  return normalizedError({ code, kind, source, message: text });
+}
+
+const DESCRIPTIONS: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EISDIR: 'illegal operation on a directory',
+  ENOTDIR: 'not a directory',
+  EEXIST: 'file already exists',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  ELOOP: 'too many symbolic links encountered',
+  ENAMETOOLONG: 'name too long',
+  ENOSPC: 'no space left on device',
+};
+
+function describeCode(code: string, fallback: string): string {
+  return DESCRIPTIONS[code] ?? fallback.replace(new RegExp(`^${code}:\\s*`), '');
+}
+
+/** Turn any thrown value into a ToolError (for rethrowing with a normalized shape). */
+export function toToolError(err: unknown, source: string, subject?: string): ToolError {
+  return ToolError.is(err) ? err : new ToolError(normalizeThrown(err, source, subject), undefined, { cause: err });
+}

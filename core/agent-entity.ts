@@ -1,0 +1,306 @@
+/**
+ * The agent entity's state machine (DESIGN.md §2, §4): inbox, lock state, cumulative budget, carried
+ * counters, cancelled and suspended tasks. Pure: the agent workflow holds one and calls it from its
+ * handlers; its `data` is plain and is what continue-as-new carries.
+ *
+ * `WAITING_FOR_EVENT ⇄ EXECUTING`, `EXECUTING → SAFETY_LOCKOUT | ERROR_PAUSED | STOPPED`,
+ * `any → STOPPED` (halt), `locked → WAITING_FOR_EVENT` (unlock).
+ */
+import type { AgentConfig } from './config';
+import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, type PriorityInbox, type QueuedTask } from './priority-inbox';
+import { initialCounters, resetCounters, type LockVerdict, type SafetyCounters } from './safety-monitor';
+import { isLocked, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';
+
+/** Results and unlock records kept in state (the newest); older ones live in the task workflows' histories. */
+export const KEEP_RECENT = 50;
+
+export interface CancelledTask {
+  taskId: string;
+  goal: string;
+  priority: number;
+  reason: string;
+}
+
+export interface UnlockRecord {
+  by: string;
+  note?: string;
+  from: AgentState;
+  reason?: LockReason;
+  resume: boolean;
+  addTokens: number;
+}
+
+export interface HumanMessage {
+  text: string;
+  by?: string;
+}
+
+export interface RunningTask {
+  task: QueuedTask;
+  workflowId: string;
+  tick: number;
+  /** Tokens this run has used so far (from the task's progress reports). */
+  runTokens: number;
+}
+
+export interface SuspendedTask {
+  task: QueuedTask;
+  workflowId: string;
+  checkpoint: TaskCheckpoint;
+}
+
+/** Everything the agent carries across tasks and continue-as-new. */
+export interface AgentData {
+  agentId: string;
+  config: AgentConfig;
+  agentState: AgentState;
+  reason?: LockReason;
+  tokensUsed: number;
+  inbox: PriorityInbox;
+  counters: SafetyCounters;
+  lastErrorCode?: string;
+  nextTaskNumber: number;
+  current?: RunningTask;
+  suspended?: SuspendedTask;
+  resumeRequested: boolean;
+  cancelledTasks: CancelledTask[];
+  tasks: TaskResult[];
+  unlocks: UnlockRecord[];
+  pendingMessages: HumanMessage[];
+}
+
+/** The outcome of a task run, as the agent consumes it. */
+export interface TaskRunOutput {
+  result: TaskResult;
+  counters: SafetyCounters;
+  runTokens: number;
+  lock?: LockVerdict;
+  checkpoint?: TaskCheckpoint;
+}
+
+/** What to start next: a queued task, or a suspended one to resume. */
+export interface NextRun {
+  task: QueuedTask;
+  workflowId: string;
+  checkpoint?: TaskCheckpoint;
+}
+
+export function newAgentData(agentId: string, config: AgentConfig): AgentData {
+  return {
+    agentId,
+    config,
+    agentState: 'WAITING_FOR_EVENT',
+    tokensUsed: 0,
+    inbox: emptyInbox(),
+    counters: initialCounters(),
+    nextTaskNumber: 1,
+    resumeRequested: false,
+    cancelledTasks: [],
+    tasks: [],
+    unlocks: [],
+    pendingMessages: [],
+  };
+}
+
+const keepRecent = <T>(items: T[]): T[] => items.slice(-KEEP_RECENT);
+
+/** A refusal that a client shows as is (the update validator throws it). */
+export class RefusedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'RefusedError';
+  }
+}
+
+/**
+ * The agent's rules, over plain data.
+ *
+ * ```ts
+ * const agent = new AgentEntity(newAgentData('a1', config));
+ * agent.validateSubmit({ goal: 'x' }); // throws RefusedError while locked
+ * const { taskId } = agent.submit({ goal: 'x' });
+ * ```
+ */
+export class AgentEntity {
+  constructor(
+    public data: AgentData,
+    private readonly workflowIdOf: (taskId: string) => string,
+  ) {}
+
+  get locked(): boolean {
+    return isLocked(this.data.agentState);
+  }
+
+  /** Why a submit is refused, or nothing. */
+  validateSubmit(input: { goal: string; priority?: number; taskId?: string }): void {
+    const d = this.data;
+    if (this.locked) {
+      const why = d.reason ? ` (${d.reason.code}: ${d.reason.message})` : '';
+      throw new RefusedError(
+        `agent ${d.agentId} is ${d.agentState}${why} and refuses tasks until a human unlocks it: starry unlock ${d.agentId}`,
+      );
+    }
+    if (typeof input.goal !== 'string' || input.goal.trim() === '') throw new RefusedError('the task needs a non-empty goal');
+    if (input.taskId !== undefined && this.knows(input.taskId)) throw new RefusedError(`task id ${input.taskId} is already used by agent ${d.agentId}`);
+    // Throws a RangeError naming the bad priority; nothing is changed.
+    enqueue(emptyInbox(), { taskId: 'check', goal: input.goal, priority: input.priority ?? DEFAULT_TASK_PRIORITY });
+  }
+
+  private knows(taskId: string): boolean {
+    const d = this.data;
+    return (
+      d.inbox.items.some((t) => t.taskId === taskId) ||
+      d.current?.task.taskId === taskId ||
+      d.suspended?.task.taskId === taskId ||
+      d.tasks.some((t) => t.taskId === taskId)
+    );
+  }
+
+  submit(input: { goal: string; priority?: number; taskId?: string; config?: AgentConfig }): { taskId: string; workflowId: string; position: number } {
+    this.validateSubmit(input);
+    const d = this.data;
+    const taskId = input.taskId ?? `task-${d.nextTaskNumber}`;
+    d.nextTaskNumber++;
+    const task: Omit<QueuedTask, 'seq'> = { taskId, goal: input.goal, priority: input.priority ?? DEFAULT_TASK_PRIORITY };
+    if (input.config) task.config = input.config;
+    d.inbox = enqueue(d.inbox, task);
+    const position = ordered(d.inbox).findIndex((t) => t.taskId === taskId) + (d.current ? 1 : 0);
+    return { taskId, workflowId: this.workflowIdOf(taskId), position };
+  }
+
+  /** True when the loop has something to start. */
+  hasWork(): boolean {
+    const d = this.data;
+    if (d.current || this.locked) return false;
+    return (d.resumeRequested && !!d.suspended) || (!d.suspended && d.inbox.items.length > 0);
+  }
+
+  /** Take the next run and enter EXECUTING. A suspended task blocks the inbox until unlock decides it. */
+  startNext(): NextRun | undefined {
+    if (!this.hasWork()) return undefined;
+    const d = this.data;
+    let next: NextRun;
+    if (d.resumeRequested && d.suspended) {
+      next = { task: d.suspended.task, workflowId: d.suspended.workflowId, checkpoint: d.suspended.checkpoint };
+      d.suspended = undefined;
+      d.resumeRequested = false;
+    } else {
+      const { task, inbox } = dequeue(d.inbox);
+      if (!task) return undefined;
+      d.inbox = inbox;
+      next = { task, workflowId: this.workflowIdOf(task.taskId) };
+    }
+    if (next.task.config) d.config = next.task.config;
+    d.current = { task: next.task, workflowId: next.workflowId, tick: next.checkpoint?.ticks ?? 0, runTokens: 0 };
+    d.agentState = 'EXECUTING';
+    d.reason = undefined;
+    return next;
+  }
+
+  /** Human messages waiting for the next task. */
+  takePendingMessages(): HumanMessage[] {
+    return this.data.pendingMessages.splice(0);
+  }
+
+  progress(p: { taskId: string; tick: number; runTokens: number; counters: SafetyCounters; lastErrorCode?: string }): void {
+    const c = this.data.current;
+    if (!c || c.task.taskId !== p.taskId) return;
+    c.tick = p.tick;
+    c.runTokens = p.runTokens;
+    this.data.counters = p.counters;
+    if (p.lastErrorCode) this.data.lastErrorCode = p.lastErrorCode;
+  }
+
+  /** A run ended: account for it, and lock when a breaker (or a fatal error) says so. */
+  finish(out: TaskRunOutput): TaskResult {
+    const d = this.data;
+    const running = d.current;
+    d.current = undefined;
+    d.tokensUsed += out.runTokens;
+    d.counters = out.counters;
+    const lastCall = out.result.toolCalls.at(-1);
+    if (lastCall?.error) d.lastErrorCode = lastCall.error.code;
+    if (out.lock && d.agentState !== 'STOPPED') {
+      d.agentState = out.lock.agentState;
+      d.reason = out.lock.reason;
+    } else if (d.agentState === 'EXECUTING') {
+      d.agentState = 'WAITING_FOR_EVENT';
+    }
+    if (out.result.outcome === 'SUSPENDED' && out.checkpoint && running) {
+      d.suspended = { task: running.task, workflowId: running.workflowId, checkpoint: out.checkpoint };
+    }
+    const result: TaskResult = { ...out.result, agentState: d.agentState };
+    this.record(result);
+    return result;
+  }
+
+  private record(result: TaskResult): void {
+    const d = this.data;
+    d.tasks = keepRecent([...d.tasks.filter((t) => t.taskId !== result.taskId), result]);
+  }
+
+  /**
+   * SYSTEM_HALT, priority 0: STOPPED at once, the inbox cleared into `cancelledTasks`. Returns the
+   * running task's workflow id, which the workflow forwards the halt to.
+   */
+  halt(input: { by?: string; note?: string } = {}): { forwardTo?: string; cleared: number } {
+    const d = this.data;
+    const by = input.by ?? 'a human operator';
+    d.agentState = 'STOPPED';
+    d.reason = { code: 'SYSTEM_HALT', message: `SYSTEM_HALT by ${by}${input.note ? `: ${input.note}` : ''}` };
+    d.resumeRequested = false;
+    const { cleared, inbox } = clear(d.inbox);
+    d.inbox = inbox;
+    const reason = `cancelled by SYSTEM_HALT (${by}) before it started; resubmit it to run it`;
+    d.cancelledTasks = [...d.cancelledTasks, ...cleared.map((t) => ({ taskId: t.taskId, goal: t.goal, priority: t.priority, reason }))];
+    return { forwardTo: d.current?.workflowId, cleared: cleared.length };
+  }
+
+  /** A human message: to the running task, or kept for the next one. Returns where to forward it. */
+  message(m: HumanMessage): { forwardTo?: string } {
+    if (this.data.current) return { forwardTo: this.data.current.workflowId };
+    this.data.pendingMessages.push(m);
+    return {};
+  }
+
+  /** `admin:unlock`: leave any locked state; resume or abort the suspended task. */
+  unlock(input: { resume?: boolean; addTokens?: number; note?: string; by?: string } = {}): { unlocked: boolean; agentState: AgentState; message: string } {
+    const d = this.data;
+    if (!this.locked) {
+      return { unlocked: false, agentState: d.agentState, message: `agent ${d.agentId} is not locked (${d.agentState}): nothing to unlock` };
+    }
+    const addTokens = input.addTokens ?? 0;
+    if (!Number.isInteger(addTokens) || addTokens < 0) throw new RangeError(`addTokens must be a whole number >= 0, got ${addTokens}`);
+    const from = d.agentState;
+    const reason = d.reason;
+    const record: UnlockRecord = { by: input.by ?? 'a human operator', from, resume: !!input.resume, addTokens };
+    if (input.note) record.note = input.note;
+    if (reason) record.reason = reason;
+    d.unlocks = keepRecent([...d.unlocks, record]);
+
+    if (addTokens > 0) d.config = { ...d.config, safety: { ...d.config.safety, tokenBudget: d.config.safety.tokenBudget + addTokens } };
+    d.counters = resetCounters();
+    d.agentState = 'WAITING_FOR_EVENT';
+    d.reason = undefined;
+
+    const notes: string[] = [`agent ${d.agentId} unlocked from ${from}${reason ? ` (${reason.code})` : ''}`];
+    if (d.suspended) {
+      if (input.resume) {
+        d.resumeRequested = true;
+        notes.push(`task ${d.suspended.task.taskId} resumes with a fresh tick allowance`);
+      } else {
+        const s = d.suspended;
+        d.suspended = undefined;
+        const previous = d.tasks.find((t) => t.taskId === s.task.taskId);
+        if (previous) this.record({ ...previous, outcome: 'ABORTED', agentState: d.agentState });
+        notes.push(`task ${s.task.taskId} ended ABORTED (transcript kept); pass --resume to continue it instead`);
+      }
+    }
+    if (reason?.code === 'BUDGET_EXHAUSTED' && addTokens === 0 && d.tokensUsed >= d.config.safety.tokenBudget) {
+      notes.push(
+        `the budget is still exhausted (${d.tokensUsed} of ${d.config.safety.tokenBudget} tokens): the next LLM call will stop again; pass --add-tokens N to raise it`,
+      );
+    }
+    return { unlocked: true, agentState: d.agentState, message: notes.join('; ') };
+  }
+}

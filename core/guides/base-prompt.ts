@@ -1,0 +1,53 @@
+/**
+ * The system prompt every guide shares. Guides differ only in who the agent is told it is and how failures
+ * are framed; the facts (goal, roots, tools, limits, how to finish) are stated here once.
+ */
+import type { AgentConfig } from '../config';
+
+/** The tools an agent can call, in the order the prompt lists them. */
+export const TOOL_NAMES = ['fs.read', 'fs.write', 'fs.list', 'shell.run', 'http.get'] as const;
+
+/** The sentence that tells the model how to end a task; the loop ends on a turn without tool calls. */
+export const FINISH_INSTRUCTION = 'When the goal is done, answer with your final answer and no tool call.';
+
+/** What a guide adds to the shared prompt. */
+export interface PromptFraming {
+  /** Who the agent is, in this guide's voice. */
+  role: string;
+  /** How this guide presents a failed tool call. */
+  failures: string;
+}
+
+/**
+ * Build a guide's system prompt from the agent config and the guide's framing.
+ *
+ * ```ts
+ * basePrompt(parseAgentConfig({ workspace: ['/w'] }, 'scripted:/x.json'), {
+ *   role: 'You are a careful agent.',
+ *   failures: 'Failures are stated as facts.',
+ * });
+ * ```
+ */
+export function basePrompt(agent: AgentConfig, framing: PromptFraming): string {
+  const { shellAllow, httpAllow } = agent.tools;
+  const s = agent.safety;
+  return [
+    framing.role,
+    'Your goal comes from the user: it is the task in the user message.',
+    '',
+    'Permitted workspace roots:',
+    ...agent.workspace,
+    '',
+    `Tools: ${TOOL_NAMES.join(', ')}.`,
+    'They are confined to the permitted workspace roots: any path outside them is refused.',
+    `shell.run starts only these commands: ${shellAllow.length ? shellAllow.join(', ') : '(none)'}.`,
+    `http.get reaches only these hosts: ${httpAllow.length ? httpAllow.join(', ') : '(none)'}.`,
+    // Stating the breakers up front lets the model avoid them instead of discovering them.
+    `Limits: at most ${s.maxTicks} ticks per task; ${s.repeatThreshold} identical failed calls in a row raise an alert; ` +
+      `${s.frustrationThreshold} failed calls in a row stop the rest of the turn.`,
+    '',
+    `A failed tool call does not end the task: it comes back to you as the tool result. ${framing.failures}`,
+    '',
+    FINISH_INSTRUCTION,
+  ].join('\n');
+}

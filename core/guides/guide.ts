@@ -1,0 +1,38 @@
+/**
+ * Pain conduction (DESIGN.md §5): the Core reports facts, a Guide gives them meaning for the LLM.
+ * Guides are pure and deterministic because they run inside the workflow.
+ */
+import type { AgentConfig } from '../config';
+import type { NormalizedError } from '../errors';
+
+/** What a guide knows about the failure it interprets. */
+export interface PainContext {
+  tick: number;
+  toolName: string;
+  args: unknown;
+  /** Consecutive failed operations including this one. */
+  consecutiveFailures: number;
+  /** The agent's permitted workspace roots. */
+  workspace: readonly string[];
+}
+
+/** A behavioural breaker that asks for text in the context (DESIGN.md §4). */
+export interface SafetyAlert {
+  kind: 'REPEAT_ALERT' | 'FRUSTRATION';
+  toolName: string;
+  fingerprint: string;
+  consecutiveFailures: number;
+  /** Length of the run of identical failures. */
+  repeatCount: number;
+}
+
+export interface Guide {
+  id: string;
+  /** One line that says how this guide reads failures, for `starry` help and docs. */
+  description: string;
+  systemPrompt(agent: AgentConfig): string;
+  /** Becomes the tool-result text the LLM sees for a failed call. */
+  interpretPain(error: NormalizedError, ctx: PainContext): string;
+  /** Repeat and frustration texts, injected after the turn's tool results. */
+  interpretAlert(alert: SafetyAlert, ctx: PainContext): string;
+}

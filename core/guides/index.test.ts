@@ -1,0 +1,86 @@
+import fc from 'fast-check';
+import { parseAgentConfig } from '../config';
+import { ERROR_CODES, normalizedError } from '../errors';
+import type { PainContext, SafetyAlert } from './guide';
+import { getGuide, GUIDES, guideIds, REPEAT_ALERT_SENTENCE } from './index';
+
+const agent = parseAgentConfig({ workspace: ['/w'] }, 'scripted:/x.json');
+const ctx: PainContext = { tick: 1, toolName: 'fs.read', args: { path: '/root/secret.txt' }, consecutiveFailures: 1, workspace: ['/w'] };
+const eperm = normalizedError({ code: 'EPERM', message: 'Permission Denied', source: 'fs.read', suggestion: 'Permitted roots: /w' });
+const repeat: SafetyAlert = { kind: 'REPEAT_ALERT', toolName: 'fs.read', fingerprint: 'f', consecutiveFailures: 3, repeatCount: 3 };
+const frustration: SafetyAlert = { kind: 'FRUSTRATION', toolName: 'fs.read', fingerprint: 'f', consecutiveFailures: 5, repeatCount: 1 };
+
+describe('guide registry', () => {
+  it('ships pain, safety, learning, debugging and neutral, each under its own id', () => {
+    expect(guideIds()).toEqual(['pain', 'safety', 'learning', 'debugging', 'neutral']);
+    for (const id of guideIds()) expect(getGuide(id).id).toBe(id);
+  });
+
+  it('names the unknown id and lists the known ones when a guide does not exist', () => {
+    expect(() => getGuide('x')).toThrow('Unknown guide "x". Known guides: pain, safety, learning, debugging, neutral.');
+  });
+
+  it('does not mistake members of Object for guides', () => {
+    expect(() => getGuide('toString')).toThrow('Unknown guide "toString"');
+    expect(() => getGuide('__proto__')).toThrow('Unknown guide "__proto__"');
+  });
+
+  it.each(guideIds())('%s puts the seeds repeat sentence in its repeat alert', (id) => {
+    expect(getGuide(id).interpretAlert(repeat, ctx)).toContain(REPEAT_ALERT_SENTENCE);
+  });
+
+  it.each(guideIds())('%s always carries the code, message, source and suggestion of a failure', (id) => {
+    for (const code of ERROR_CODES) {
+      const error = normalizedError({ code, message: 'the message', source: 'the.source', suggestion: 'the suggestion' });
+      const text = getGuide(id).interpretPain(error, ctx);
+      for (const fact of [code, 'the message', 'the.source', 'the suggestion']) expect(text).toContain(fact);
+    }
+  });
+
+  it.each(guideIds())('%s tells the model how to finish and lists the roots in its system prompt', (id) => {
+    const prompt = getGuide(id).systemPrompt(agent);
+    expect(prompt).toContain('When the goal is done, answer with your final answer and no tool call.');
+    expect(prompt).toContain('Permitted workspace roots:\n/w\n');
+  });
+
+  it('gives the same EPERM a different reading in every guide', () => {
+    const texts = guideIds().map((id) => getGuide(id).interpretPain(eperm, ctx));
+    expect(new Set(texts).size).toBe(texts.length);
+    const prompts = guideIds().map((id) => getGuide(id).systemPrompt(agent));
+    expect(new Set(prompts).size).toBe(prompts.length);
+  });
+
+  it('gives the same input the same output, every guide and every call', () => {
+    const error = fc.record({
+      code: fc.constantFrom(...ERROR_CODES),
+      message: fc.string(),
+      source: fc.string(),
+      suggestion: fc.option(fc.string(), { nil: undefined }),
+    });
+    const context = fc.record({
+      tick: fc.nat(),
+      toolName: fc.string(),
+      args: fc.jsonValue(),
+      consecutiveFailures: fc.nat(),
+      workspace: fc.array(fc.string()),
+    });
+    const alert = fc.record({
+      kind: fc.constantFrom('REPEAT_ALERT' as const, 'FRUSTRATION' as const),
+      toolName: fc.string(),
+      fingerprint: fc.string(),
+      consecutiveFailures: fc.nat(),
+      repeatCount: fc.nat(),
+    });
+    fc.assert(
+      fc.property(fc.constantFrom(...Object.values(GUIDES)), error, context, alert, (guide, e, c, a) => {
+        const err = normalizedError(e);
+        expect(guide.interpretPain(err, c)).toBe(guide.interpretPain(err, c));
+        expect(guide.interpretAlert(a, c)).toBe(guide.interpretAlert(a, c));
+      }),
+    );
+    for (const guide of Object.values(GUIDES)) {
+      expect(guide.systemPrompt(agent)).toBe(guide.systemPrompt(agent));
+      expect(guide.interpretAlert(frustration, ctx)).toBe(guide.interpretAlert(frustration, ctx));
+    }
+  });
+});

@@ -1,0 +1,28 @@
+import { parseLlmSpec, llmLabel } from './llm-spec';
+
+describe('parseLlmSpec', () => {
+  it('parses each provider form', () => {
+    expect(parseLlmSpec('scripted:/tmp/t.json')).toEqual({ provider: 'scripted', file: '/tmp/t.json' });
+    expect(parseLlmSpec('gemini:gemini-2.5-flash')).toEqual({ provider: 'gemini', model: 'gemini-2.5-flash' });
+    expect(parseLlmSpec('openai:qwen@http://127.0.0.1:8080/v1')).toEqual({
+      provider: 'openai',
+      model: 'qwen',
+      baseUrl: 'http://127.0.0.1:8080/v1',
+    });
+    expect(parseLlmSpec('local:/m/smol.gguf')).toEqual({ provider: 'local', modelPath: '/m/smol.gguf' });
+  });
+
+  it('rejects an unknown provider naming the accepted forms', () => {
+    expect(() => parseLlmSpec('claude:x')).toThrow(/unknown provider "claude".*scripted:FILE, gemini:MODEL/);
+  });
+
+  it('rejects incomplete specs', () => {
+    expect(() => parseLlmSpec('scripted:')).toThrow(/needs a file/);
+    expect(() => parseLlmSpec('openai:model')).toThrow(/MODEL@BASE_URL/);
+    expect(() => parseLlmSpec('local:model.bin')).toThrow(/\.gguf/);
+  });
+
+  it('labels a spec briefly for activity summaries', () => {
+    expect(llmLabel(parseLlmSpec('scripted:/a/b/turns.json'))).toBe('scripted turns.json');
+  });
+});

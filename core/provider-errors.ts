@@ -1,0 +1,64 @@
+/**
+ * How a provider's failure (HTTP status or network error) maps to the three kinds of pain, shared by
+ * every LLM provider and by `http.get`: 408/409/429/5xx and network errors are transient, 401/403 are
+ * fatal (a credential is wrong; retrying cannot help), other 4xx are plain failures that are not retried.
+ */
+import { normalizedError, type ErrorCode, type NormalizedError } from './errors';
+
+const NETWORK_CODES: readonly ErrorCode[] = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EAI_AGAIN'];
+
+/**
+ * Classify an HTTP status.
+ *
+ * ```ts
+ * classifyHttpStatus({ status: 429, message: 'slow down', source: 'llm gemini' }).kind // 'transient'
+ * ```
+ */
+export function classifyHttpStatus(e: { status: number; message: string; source: string; suggestion?: string }): NormalizedError {
+  const { status, source } = e;
+  const message = `HTTP ${status}: ${e.message}`;
+  const make = (code: ErrorCode, kind: NormalizedError['kind'], suggestion = e.suggestion) =>
+    normalizedError({ code, kind, message, source, suggestion });
+  if (status === 429) return make('E_RATE_LIMIT', 'transient');
+  if (status === 408) return make('ETIMEDOUT', 'transient');
+  if (status === 409 || status >= 500) return make('E_UNAVAILABLE', 'transient');
+  if (status === 401 || status === 403)
+    return make('E_AUTH', 'fatal', e.suggestion ?? 'Check the credential for this provider (API key or Application Default Credentials).');
+  if (status === 404) return make('ENOENT', 'execution');
+  return make('EINVAL', 'execution');
+}
+
+/**
+ * Classify a thrown network error (Node's `err.code` or undici's `err.cause.code`), or undefined when
+ * it is not one.
+ */
+export function classifyNetworkError(err: unknown, source: string): NormalizedError | undefined {
+  const code = networkCodeOf(err);
+  if (!code) return undefined;
+  const message = err instanceof Error ? err.message : String(err);
+  return normalizedError({ code, kind: 'transient', message, source });
+}
+
+function networkCodeOf(err: unknown): ErrorCode | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 4; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (NETWORK_CODES as readonly string[]).includes(code)) return code as ErrorCode;
+    if (code === 'ENOTFOUND') return 'EAI_AGAIN';
+    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') return 'ETIMEDOUT';
+    if (code === 'UND_ERR_SOCKET') return 'ECONNRESET';
+    e = (e as { cause?: unknown }).cause;
+  }
+  if (err instanceof TypeError && err.message === 'fetch failed') return 'ECONNRESET';
+  return undefined;
+}
+
+/** Parse `Retry-After` (seconds or an HTTP date) or `retry-after-ms` into milliseconds. */
+export function retryAfterMs(headers: { get(name: string): string | null }, nowMs: number): number | undefined {
+  const ms = headers.get('retry-after-ms');
+  if (ms && Number.isFinite(Number(ms))) return Math.max(0, Number(ms));
+  const ra = headers.get('retry-after');
+  if (!ra) return undefined;
+  if (/^\d+(\.\d+)?$/.test(ra.trim())) return Math.max(0, Number(ra) * 1000);
+  const date = Date.parse(ra);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs);
+}

@@ -1,0 +1,141 @@
+import { SafetyConfigSchema } from './config';
+import {
+  EMERGENCY_HALT,
+  errorCascade,
+  frustration,
+  loopCap,
+  repeatedAfterAlert,
+  repeatedFailure,
+  tokenBudget,
+  type FailureInput,
+} from './safety-rungs';
+
+const safety = SafetyConfigSchema.parse({});
+
+/**
+ * Input builder for the failure rungs: the state right after a failed `fs.read` with print `A`.
+ * `repeatCount` 0 means no identical run; `window` defaults to `consecutiveFailures` failures.
+ */
+function failure(over: { consecutiveFailures?: number; repeatCount?: number; window?: Array<'ok' | 'failed'> } = {}): FailureInput {
+  const consecutiveFailures = over.consecutiveFailures ?? over.repeatCount ?? 1;
+  const repeatCount = over.repeatCount ?? 1;
+  return {
+    toolName: 'fs.read',
+    fingerprint: 'A',
+    counters: {
+      consecutiveFailures,
+      repeat: repeatCount === 0 ? null : { fingerprint: 'A', toolName: 'fs.read', count: repeatCount },
+      window: over.window ?? Array.from({ length: consecutiveFailures }, () => 'failed' as const),
+    },
+  };
+}
+
+/** Window builder: `failed` failures after `ok` successes. */
+const windowOf = (ok: number, failed: number): Array<'ok' | 'failed'> => [
+  ...Array.from({ length: ok }, () => 'ok' as const),
+  ...Array.from({ length: failed }, () => 'failed' as const),
+];
+
+describe('loopCap', () => {
+  it('lets every tick up to maxTicks through', () => {
+    expect(loopCap(safety, { tick: 1 })).toBeUndefined();
+    expect(loopCap(safety, { tick: 50 })).toBeUndefined();
+  });
+
+  it('locks the agent out on the first tick past the cap, without a daemon alert', () => {
+    expect(loopCap(safety, { tick: 51 })).toEqual({
+      lock: {
+        agentState: 'SAFETY_LOCKOUT',
+        reason: { code: 'LOOP_CAP', message: 'Infinite loop suspected: tick 51 exceeds the cap of 50 ticks per task' },
+        raiseAlert: false,
+      },
+    });
+  });
+
+  it('follows the configured cap', () => {
+    const small = SafetyConfigSchema.parse({ maxTicks: 3 });
+    expect(loopCap(small, { tick: 3 })).toBeUndefined();
+    expect(loopCap(small, { tick: 4 })?.lock?.reason.code).toBe('LOOP_CAP');
+  });
+});
+
+describe('tokenBudget', () => {
+  it('lets calls through while usage is below the budget', () => {
+    expect(tokenBudget(safety, { tokensUsed: 99_999 })).toBeUndefined();
+  });
+
+  it('stops the agent once usage reaches the budget, naming the figures', () => {
+    const lock = tokenBudget(safety, { tokensUsed: 100_000 })?.lock;
+    expect(lock).toMatchObject({ agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED' }, raiseAlert: false });
+    expect(lock?.reason.message).toBe('Token budget exhausted: 100000 tokens used of a budget of 100000');
+    expect(tokenBudget(safety, { tokensUsed: 250_000 })?.lock?.reason.message).toContain('250000');
+  });
+});
+
+describe('repeatedFailure', () => {
+  it('alerts exactly when the identical run reaches repeatThreshold', () => {
+    expect(repeatedFailure(safety, failure({ repeatCount: 2 }))).toBeUndefined();
+    expect(repeatedFailure(safety, failure({ repeatCount: 3 }))).toEqual({
+      alert: { kind: 'REPEAT_ALERT', toolName: 'fs.read', fingerprint: 'A', consecutiveFailures: 3, repeatCount: 3 },
+    });
+    expect(repeatedFailure(safety, failure({ repeatCount: 4 }))).toBeUndefined();
+  });
+
+  it('stays quiet without a run', () => {
+    expect(repeatedFailure(safety, failure({ repeatCount: 0, consecutiveFailures: 3 }))).toBeUndefined();
+  });
+});
+
+describe('repeatedAfterAlert', () => {
+  it('locks the agent out once the run goes past repeatThreshold', () => {
+    expect(repeatedAfterAlert(safety, failure({ repeatCount: 3 }))).toBeUndefined();
+    const lock = repeatedAfterAlert(safety, failure({ repeatCount: 4 }))?.lock;
+    expect(lock).toMatchObject({ agentState: 'SAFETY_LOCKOUT', reason: { code: 'REPEATED_FAILURE' }, raiseAlert: false });
+    expect(lock?.reason.message).toContain('fs.read failed 4 times in a row');
+  });
+
+  it('stays quiet without a run', () => {
+    expect(repeatedAfterAlert(safety, failure({ repeatCount: 0, consecutiveFailures: 9 }))).toBeUndefined();
+  });
+});
+
+describe('frustration', () => {
+  it('skips the rest of the turn with an alert at every multiple of frustrationThreshold', () => {
+    for (const n of [5, 10, 15]) {
+      expect(frustration(safety, failure({ consecutiveFailures: n, repeatCount: 1 }))).toEqual({
+        alert: { kind: 'FRUSTRATION', toolName: 'fs.read', fingerprint: 'A', consecutiveFailures: n, repeatCount: 1 },
+        skipRest: true,
+      });
+    }
+  });
+
+  it('stays quiet between multiples and at zero', () => {
+    for (const n of [0, 1, 4, 6, 9]) {
+      expect(frustration(safety, failure({ consecutiveFailures: n, repeatCount: 0, window: [] }))).toBeUndefined();
+    }
+  });
+});
+
+describe('errorCascade', () => {
+  it('stays quiet below cascadeErrors failures in the window', () => {
+    expect(errorCascade(safety, failure({ consecutiveFailures: 1, window: windowOf(3, 7) }))).toBeUndefined();
+  });
+
+  it('pauses the agent and alerts the daemon at cascadeErrors failures in the window', () => {
+    expect(errorCascade(safety, failure({ consecutiveFailures: 1, window: windowOf(2, 8) }))).toEqual({
+      lock: {
+        agentState: 'ERROR_PAUSED',
+        reason: {
+          code: 'ERROR_CASCADE',
+          message: `${EMERGENCY_HALT}: 8 failures among the last 10 operations (the limit is 8)`,
+        },
+        raiseAlert: true,
+      },
+    });
+  });
+
+  it('counts over the operations so far while there are fewer than cascadeWindow', () => {
+    const lock = errorCascade(safety, failure({ consecutiveFailures: 8, window: windowOf(0, 8) }))?.lock;
+    expect(lock?.reason.message.startsWith('EMERGENCY_HALT: 8 failures among the last 10 operations')).toBe(true);
+  });
+});

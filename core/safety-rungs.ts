@@ -1,0 +1,150 @@
+/**
+ * The safety ladder's rungs (DESIGN.md §4): small named checks with one signature. Each reports what
+ * it would do; `SafetyMonitor` (safety-monitor.ts) combines them in one place.
+ */
+import type { SafetyConfig } from './config';
+import type { SafetyAlert } from './guides/guide';
+import { failuresInWindow, type SafetyCounters } from './safety-counters';
+import type { LockReason } from './types';
+
+/** The seeds' name for the error-cascade action; every ERROR_CASCADE message starts with it. */
+export const EMERGENCY_HALT = 'EMERGENCY_HALT';
+
+/** A breaker that locks the agent: the state to enter and why. */
+export interface LockVerdict {
+  agentState: 'SAFETY_LOCKOUT' | 'STOPPED' | 'ERROR_PAUSED';
+  reason: LockReason;
+  /** Tell the daemon's operators too, not only the task's caller. */
+  raiseAlert: boolean;
+}
+
+/** What one rung says when it trips. */
+export interface RungOutcome {
+  lock?: LockVerdict;
+  alert?: SafetyAlert;
+  /** Skip the rest of this turn's tool calls. */
+  skipRest?: boolean;
+}
+
+/** The one signature of every rung: `undefined` when it does not trip. */
+export type SafetyRung<I> = (safety: SafetyConfig, input: I) => RungOutcome | undefined;
+
+/** onEventLoopStart input: 1-based tick index within the task's current allowance. */
+export interface TickInput {
+  tick: number;
+}
+
+/** beforeLLMCall input: the agent's cumulative token usage. */
+export interface UsageInput {
+  tokensUsed: number;
+}
+
+/** afterToolExecution input after a failure; `counters` already include that failure. */
+export interface FailureInput {
+  counters: SafetyCounters;
+  toolName: string;
+  fingerprint: string;
+}
+
+/**
+ * Loop cap: a task may run `maxTicks` ticks per allowance.
+ *
+ * ```ts
+ * loopCap(safety, { tick: 51 })?.lock?.reason.code // 'LOOP_CAP' with the default cap of 50
+ * ```
+ */
+export const loopCap: SafetyRung<TickInput> = (safety, { tick }) =>
+  tick > safety.maxTicks
+    ? lock('SAFETY_LOCKOUT', {
+        code: 'LOOP_CAP',
+        message: `Infinite loop suspected: tick ${tick} exceeds the cap of ${safety.maxTicks} ticks per task`,
+      })
+    : undefined;
+
+/**
+ * Token budget: no LLM call once the agent has used its budget.
+ *
+ * ```ts
+ * tokenBudget(safety, { tokensUsed: 100_000 })?.lock?.agentState // 'STOPPED'
+ * ```
+ */
+export const tokenBudget: SafetyRung<UsageInput> = (safety, { tokensUsed }) =>
+  tokensUsed >= safety.tokenBudget
+    ? lock('STOPPED', {
+        code: 'BUDGET_EXHAUSTED',
+        message: `Token budget exhausted: ${tokensUsed} tokens used of a budget of ${safety.tokenBudget}`,
+      })
+    : undefined;
+
+/**
+ * Repeated failure: the identical-failure run has just reached `repeatThreshold`; alert once.
+ *
+ * ```ts
+ * repeatedFailure(safety, input)?.alert?.kind // 'REPEAT_ALERT' on the 3rd identical failure
+ * ```
+ */
+export const repeatedFailure: SafetyRung<FailureInput> = (safety, input) =>
+  input.counters.repeat?.count === safety.repeatThreshold ? { alert: alert('REPEAT_ALERT', input) } : undefined;
+
+/**
+ * Repeated after alert: the run went on past the alert.
+ *
+ * ```ts
+ * repeatedAfterAlert(safety, input)?.lock?.reason.code // 'REPEATED_FAILURE' on the 4th
+ * ```
+ */
+export const repeatedAfterAlert: SafetyRung<FailureInput> = (safety, { counters }) => {
+  const run = counters.repeat;
+  if (run === null || run.count <= safety.repeatThreshold) return undefined;
+  return lock('SAFETY_LOCKOUT', {
+    code: 'REPEATED_FAILURE',
+    message:
+      `Repeated failure after alert: ${run.toolName} failed ${run.count} times in a row ` +
+      `with the same arguments (fingerprint ${run.fingerprint})`,
+  });
+};
+
+/**
+ * Frustration: every `frustrationThreshold` consecutive failures, whatever the calls, stop the turn.
+ *
+ * ```ts
+ * frustration(safety, input) // { alert: { kind: 'FRUSTRATION', ... }, skipRest: true } at 5, 10, ...
+ * ```
+ */
+export const frustration: SafetyRung<FailureInput> = (safety, input) => {
+  const n = input.counters.consecutiveFailures;
+  return n > 0 && n % safety.frustrationThreshold === 0 ? { alert: alert('FRUSTRATION', input), skipRest: true } : undefined;
+};
+
+/**
+ * Error cascade: `cascadeErrors` failures among the last `cascadeWindow` operations (or among the
+ * operations so far, while there are fewer) pause the agent and alert the daemon.
+ *
+ * ```ts
+ * errorCascade(safety, input)?.lock?.reason.message // 'EMERGENCY_HALT: 8 failures among the last 10 operations ...'
+ * ```
+ */
+export const errorCascade: SafetyRung<FailureInput> = (safety, { counters }) => {
+  const failures = failuresInWindow(counters);
+  if (failures < safety.cascadeErrors) return undefined;
+  // Names the configured window even while fewer ops have run: "among the last 10" still holds then.
+  const message =
+    `${EMERGENCY_HALT}: ${failures} failures among the last ${safety.cascadeWindow} operations ` +
+    `(the limit is ${safety.cascadeErrors})`;
+  // The only rung that also pages the daemon: a cascade usually means the environment is broken.
+  return { lock: { agentState: 'ERROR_PAUSED', reason: { code: 'ERROR_CASCADE', message }, raiseAlert: true } };
+};
+
+function lock(agentState: LockVerdict['agentState'], reason: LockReason): RungOutcome {
+  return { lock: { agentState, reason, raiseAlert: false } };
+}
+
+function alert(kind: SafetyAlert['kind'], input: FailureInput): SafetyAlert {
+  return {
+    kind,
+    toolName: input.toolName,
+    fingerprint: input.fingerprint,
+    consecutiveFailures: input.counters.consecutiveFailures,
+    repeatCount: input.counters.repeat?.count ?? 0,
+  };
+}

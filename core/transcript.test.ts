@@ -1,0 +1,31 @@
+import { RetryConfigSchema } from './config';
+import { normalizedError } from './errors';
+import { MAX_RESULT_CHARS, retryHistory, skippedText, toolResultText, verifyText } from './transcript';
+
+describe('transcript texts', () => {
+  it('renders data as JSON and strings as they are', () => {
+    expect(toolResultText({ a: 1 })).toBe('{"a":1}');
+    expect(toolResultText('plain')).toBe('plain');
+  });
+
+  it('cuts results longer than the limit and says so', () => {
+    const text = toolResultText('x'.repeat(MAX_RESULT_CHARS + 10));
+    expect(text).toMatch(/cut at 16000 characters/);
+  });
+
+  it('says a skipped call was not executed and why', () => {
+    expect(skippedText('frustration intervention')).toBe('Not executed: frustration intervention.');
+  });
+
+  it('repeats the goal in the verification request', () => {
+    expect(verifyText('write hello.txt')).toContain('write hello.txt');
+  });
+
+  it('gives the retry policy and the last error when retries ran out', () => {
+    const e = normalizedError({ code: 'ECONNRESET', message: 'socket hang up', source: 'http.get' });
+    const text = retryHistory(e, RetryConfigSchema.parse({}), true);
+    expect(text).toBe(
+      'Tried 5 times with exponential backoff (1s, x2, max 30s); still ECONNRESET: socket hang up. The resource looks unavailable: try a different approach, or finish without it.',
+    );
+  });
+});

@@ -1,0 +1,48 @@
+/**
+ * Fixed texts the loop writes into the context besides the guide's: tool results, skipped calls, the
+ * verification step, and the retry history of a transient failure that ran out of attempts.
+ */
+import type { RetryConfig } from './config';
+import type { NormalizedError } from './errors';
+
+/** Tool results longer than this are cut in the context (the tool itself caps what it returns). */
+export const MAX_RESULT_CHARS = 16_000;
+
+/**
+ * A successful tool result as the LLM sees it.
+ *
+ * ```ts
+ * toolResultText({ entries: [] }) // '{"entries":[]}'
+ * ```
+ */
+export function toolResultText(data: unknown): string {
+  const text = typeof data === 'string' ? data : JSON.stringify(data ?? null);
+  return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}… [cut at ${MAX_RESULT_CHARS} characters]` : text;
+}
+
+/** The tool result of a call that was not executed. */
+export function skippedText(reason: string): string {
+  return `Not executed: ${reason}.`;
+}
+
+/** The seeds' verification step: asked once before a final answer is accepted. */
+export function verifyText(goal: string): string {
+  return [
+    'VERIFY: before this task is closed, check your work against the goal:',
+    goal,
+    'Use tools to confirm the result if you can. When it is verified, give your final answer again, with no tool call.',
+  ].join('\n');
+}
+
+/**
+ * What the retries of a transient failure were, for the `suggestion` of the pain it becomes.
+ *
+ * ```ts
+ * retryHistory(error, retry, true) // 'Retried 5 times with exponential backoff (1s, x2, max 30s); still ECONNRESET: …'
+ * ```
+ */
+export function retryHistory(error: NormalizedError, retry: RetryConfig, exhausted: boolean): string {
+  const policy = `exponential backoff (${retry.initialIntervalMs / 1000}s, x${retry.backoffCoefficient}, max ${retry.maximumIntervalMs / 1000}s)`;
+  const tries = exhausted ? `Tried ${retry.maximumAttempts} times with ${policy}` : `Gave up retrying (${policy})`;
+  return `${tries}; still ${error.code}: ${error.message}. The resource looks unavailable: try a different approach, or finish without it.`;
+}

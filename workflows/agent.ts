@@ -1,0 +1,230 @@
+/**
+ * The agent entity workflow (`agent-<agentId>`): inbox, lock state, budget and counters across tasks;
+ * runs tasks one at a time as child task workflows; SYSTEM_HALT is handled on arrival.
+ */
+import {
+  ApplicationFailure,
+  ChildWorkflowFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  getExternalWorkflowHandle,
+  isCancellation,
+  log,
+  proxyActivities,
+  setCurrentDetails,
+  setHandler,
+  startChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { createActivities } from '../activities';
+import { AgentEntity, newAgentData, type AgentData, type TaskRunOutput } from '../core/agent-entity';
+import type { AgentConfig } from '../core/config';
+import { normalizedError } from '../core/errors';
+import { ordered } from '../core/priority-inbox';
+import {
+  agentStateQuery,
+  haltSignal,
+  messageSignal,
+  submitTaskUpdate,
+  taskProgressSignal,
+  taskWorkflowId,
+  unlockSignal,
+  unlockUpdate,
+  type AgentStatus,
+  type UnlockInput,
+} from './messages';
+import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
+import { TASK_FAILED, taskWorkflow, type TaskWorkflowOutput } from './task';
+
+type Activities = ReturnType<typeof createActivities>;
+
+const { alert } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 10 },
+});
+
+export interface AgentWorkflowInput {
+  agentId: string;
+  config: AgentConfig;
+  /** State carried by continue-as-new. */
+  carried?: AgentData;
+  /** Continue-as-new once history passes this many events (tests force it small); Temporal's suggestion always counts. */
+  continueAsNewAfterEvents?: number;
+}
+
+/**
+ * The long-lived agent. Start it with `submitTask` as an update-with-start; query `state` for status.
+ */
+export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
+  const agent = new AgentEntity(input.carried ?? newAgentData(input.agentId, input.config), (taskId) => taskWorkflowId(input.agentId, taskId));
+
+  setHandler(submitTaskUpdate, (t) => {
+    const out = agent.submit(t);
+    report();
+    return out;
+  }, { validator: (t) => agent.validateSubmit(t) });
+
+  setHandler(haltSignal, async (h) => {
+    const { forwardTo } = agent.halt(h ?? {});
+    report();
+    if (forwardTo) await signalTask(forwardTo, (handle) => handle.signal(haltSignal, h ?? {}));
+  });
+
+  const unlock = (u: UnlockInput = {}) => {
+    const out = agent.unlock(u);
+    log.info('admin:unlock', { ...out, by: u.by, note: u.note });
+    report();
+    return out;
+  };
+  setHandler(unlockUpdate, unlock);
+  setHandler(unlockSignal, (u) => void unlock(u));
+
+  setHandler(messageSignal, async (m) => {
+    const { forwardTo } = agent.message(m);
+    if (forwardTo) await signalTask(forwardTo, (handle) => handle.signal(messageSignal, m));
+  });
+
+  setHandler(taskProgressSignal, (p) => {
+    agent.progress(p);
+    report();
+  });
+
+  setHandler(agentStateQuery, (): AgentStatus => status(agent));
+
+  function report(): void {
+    const d = agent.data;
+    upsertSearchAttributes([
+      { key: AgentIdKey, value: d.agentId },
+      { key: AgentStateKey, value: d.agentState },
+      { key: TokensUsedKey, value: d.tokensUsed + (d.current?.runTokens ?? 0) },
+      { key: TickIndexKey, value: d.current?.tick ?? 0 },
+      ...(d.lastErrorCode ? [{ key: LastErrorCodeKey, value: d.lastErrorCode }] : []),
+      { key: LockReasonKey, value: d.reason?.code ?? null },
+    ]);
+    const queue = ordered(d.inbox);
+    setCurrentDetails(
+      [
+        `### Agent ${d.agentId} · ${d.agentState}${d.reason ? ` (${d.reason.code})` : ''}`,
+        d.reason ? `> ${d.reason.message}` : '',
+        `- tokens **${d.tokensUsed}** / ${d.config.safety.tokenBudget} · guide \`${d.config.guide}\` · llm \`${d.config.llm}\``,
+        d.current ? `- running **${d.current.task.taskId}** at tick ${d.current.tick}` : '- no task running',
+        d.suspended ? `- suspended **${d.suspended.task.taskId}**: \`starry unlock ${d.agentId} --resume\` continues it` : '',
+        `- queue: ${queue.length ? queue.map((t) => `${t.taskId} (p${t.priority})`).join(', ') : 'empty'}`,
+        d.cancelledTasks.length ? `- cancelled by halt: ${d.cancelledTasks.length}` : '',
+      ]
+        .filter(Boolean)
+        .join('\n'),
+    );
+  }
+
+  const shouldContinueAsNew = () =>
+    workflowInfo().continueAsNewSuggested ||
+    (input.continueAsNewAfterEvents !== undefined && workflowInfo().historyLength >= input.continueAsNewAfterEvents);
+
+  report();
+  for (;;) {
+    await condition(() => agent.hasWork() || shouldContinueAsNew());
+    if (!agent.hasWork()) {
+      // Between tasks only: handlers finish first so no update or signal is lost.
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof agentWorkflow>({ ...input, carried: agent.data });
+    }
+    const next = agent.startNext();
+    if (!next) continue;
+    report();
+    const output = await runTask(agent, next);
+    agent.finish(output);
+    report();
+    if (output.lock?.raiseAlert) {
+      await alert({
+        agentId: agent.data.agentId,
+        taskId: output.result.taskId,
+        workflowId: output.result.workflowId,
+        agentState: agent.data.agentState,
+        reason: output.lock.reason,
+        ...(output.result.error ? { error: output.result.error } : {}),
+      });
+    }
+  }
+}
+
+async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEntity['startNext']>>): Promise<TaskRunOutput> {
+  const d = agent.data;
+  try {
+    const handle = await startChild(taskWorkflow, {
+      workflowId: next.workflowId,
+      args: [
+        {
+          agentId: d.agentId,
+          taskId: next.task.taskId,
+          goal: next.task.goal,
+          config: d.config,
+          counters: d.counters,
+          agentTokensUsed: d.tokensUsed,
+          ...(next.checkpoint ? { checkpoint: next.checkpoint } : {}),
+          messages: agent.takePendingMessages(),
+        },
+      ],
+      staticSummary: `${next.checkpoint ? 'resume ' : ''}${next.task.taskId}: ${next.task.goal.slice(0, 100)}`,
+      staticDetails: `Agent **${d.agentId}** · priority ${next.task.priority}\n\n${next.task.goal}`,
+    });
+    return await handle.result();
+  } catch (err) {
+    if (err instanceof ChildWorkflowFailure && err.cause instanceof ApplicationFailure && err.cause.type === TASK_FAILED) {
+      return err.cause.details?.[0] as TaskWorkflowOutput;
+    }
+    if (isCancellation(err)) throw err;
+    // The task workflow broke (a bug, a termination): the agent records it and stops for a human.
+    const message = err instanceof Error ? `${err.message}${err.cause instanceof Error ? `: ${err.cause.message}` : ''}` : String(err);
+    const error = normalizedError({ code: 'E_INTERNAL', kind: 'fatal', source: 'task workflow', message });
+    return {
+      result: {
+        agentId: d.agentId,
+        taskId: next.task.taskId,
+        workflowId: next.workflowId,
+        outcome: 'FAILED',
+        agentState: 'ERROR_PAUSED',
+        ticks: d.current?.tick ?? 0,
+        tokensUsed: d.current?.runTokens ?? 0,
+        toolCalls: [],
+        injections: [],
+        error,
+      },
+      counters: d.counters,
+      runTokens: d.current?.runTokens ?? 0,
+      lock: { agentState: 'ERROR_PAUSED', reason: { code: 'FATAL', message: `E_INTERNAL: ${message}` }, raiseAlert: true },
+    };
+  }
+}
+
+/** Signal the running task; it may have just finished, which is fine. */
+async function signalTask(workflowId: string, send: (h: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<void> {
+  try {
+    await send(getExternalWorkflowHandle(workflowId));
+  } catch (err) {
+    log.warn('could not signal the running task (it may have just ended)', { workflowId, error: String(err) });
+  }
+}
+
+function status(agent: AgentEntity): AgentStatus {
+  const d = agent.data;
+  const s: AgentStatus = {
+    agentId: d.agentId,
+    agentState: d.agentState,
+    tokensUsed: d.tokensUsed + (d.current?.runTokens ?? 0),
+    tokenBudget: d.config.safety.tokenBudget,
+    queue: ordered(d.inbox).map((t) => ({ taskId: t.taskId, priority: t.priority, goal: t.goal })),
+    cancelledTasks: d.cancelledTasks,
+    counters: d.counters,
+    tasks: d.tasks,
+    unlocks: d.unlocks,
+    guide: d.config.guide,
+    llm: d.config.llm,
+  };
+  if (d.reason) s.reason = d.reason;
+  if (d.current) s.currentTask = { taskId: d.current.task.taskId, workflowId: d.current.workflowId, tick: d.current.tick };
+  if (d.suspended) s.suspendedTask = { taskId: d.suspended.task.taskId, workflowId: d.suspended.workflowId };
+  return s;
+}
