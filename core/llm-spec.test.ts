@@ -19,6 +19,7 @@ describe('parseLlmSpec', () => {
   it('rejects incomplete specs', () => {
     expect(() => parseLlmSpec('scripted:')).toThrow(/needs a file/);
     expect(() => parseLlmSpec('openai:model')).toThrow(/MODEL@BASE_URL/);
+    expect(() => parseLlmSpec('openai:model@localhost:8080')).toThrow(/must start with http/);
     expect(() => parseLlmSpec('local:model.bin')).toThrow(/\.gguf/);
   });
 

@@ -34,7 +34,9 @@ export function parseLlmSpec(spec: string): LlmSpec {
     case 'openai': {
       const at = rest.lastIndexOf('@');
       if (at <= 0 || at === rest.length - 1) throw bad('openai needs MODEL@BASE_URL');
-      return { provider, model: rest.slice(0, at), baseUrl: rest.slice(at + 1) };
+      const baseUrl = rest.slice(at + 1);
+      if (!/^https?:\/\/[^/]+/.test(baseUrl)) throw bad(`the base URL "${baseUrl}" must start with http:// or https://`);
+      return { provider, model: rest.slice(0, at), baseUrl };
     }
     case 'local':
       if (!rest.endsWith('.gguf')) throw bad('local needs a path to a .gguf model');

@@ -6,13 +6,15 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { ensureSearchAttributes, freePort, startDevServer } from '../workers/dev-server';
 import { writeFileSync } from 'node:fs';
+import { ensureSearchAttributes, freePort, startDevServer } from '../workers/dev-server';
 import { projectRoot } from '../workers/paths';
 
 export default async function globalSetup(): Promise<void> {
-  const dir = path.join(projectRoot(), '.temporal', 'test');
+  // One folder per run: concurrent jest runs must not share a bundle, a log or a server.
+  const dir = path.join(projectRoot(), '.temporal', `test-${process.pid}`);
   mkdirSync(dir, { recursive: true });
+  process.env.STARRY_TEST_DIR = dir;
   if (!process.env.TEMPORAL_ADDRESS) {
     const port = await freePort();
     const server = await startDevServer({ port, uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log') });

@@ -177,7 +177,8 @@ export async function stopDevServer(port = 7233): Promise<boolean> {
   return alive;
 }
 
-function isAlive(pid: number): boolean {
+/** True when a process with this pid exists. */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

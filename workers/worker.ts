@@ -1,6 +1,8 @@
 /**
  * The worker: the agent and task workflows plus every activity, on one task queue.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { TASK_QUEUE } from './connection';
@@ -13,6 +15,17 @@ export interface CreateWorkerOptions {
   workflowBundlePath?: string;
   activities?: ActivityDeps;
   identity?: string;
+}
+
+/**
+ * The prebuilt bundle when there is one (`npm run build` writes lib/workflow-bundle.js beside the
+ * compiled workflows), else the workflow sources, bundled at start.
+ */
+export function workflowSource(bundlePath?: string): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
+  const prebuilt = path.join(__dirname, '..', 'workflow-bundle.js');
+  if (bundlePath) return { workflowBundle: { codePath: bundlePath } };
+  if (existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
+  return { workflowsPath: require.resolve('../workflows') };
 }
 
 /**
@@ -29,16 +42,15 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     namespace: opts.namespace ?? 'default',
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     activities: createActivities({
-      alerts: { webhookUrl: process.env.STARRY_ALERT_WEBHOOK, ...opts.activities?.alerts },
       ...opts.activities,
+      // After the spread, so alert sinks given without a webhook keep the environment's.
+      alerts: { webhookUrl: process.env.STARRY_ALERT_WEBHOOK, ...opts.activities?.alerts },
     }),
     // Heartbeats reach the server at least every 500 ms, so a cancellation (SYSTEM_HALT) lands fast.
     maxHeartbeatThrottleInterval: '500 milliseconds',
     defaultHeartbeatThrottleInterval: '500 milliseconds',
     ...(opts.identity ? { identity: opts.identity } : {}),
-    ...(opts.workflowBundlePath
-      ? { workflowBundle: { codePath: opts.workflowBundlePath } }
-      : { workflowsPath: require.resolve('../workflows') }),
+    ...workflowSource(opts.workflowBundlePath),
   };
   return Worker.create(options);
 }

@@ -1,5 +1,5 @@
 import { normalizedError } from '../errors';
-import { countOf, describeFailure, lines, REPEAT_ALERT_SENTENCE, suggestionLine } from './failure-facts';
+import { codeAndMessage, countOf, describeFailure, lines, REPEAT_ALERT_SENTENCE, suggestionLine } from './failure-facts';
 
 const eperm = normalizedError({ code: 'EPERM', message: 'operation not permitted', source: 'fs.read' });
 
@@ -34,5 +34,15 @@ describe('failure facts', () => {
 
   it('joins lines and drops the absent ones but keeps deliberate blank lines', () => {
     expect(lines('a', undefined, '', 'b')).toBe('a\n\nb');
+  });
+});
+
+describe('codeAndMessage', () => {
+  it('does not repeat a code the message already starts with', () => {
+    expect(codeAndMessage({ code: 'EPERM', message: 'EPERM: operation not permitted' })).toBe('EPERM: operation not permitted');
+  });
+
+  it('prefixes the code otherwise', () => {
+    expect(codeAndMessage({ code: 'ENOENT', message: 'no such file' })).toBe('ENOENT: no such file');
   });
 });

@@ -16,6 +16,18 @@ import type { PainContext } from './guide';
 export const REPEAT_ALERT_SENTENCE = 'SYSTEM ALERT: You are repeating a failed action. STOP and analyze why.';
 
 /**
+ * `CODE: message`, without doubling the code when the message already starts with it (Node's own
+ * messages do: "EPERM: operation not permitted, …").
+ *
+ * ```ts
+ * codeAndMessage({ ...error, code: 'EPERM', message: 'EPERM: denied' }) // 'EPERM: denied'
+ * ```
+ */
+export function codeAndMessage(error: Pick<NormalizedError, 'code' | 'message'>): string {
+  return error.message.startsWith(`${error.code}:`) ? error.message : `${error.code}: ${error.message}`;
+}
+
+/**
  * One factual sentence about a failed call: tool, code, message and source.
  *
  * ```ts
@@ -26,7 +38,7 @@ export const REPEAT_ALERT_SENTENCE = 'SYSTEM ALERT: You are repeating a failed a
 export function describeFailure(error: NormalizedError, ctx: Pick<PainContext, 'toolName'>): string {
   // A skipped call never ran, so "failed" would misstate what happened.
   const verb = error.code === 'E_SKIPPED' ? 'was not executed' : 'failed';
-  return `Tool ${ctx.toolName} ${verb}: ${error.code}: ${error.message} (source ${error.source}).`;
+  return `Tool ${ctx.toolName} ${verb}: ${codeAndMessage(error)} (source ${error.source}).`;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import type { NormalizedError } from '../errors';
 import { basePrompt } from './base-prompt';
-import { countOf, lines, REPEAT_ALERT_SENTENCE, suggestionLine } from './failure-facts';
+import { codeAndMessage, countOf, lines, REPEAT_ALERT_SENTENCE, suggestionLine } from './failure-facts';
 import type { Guide } from './guide';
 
 /** The seeds' three pain levels. */
@@ -50,7 +50,7 @@ export const painGuide: Guide = {
       '【System Pain Alert】',
       'Execution anomaly detected!',
       `Source: ${error.source}`,
-      `Message: ${error.code}: ${error.message}`,
+      `Message: ${codeAndMessage(error)}`,
       `Pain Level: ${calculateSeverity(error)}`,
       'Status: Your action has been blocked. This causes "discomfort."',
       suggestionLine(error),

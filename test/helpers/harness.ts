@@ -16,7 +16,8 @@ export interface Harness {
   agents: AgentClient;
   connection: Connection;
   taskQueue: string;
-  worker: Worker;
+  /** Absent with `withWorker: false`. */
+  worker?: Worker;
   stop(): Promise<void>;
 }
 
@@ -32,8 +33,11 @@ export function address(): string {
 export async function startHarness(opts: { name: string; withWorker?: boolean; activities?: ActivityDeps; continueAsNewAfterEvents?: number }): Promise<Harness> {
   const taskQueue = uniqueId(`tq-${opts.name}`);
   const native = await NativeConnection.connect({ address: address() });
-  const worker = await createWorker({ connection: native, taskQueue, workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE, activities: opts.activities });
-  const running = opts.withWorker === false ? undefined : worker.run();
+  const worker =
+    opts.withWorker === false
+      ? undefined
+      : await createWorker({ connection: native, taskQueue, workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE, activities: opts.activities });
+  const running = worker?.run();
   const connection = await Connection.connect({ address: address() });
   const agents = new AgentClient({ connection, taskQueue, continueAsNewAfterEvents: opts.continueAsNewAfterEvents });
   return {
@@ -42,7 +46,7 @@ export async function startHarness(opts: { name: string; withWorker?: boolean; a
     taskQueue,
     worker,
     async stop() {
-      if (running) {
+      if (worker && running) {
         worker.shutdown();
         await running;
       }

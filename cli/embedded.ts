@@ -1,0 +1,63 @@
+/**
+ * The pieces `starry` embeds: a worker in this process, and the local dev server. Worker logs go to
+ * stderr at WARN, so `--json` output on stdout stays one clean object.
+ */
+import os from 'node:os';
+import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import type { Connection } from '@temporalio/client';
+import { connectWorker, TASK_QUEUE, type TemporalEnv } from '../workers/connection';
+import { isAlive } from '../workers/dev-server';
+import { createWorker } from '../workers/worker';
+
+let runtimeInstalled = false;
+
+/** Route the SDK's logs to stderr at `level` (once per process). */
+export function quietRuntime(level: 'WARN' | 'INFO' = 'WARN'): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  Runtime.install({
+    logger: new DefaultLogger(level, (entry) => process.stderr.write(`[worker ${entry.level}] ${entry.message}\n`)),
+  });
+}
+
+export interface EmbeddedWorker {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+/** Start a worker in this process; `stop` drains it. */
+export async function startEmbeddedWorker(env: TemporalEnv, taskQueue = TASK_QUEUE): Promise<EmbeddedWorker> {
+  quietRuntime();
+  const connection = await connectWorker(env);
+  const worker = await createWorker({ connection, namespace: env.namespace, taskQueue, workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE });
+  const running = worker.run();
+  return {
+    worker,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
+
+/**
+ * True when some worker polled the task queue recently (long polls last up to ~60 s) and, when it ran on
+ * this host, its process is still alive: the server keeps listing a worker for a minute after it exits,
+ * and an identity is `pid@host` by default, so a dead local worker is recognised at once.
+ */
+export async function hasLiveWorker(connection: Connection, env: TemporalEnv, taskQueue = TASK_QUEUE): Promise<boolean> {
+  const res = await connection.workflowService.describeTaskQueue({
+    namespace: env.namespace,
+    taskQueue: { name: taskQueue, kind: 1 },
+    taskQueueType: 1,
+  });
+  const now = Date.now();
+  return (res.pollers ?? []).some((p) => {
+    const seconds = Number(p.lastAccessTime?.seconds ?? 0);
+    if (now - seconds * 1000 >= 70_000) return false;
+    const [pid, host] = (p.identity ?? '').split('@');
+    if (host === os.hostname() && /^\d+$/.test(pid ?? '')) return isAlive(Number(pid));
+    return true;
+  });
+}

@@ -1,0 +1,71 @@
+/**
+ * Agent config from the command line: `--config FILE` plus flag overrides, validated once here (the
+ * edge) with messages that say what is wrong and how to fix it. Paths become absolute, because the
+ * worker may run in another directory.
+ */
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { ConfigError, parseAgentConfig, type AgentConfig } from '../core/config';
+import { getGuide } from '../core/guides';
+import { parseLlmSpec } from '../core/llm-spec';
+
+export interface ConfigFlags {
+  config?: string;
+  llm?: string;
+  workspace?: string[];
+  guide?: string;
+}
+
+/**
+ * Build the agent config for a task.
+ * @throws ConfigError (the CLI prints it and exits 64).
+ */
+export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): AgentConfig {
+  let raw: Record<string, unknown> = {};
+  let base = cwd;
+  if (flags.config) {
+    const file = path.resolve(cwd, flags.config);
+    if (!existsSync(file)) throw new ConfigError(`config file ${file} does not exist`);
+    try {
+      raw = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new ConfigError(`config file ${file} is not valid JSON: ${(err as Error).message}`);
+    }
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`config file ${file} must hold a JSON object`);
+    // Relative paths in a config file are relative to the file, as users expect.
+    base = path.dirname(file);
+  }
+  const merged = { ...raw };
+  if (flags.guide) merged.guide = flags.guide;
+  if (flags.workspace?.length) merged.workspace = flags.workspace.map((w) => path.resolve(cwd, w));
+  const origin = flags.config ? `config ${flags.config}` : 'agent config';
+  const config = parseAgentConfig(merged, flags.llm, origin);
+
+  try {
+    getGuide(config.guide);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  let spec;
+  try {
+    spec = parseLlmSpec(config.llm);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  let llm = config.llm;
+  if (spec.provider === 'scripted') {
+    const file = path.resolve(flags.llm ? cwd : base, spec.file);
+    if (!existsSync(file)) throw new ConfigError(`scripted controller file ${file} does not exist`);
+    llm = `scripted:${file}`;
+  } else if (spec.provider === 'local') {
+    const file = path.resolve(flags.llm ? cwd : base, spec.modelPath);
+    if (!existsSync(file)) throw new ConfigError(`local model ${file} does not exist. Fetch the default one with \`npm run setup:model\`.`);
+    llm = `local:${file}`;
+  }
+  const workspace = config.workspace.map((w) => path.resolve(base, w));
+  for (const root of workspace) {
+    if (!existsSync(root)) throw new ConfigError(`workspace root ${root} does not exist: create it, or pass --workspace DIR`);
+    if (!statSync(root).isDirectory()) throw new ConfigError(`workspace root ${root} is not a directory`);
+  }
+  return { ...config, llm, workspace };
+}

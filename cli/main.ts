@@ -1,0 +1,328 @@
+/**
+ * `starry`: run, submit, watch, halt, unlock and replay agents (DESIGN.md §6).
+ *
+ * Exit codes: 0 completed · 1 failed (or an unknown agent) · 2 the agent ended locked/stopped (or
+ * refused) · 64 usage error (bad flags, bad config).
+ */
+import path from 'node:path';
+import { Command, CommanderError, Option } from 'commander';
+import type { Connection } from '@temporalio/client';
+import { AgentClient, AgentRequestError } from '../client/agent-client';
+import { ConfigError } from '../core/config';
+import { guideIds } from '../core/guides';
+import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
+import { llmSetupProblem } from '../activities/llm/preflight';
+import { isLocked, type TaskResult } from '../core/types';
+import { connectClient, TASK_QUEUE, temporalEnv } from '../workers/connection';
+import { startDevServer, stopDevServer } from '../workers/dev-server';
+import { projectRoot } from '../workers/paths';
+import { fetchHistory, loadHistoryFile, replayHistory } from '../workers/replay';
+import { hasLiveWorker, quietRuntime, startEmbeddedWorker, type EmbeddedWorker } from './embedded';
+import { formatStatus, formatTranscript, webUiLink } from './format';
+import { loadAgentConfig, type ConfigFlags } from './load-config';
+
+export const EXIT = { OK: 0, FAILED: 1, LOCKED: 2, USAGE: 64 } as const;
+
+/** An error that carries the exit code the CLI should end with. */
+class ExitError extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The exit code for a finished task (DESIGN.md §6). */
+export function exitCodeFor(r: TaskResult): number {
+  if (r.outcome === 'COMPLETED') return EXIT.OK;
+  if (r.outcome === 'FAILED' && !isLocked(r.agentState)) return EXIT.FAILED;
+  return EXIT.LOCKED;
+}
+
+/** Where the Web UI of the server we talk to is (dev server: gRPC port + 1000). */
+function uiBase(): string {
+  if (process.env.STARRY_UI_URL) return process.env.STARRY_UI_URL.replace(/\/$/, '');
+  const { address } = temporalEnv();
+  const [host, port] = address.split(':');
+  return `http://${host}:${Number(port ?? 7233) + 1000}`;
+}
+
+/**
+ * Connect, and for commands that need an answer from the agent workflow (queries, updates), run a worker
+ * here when none is polling: without one, a query has nobody to answer it.
+ */
+async function withClient<T>(fn: (agents: AgentClient, connection: Connection) => Promise<T>, worker: 'auto' | 'never' = 'never'): Promise<T> {
+  const env = temporalEnv();
+  const connection = await connectClient(env);
+  const embedded = await workerIfNeeded(connection, worker);
+  try {
+    return await fn(new AgentClient({ connection, namespace: env.namespace, taskQueue: TASK_QUEUE }), connection);
+  } finally {
+    await embedded?.stop();
+    await connection.close();
+  }
+}
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+function configFlags(cmd: Command): ConfigFlags {
+  const o = cmd.opts<{ config?: string; llm?: string; workspace?: string[]; guide?: string }>();
+  return { config: o.config, llm: o.llm, workspace: o.workspace, guide: o.guide };
+}
+
+function addTaskOptions(cmd: Command): Command {
+  return cmd
+    .argument('[goal]', 'what the agent should do')
+    .option('--agent <id>', 'agent id (one long-lived workflow per agent)', 'default')
+    .option('--llm <spec>', `the controller: ${LLM_SPEC_HELP}`)
+    .option('--workspace <dir>', 'a workspace root the tools are confined to (repeatable)', collect)
+    .option('--guide <id>', `how failures are explained to the LLM: ${guideIds().join(', ')}`)
+    .option('--config <file>', 'agent config JSON (flags override it)')
+    .addOption(new Option('--priority <n>', 'task priority, 1 (first) to 9').argParser((v) => Number(v)))
+    .option('--json', 'print one JSON object on stdout');
+}
+
+function requireGoal(goal: string | undefined): string {
+  if (!goal || !goal.trim()) throw new ExitError('a goal is required, e.g. starry run "summarise notes.md" --llm scripted:turns.json', EXIT.USAGE);
+  return goal;
+}
+
+/** Start a worker here unless one is already polling (so `starry run` works on its own). */
+async function workerIfNeeded(connection: Connection, mode: 'auto' | 'always' | 'never'): Promise<EmbeddedWorker | undefined> {
+  if (mode === 'never') return undefined;
+  const env = temporalEnv();
+  if (mode === 'auto' && (await hasLiveWorker(connection, env))) return undefined;
+  return startEmbeddedWorker(env);
+}
+
+async function runTask(goal: string | undefined, cmd: Command): Promise<number> {
+  const o = cmd.opts<{ agent: string; priority?: number; json?: boolean; worker: 'auto' | 'always' | 'never' }>();
+  const g = requireGoal(goal);
+  const config = loadAgentConfig(configFlags(cmd));
+  return withClient(async (agents, connection) => {
+    const embedded = await workerIfNeeded(connection, o.worker);
+    try {
+      // The embedded worker reads this process's environment: check its provider settings up front.
+      const problem = embedded ? llmSetupProblem(parseLlmSpec(config.llm)) : undefined;
+      if (problem) throw new ConfigError(problem);
+      const submitted = await agents.submit(o.agent, { goal: g, config, ...(o.priority !== undefined ? { priority: o.priority } : {}) });
+      if (!o.json) process.stderr.write(`submitted ${submitted.taskId} to agent ${o.agent} (${submitted.workflowId}); waiting…\n`);
+      const result = await agents.waitForTask(o.agent, submitted.taskId);
+      if (o.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+      else {
+        process.stdout.write(`${formatTranscript(result)}\n`);
+        process.stdout.write(`Web UI: ${webUiLink(uiBase(), result.workflowId)}\n`);
+      }
+      return exitCodeFor(result);
+    } finally {
+      await embedded?.stop();
+    }
+  });
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = new Command('starry')
+    .description('Durable, self-correcting AI agents on Temporal')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+
+  const run = addTaskOptions(program.command('run').description('submit a task and wait for its result'));
+  run.addOption(new Option('--worker <mode>', 'run a worker in this process: auto (if none is polling), always, never').choices(['auto', 'always', 'never']).default('auto'));
+  run.action(async (goal: string | undefined, _o, cmd: Command) => {
+    process.exitCode = await runTask(goal, cmd);
+  });
+
+  addTaskOptions(program.command('submit').description('submit a task and return at once')).action(async (goal: string | undefined, _o, cmd: Command) => {
+    const o = cmd.opts<{ agent: string; priority?: number; json?: boolean }>();
+    const g = requireGoal(goal);
+    const config = loadAgentConfig(configFlags(cmd));
+    await withClient(async (agents) => {
+      const r = await agents.submit(o.agent, { goal: g, config, ...(o.priority !== undefined ? { priority: o.priority } : {}) });
+      process.stdout.write(o.json ? `${JSON.stringify({ agentId: o.agent, ...r })}\n` : `${r.taskId} queued for agent ${o.agent} at position ${r.position} (${r.workflowId})\n`);
+    });
+  });
+
+  program
+    .command('status')
+    .description("show an agent's state, queue, counters and recent tasks")
+    .argument('<agent>', 'agent id')
+    .option('--json', 'print the state query as JSON')
+    .action(async (agentId: string, o: { json?: boolean }) => {
+      await withClient(async (agents) => {
+        const s = await agents.status(agentId);
+        process.stdout.write(o.json ? `${JSON.stringify(s)}\n` : `${formatStatus(s)}\nWeb UI: ${webUiLink(uiBase(), `agent-${agentId}`)}\n`);
+      }, 'auto');
+    });
+
+  program
+    .command('halt')
+    .description('SYSTEM_HALT: stop the agent now, cancel the work in flight, clear its queue')
+    .argument('<agent>', 'agent id')
+    .option('--note <text>', 'why (kept in the agent state)')
+    .option('--by <name>', 'who is halting', process.env.USER ?? 'operator')
+    .action(async (agentId: string, o: { note?: string; by: string }) => {
+      await withClient(async (agents) => {
+        await agents.halt(agentId, { by: o.by, ...(o.note ? { note: o.note } : {}) });
+        const s = await agents.status(agentId);
+        process.stdout.write(`SYSTEM_HALT sent: agent ${agentId} is ${s.agentState}; ${s.cancelledTasks.length} queued task(s) recorded as cancelled\n`);
+      }, 'auto');
+    });
+
+  program
+    .command('unlock')
+    .description('admin:unlock: leave SAFETY_LOCKOUT / ERROR_PAUSED / STOPPED')
+    .argument('<agent>', 'agent id')
+    .option('--resume', 'continue the suspended task with a fresh tick allowance (default: abort it)')
+    .addOption(new Option('--add-tokens <n>', 'raise the token budget by N').argParser((v) => Number(v)))
+    .option('--note <text>', 'why (kept in the agent state and history)')
+    .option('--by <name>', 'who is unlocking', process.env.USER ?? 'operator')
+    .option('--json', 'print the result as JSON')
+    .action(async (agentId: string, o: { resume?: boolean; addTokens?: number; note?: string; by: string; json?: boolean }) => {
+      if (o.addTokens !== undefined && (!Number.isInteger(o.addTokens) || o.addTokens < 0)) {
+        throw new ExitError(`--add-tokens must be a whole number >= 0, got ${o.addTokens}`, EXIT.USAGE);
+      }
+      await withClient(async (agents) => {
+        const r = await agents.unlock(agentId, { resume: !!o.resume, by: o.by, ...(o.addTokens ? { addTokens: o.addTokens } : {}), ...(o.note ? { note: o.note } : {}) });
+        process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : `${r.message}\n`);
+      }, 'auto');
+    });
+
+  program
+    .command('message')
+    .description('send a human follow-up to the running task (appended before its next LLM call)')
+    .argument('<agent>', 'agent id')
+    .argument('<text>', 'the message')
+    .option('--by <name>', 'who is writing', process.env.USER ?? 'operator')
+    .action(async (agentId: string, text: string, o: { by: string }) => {
+      await withClient(async (agents) => {
+        await agents.message(agentId, text, o.by);
+        process.stdout.write(`message sent to agent ${agentId}\n`);
+      }, 'auto');
+    });
+
+  program
+    .command('replay')
+    .description('replay a workflow history against the current code; names the first non-deterministic event')
+    .argument('[workflowId]', 'a workflow on the server')
+    .option('--file <history.json>', 'a history JSON file instead')
+    .option('--json', 'print the report as JSON')
+    .action(async (workflowId: string | undefined, o: { file?: string; json?: boolean }) => {
+      if (!workflowId && !o.file) throw new ExitError('give a WORKFLOW_ID or --file HISTORY.json', EXIT.USAGE);
+      quietRuntime();
+      const report = o.file
+        ? await replayHistory(loadHistoryFile(path.resolve(o.file)), path.basename(o.file, '.json'))
+        : await withClient(async (agents) => replayHistory(await fetchHistory(agents.client, workflowId as string), workflowId));
+      if (o.json) process.stdout.write(`${JSON.stringify(report)}\n`);
+      else if (report.ok) process.stdout.write(`replay ok: ${report.workflowId} (${report.workflowType ?? '?'}, ${report.events} events) is deterministic with the current code\n`);
+      else {
+        process.stdout.write(`replay FAILED: ${report.workflowId}\n`);
+        if (report.firstBadEvent) process.stdout.write(`first non-deterministic event: #${report.firstBadEvent.eventId} ${report.firstBadEvent.eventType}\n`);
+        process.stdout.write(`${report.error}\n`);
+      }
+      if (!report.ok) process.exitCode = EXIT.FAILED;
+    });
+
+  program
+    .command('worker')
+    .description('run a worker (connects from TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / TEMPORAL_API_KEY)')
+    .action(async () => {
+      quietRuntime('INFO');
+      const w = await startEmbeddedWorker(temporalEnv());
+      process.stderr.write(`worker running on ${temporalEnv().address}, task queue ${TASK_QUEUE}; Ctrl-C stops it\n`);
+      await untilSignal();
+      await w.stop();
+    });
+
+  program
+    .command('dev')
+    .description('the embedded default: a local Temporal dev server (SQLite, Web UI) plus a worker, in the foreground')
+    .option('--port <n>', 'gRPC port', (v) => Number(v), 7233)
+    .option('--db <file>', 'SQLite file (default .temporal/dev.db)')
+    .action(async (o: { port: number; db?: string }) => {
+      const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
+      process.env.TEMPORAL_ADDRESS = server.address;
+      const w = await startEmbeddedWorker(temporalEnv());
+      process.stderr.write(
+        `${server.started ? 'started' : 'using the running'} Temporal dev server at ${server.address}\nWeb UI: ${server.uiUrl}\nworker running on task queue ${TASK_QUEUE}; Ctrl-C stops ${server.started ? 'both' : 'the worker'}\n`,
+      );
+      await untilSignal();
+      await w.stop();
+      await server.stop();
+    });
+
+  program
+    .command('demo')
+    .description("the seeds' EPERM scenario with a scripted controller, on the embedded dev server")
+    .option('--json', 'print the result JSON instead of the transcript')
+    .action(async (o: { json?: boolean }) => {
+      const root = projectRoot();
+      process.stderr.write('starting the Temporal dev server (SQLite in .temporal/, kept running for the Web UI)…\n');
+      const server = await startDevServer({ port: 7233, detached: true });
+      process.env.TEMPORAL_ADDRESS = server.address;
+      process.env.STARRY_UI_URL = server.uiUrl;
+      const agentId = `demo-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`;
+      const args = ['run', 'Tell me what /root/secret.txt says.', '--agent', agentId, '--config', path.join(root, 'examples/eperm/agent.json'), '--worker', 'always'];
+      if (o.json) args.push('--json');
+      else process.stderr.write(`agent ${agentId}: fs.read /root/secret.txt is outside its workspace; watch the pain and the correction\n\n`);
+      process.exitCode = await main(args);
+      if (!o.json) {
+        process.stdout.write(`\nAgent workflow: ${webUiLink(server.uiUrl, `agent-${agentId}`)}\n`);
+        process.stdout.write(`All workflows:  ${server.uiUrl}/namespaces/default/workflows\n`);
+        process.stdout.write(`The dev server keeps running for the Web UI; \`npm run stop\` stops it.\n`);
+      }
+    });
+
+  program
+    .command('server')
+    .description('the local dev server: `starry server start` (in the background) or `starry server stop`')
+    .argument('<action>', 'start | stop')
+    .option('--port <n>', 'gRPC port', (v) => Number(v), 7233)
+    .action(async (action: string, o: { port: number }) => {
+      if (action === 'start') {
+        const s = await startDevServer({ port: o.port, detached: true });
+        process.stdout.write(`${s.started ? 'started' : 'already running'}: ${s.address} · Web UI ${s.uiUrl}\n`);
+      } else if (action === 'stop') {
+        const stopped = await stopDevServer(o.port);
+        process.stdout.write(stopped ? `stopped the dev server on port ${o.port}\n` : `no dev server started by starry on port ${o.port}\n`);
+      } else throw new ExitError(`unknown action "${action}": use start or stop`, EXIT.USAGE);
+    });
+
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return Number(process.exitCode ?? EXIT.OK);
+  } catch (err) {
+    return report(err);
+  }
+}
+
+function report(err: unknown): number {
+  if (err instanceof CommanderError) {
+    // Help and version are not errors; commander already printed them.
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return EXIT.OK;
+    return EXIT.USAGE;
+  }
+  if (err instanceof ExitError) {
+    process.stderr.write(`starry: ${err.message}\n`);
+    return err.code;
+  }
+  if (err instanceof ConfigError) {
+    process.stderr.write(`starry: ${err.message}\n`);
+    return EXIT.USAGE;
+  }
+  if (err instanceof AgentRequestError) {
+    process.stderr.write(`starry: ${err.message}\n`);
+    return err.kind === 'refused' ? EXIT.LOCKED : EXIT.FAILED;
+  }
+  process.stderr.write(`starry: ${err instanceof Error ? err.message : String(err)}\n`);
+  return EXIT.FAILED;
+}
+
+function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}
+
+export { main };

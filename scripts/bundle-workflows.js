@@ -1,0 +1,15 @@
+// Prebuild the workflow bundle from the compiled workflows (lib/workflows), so workers and `starry`
+// start without running webpack each time. Part of `npm run build`.
+const { writeFileSync } = require('node:fs');
+const path = require('node:path');
+const { bundleWorkflowCode } = require('@temporalio/worker');
+
+const noop = () => undefined;
+const logger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
+
+bundleWorkflowCode({ workflowsPath: require.resolve('../lib/workflows'), logger })
+  .then(({ code }) => writeFileSync(path.join(__dirname, '..', 'lib', 'workflow-bundle.js'), code))
+  .catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });

@@ -1,0 +1,91 @@
+/**
+ * Durability: the worker process dies (SIGKILL) while a task is inside a slow LLM turn; a new worker
+ * process picks the task up and finishes it with the same result, and no completed tool call runs twice.
+ * The worker processes are the compiled `lib/workers/main.js` (npm test builds it first).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../../workers/paths';
+import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+
+let h: Harness;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  // Client only: the workers are separate processes.
+  h = await startHarness({ name: 'durable', withWorker: false });
+});
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  await h?.stop();
+});
+
+function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
+  const main = path.join(projectRoot(), 'lib', 'workers', 'main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm test does it)`);
+  const child = spawn(process.execPath, [main], {
+    env: { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: taskQueue },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d) => {
+      out += String(d);
+      if (out.includes('worker ready')) resolve(child);
+    });
+    child.stderr?.on('data', (d) => (out += String(d)));
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${out}`)));
+  });
+}
+
+async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('a worker killed mid-task', () => {
+  it('finishes the task on a new worker with the same result and no tool call executed twice', async () => {
+    const workspace = makeWorkspace();
+    const log = path.join(workspace, 'log.txt');
+    const script = writeScript([
+      { toolCalls: [{ name: 'fs.write', args: { path: 'log.txt', content: 'one\n', append: true } }] },
+      { delayMs: 4000, toolCalls: [{ name: 'fs.write', args: { path: 'log.txt', content: 'two\n', append: true } }] },
+      { toolCalls: [{ name: 'fs.read', args: { path: 'log.txt' } }] },
+      { text: 'done: two lines written' },
+    ]);
+    const agentId = uniqueId('durable');
+    const first = await startWorkerProcess(h.taskQueue);
+    const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'write two lines', config: scriptedConfig(script, workspace) });
+
+    // Kill it while the second (slow) LLM call is running: the first write is done, the second is not.
+    const task = h.agents.client.workflow.getHandle(workflowId);
+    await waitFor('the slow LLM turn to start', async () => {
+      if (!existsSync(log)) return false;
+      const d = await task.describe().catch(() => undefined);
+      return !!d?.raw.pendingActivities?.some((a) => a.activityType?.name === 'llm' && Number(a.state) === 2 /* STARTED */);
+    });
+    first.kill('SIGKILL');
+    await new Promise((r) => first.once('exit', r));
+    expect(readFileSync(log, 'utf8')).toBe('one\n');
+
+    await startWorkerProcess(h.taskQueue);
+    const result = await h.agents.waitForTask(agentId, taskId, { timeoutMs: 90_000 });
+
+    expect(result).toMatchObject({ outcome: 'COMPLETED', ticks: 4, finalText: 'done: two lines written' });
+    expect(result.toolCalls.map((c) => [c.name, c.status])).toEqual([
+      ['fs.write', 'ok'],
+      ['fs.write', 'ok'],
+      ['fs.read', 'ok'],
+    ]);
+    expect(readFileSync(log, 'utf8')).toBe('one\ntwo\n');
+    // The slow LLM call was retried on the new worker (attempt 2), after the first worker's heartbeats stopped.
+    const history = await task.fetchHistory();
+    const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes?.attempt);
+    expect(attempts).toContain(2);
+  }, 120_000);
+});

@@ -1,0 +1,68 @@
+/**
+ * Replay a workflow history against the current workflow code (DESIGN.md §7): from the server or from a
+ * JSON file (`temporal workflow show --output json` or `historyToJSON`). A non-deterministic change is
+ * reported with the first event that no longer matches.
+ */
+import { readFileSync } from 'node:fs';
+import type { Client } from '@temporalio/client';
+import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
+import type { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { workflowSource } from './worker';
+
+type History = temporal.api.history.v1.IHistory;
+
+export interface ReplayReport {
+  workflowId: string;
+  workflowType?: string;
+  events: number;
+  ok: boolean;
+  /** The replayer's own message when it failed. */
+  error?: string;
+  /** The first event the current code no longer produces (when the replayer names one). */
+  firstBadEvent?: { eventId: number; eventType: string };
+}
+
+export function loadHistoryFile(file: string): History {
+  const json = JSON.parse(readFileSync(file, 'utf8'));
+  return historyFromJSON(json);
+}
+
+export async function fetchHistory(client: Client, workflowId: string): Promise<History> {
+  return client.workflow.getHandle(workflowId).fetchHistory();
+}
+
+
+const EVENT_TYPE_PREFIX = 'EVENT_TYPE_';
+
+function eventTypeName(t: unknown): string {
+  // Proto enums arrive as numbers (from the server) or names (from JSON).
+  if (typeof t === 'string') return t.replace(EVENT_TYPE_PREFIX, '');
+  return String(t);
+}
+
+/**
+ * Replay one history.
+ *
+ * ```ts
+ * const report = await replayHistory(loadHistoryFile('test/fixtures/histories/eperm-task.json'), 'eperm-task');
+ * if (!report.ok) console.error(report.error);
+ * ```
+ */
+export async function replayHistory(history: History, workflowId = 'replay'): Promise<ReplayReport> {
+  const events = history.events ?? [];
+  const started = events[0]?.workflowExecutionStartedEventAttributes;
+  const report: ReplayReport = { workflowId, events: events.length, ok: true };
+  if (started?.workflowType?.name) report.workflowType = started.workflowType.name;
+  try {
+    await Worker.runReplayHistory({ ...workflowSource(process.env.STARRY_WORKFLOW_BUNDLE), replayName: 'starry-replay' }, history, workflowId);
+  } catch (err) {
+    report.ok = false;
+    report.error = err instanceof Error ? err.message : String(err);
+    const m = /event[ _]?id[^0-9]{0,5}(\d+)/i.exec(report.error) ?? /(\d+)/.exec(/at (?:event|position)\s+\d+/i.exec(report.error)?.[0] ?? '');
+    const eventId = m ? Number(m[1]) : undefined;
+    const event = eventId ? events.find((e) => Number(e.eventId) === eventId) : undefined;
+    if (eventId && event) report.firstBadEvent = { eventId, eventType: eventTypeName(event.eventType) };
+  }
+  return report;
+}
