@@ -3,6 +3,9 @@ const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
+  reporters: ['default', '<rootDir>/test/summary-reporter.js'],
+  // A global option in Jest 30 (ignored inside a project): integration tests wait on a real server.
+  testTimeout: 120000,
   projects: [
     {
       ...common,
@@ -15,7 +18,6 @@ module.exports = {
       testMatch: ['<rootDir>/test/**/*.test.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
       globalTeardown: '<rootDir>/test/global-teardown.ts',
-      testTimeout: 120000,
     },
   ],
 };

@@ -3,6 +3,7 @@
  * HTTP POST of the same JSON to a webhook when the worker has one configured. A failed POST is
  * transient, so Temporal retries it with backoff.
  */
+import { Context } from '@temporalio/activity';
 import { normalizedError, type NormalizedError } from '../core/errors';
 import type { AgentState, LockReason } from '../core/types';
 import { classifyHttpStatus, classifyNetworkError } from '../core/provider-errors';
@@ -41,7 +42,8 @@ export function createAlertActivities(sinks: AlertSinks = {}) {
   return {
     async alert(input: AlertInput): Promise<{ delivered: string[] }> {
       const event: AlertEvent = { type: 'openstarry.alert', severity: 'critical', at: new Date().toISOString(), ...input };
-      logLine(JSON.stringify(event));
+      // A retry is for the webhook: the log line was written by the first attempt, once per alert.
+      if (Context.current().info.attempt === 1) logLine(JSON.stringify(event));
       const delivered = ['log'];
       if (sinks.webhookUrl) {
         await postWebhook(sinks.webhookUrl, event);

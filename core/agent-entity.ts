@@ -67,6 +67,8 @@ export interface AgentData {
   tasks: TaskResult[];
   unlocks: UnlockRecord[];
   pendingMessages: HumanMessage[];
+  /** Tokens humans added with `unlock --add-tokens`: kept on top of the budget of every later task's config. */
+  addedTokens?: number;
 }
 
 /** The outcome of a task run, as the agent consumes it. */
@@ -103,6 +105,9 @@ export function newAgentData(agentId: string, config: AgentConfig): AgentData {
 }
 
 const keepRecent = <T>(items: T[]): T[] => items.slice(-KEEP_RECENT);
+
+const withAddedTokens = (config: AgentConfig, tokens: number): AgentConfig =>
+  tokens > 0 ? { ...config, safety: { ...config.safety, tokenBudget: config.safety.tokenBudget + tokens } } : config;
 
 /** A refusal that a client shows as is (the update validator throws it). */
 export class RefusedError extends Error {
@@ -190,7 +195,8 @@ export class AgentEntity {
       d.inbox = inbox;
       next = { task, workflowId: this.workflowIdOf(task.taskId) };
     }
-    if (next.task.config) d.config = next.task.config;
+    // A task's own config replaces the agent's, but the tokens a human added stay added.
+    if (next.task.config) d.config = withAddedTokens(next.task.config, d.addedTokens ?? 0);
     d.current = { task: next.task, workflowId: next.workflowId, tick: next.checkpoint?.ticks ?? 0, runTokens: 0 };
     d.agentState = 'EXECUTING';
     d.reason = undefined;
@@ -278,7 +284,10 @@ export class AgentEntity {
     if (reason) record.reason = reason;
     d.unlocks = keepRecent([...d.unlocks, record]);
 
-    if (addTokens > 0) d.config = { ...d.config, safety: { ...d.config.safety, tokenBudget: d.config.safety.tokenBudget + addTokens } };
+    if (addTokens > 0) {
+      d.addedTokens = (d.addedTokens ?? 0) + addTokens;
+      d.config = withAddedTokens(d.config, addTokens);
+    }
     d.counters = resetCounters();
     d.agentState = 'WAITING_FOR_EVENT';
     d.reason = undefined;

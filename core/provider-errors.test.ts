@@ -22,6 +22,21 @@ describe('classifyHttpStatus', () => {
   it('tells which credential to check on 401', () => {
     expect(classifyHttpStatus({ status: 401, message: 'no', source: 'llm' }).suggestion).toMatch(/credential/);
   });
+
+  it('names the credential in the message on 401 and 403, so the lock reason says which one is wrong', () => {
+    const credential = 'the API key in OPENAI_API_KEY';
+    const e401 = classifyHttpStatus({ status: 401, message: 'Incorrect API key provided', source: 'llm openai', credential });
+    expect(e401.message).toBe('HTTP 401: Incorrect API key provided (the API key in OPENAI_API_KEY was rejected)');
+    expect(e401.suggestion).toContain(credential);
+    const e403 = classifyHttpStatus({ status: 403, message: 'Permission denied', source: 'llm gemini', credential });
+    expect(e403.message).toContain('is not allowed to use this model');
+    expect(classifyHttpStatus({ status: 429, message: 'slow', source: 's', credential }).message).toBe('HTTP 429: slow');
+  });
+
+  it('treats a credential the provider rejected in structured form as 401, keeping the real status', () => {
+    const e = classifyHttpStatus({ status: 400, message: 'API key not valid.', source: 'llm gemini', credential: 'the API key in GOOGLE_API_KEY', credentialRejected: true });
+    expect(e).toMatchObject({ code: 'E_AUTH', kind: 'fatal', message: 'HTTP 400: API key not valid. (the API key in GOOGLE_API_KEY was rejected)' });
+  });
 });
 
 describe('classifyNetworkError', () => {

@@ -14,16 +14,41 @@ const NETWORK_CODES: readonly ErrorCode[] = ['ECONNRESET', 'ECONNREFUSED', 'ETIM
  * classifyHttpStatus({ status: 429, message: 'slow down', source: 'llm gemini' }).kind // 'transient'
  * ```
  */
-export function classifyHttpStatus(e: { status: number; message: string; source: string; suggestion?: string }): NormalizedError {
+export function classifyHttpStatus(e: {
+  status: number;
+  message: string;
+  source: string;
+  suggestion?: string;
+  /**
+   * Which credential the request carried, e.g. "the API key in OPENAI_API_KEY". On 401/403 it is named
+   * in the message itself, because the message is what reaches the agent's lock reason.
+   */
+  credential?: string;
+  /**
+   * The provider said in structured form that the credential is bad, whatever the status (Google
+   * answers an invalid API key with 400 INVALID_ARGUMENT, reason API_KEY_INVALID): classified as 401.
+   */
+  credentialRejected?: boolean;
+}): NormalizedError {
   const { status, source } = e;
   const message = `HTTP ${status}: ${e.message}`;
-  const make = (code: ErrorCode, kind: NormalizedError['kind'], suggestion = e.suggestion) =>
-    normalizedError({ code, kind, message, source, suggestion });
+  const make = (code: ErrorCode, kind: NormalizedError['kind'], suggestion = e.suggestion, text = message) =>
+    normalizedError({ code, kind, message: text, source, suggestion });
   if (status === 429) return make('E_RATE_LIMIT', 'transient');
   if (status === 408) return make('ETIMEDOUT', 'transient');
   if (status === 409 || status >= 500) return make('E_UNAVAILABLE', 'transient');
-  if (status === 401 || status === 403)
-    return make('E_AUTH', 'fatal', e.suggestion ?? 'Check the credential for this provider (API key or Application Default Credentials).');
+  if (status === 401 || status === 403 || e.credentialRejected) {
+    const what = status === 403 ? 'is not allowed to use this model or endpoint' : 'was rejected';
+    return make(
+      'E_AUTH',
+      'fatal',
+      e.suggestion ??
+        (e.credential
+          ? `Check ${e.credential} on the worker, then unlock the agent.`
+          : 'Check the credential for this provider (API key or Application Default Credentials).'),
+      e.credential ? `${message} (${e.credential} ${what})` : message,
+    );
+  }
   if (status === 404) return make('ENOENT', 'execution');
   return make('EINVAL', 'execution');
 }

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import type { Client } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { workflowSource } from './worker';
 
@@ -37,8 +37,21 @@ const EVENT_TYPE_PREFIX = 'EVENT_TYPE_';
 
 function eventTypeName(t: unknown): string {
   // Proto enums arrive as numbers (from the server) or names (from JSON).
-  if (typeof t === 'string') return t.replace(EVENT_TYPE_PREFIX, '');
-  return String(t);
+  const name = typeof t === 'number' ? temporal.api.enums.v1.EventType[t] : t;
+  return String(name ?? t).replace(EVENT_TYPE_PREFIX, '');
+}
+
+/**
+ * The event a nondeterminism message points at: by id when the message has one, else the first
+ * event that carries the value the message quotes (e.g. "scheduled event 'toolRenamed'"). For the
+ * report only; nothing decides on it.
+ */
+function findBadEvent(message: string, events: temporal.api.history.v1.IHistoryEvent[]): temporal.api.history.v1.IHistoryEvent | undefined {
+  const id = /event[ _]?id\D{0,5}(\d+)/i.exec(message)?.[1];
+  if (id) return events.find((e) => Number(e.eventId) === Number(id));
+  const quoted = /'([^']+)'/.exec(message)?.[1];
+  if (!quoted) return undefined;
+  return events.find((e) => JSON.stringify(e).includes(JSON.stringify(quoted)));
 }
 
 /**
@@ -59,10 +72,8 @@ export async function replayHistory(history: History, workflowId = 'replay'): Pr
   } catch (err) {
     report.ok = false;
     report.error = err instanceof Error ? err.message : String(err);
-    const m = /event[ _]?id[^0-9]{0,5}(\d+)/i.exec(report.error) ?? /(\d+)/.exec(/at (?:event|position)\s+\d+/i.exec(report.error)?.[0] ?? '');
-    const eventId = m ? Number(m[1]) : undefined;
-    const event = eventId ? events.find((e) => Number(e.eventId) === eventId) : undefined;
-    if (eventId && event) report.firstBadEvent = { eventId, eventType: eventTypeName(event.eventType) };
+    const event = findBadEvent(report.error, events);
+    if (event) report.firstBadEvent = { eventId: Number(event.eventId), eventType: eventTypeName(event.eventType) };
   }
   return report;
 }

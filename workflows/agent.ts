@@ -138,14 +138,20 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
     agent.finish(output);
     report();
     if (output.lock?.raiseAlert) {
-      await alert({
-        agentId: agent.data.agentId,
-        taskId: output.result.taskId,
-        workflowId: output.result.workflowId,
-        agentState: agent.data.agentState,
-        reason: output.lock.reason,
-        ...(output.result.error ? { error: output.result.error } : {}),
-      });
+      try {
+        await alert({
+          agentId: agent.data.agentId,
+          taskId: output.result.taskId,
+          workflowId: output.result.workflowId,
+          agentState: agent.data.agentState,
+          reason: output.lock.reason,
+          ...(output.result.error ? { error: output.result.error } : {}),
+        });
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        // An undeliverable alert must not end the entity: its lock, inbox and counters stay for a human.
+        log.error('the daemon alert could not be delivered', { agentId: agent.data.agentId, reason: output.lock.reason, error: String(err) });
+      }
     }
   }
 }

@@ -20,8 +20,8 @@ import type { AgentConfig } from '../core/config';
 import { assembleContext } from '../core/context';
 import { failure, normalizedError, type NormalizedError, type ToolExecutionResult } from '../core/errors';
 import { fingerprint } from '../core/fingerprint';
-import { getGuide, type Guide, type PainContext } from '../core/guides';
-import type { ChatMessage, LlmResponse } from '../core/llm';
+import { getGuide, type PainContext } from '../core/guides';
+import type { LlmResponse } from '../core/llm';
 import { llmLabel, parseLlmSpec } from '../core/llm-spec';
 import { SafetyMonitor, type LockVerdict, type SafetyCounters } from '../core/safety-monitor';
 import { toolSpecs, validateToolCall } from '../core/tools';
@@ -300,7 +300,9 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
             record.status = 'skipped';
             record.error = normalizedError({ code: 'E_SKIPPED', kind: 'execution', source: call.name, message: 'SYSTEM_HALT: cancelled while running' });
             cp.toolCalls.push(record);
-            return cancelled();
+            cp.messages.push({ role: 'tool', callId: call.id, name: call.name, text: skippedText(record.error.message) });
+            // The turn's remaining calls are recorded as skipped (none starts); the task ends after the loop.
+            continue;
           }
           const { error, retriesExhausted } = factsOf(err, call.name);
           if (error.kind === 'fatal') {

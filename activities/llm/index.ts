@@ -7,7 +7,16 @@ import { normalizedError } from '../../core/errors';
 import type { LlmRequest, LlmResponse } from '../../core/llm';
 import { parseLlmSpec } from '../../core/llm-spec';
 import { throwAsFailure } from '../failures';
+import { createGeminiProvider, type GeminiProviderOptions } from './gemini';
+import { createLocalProvider } from './local';
+import { createOpenAiProvider, type OpenAiProviderOptions } from './openai';
 import { loadScript, stepFor } from './scripted';
+
+/** Provider settings for the LLM activity; every field optional (the worker's environment fills in). */
+export interface LlmProviderOptions {
+  gemini?: GeminiProviderOptions;
+  openai?: OpenAiProviderOptions;
+}
 
 /** How often a waiting activity heartbeats: also how fast it learns of a cancellation. */
 export const HEARTBEAT_EVERY_MS = 200;
@@ -37,28 +46,40 @@ async function scripted(file: string, req: LlmRequest): Promise<LlmResponse> {
 }
 
 /**
- * Create the LLM activities.
+ * Create the LLM activities. Credentials are the worker's: from `deps` (tests) or its environment.
  *
  * ```ts
- * const worker = await Worker.create({ activities: { ...createLlmActivities() }, ... });
+ * const worker = await Worker.create({ activities: { ...createLlmActivities({ openai: { apiKey: 'sk-test' } }) }, ... });
  * ```
  */
-export function createLlmActivities() {
+export function createLlmActivities(deps: LlmProviderOptions = {}) {
+  const gemini = createGeminiProvider(deps.gemini);
+  const openai = createOpenAiProvider(deps.openai);
+  const local = createLocalProvider();
   return {
     async llm(req: LlmRequest): Promise<LlmResponse> {
       const spec = parseLlmSpec(req.llm);
       switch (spec.provider) {
         case 'scripted':
           return scripted(spec.file, req);
-        default:
+        case 'gemini':
+          return gemini.generate(req, spec.model);
+        case 'openai':
+          return openai.generate(req, spec);
+        case 'local':
+          return local.generate(req, spec);
+        default: {
+          // Unreachable while every provider has a case: kept for a provider added to LlmSpec without one.
+          const provider = (spec as { provider: string }).provider;
           return throwAsFailure(
             normalizedError({
               code: 'E_INTERNAL',
               kind: 'fatal',
-              source: `llm ${spec.provider}`,
-              message: `the ${spec.provider} provider is not available in this build of the worker`,
+              source: `llm ${provider}`,
+              message: `the ${provider} provider is not available in this build of the worker`,
             }),
           );
+        }
       }
     },
   };

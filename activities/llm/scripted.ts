@@ -80,7 +80,12 @@ function estimateTokens(text: string): number {
  * stepFor(script, { ...req, callNumber: 1 }, 1) // { kind: 'answer', ... }
  * ```
  */
-export function stepFor(script: Script, req: Pick<LlmRequest, 'callNumber' | 'messages' | 'llm'>, attempt: number, source = 'llm scripted'): ScriptedStep {
+export function stepFor(
+  script: Script,
+  req: Pick<LlmRequest, 'callNumber' | 'messages' | 'llm'> & Partial<Pick<LlmRequest, 'maxOutputTokens'>>,
+  attempt: number,
+  source = 'llm scripted',
+): ScriptedStep {
   const turn = script.turns[req.callNumber - 1];
   if (!turn) {
     return {
@@ -107,10 +112,13 @@ export function stepFor(script: Script, req: Pick<LlmRequest, 'callNumber' | 'me
     return call;
   });
   const promptChars = req.messages.reduce((n, m) => n + ('text' in m && m.text ? m.text.length : 0), 0);
-  const usage = turn.usage ?? {
+  const stated = turn.usage ?? {
     inputTokens: Math.ceil(promptChars / 4),
     outputTokens: estimateTokens((turn.text ?? '') + JSON.stringify(turn.toolCalls ?? [])),
   };
+  // Like a real provider, a call never produces more than its maxOutputTokens (the budget's cap, §4).
+  const usage =
+    req.maxOutputTokens === undefined ? stated : { ...stated, outputTokens: Math.min(stated.outputTokens, req.maxOutputTokens) };
   const response: LlmResponse = { toolCalls, usage };
   if (turn.text !== undefined) response.text = turn.text;
   return { kind: 'answer', response, delayMs };

@@ -1,0 +1,180 @@
+/**
+ * Daemon alerts through real workflows (DESIGN.md §3 fatal errors, §4 error cascade): the agent's
+ * `alert` activity writes a structured log line and POSTs the same JSON to a webhook — here a real
+ * HTTP receiver on 127.0.0.1 that this test starts — and a refused POST is retried as transient.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApplicationFailure } from '@temporalio/common';
+import type { AlertEvent } from '../../activities/alert';
+import { AgentRequestError } from '../../client/agent-client';
+import { startHarness, uniqueId, type Harness } from '../helpers/harness';
+import { contractViolations, runScenario, SCENARIOS, type ScenarioRun } from '../helpers/scenarios';
+import { completedAttempts, hasCompleted, replayAll, scheduledInputs, settledHistory, type History } from '../helpers/workflow-history';
+
+// The retried webhook waits for Temporal's backoff (1 s, then 2 s); replays start a replay worker.
+jest.setTimeout(60_000);
+
+interface Post {
+  method?: string;
+  contentType?: string;
+  body: AlertEvent;
+}
+
+let h: Harness;
+let server: http.Server;
+const posts: Post[] = [];
+const lines: string[] = [];
+/** Statuses the receiver answers for an agent's alerts before it accepts one with 200. */
+const refusals = new Map<string, number[]>();
+/** Agents whose alerts the log sink refuses for good, as a sink that is down would. */
+const brokenLogFor = new Set<string>();
+
+beforeAll(async () => {
+  server = http.createServer((req, res) => {
+    let data = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => (data += chunk));
+    req.on('end', () => {
+      const body = JSON.parse(data) as AlertEvent;
+      posts.push({ method: req.method, contentType: req.headers['content-type'], body });
+      const status = refusals.get(body.agentId)?.shift() ?? 200;
+      res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'try again later');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const webhookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`;
+  const log = (line: string) => {
+    if (brokenLogFor.has((JSON.parse(line) as AlertEvent).agentId)) throw ApplicationFailure.nonRetryable('the log sink is down', 'SinkDown');
+    lines.push(line);
+  };
+  h = await startHarness({ name: 'alerts', activities: { alerts: { webhookUrl, log } } });
+});
+afterAll(async () => {
+  await h?.stop();
+  await new Promise((resolve) => server?.close(resolve));
+});
+
+const agentWorkflowId = (run: ScenarioRun) => `agent-${run.agentId}`;
+const postsFor = (agentId: string) => posts.filter((p) => p.body.agentId === agentId);
+const logFor = (agentId: string) => lines.map((l) => JSON.parse(l) as AlertEvent).filter((e) => e.agentId === agentId);
+/** The agent's history once its alert activity has completed. */
+const afterAlert = (run: ScenarioRun) => settledHistory(h.agents.client, agentWorkflowId(run), hasCompleted('alert'));
+
+describe('the fatal path', () => {
+  it('fails the task on an LLM 401, pauses the agent (ERROR_PAUSED, FATAL) and raises one alert through the log and the webhook', async () => {
+    const run = await runScenario(h, SCENARIOS.fatalLlm);
+    const r = run.result;
+    expect(contractViolations(r)).toEqual([]);
+    expect(r).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' }, error: { code: 'E_AUTH', kind: 'fatal' } });
+    expect(r.reason?.message).toMatch(/^E_AUTH: HTTP 401/);
+
+    const history = await afterAlert(run);
+    expect(completedAttempts(history, 'alert')).toEqual([1]);
+    const expected = {
+      type: 'openstarry.alert',
+      severity: 'critical',
+      agentId: run.agentId,
+      taskId: run.taskId,
+      workflowId: run.workflowId,
+      agentState: 'ERROR_PAUSED',
+      reason: { code: 'FATAL', message: r.reason?.message },
+      error: { code: 'E_AUTH', kind: 'fatal' },
+    };
+    const delivered = postsFor(run.agentId);
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]).toMatchObject({ method: 'POST', contentType: 'application/json', body: expected });
+    expect(new Date(delivered[0]?.body.at ?? '').toISOString()).toBe(delivered[0]?.body.at);
+    // The log line is the same JSON event.
+    expect(logFor(run.agentId)).toEqual([delivered[0]?.body]);
+
+    const status = await h.agents.status(run.agentId);
+    expect(status).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
+    await expect(h.agents.submit(run.agentId, { goal: 'anything', config: run.config })).rejects.toThrow(AgentRequestError);
+    const reports = await replayAll(h.agents.client, [run.workflowId, agentWorkflowId(run)]);
+    expect(reports.map((x) => [x.workflowType, x.ok, x.error])).toEqual([
+      ['taskWorkflow', true, undefined],
+      ['agentWorkflow', true, undefined],
+    ]);
+  });
+
+  it('retries a webhook that answers 503 twice, as a transient failure, until it accepts the alert', async () => {
+    const agentId = uniqueId('fatal-retried');
+    refusals.set(agentId, [503, 503]);
+    const run = await runScenario(h, SCENARIOS.fatalLlm, { agentId });
+    expect(run.result).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
+
+    const history = await afterAlert(run);
+    expect(completedAttempts(history, 'alert')).toEqual([3]);
+    const delivered = postsFor(agentId);
+    expect(delivered).toHaveLength(3);
+    for (const p of delivered) expect(p.body).toMatchObject({ type: 'openstarry.alert', agentId, reason: { code: 'FATAL' } });
+    // The log sink took the alert once; only the webhook needed the retries.
+    expect(logFor(agentId)).toHaveLength(1);
+  });
+
+  it('treats a missing workspace root as fatal: the tool’s E_INTERNAL fails the task, pauses the agent and raises an alert', async () => {
+    const run = await runScenario(h, SCENARIOS.fatalTool);
+    const r = run.result;
+    expect(contractViolations(r)).toEqual([]);
+    expect(r).toMatchObject({
+      outcome: 'FAILED',
+      agentState: 'ERROR_PAUSED',
+      reason: { code: 'FATAL' },
+      error: { code: 'E_INTERNAL', kind: 'fatal', source: 'fs.read' },
+    });
+    expect(r.error?.message).toContain(run.workspace);
+    expect(r.toolCalls.map((c) => [c.tick, c.name, c.status, c.error?.code])).toEqual([[1, 'fs.read', 'failed', 'E_INTERNAL']]);
+
+    await afterAlert(run);
+    const delivered = postsFor(run.agentId);
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]?.body).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' }, error: { code: 'E_INTERNAL', source: 'fs.read' } });
+    expect(logFor(run.agentId)).toHaveLength(1);
+  });
+});
+
+describe('safety alerts', () => {
+  it('raises an alert for the error cascade (EMERGENCY_HALT)', async () => {
+    const run = await runScenario(h, SCENARIOS.frustrationCascade);
+    expect(run.result).toMatchObject({ outcome: 'SUSPENDED', agentState: 'ERROR_PAUSED', reason: { code: 'ERROR_CASCADE' } });
+
+    await afterAlert(run);
+    const delivered = postsFor(run.agentId);
+    expect(delivered).toHaveLength(1);
+    expect(delivered[0]?.body).toMatchObject({
+      type: 'openstarry.alert',
+      agentId: run.agentId,
+      taskId: run.taskId,
+      agentState: 'ERROR_PAUSED',
+      reason: { code: 'ERROR_CASCADE', message: expect.stringMatching(/^EMERGENCY_HALT: /) },
+    });
+    expect(delivered[0]?.body.error).toBeUndefined();
+    expect(logFor(run.agentId)).toHaveLength(1);
+  });
+
+  it('does not page the daemon for a repeat lockout', async () => {
+    const run = await runScenario(h, SCENARIOS.repeatLockout);
+    expect(run.result).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', reason: { code: 'REPEATED_FAILURE' } });
+    const history = await settledHistory(h.agents.client, agentWorkflowId(run));
+    expect(scheduledInputs(history, 'alert')).toEqual([]);
+    expect(postsFor(run.agentId)).toEqual([]);
+    expect(logFor(run.agentId)).toEqual([]);
+  });
+
+  it('keeps the agent workflow running, paused, when its alert cannot be delivered', async () => {
+    const agentId = uniqueId('broken-sink');
+    brokenLogFor.add(agentId);
+    const run = await runScenario(h, SCENARIOS.fatalLlm, { agentId });
+    expect(run.result).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED' });
+
+    const failedAlert = (history: History) => (history.events ?? []).some((e) => !!e.activityTaskFailedEventAttributes);
+    await settledHistory(h.agents.client, agentWorkflowId(run), failedAlert);
+    const described = await h.agents.client.workflow.getHandle(agentWorkflowId(run)).describe();
+    expect(described.status.name).toBe('RUNNING');
+    const status = await h.agents.status(agentId);
+    expect(status).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
+    // A human can still unlock it.
+    await expect(h.agents.unlock(agentId, { note: 'credential fixed' })).resolves.toMatchObject({ unlocked: true, agentState: 'WAITING_FOR_EVENT' });
+  });
+});

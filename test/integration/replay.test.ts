@@ -1,0 +1,37 @@
+/**
+ * Every committed history (test/fixtures/histories/, recorded by test/fixtures/record-histories.ts) is
+ * replayed against the current workflow code, so a change that would break running workflows fails
+ * here before it lands. Intentional changes go behind `patched()`.
+ */
+import { readdirSync } from 'node:fs';
+import path from 'node:path';
+import { loadHistoryFile, replayHistory } from '../../workers/replay';
+
+const dir = path.join(__dirname, '..', 'fixtures', 'histories');
+const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+
+describe('committed histories', () => {
+  it('include agent and task workflows of representative runs', () => {
+    expect(files.length).toBeGreaterThanOrEqual(4);
+    expect(files.some((f) => f.endsWith('-agent.json'))).toBe(true);
+    expect(files.some((f) => f.endsWith('-task.json'))).toBe(true);
+  });
+
+  it.each(files)('%s replays deterministically with the current code', async (file) => {
+    const report = await replayHistory(loadHistoryFile(path.join(dir, file)), file);
+    expect(report.error).toBeUndefined();
+    expect(report.ok).toBe(true);
+  });
+
+  it('names the first non-deterministic event when the code no longer matches the history', async () => {
+    const history = loadHistoryFile(path.join(dir, 'eperm-task.json'));
+    // Pretend the code used to call another activity at this point: the replayer must notice.
+    const scheduled = history.events?.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'tool');
+    if (!scheduled?.activityTaskScheduledEventAttributes?.activityType) throw new Error('the EPERM history has no tool activity');
+    scheduled.activityTaskScheduledEventAttributes.activityType.name = 'toolRenamed';
+    const report = await replayHistory(history, 'eperm-task-tampered');
+    expect(report.ok).toBe(false);
+    expect(report.error).toMatch(/[Nn]ondetermin/);
+    expect(report.firstBadEvent).toEqual({ eventId: Number(scheduled.eventId), eventType: 'ACTIVITY_TASK_SCHEDULED' });
+  });
+});
