@@ -6,28 +6,7 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 
-/** Heartbeat cadence while waiting on a provider; the same as `heartbeatingSleep`'s. */
-const HEARTBEAT_EVERY_MS = 200;
-
-/**
- * Await `work` while heartbeating every 200 ms.
- *
- * ```ts
- * const res = await withHeartbeats(fetch(url, { signal: Context.current().cancellationSignal }), { model });
- * ```
- */
-export async function withHeartbeats<T>(work: Promise<T>, detail: Record<string, unknown> = {}): Promise<T> {
-  const ctx = Context.current();
-  const started = Date.now();
-  const beat = () => ctx.heartbeat({ ...detail, waitedMs: Date.now() - started });
-  beat();
-  const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
-  try {
-    return await work;
-  } finally {
-    clearInterval(timer);
-  }
-}
+export { withHeartbeats } from '../heartbeat';
 
 /**
  * If the activity was cancelled (SYSTEM_HALT, heartbeat timeout, worker shutdown), rethrow the

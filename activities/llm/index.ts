@@ -7,6 +7,7 @@ import { normalizedError } from '../../core/errors';
 import type { LlmRequest, LlmResponse } from '../../core/llm';
 import { parseLlmSpec } from '../../core/llm-spec';
 import { throwAsFailure } from '../failures';
+import { heartbeatingSleep } from '../heartbeat';
 import { createGeminiProvider, type GeminiProviderOptions } from './gemini';
 import { createLocalProvider } from './local';
 import { createOpenAiProvider, type OpenAiProviderOptions } from './openai';
@@ -16,19 +17,6 @@ import { loadScript, stepFor } from './scripted';
 export interface LlmProviderOptions {
   gemini?: GeminiProviderOptions;
   openai?: OpenAiProviderOptions;
-}
-
-/** How often a waiting activity heartbeats: also how fast it learns of a cancellation. */
-export const HEARTBEAT_EVERY_MS = 200;
-
-/** Sleep in short heartbeating steps; rejects with CancelledFailure as soon as the activity is cancelled. */
-export async function heartbeatingSleep(ms: number, detail: Record<string, unknown> = {}): Promise<void> {
-  const ctx = Context.current();
-  const end = Date.now() + ms;
-  for (let left = ms; left > 0; left = end - Date.now()) {
-    ctx.heartbeat({ ...detail, waitedMs: ms - left });
-    await ctx.sleep(Math.min(HEARTBEAT_EVERY_MS, left));
-  }
 }
 
 async function scripted(file: string, req: LlmRequest): Promise<LlmResponse> {

@@ -204,13 +204,11 @@ describe('the OpenAI provider against a local chat completions server', () => {
   it('surfaces a cancellation as the activity’s cancellation and aborts the request', async () => {
     reply = () => ({ json: openAiCompletion({ text: 'too late' }), delayMs: 30_000 });
     const env = activityEnv();
-    const started = Date.now();
     const p = env.run(() => createOpenAiProvider({ apiKey: 'k' }).generate(request(), target()));
     await server.waitForRequests(1);
     env.cancel();
     await expect(p).rejects.toBeInstanceOf(CancelledFailure);
     await server.waitForAbort(0);
-    expect(Date.now() - started).toBeLessThan(5000);
   });
 });
 

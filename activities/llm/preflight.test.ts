@@ -7,9 +7,9 @@ describe('llmSetupProblem', () => {
     expect(llmSetupProblem(parseLlmSpec('gemini:gemini-2.5-flash'), { gemini: { env: { GOOGLE_CLOUD_PROJECT: 'p' } } })).toBeUndefined();
   });
 
-  it('refuses an OpenAI base URL that is not http(s)', () => {
-    expect(llmSetupProblem(parseLlmSpec('openai:m@localhost:8000'), { openai: { env: {} } })).toMatch(/must be http\(s\)|not a URL/);
-    expect(llmSetupProblem(parseLlmSpec('openai:m@not a url'), { openai: { env: {} } })).toMatch(/not a URL/);
+  it('refuses an OpenAI base URL that does not parse', () => {
+    // The scheme itself is checked by parseLlmSpec; this is what only a URL parser sees.
+    expect(llmSetupProblem(parseLlmSpec('openai:m@http://bad host:8000/v1'), { openai: { env: {} } })).toMatch(/not a URL/);
   });
 
   it('asks for a key on api.openai.com but not on a local server', () => {

@@ -29,7 +29,6 @@ export function llmSetupProblem(spec: LlmSpec, options: { gemini?: GeminiProvide
       } catch {
         return `--llm openai:${spec.model}@${spec.baseUrl}: the base URL is not a URL (e.g. https://api.openai.com/v1)`;
       }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') return `--llm openai:${spec.model}@${spec.baseUrl}: the base URL must be http(s)`;
       const env = options.openai?.env ?? process.env;
       const hasKey = !!(options.openai?.apiKey || env.STARRY_OPENAI_API_KEY?.trim() || env.OPENAI_API_KEY?.trim());
       if (url.hostname === 'api.openai.com' && !hasKey) return `--llm openai:${spec.model}@${spec.baseUrl}: api.openai.com needs an API key: set OPENAI_API_KEY (or STARRY_OPENAI_API_KEY) where the worker runs`;

@@ -8,6 +8,7 @@ import type { AgentConfig } from '../../core/config';
 import { failure, success, type ToolExecutionResult } from '../../core/errors';
 import { validateToolCall, type ToolArgs, type ToolName } from '../../core/tools';
 import { throwAsFailure } from '../failures';
+import { withHeartbeats } from '../heartbeat';
 import type { ToolContext } from './context';
 import { listDir, readFile, writeFile } from './fs';
 import { httpGet } from './http';
@@ -39,9 +40,6 @@ const HANDLERS: Handlers = {
   'shell.run': runShell,
   'http.get': httpGet,
 };
-
-/** How often a running tool heartbeats, so cancellation (SYSTEM_HALT) reaches it within about a second. */
-const HEARTBEAT_INTERVAL_MS = 1000;
 
 /**
  * Run one tool call and normalize its outcome, without Temporal (unit tests call it directly).
@@ -81,18 +79,11 @@ export async function runTool(req: ToolRequest, signal?: AbortSignal): Promise<T
 export function createToolActivities(): { tool(req: ToolRequest): Promise<ToolExecutionResult> } {
   return {
     async tool(req: ToolRequest): Promise<ToolExecutionResult> {
-      const ctx = Context.current();
-      ctx.heartbeat({ tool: req.name, tick: req.tick });
-      const timer = setInterval(() => ctx.heartbeat({ tool: req.name, tick: req.tick }), HEARTBEAT_INTERVAL_MS);
-      try {
-        const { retryAfterMs, ...result } = await runTool(req, ctx.cancellationSignal);
-        if (!result.success && result.error !== undefined && result.error.kind !== 'execution') {
-          throwAsFailure(result.error, { retryAfterMs });
-        }
-        return result;
-      } finally {
-        clearInterval(timer);
+      const { retryAfterMs, ...result } = await withHeartbeats(runTool(req, Context.current().cancellationSignal), { tool: req.name, tick: req.tick });
+      if (!result.success && result.error !== undefined && result.error.kind !== 'execution') {
+        throwAsFailure(result.error, { retryAfterMs });
       }
+      return result;
     },
   };
 }

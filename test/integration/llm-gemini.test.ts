@@ -138,11 +138,9 @@ describe('the Gemini provider on Vertex AI', () => {
     const agentId = uniqueId('gemini-slow');
     const { taskId } = await h.agents.submit(agentId, { goal: 'Take your time.', config: config('slow') });
     const index = await server.waitForRequest((r) => vertexModelOf(r.path) === 'slow', 20_000);
-    const haltedAt = Date.now();
     await h.agents.halt(agentId);
     const result = await h.agents.waitForTask(agentId, taskId, { timeoutMs: 20_000 });
     expect(result).toMatchObject({ outcome: 'CANCELLED', agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT' } });
-    expect(Date.now() - haltedAt).toBeLessThan(5000);
     await server.waitForAbort(index, 5000);
   });
 });

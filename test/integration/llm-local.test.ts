@@ -95,9 +95,7 @@ describe('the local model', () => {
     const env = quietActivityEnv();
     const cancelled = env.run(() => local.generate(req, spec));
     setTimeout(() => env.cancel(), 50);
-    const t0 = Date.now();
     await expect(cancelled).rejects.toBeInstanceOf(CancelledFailure);
-    expect(Date.now() - t0).toBeLessThan(1000);
     const started = localModelProcesses().find((p) => p.modelPath === modelPath);
     expect(started?.pid).toEqual(expect.any(Number));
 

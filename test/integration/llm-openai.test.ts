@@ -121,11 +121,9 @@ describe('the OpenAI-compatible provider', () => {
     const agentId = uniqueId('openai-slow');
     const { taskId } = await h.agents.submit(agentId, { goal: 'Take your time.', config: config('slow') });
     const index = await server.waitForRequest((r) => r.body?.model === 'slow', 20_000);
-    const haltedAt = Date.now();
     await h.agents.halt(agentId);
     const result = await h.agents.waitForTask(agentId, taskId, { timeoutMs: 20_000 });
     expect(result).toMatchObject({ outcome: 'CANCELLED', agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT' } });
-    expect(Date.now() - haltedAt).toBeLessThan(5000);
     await server.waitForAbort(index, 5000);
   });
 });

@@ -1,0 +1,34 @@
+/**
+ * Heartbeats for every activity that waits (LLM calls, tools, scripted delays). Temporal delivers a
+ * cancellation only in a heartbeat's answer, so this cadence, with the worker's heartbeat throttle
+ * (workers/worker.ts), bounds how fast SYSTEM_HALT reaches work in flight.
+ */
+import { Context } from '@temporalio/activity';
+
+/** How often a waiting activity heartbeats. */
+export const HEARTBEAT_EVERY_MS = 200;
+
+/**
+ * Await `work` while heartbeating.
+ *
+ * ```ts
+ * const res = await withHeartbeats(fetch(url, { signal: Context.current().cancellationSignal }), { model });
+ * ```
+ */
+export async function withHeartbeats<T>(work: Promise<T>, detail: Record<string, unknown> = {}): Promise<T> {
+  const ctx = Context.current();
+  const started = Date.now();
+  const beat = () => ctx.heartbeat({ ...detail, waitedMs: Date.now() - started });
+  beat();
+  const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
+  try {
+    return await work;
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+/** Sleep while heartbeating; rejects with CancelledFailure as soon as the activity is cancelled. */
+export function heartbeatingSleep(ms: number, detail: Record<string, unknown> = {}): Promise<void> {
+  return withHeartbeats(Context.current().sleep(ms), detail);
+}
