@@ -1,0 +1,208 @@
+/**
+ * Halt latency benchmark (issue 4): how fast SYSTEM_HALT takes effect with a full inbox and an LLM call
+ * in flight. Not a test: it prints figures for docs/BENCHMARKS.md.
+ *
+ * Per run: a fresh agent, one task whose scripted turn sleeps 30 s in the LLM activity, N queued tasks
+ * behind it; once the LLM activity runs, SYSTEM_HALT is signalled and we measure
+ *   (a) send → the agent's `state` query shows STOPPED (polled every `--poll` ms),
+ *   (b) send → the task workflow's history records ActivityTaskCancelRequested (the cancel reached the task),
+ *   (c) send → ActivityTaskCanceled, i.e. the activity saw the cancellation and acknowledged it
+ *       (WAIT_CANCELLATION_COMPLETED puts the acknowledgement in history; its time is the server's).
+ * Everything runs on this machine: an in-memory `temporal server start-dev` on free ports and an
+ * in-process worker, both started and stopped by this script.
+ *
+ * ```sh
+ * npm run build && node lib/bench/halt-latency.js --runs 30
+ * ```
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Connection, type Client } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { AgentClient } from '../client/agent-client';
+import { parseAgentConfig } from '../core/config';
+import { agentStateQuery, agentWorkflowId, haltSignal, taskWorkflowId } from '../workflows/messages';
+import { freePort, startDevServer } from '../workers/dev-server';
+import { temporalCliPath } from '../workers/paths';
+import { createWorker } from '../workers/worker';
+
+interface Options {
+  runs: number;
+  queued: number;
+  pollMs: number;
+  warmup: number;
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = { runs: 30, queued: 100, pollMs: 5, warmup: 2 };
+  for (let i = 0; i < argv.length; i++) {
+    const [flag, value] = [argv[i], argv[i + 1]];
+    const n = Number(value);
+    const key = ({ '--runs': 'runs', '--queued': 'queued', '--poll': 'pollMs', '--warmup': 'warmup' } as const)[flag as string];
+    if (!key || !Number.isInteger(n) || n < 0) throw new RangeError(`usage: halt-latency [--runs N] [--queued N] [--poll MS] [--warmup N]; bad ${flag} ${value ?? ''}`);
+    o[key] = n;
+    i++;
+  }
+  if (o.runs < 1) throw new RangeError(`--runs must be >= 1, got ${o.runs}`);
+  return o;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** Wall-clock milliseconds with sub-millisecond precision, comparable to the server's event times. */
+const nowMs = () => performance.timeOrigin + performance.now();
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, everyMs: number, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** The LLM activity of the task is running (picked up by the worker), not just scheduled. */
+async function llmRunning(client: Client, workflowId: string): Promise<boolean> {
+  try {
+    const d = await client.workflow.getHandle(workflowId).describe();
+    return (d.raw.pendingActivities ?? []).some((p) => p.activityType?.name === 'llm' && p.state === 2 /* STARTED */);
+  } catch {
+    return false;
+  }
+}
+
+const eventMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+
+interface Sample {
+  signalMs: number;
+  stoppedMs: number;
+  cancelRequestedMs: number;
+  cancelledMs: number;
+  queueMs: number;
+}
+
+async function oneRun(agents: AgentClient, config: ReturnType<typeof parseAgentConfig>, run: number, o: Options): Promise<Sample> {
+  const client = agents.client;
+  const agentId = `bench-${process.pid}-${Date.now().toString(36)}-${run}`;
+  const { taskId } = await agents.submit(agentId, { goal: 'a 30 s LLM turn', config });
+  const taskWf = taskWorkflowId(agentId, taskId);
+  await until('the LLM activity to run', async () => ((await llmRunning(client, taskWf)) ? true : undefined), 10);
+
+  const q0 = performance.now();
+  // One after the other: concurrent updates to one workflow contend for its workflow task and are slower.
+  for (let i = 1; i <= o.queued; i++) await agents.submit(agentId, { goal: `queued ${i}`, config, taskId: `q-${i}` });
+  const queueMs = performance.now() - q0;
+  const agent = client.workflow.getHandle(agentWorkflowId(agentId));
+  const before = await agent.query(agentStateQuery);
+  if (before.queue.length !== o.queued || before.currentTask?.taskId !== taskId) throw new Error(`run ${run}: expected ${o.queued} queued tasks behind ${taskId}`);
+  // Let the queue's workflow tasks settle so the halt is measured alone.
+  await sleep(200);
+
+  const sentAt = nowMs();
+  await agent.signal(haltSignal, { by: 'halt-latency benchmark' });
+  const signalledAt = nowMs();
+  const stoppedAt = await until(
+    'STOPPED',
+    async () => {
+      const s = await agent.query(agentStateQuery);
+      return s.agentState === 'STOPPED' && s.queue.length === 0 ? nowMs() : undefined;
+    },
+    o.pollMs,
+  );
+
+  const events = await until(
+    'ActivityTaskCanceled in the task history',
+    async () => {
+      const h = await client.workflow.getHandle(taskWf).fetchHistory();
+      const ev = h.events ?? [];
+      return ev.some((e) => e.activityTaskCanceledEventAttributes) ? ev : undefined;
+    },
+    20,
+  );
+  if (events.some((e) => e.activityTaskCompletedEventAttributes)) throw new Error(`run ${run}: the LLM activity completed instead of being cancelled`);
+  const requested = events.find((e) => e.activityTaskCancelRequestedEventAttributes);
+  const cancelled = events.find((e) => e.activityTaskCanceledEventAttributes);
+  const s = await agent.query(agentStateQuery);
+  if (s.cancelledTasks.length !== o.queued) throw new Error(`run ${run}: ${s.cancelledTasks.length} cancelled tasks recorded, expected ${o.queued}`);
+  return {
+    signalMs: signalledAt - sentAt,
+    stoppedMs: stoppedAt - sentAt,
+    cancelRequestedMs: eventMs(requested?.eventTime) - sentAt,
+    cancelledMs: eventMs(cancelled?.eventTime) - sentAt,
+    queueMs,
+  };
+}
+
+/** Nearest-rank percentile. */
+function percentile(sorted: number[], p: number): number {
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] as number;
+}
+
+function row(name: string, values: number[]): string {
+  const s = [...values].sort((a, b) => a - b);
+  const f = (x: number) => x.toFixed(1).padStart(8);
+  return `| ${name.padEnd(44)} | ${f(percentile(s, 50))} | ${f(percentile(s, 95))} | ${f(percentile(s, 99))} | ${f(s.at(-1) as number)} |`;
+}
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'starry-bench-'));
+  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: null, logFile: path.join(stateDir, 'server.log') });
+  const native = await NativeConnection.connect({ address: server.address });
+  const taskQueue = `bench-halt-${process.pid}`;
+  const worker = await createWorker({ connection: native, taskQueue, activities: { alerts: { log: () => undefined } } });
+  const running = worker.run();
+  const connection = await Connection.connect({ address: server.address });
+  const agents = new AgentClient({ connection, taskQueue });
+
+  const script = path.join(stateDir, 'turns.json');
+  writeFileSync(script, JSON.stringify({ turns: [{ delayMs: 30_000, text: 'slow turn', toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Done.' }] }));
+  const config = parseAgentConfig({ workspace: [stateDir] }, `scripted:${script}`);
+
+  const samples: Sample[] = [];
+  try {
+    for (let run = 1; run <= o.warmup + o.runs; run++) {
+      const sample = await oneRun(agents, config, run, o);
+      const label = run <= o.warmup ? 'warm-up' : `run ${run - o.warmup}/${o.runs}`;
+      process.stderr.write(
+        `${label}: signal ${sample.signalMs.toFixed(1)} ms, STOPPED ${sample.stoppedMs.toFixed(1)} ms, cancel requested ${sample.cancelRequestedMs.toFixed(1)} ms, activity cancelled ${sample.cancelledMs.toFixed(1)} ms (queued ${o.queued} in ${sample.queueMs.toFixed(0)} ms)\n`,
+      );
+      if (run > o.warmup) samples.push(sample);
+    }
+  } finally {
+    worker.shutdown();
+    await running;
+    await connection.close();
+    await native.close();
+    await server.stop();
+  }
+
+  let cli = 'unknown';
+  try {
+    cli = execFileSync(temporalCliPath(), ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    // reported as unknown
+  }
+  const cpus = os.cpus();
+  const lines = [
+    `Halt latency: ${o.runs} runs (+${o.warmup} warm-up), ${o.queued} queued tasks, an LLM call in flight, state polled every ${o.pollMs} ms`,
+    `CPU: ${cpus[0]?.model ?? 'unknown'} × ${cpus.length} · node ${process.version} · ${cli} · ${os.platform()} ${os.release()}`,
+    '',
+    `| ${'from sending SYSTEM_HALT to'.padEnd(44)} |  p50 ms  |  p95 ms  |  p99 ms  |  max ms  |`,
+    `|${'-'.repeat(46)}|----------|----------|----------|----------|`,
+    row('the signal RPC returned (server accepted it)', samples.map((s) => s.signalMs)),
+    row('state query shows STOPPED, inbox empty', samples.map((s) => s.stoppedMs)),
+    row('ActivityTaskCancelRequested (task history)', samples.map((s) => s.cancelRequestedMs)),
+    row('ActivityTaskCanceled (activity acknowledged)', samples.map((s) => s.cancelledMs)),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
