@@ -78,6 +78,8 @@ export interface TaskRunOutput {
   runTokens: number;
   lock?: LockVerdict;
   checkpoint?: TaskCheckpoint;
+  /** Human messages the task received but ended before showing to the LLM. */
+  undelivered?: HumanMessage[];
 }
 
 /** What to start next: a queued task, or a suspended one to resume. */
@@ -224,6 +226,8 @@ export class AgentEntity {
     d.current = undefined;
     d.tokensUsed += out.runTokens;
     d.counters = out.counters;
+    // A human message is never dropped: what the task did not show its LLM goes to the next run.
+    if (out.undelivered?.length) d.pendingMessages = [...out.undelivered, ...d.pendingMessages];
     const lastCall = out.result.toolCalls.at(-1);
     if (lastCall?.error) d.lastErrorCode = lastCall.error.code;
     if (out.lock && d.agentState !== 'STOPPED') {
@@ -267,6 +271,11 @@ export class AgentEntity {
     if (this.data.current) return { forwardTo: this.data.current.workflowId };
     this.data.pendingMessages.push(m);
     return {};
+  }
+
+  /** A message that could not be forwarded (the task had just closed): keep it for the next run. */
+  keepMessage(m: HumanMessage): void {
+    this.data.pendingMessages.push(m);
   }
 
   /** `admin:unlock`: leave any locked state; resume or abort the suspended task. */

@@ -83,7 +83,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
 
   setHandler(messageSignal, async (m) => {
     const { forwardTo } = agent.message(m);
-    if (forwardTo) await signalTask(forwardTo, (handle) => handle.signal(messageSignal, m));
+    if (forwardTo && !(await signalTask(forwardTo, (handle) => handle.signal(messageSignal, m)))) agent.keepMessage(m);
   });
 
   setHandler(taskProgressSignal, (p) => {
@@ -205,12 +205,14 @@ async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEnt
   }
 }
 
-/** Signal the running task; it may have just finished, which is fine. */
-async function signalTask(workflowId: string, send: (h: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<void> {
+/** Signal the running task; it may have just finished, which the caller handles. Returns whether it was delivered. */
+async function signalTask(workflowId: string, send: (h: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<boolean> {
   try {
     await send(getExternalWorkflowHandle(workflowId));
+    return true;
   } catch (err) {
     log.warn('could not signal the running task (it may have just ended)', { workflowId, error: String(err) });
+    return false;
   }
 }
 

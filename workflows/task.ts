@@ -55,6 +55,8 @@ export interface TaskWorkflowOutput {
   lock?: LockVerdict;
   /** Present when SUSPENDED. */
   checkpoint?: TaskCheckpoint;
+  /** Human messages that arrived too late for this task's LLM; the agent keeps them for its next run. */
+  undelivered?: HumanMessage[];
 }
 
 /** The failure type a FAILED task's workflow fails with; its first detail is the TaskWorkflowOutput. */
@@ -147,6 +149,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
       result.reason = lock.reason;
     }
     if (outcome === 'SUSPENDED') out.checkpoint = cp;
+    if (inbox.length) out.undelivered = inbox.splice(0);
     report(agentState, result.reason?.code);
     if (outcome === 'FAILED') {
       // The workflow itself fails (red in the Web UI), carrying the transcript to the agent.

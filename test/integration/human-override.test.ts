@@ -417,6 +417,29 @@ describe('the message signal', () => {
     const result = await h.agents.waitForTask(agentId, taskId);
     expect(result.injections).toEqual([{ tick: 1, kind: 'MESSAGE', text: 'Message from a human operator: Be brief.' }]);
   });
+
+  it('keeps a message that reached a task too late, before a breaker suspended it, and shows it when the task resumes', async () => {
+    const agentId = uniqueId('message-late');
+    g.gate.hold(agentId);
+    // maxTicks 1: after tick 1 the loop cap suspends the task before its next LLM call would show the message.
+    const { taskId } = await g.agents.submit(agentId, { goal: 'list, then answer', config: configFor([LIST, DONE], { safety: { maxTicks: 1 } }) });
+    await g.gate.arrived(agentId);
+    await g.agents.message(agentId, 'Read notes.md too.', 'carol');
+    await eventually('the message in the task history', async () => {
+      const events = await historyOf(g.agents.client, taskWorkflowId(agentId, taskId));
+      return eventIdOf(events, 'workflowExecutionSignaled', (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'message');
+    });
+    g.gate.release(agentId);
+
+    const suspended = await g.agents.waitForTask(agentId, taskId);
+    expect(suspended).toMatchObject({ outcome: 'SUSPENDED', reason: { code: 'LOOP_CAP' } });
+    expect(suspended.injections.filter((i) => i.kind === 'MESSAGE')).toEqual([]);
+
+    await g.agents.unlock(agentId, { resume: true, by: 'test' });
+    const resumed = await g.agents.waitForTask(agentId, taskId, notSuspended);
+    expect(resumed).toMatchObject({ outcome: 'COMPLETED', ticks: 2 });
+    expect(resumed.injections.filter((i) => i.kind === 'MESSAGE')).toEqual([{ tick: 2, kind: 'MESSAGE', text: 'Message from carol: Read notes.md too.' }]);
+  });
 });
 
 describe('continue-as-new', () => {

@@ -1,0 +1,172 @@
+import { AgentEntity, newAgentData, RefusedError, type TaskRunOutput } from './agent-entity';
+import { parseAgentConfig } from './config';
+import { initialCounters } from './safety-counters';
+import type { LockVerdict } from './safety-rungs';
+import type { TaskCheckpoint } from './types';
+
+const config = parseAgentConfig({ safety: { tokenBudget: 1000 } }, 'scripted:x.json');
+const agentOf = () => new AgentEntity(newAgentData('a1', config), (taskId) => `wf-${taskId}`);
+
+const checkpoint: TaskCheckpoint = { messages: [], ticks: 2, callNumber: 2, tokensUsed: 50, toolCalls: [], injections: [], verifyAsked: false };
+
+/** What a task run returns, for the task the agent is running. */
+function runOutput(agent: AgentEntity, over: Partial<TaskRunOutput> & { outcome?: TaskRunOutput['result']['outcome'] } = {}): TaskRunOutput {
+  const c = agent.data.current!;
+  const { outcome = 'COMPLETED', ...rest } = over;
+  return {
+    result: { agentId: 'a1', taskId: c.task.taskId, workflowId: c.workflowId, outcome, agentState: 'EXECUTING', ticks: 2, tokensUsed: 50, toolCalls: [], injections: [] },
+    counters: initialCounters(),
+    runTokens: 50,
+    ...rest,
+  };
+}
+
+const loopCap: LockVerdict = { agentState: 'SAFETY_LOCKOUT', reason: { code: 'LOOP_CAP', message: 'loop cap of 2 ticks reached' }, raiseAlert: false };
+
+/** Start a task and suspend it with `lock`. */
+function suspendOne(agent: AgentEntity, lock = loopCap): string {
+  const { taskId } = agent.submit({ goal: 'loops' });
+  agent.startNext();
+  agent.finish(runOutput(agent, { outcome: 'SUSPENDED', lock, checkpoint }));
+  return taskId;
+}
+
+describe('AgentEntity: the priority inbox', () => {
+  it('runs lower priorities first and first come first served within a priority, numbering task ids', () => {
+    const agent = agentOf();
+    const ids = [agent.submit({ goal: 'a' }), agent.submit({ goal: 'b', priority: 2 }), agent.submit({ goal: 'c' }), agent.submit({ goal: 'd', priority: 2 })].map((s) => s.taskId);
+    expect(ids).toEqual(['task-1', 'task-2', 'task-3', 'task-4']);
+    const order: string[] = [];
+    while (agent.hasWork()) {
+      order.push(agent.startNext()!.task.goal);
+      agent.finish(runOutput(agent));
+    }
+    expect(order).toEqual(['b', 'd', 'a', 'c']);
+    expect(agent.data.agentState).toBe('WAITING_FOR_EVENT');
+    expect(agent.data.tokensUsed).toBe(200);
+  });
+
+  it('refuses an empty goal, a used task id and a priority outside 1..9, and changes nothing', () => {
+    const agent = agentOf();
+    agent.submit({ goal: 'a', taskId: 'mine' });
+    const before = JSON.stringify(agent.data);
+    expect(() => agent.submit({ goal: ' ' })).toThrow(RefusedError);
+    expect(() => agent.submit({ goal: 'b', taskId: 'mine' })).toThrow('task id mine is already used by agent a1');
+    expect(() => agent.submit({ goal: 'b', priority: 0 })).toThrow('0 is reserved for SYSTEM_HALT');
+    expect(JSON.stringify(agent.data)).toBe(before);
+  });
+});
+
+describe('AgentEntity: lockout', () => {
+  it('refuses tasks while locked, naming the state, the reason and the way out', () => {
+    const agent = agentOf();
+    suspendOne(agent);
+    expect(agent.data.agentState).toBe('SAFETY_LOCKOUT');
+    expect(() => agent.submit({ goal: 'next' })).toThrow(
+      'agent a1 is SAFETY_LOCKOUT (LOOP_CAP: loop cap of 2 ticks reached) and refuses tasks until a human unlocks it: starry unlock a1',
+    );
+  });
+
+  it('blocks the inbox behind a suspended task until unlock decides it', () => {
+    const agent = agentOf();
+    agent.submit({ goal: 'queued first' });
+    agent.startNext();
+    agent.submit({ goal: 'queued behind' });
+    agent.finish(runOutput(agent, { outcome: 'SUSPENDED', lock: loopCap, checkpoint }));
+    expect(agent.hasWork()).toBe(false);
+  });
+
+  it('unlock with resume runs the suspended task again from its checkpoint, before the queue', () => {
+    const agent = agentOf();
+    const taskId = suspendOne(agent);
+    agent.data.counters = { consecutiveFailures: 3, repeat: null, window: ['failed', 'failed', 'failed'] };
+    const r = agent.unlock({ resume: true, by: 'alice', note: 'looked fine' });
+    expect(r).toMatchObject({ unlocked: true, agentState: 'WAITING_FOR_EVENT' });
+    expect(r.message).toContain(`task ${taskId} resumes with a fresh tick allowance`);
+    expect(agent.data.counters).toEqual(initialCounters());
+    expect(agent.data.unlocks).toEqual([
+      { by: 'alice', note: 'looked fine', from: 'SAFETY_LOCKOUT', reason: loopCap.reason, resume: true, addTokens: 0 },
+    ]);
+    agent.submit({ goal: 'queued after the unlock', priority: 1 });
+    const next = agent.startNext()!;
+    expect(next.task.taskId).toBe(taskId);
+    expect(next.checkpoint).toEqual(checkpoint);
+    expect(agent.data.suspended).toBeUndefined();
+  });
+
+  it('unlock without resume ends the suspended task ABORTED and keeps its record', () => {
+    const agent = agentOf();
+    const taskId = suspendOne(agent);
+    const r = agent.unlock();
+    expect(r.message).toContain(`task ${taskId} ended ABORTED`);
+    expect(agent.data.suspended).toBeUndefined();
+    expect(agent.data.tasks.find((t) => t.taskId === taskId)).toMatchObject({ outcome: 'ABORTED', ticks: 2 });
+  });
+
+  it('says unlock of an agent that is not locked is a no-op and records nothing', () => {
+    const agent = agentOf();
+    expect(agent.unlock({ resume: true })).toEqual({ unlocked: false, agentState: 'WAITING_FOR_EVENT', message: 'agent a1 is not locked (WAITING_FOR_EVENT): nothing to unlock' });
+    expect(agent.data.unlocks).toEqual([]);
+  });
+
+  it('adds tokens to the budget of later tasks, even those submitted with their own config', () => {
+    const agent = agentOf();
+    suspendOne(agent, { agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: 'budget spent' }, raiseAlert: false });
+    agent.unlock({ addTokens: 500 });
+    expect(agent.data.config.safety.tokenBudget).toBe(1500);
+    agent.submit({ goal: 'own config', config: parseAgentConfig({ safety: { tokenBudget: 2000 } }, 'scripted:y.json') });
+    agent.startNext();
+    expect(agent.data.config.safety.tokenBudget).toBe(2500);
+  });
+
+  it('warns that a budget stop unlocked without tokens will stop again', () => {
+    const agent = agentOf();
+    suspendOne(agent, { agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: 'budget spent' }, raiseAlert: false });
+    agent.data.tokensUsed = 1000;
+    expect(agent.unlock().message).toContain('the next LLM call will stop again; pass --add-tokens N');
+  });
+});
+
+describe('AgentEntity: SYSTEM_HALT', () => {
+  it('stops at once, clears the inbox into cancelledTasks and names the running task to forward to', () => {
+    const agent = agentOf();
+    agent.submit({ goal: 'running' });
+    agent.startNext();
+    agent.submit({ goal: 'queued 1' });
+    agent.submit({ goal: 'queued 2', priority: 1 });
+    const h = agent.halt({ by: 'bob', note: 'runaway' });
+    expect(h).toEqual({ forwardTo: 'wf-task-1', cleared: 2 });
+    expect(agent.data).toMatchObject({ agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT', message: 'SYSTEM_HALT by bob: runaway' } });
+    expect(agent.data.inbox.items).toEqual([]);
+    expect(agent.data.cancelledTasks.map((t) => [t.taskId, t.goal])).toEqual([
+      ['task-3', 'queued 2'],
+      ['task-2', 'queued 1'],
+    ]);
+    // The halted task's own lock does not overwrite SYSTEM_HALT.
+    agent.finish(runOutput(agent, { outcome: 'CANCELLED', lock: loopCap }));
+    expect(agent.data.reason?.code).toBe('SYSTEM_HALT');
+  });
+});
+
+describe('AgentEntity: human messages', () => {
+  it('forwards to the running task, and keeps for the next task when none runs', () => {
+    const agent = agentOf();
+    expect(agent.message({ text: 'idle' })).toEqual({});
+    agent.submit({ goal: 'x' });
+    agent.startNext();
+    expect(agent.message({ text: 'busy' })).toEqual({ forwardTo: 'wf-task-1' });
+    expect(agent.takePendingMessages()).toEqual([{ text: 'idle' }]);
+  });
+
+  it('keeps what a task received too late and what could not be forwarded, for the next run', () => {
+    const agent = agentOf();
+    agent.message({ text: 'waiting already' });
+    agent.submit({ goal: 'x' });
+    agent.startNext();
+    agent.takePendingMessages(); // given to the task at its start
+    expect(agent.message({ text: 'shown' })).toEqual({ forwardTo: 'wf-task-1' });
+    agent.finish(runOutput(agent, { undelivered: [{ text: 'too late', by: 'carol' }] }));
+    agent.keepMessage({ text: 'task had closed' });
+    expect(agent.takePendingMessages()).toEqual([{ text: 'too late', by: 'carol' }, { text: 'task had closed' }]);
+  });
+});
