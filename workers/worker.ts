@@ -15,6 +15,8 @@ export interface CreateWorkerOptions {
   workflowBundlePath?: string;
   activities?: ActivityDeps;
   identity?: string;
+  /** Temporal worker interceptors (e.g. an activity interceptor that observes or gates calls). */
+  interceptors?: WorkerOptions['interceptors'];
 }
 
 /**
@@ -50,6 +52,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     maxHeartbeatThrottleInterval: '500 milliseconds',
     defaultHeartbeatThrottleInterval: '500 milliseconds',
     ...(opts.identity ? { identity: opts.identity } : {}),
+    ...(opts.interceptors ? { interceptors: opts.interceptors } : {}),
     ...workflowSource(opts.workflowBundlePath),
   };
   return Worker.create(options);

@@ -1,16 +1,13 @@
 /**
- * A worker whose LLM activity waits at a gate the test opens: "while a task's LLM call is in flight,
+ * A worker (the real one, from workers/worker.ts) whose LLM activity waits at a gate the test opens: "while a task's LLM call is in flight,
  * do X" becomes deterministic, without timing. Everything else is the real thing (the scripted
  * controller answers once the gate opens, the real tool activities, the real workflows); the gated call
  * heartbeats and honours cancellation like the real one.
  */
 import { Context } from '@temporalio/activity';
-import { Connection } from '@temporalio/client';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { createActivities } from '../../activities';
-import { AgentClient } from '../../client/agent-client';
-import type { LlmRequest, LlmResponse } from '../../core/llm';
-import { address, uniqueId, type Harness } from './harness';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
+import type { LlmRequest } from '../../core/llm';
+import { startHarness, type Harness, type HarnessOptions } from './harness';
 
 interface Waiter {
   req: LlmRequest;
@@ -55,12 +52,20 @@ export class LlmGate {
     });
   }
 
-  /** Wrap the real `llm` activity. */
-  wrap(llm: (req: LlmRequest) => Promise<LlmResponse>): (req: LlmRequest) => Promise<LlmResponse> {
-    return async (req) => {
-      if (this.held.has(req.agentId)) await this.wait(req);
-      return llm(req);
-    };
+  /**
+   * A Temporal activity interceptor: a held agent's `llm` call waits at the gate, then runs the real
+   * activity.
+   */
+  interceptor(): ActivityInterceptorsFactory {
+    return () => ({
+      inbound: {
+        execute: async (input, next) => {
+          const req = input.args[0] as LlmRequest;
+          if (Context.current().info.activityType === 'llm' && this.held.has(req.agentId)) await this.wait(req);
+          return next(input);
+        },
+      },
+    });
   }
 
   private async wait(req: LlmRequest): Promise<void> {
@@ -86,36 +91,9 @@ export class LlmGate {
   }
 }
 
-/** A harness (same shape as `startHarness`) whose worker's LLM calls go through a gate. */
-export async function startGatedHarness(opts: { name: string; continueAsNewAfterEvents?: number }): Promise<Harness & { gate: LlmGate }> {
+/** A harness whose worker's LLM calls go through a gate; otherwise the same as `startHarness`. */
+export async function startGatedHarness(opts: Omit<HarnessOptions, 'interceptors'>): Promise<Harness & { gate: LlmGate }> {
   const gate = new LlmGate();
-  const taskQueue = uniqueId(`tq-${opts.name}`);
-  const native = await NativeConnection.connect({ address: address() });
-  const activities = createActivities();
-  const bundle = process.env.STARRY_WORKFLOW_BUNDLE;
-  // Same settings as workers/worker.ts, with the LLM activity wrapped.
-  const worker = await Worker.create({
-    connection: native,
-    taskQueue,
-    activities: { ...activities, llm: gate.wrap(activities.llm) },
-    maxHeartbeatThrottleInterval: '500 milliseconds',
-    defaultHeartbeatThrottleInterval: '500 milliseconds',
-    ...(bundle ? { workflowBundle: { codePath: bundle } } : { workflowsPath: require.resolve('../../workflows') }),
-  });
-  const running = worker.run();
-  const connection = await Connection.connect({ address: address() });
-  const agents = new AgentClient({ connection, taskQueue, continueAsNewAfterEvents: opts.continueAsNewAfterEvents });
-  return {
-    agents,
-    connection,
-    taskQueue,
-    worker,
-    gate,
-    async stop() {
-      worker.shutdown();
-      await running;
-      await connection.close();
-      await native.close();
-    },
-  };
+  const harness = await startHarness({ ...opts, interceptors: { activity: [gate.interceptor()] } });
+  return { ...harness, gate };
 }

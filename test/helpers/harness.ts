@@ -9,7 +9,7 @@ import { Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { AgentClient } from '../../client/agent-client';
 import { parseAgentConfig, type AgentConfig, type AgentConfigInput } from '../../core/config';
-import { createWorker } from '../../workers/worker';
+import { createWorker, type CreateWorkerOptions } from '../../workers/worker';
 import type { ActivityDeps } from '../../activities';
 
 export interface Harness {
@@ -30,13 +30,27 @@ export function address(): string {
   return a;
 }
 
-export async function startHarness(opts: { name: string; withWorker?: boolean; activities?: ActivityDeps; continueAsNewAfterEvents?: number }): Promise<Harness> {
+export interface HarnessOptions {
+  name: string;
+  withWorker?: boolean;
+  activities?: ActivityDeps;
+  interceptors?: CreateWorkerOptions['interceptors'];
+  continueAsNewAfterEvents?: number;
+}
+
+export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   const taskQueue = uniqueId(`tq-${opts.name}`);
   const native = await NativeConnection.connect({ address: address() });
   const worker =
     opts.withWorker === false
       ? undefined
-      : await createWorker({ connection: native, taskQueue, workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE, activities: opts.activities });
+      : await createWorker({
+          connection: native,
+          taskQueue,
+          workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE,
+          activities: opts.activities,
+          interceptors: opts.interceptors,
+        });
   const running = worker?.run();
   const connection = await Connection.connect({ address: address() });
   const agents = new AgentClient({ connection, taskQueue, continueAsNewAfterEvents: opts.continueAsNewAfterEvents });
