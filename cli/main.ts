@@ -231,6 +231,7 @@ async function main(argv: string[]): Promise<number> {
       const w = await startEmbeddedWorker(temporalEnv());
       process.stderr.write(`worker running on ${temporalEnv().address}, task queue ${TASK_QUEUE}; Ctrl-C stops it\n`);
       await untilSignal();
+      process.stderr.write('stopping the worker…\n');
       await w.stop();
     });
 
@@ -247,8 +248,10 @@ async function main(argv: string[]): Promise<number> {
         `${server.started ? 'started' : 'using the running'} Temporal dev server at ${server.address}\nWeb UI: ${server.uiUrl}\nworker running on task queue ${TASK_QUEUE}; Ctrl-C stops ${server.started ? 'both' : 'the worker'}\n`,
       );
       await untilSignal();
+      process.stderr.write(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
       await w.stop();
       await server.stop();
+      process.stderr.write(`stopped${server.started ? ` (agents are kept in ${server.dbFile ?? 'the SQLite file'})` : ''}\n`);
     });
 
   program

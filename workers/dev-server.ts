@@ -27,6 +27,8 @@ export interface DevServer {
   pid: number;
   /** True when this call started it (false: one was already listening). */
   started: boolean;
+  /** The SQLite file, when this call started it with one. */
+  dbFile?: string;
   stop(): Promise<void>;
 }
 
@@ -150,6 +152,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     uiUrl,
     pid,
     started: true,
+    ...(dbFile ? { dbFile } : {}),
     stop: () => stopPid(pid, port),
   };
 }

@@ -36,11 +36,16 @@ export interface HarnessOptions {
   activities?: ActivityDeps;
   interceptors?: CreateWorkerOptions['interceptors'];
   continueAsNewAfterEvents?: number;
+  /** Another server than the run's shared one. */
+  address?: string;
+  /** An existing task queue (a new worker for workflows started earlier); default a fresh one. */
+  taskQueue?: string;
 }
 
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
-  const taskQueue = uniqueId(`tq-${opts.name}`);
-  const native = await NativeConnection.connect({ address: address() });
+  const taskQueue = opts.taskQueue ?? uniqueId(`tq-${opts.name}`);
+  const server = opts.address ?? address();
+  const native = await NativeConnection.connect({ address: server });
   const worker =
     opts.withWorker === false
       ? undefined
@@ -52,7 +57,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
           interceptors: opts.interceptors,
         });
   const running = worker?.run();
-  const connection = await Connection.connect({ address: address() });
+  const connection = await Connection.connect({ address: server });
   const agents = new AgentClient({ connection, taskQueue, continueAsNewAfterEvents: opts.continueAsNewAfterEvents });
   return {
     agents,

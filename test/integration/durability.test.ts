@@ -1,11 +1,14 @@
 /**
  * Durability: the worker process dies (SIGKILL) while a task is inside a slow LLM turn; a new worker
  * process picks the task up and finishes it with the same result, and no completed tool call runs twice.
- * The worker processes are the compiled `lib/workers/main.js` (npm test builds it first).
+ * The worker processes are the compiled `lib/workers/main.js` (npm test builds it first). And the dev
+ * server's SQLite file keeps agents across a server restart.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
+import { freePort, startDevServer, type DevServer } from '../../workers/dev-server';
 import { projectRoot } from '../../workers/paths';
 import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 
@@ -87,5 +90,45 @@ describe('a worker killed mid-task', () => {
     const history = await task.fetchHistory();
     const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes?.attempt);
     expect(attempts).toContain(2);
+  }, 120_000);
+});
+
+describe('a dev server restart', () => {
+  it('keeps the agent, its results and its counters in the SQLite file, and the agent takes the next task', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-restart-'));
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const start = () => startDevServer({ port, uiPort, dbFile: path.join(dir, 'dev.db'), logFile: path.join(dir, 'server.log') });
+    const agentId = uniqueId('restart');
+    // One failed tool call, then an answer: the agent carries consecutiveFailures 1 into its next task.
+    const config = scriptedConfig(writeScript([{ toolCalls: [{ name: 'fs.read', args: { path: 'missing.txt' } }] }, { text: 'done' }]), makeWorkspace());
+
+    let server: DevServer | undefined = await start();
+    let harness: Harness | undefined = await startHarness({ name: 'restart', address: server.address });
+    const taskQueue = harness.taskQueue;
+    try {
+      const first = await harness.agents.submit(agentId, { goal: 'before the restart', config });
+      expect(await harness.agents.waitForTask(agentId, first.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+      const before = await harness.agents.status(agentId);
+      expect(before.counters.consecutiveFailures).toBe(1);
+      await harness.stop();
+      harness = undefined;
+      await server.stop();
+
+      server = await start();
+      expect(server.started).toBe(true);
+      harness = await startHarness({ name: 'restart', address: server.address, taskQueue });
+      const after = await harness.agents.status(agentId);
+      expect(after).toMatchObject({ agentState: 'WAITING_FOR_EVENT', tokensUsed: before.tokensUsed, counters: before.counters });
+      expect(after.tasks).toEqual(before.tasks);
+
+      const second = await harness.agents.submit(agentId, { goal: 'after the restart', config });
+      expect(second.taskId).toBe('task-2');
+      const result = await harness.agents.waitForTask(agentId, second.taskId);
+      expect(result).toMatchObject({ outcome: 'COMPLETED', finalText: 'done' });
+      expect((await harness.agents.status(agentId)).tasks.map((t) => t.taskId)).toEqual([first.taskId, second.taskId]);
+    } finally {
+      await harness?.stop();
+      await server?.stop();
+    }
   }, 120_000);
 });
