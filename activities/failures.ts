@@ -5,6 +5,7 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { NormalizedError } from '../core/errors';
+import { retryDelayWithin } from '../core/provider-errors';
 
 /**
  * Throw `error` as an ApplicationFailure whose `type` is the error code and whose first detail is the
@@ -22,4 +23,25 @@ export function throwAsFailure(error: NormalizedError, opts: { retryAfterMs?: nu
     details: [error],
     nextRetryDelay: error.kind === 'transient' && opts.retryAfterMs !== undefined ? opts.retryAfterMs : undefined,
   });
+}
+
+/**
+ * Run an activity body so that a `Retry-After` it reports never exceeds the retry policy's maximum
+ * interval (`maximumIntervalMs`, from the request the workflow sent).
+ */
+export async function withinRetryPolicy<T>(maximumIntervalMs: number | undefined, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (!(err instanceof ApplicationFailure) || typeof err.nextRetryDelay !== 'number') throw err;
+    const delay = retryDelayWithin(err.nextRetryDelay, maximumIntervalMs);
+    if (delay === err.nextRetryDelay) throw err;
+    throw ApplicationFailure.create({
+      type: err.type ?? undefined,
+      message: err.message,
+      nonRetryable: err.nonRetryable ?? undefined,
+      details: err.details ?? undefined,
+      nextRetryDelay: delay,
+    });
+  }
 }

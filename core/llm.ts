@@ -49,6 +49,8 @@ export interface LlmRequest {
   tools: ToolSpec[];
   /** Capped to what is left of the agent's token budget. */
   maxOutputTokens: number;
+  /** The retry policy's maximum interval: a provider's `Retry-After` is honoured up to this. */
+  maxRetryDelayMs?: number;
 }
 
 /** Output of an LLM activity. */

@@ -1,4 +1,4 @@
-import { classifyHttpStatus, classifyNetworkError, retryAfterMs } from './provider-errors';
+import { classifyHttpStatus, classifyNetworkError, retryAfterMs, retryDelayWithin } from './provider-errors';
 
 const h = (entries: Record<string, string>) => ({ get: (n: string) => entries[n.toLowerCase()] ?? null });
 
@@ -57,5 +57,16 @@ describe('retryAfterMs', () => {
     expect(retryAfterMs(h({ 'retry-after-ms': '150' }), 0)).toBe(150);
     expect(retryAfterMs(h({ 'retry-after': new Date(5000).toUTCString() }), 1000)).toBe(4000);
     expect(retryAfterMs(h({}), 0)).toBeUndefined();
+  });
+});
+
+describe('retryDelayWithin', () => {
+  it('keeps a Retry-After within the retry policy’s maximum interval', () => {
+    expect(retryDelayWithin(3_600_000, 30_000)).toBe(30_000);
+    expect(retryDelayWithin(2_000, 30_000)).toBe(2_000);
+  });
+
+  it('leaves the delay to the policy when the server gave none', () => {
+    expect(retryDelayWithin(undefined, 30_000)).toBeUndefined();
   });
 });

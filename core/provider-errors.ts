@@ -77,6 +77,16 @@ function networkCodeOf(err: unknown): ErrorCode | undefined {
   return undefined;
 }
 
+/**
+ * The next retry delay a failure asks for, within the retry policy's maximum interval. Temporal does
+ * not bound `nextRetryDelay` by the policy, so without this a `Retry-After: 86400` would park the
+ * task for a day.
+ */
+export function retryDelayWithin(retryAfterMs: number | undefined, maximumIntervalMs: number | undefined): number | undefined {
+  if (retryAfterMs === undefined || maximumIntervalMs === undefined) return retryAfterMs;
+  return Math.min(retryAfterMs, maximumIntervalMs);
+}
+
 /** Parse `Retry-After` (seconds or an HTTP date) or `retry-after-ms` into milliseconds. */
 export function retryAfterMs(headers: { get(name: string): string | null }, nowMs: number): number | undefined {
   const ms = headers.get('retry-after-ms');

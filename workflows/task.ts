@@ -235,7 +235,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
     try {
       response = await cancellable(() =>
         llm.executeWithOptions({ ...llmOptions, summary: `llm ${llmLabel(spec)} · tick ${tick}` }, [
-          { llm: config.llm, agentId, taskId, callNumber, tick, messages, tools: toolSpecs(), maxOutputTokens: budget.maxOutputTokens },
+          { llm: config.llm, agentId, taskId, callNumber, tick, messages, tools: toolSpecs(), maxOutputTokens: budget.maxOutputTokens, maxRetryDelayMs: config.retry.maximumIntervalMs },
         ]),
       );
     } catch (err) {
@@ -295,7 +295,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
         try {
           result = await cancellable(() =>
             tool.executeWithOptions({ ...toolOptions, summary: `tool ${call.name} ${toolTarget(checked.args)}`.trim() }, [
-              { name: call.name, args: checked.args, tick, workspace: config.workspace, tools: config.tools, toolTimeoutMs: safety.toolTimeoutMs },
+              { name: call.name, args: checked.args, tick, workspace: config.workspace, tools: config.tools, toolTimeoutMs: safety.toolTimeoutMs, maxRetryDelayMs: config.retry.maximumIntervalMs },
             ]),
           );
         } catch (err) {

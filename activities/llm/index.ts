@@ -6,7 +6,7 @@ import { Context } from '@temporalio/activity';
 import { normalizedError } from '../../core/errors';
 import type { LlmRequest, LlmResponse } from '../../core/llm';
 import { parseLlmSpec } from '../../core/llm-spec';
-import { throwAsFailure } from '../failures';
+import { throwAsFailure, withinRetryPolicy } from '../failures';
 import { heartbeatingSleep } from '../heartbeat';
 import { createGeminiProvider, type GeminiProviderOptions } from './gemini';
 import { createLocalProvider } from './local';
@@ -45,30 +45,34 @@ export function createLlmActivities(deps: LlmProviderOptions = {}) {
   const openai = createOpenAiProvider(deps.openai);
   const local = createLocalProvider();
   return {
-    async llm(req: LlmRequest): Promise<LlmResponse> {
-      const spec = parseLlmSpec(req.llm);
-      switch (spec.provider) {
-        case 'scripted':
-          return scripted(spec.file, req);
-        case 'gemini':
-          return gemini.generate(req, spec.model);
-        case 'openai':
-          return openai.generate(req, spec);
-        case 'local':
-          return local.generate(req, spec);
-        default: {
-          // Unreachable while every provider has a case: kept for a provider added to LlmSpec without one.
-          const provider = (spec as { provider: string }).provider;
-          return throwAsFailure(
-            normalizedError({
-              code: 'E_INTERNAL',
-              kind: 'fatal',
-              source: `llm ${provider}`,
-              message: `the ${provider} provider is not available in this build of the worker`,
-            }),
-          );
-        }
-      }
+    llm(req: LlmRequest): Promise<LlmResponse> {
+      return withinRetryPolicy(req.maxRetryDelayMs, () => generate(req));
     },
   };
+
+  async function generate(req: LlmRequest): Promise<LlmResponse> {
+    const spec = parseLlmSpec(req.llm);
+    switch (spec.provider) {
+      case 'scripted':
+        return scripted(spec.file, req);
+      case 'gemini':
+        return gemini.generate(req, spec.model);
+      case 'openai':
+        return openai.generate(req, spec);
+      case 'local':
+        return local.generate(req, spec);
+      default: {
+        // Unreachable while every provider has a case: kept for a provider added to LlmSpec without one.
+        const provider = (spec as { provider: string }).provider;
+        return throwAsFailure(
+          normalizedError({
+            code: 'E_INTERNAL',
+            kind: 'fatal',
+            source: `llm ${provider}`,
+            message: `the ${provider} provider is not available in this build of the worker`,
+          }),
+        );
+      }
+    }
+  }
 }

@@ -7,6 +7,7 @@ import { Context } from '@temporalio/activity';
 import type { AgentConfig } from '../../core/config';
 import { failure, success, type ToolExecutionResult } from '../../core/errors';
 import { validateToolCall, type ToolArgs, type ToolName } from '../../core/tools';
+import { retryDelayWithin } from '../../core/provider-errors';
 import { throwAsFailure } from '../failures';
 import { withHeartbeats } from '../heartbeat';
 import type { ToolContext } from './context';
@@ -26,6 +27,8 @@ export interface ToolRequest {
   tools: AgentConfig['tools'];
   /** Time one attempt may take (the activity's start-to-close timeout). */
   toolTimeoutMs: number;
+  /** The retry policy's maximum interval: a server's `Retry-After` is honoured up to this. */
+  maxRetryDelayMs?: number;
 }
 
 /** A tool outcome plus, for a transient failure, how long the server asked us to wait. */
@@ -81,7 +84,7 @@ export function createToolActivities(): { tool(req: ToolRequest): Promise<ToolEx
     async tool(req: ToolRequest): Promise<ToolExecutionResult> {
       const { retryAfterMs, ...result } = await withHeartbeats(runTool(req, Context.current().cancellationSignal), { tool: req.name, tick: req.tick });
       if (!result.success && result.error !== undefined && result.error.kind !== 'execution') {
-        throwAsFailure(result.error, { retryAfterMs });
+        throwAsFailure(result.error, { retryAfterMs: retryDelayWithin(retryAfterMs, req.maxRetryDelayMs) });
       }
       return result;
     },

@@ -53,6 +53,40 @@ describe('transient failures', () => {
     expect(starts[0]?.lastFailure).toMatch(/E_RATE_LIMIT.*HTTP 429/);
   });
 
+  it('honours a Retry-After longer than the retry policy only up to its maximum interval, for the LLM and for tools', async () => {
+    // The LLM asks for an hour, and so does the HTTP service a tool calls; retry.maximumIntervalMs is 300.
+    // Temporal does not bound a failure's next retry delay by the policy: without the cap this task waits an hour.
+    let calls = 0;
+    const slowDown = http.createServer((_req, res) => {
+      calls++;
+      if (calls === 1) res.writeHead(429, { 'retry-after': '3600' }).end('slow down');
+      else res.writeHead(200, { 'content-type': 'text/plain' }).end('all good');
+    });
+    await new Promise<void>((r) => slowDown.listen(0, '127.0.0.1', r));
+    const slowPort = (slowDown.address() as AddressInfo).port;
+    try {
+      const script = writeScript([
+        { error: { status: 429, retryAfterMs: 3_600_000, attempts: 1 }, toolCalls: [{ name: 'http.get', args: { url: `http://127.0.0.1:${slowPort}/` } }] },
+        { text: 'The service says all good.' },
+      ]);
+      const agentId = uniqueId('retry-cap');
+      const config = scriptedConfig(script, makeWorkspace(), {
+        tools: { httpAllow: [`127.0.0.1:${slowPort}`] },
+        retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 300, maximumAttempts: 3 },
+      });
+      const { taskId } = await h.agents.submit(agentId, { goal: 'check the service', config });
+      const result = await h.agents.waitForTask(agentId, taskId, { timeoutMs: 60_000 });
+
+      expect(result).toMatchObject({ outcome: 'COMPLETED', finalText: 'The service says all good.' });
+      expect(result.toolCalls).toEqual([expect.objectContaining({ name: 'http.get', status: 'ok' })]);
+      expect(calls).toBe(2);
+      const attempts = (await llmActivityStarts(result.workflowId)).map((s) => s.attempt);
+      expect(attempts).toEqual([2, 2, 1]); // llm (after its 429), http.get (after its 429), llm
+    } finally {
+      await new Promise((r) => slowDown.close(r));
+    }
+  });
+
   it('turns a tool failure that exhausted its retries into execution pain with the retry history', async () => {
     hits = 0;
     const url = `http://127.0.0.1:${port}/status`;
