@@ -21,6 +21,9 @@ export interface AlertInput {
 export interface AlertEvent extends AlertInput {
   type: 'openstarry.alert';
   severity: 'critical';
+  /** The same on every retry of one alert (also sent as `Idempotency-Key`), so a receiver can drop repeats. */
+  id: string;
+  /** When the alert was raised (the same on every retry). */
   at: string;
 }
 
@@ -41,9 +44,16 @@ export function createAlertActivities(sinks: AlertSinks = {}) {
   const logLine = sinks.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   return {
     async alert(input: AlertInput): Promise<{ delivered: string[] }> {
-      const event: AlertEvent = { type: 'openstarry.alert', severity: 'critical', at: new Date().toISOString(), ...input };
+      const info = Context.current().info;
+      const event: AlertEvent = {
+        type: 'openstarry.alert',
+        severity: 'critical',
+        id: `${info.workflowExecution ? `${info.workflowExecution.workflowId}/${info.workflowExecution.runId}` : input.agentId}/${info.activityId}`,
+        at: new Date(info.scheduledTimestampMs).toISOString(),
+        ...input,
+      };
       // A retry is for the webhook: the log line was written by the first attempt, once per alert.
-      if (Context.current().info.attempt === 1) logLine(JSON.stringify(event));
+      if (info.attempt === 1) logLine(JSON.stringify(event));
       const delivered = ['log'];
       if (sinks.webhookUrl) {
         await postWebhook(sinks.webhookUrl, event);
@@ -60,7 +70,7 @@ async function postWebhook(url: string, event: AlertEvent): Promise<void> {
   try {
     res = await fetch(url, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', 'idempotency-key': event.id },
       body: JSON.stringify(event),
       signal: AbortSignal.timeout(10_000),
     });

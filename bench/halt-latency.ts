@@ -15,19 +15,14 @@
  * npm run build && node lib/bench/halt-latency.js --runs 30
  * ```
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { Connection, type Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
-import { AgentClient } from '../client/agent-client';
+import type { Client } from '@temporalio/client';
+import type { AgentClient } from '../client/agent-client';
 import { parseAgentConfig } from '../core/config';
 import { agentStateQuery, agentWorkflowId, haltSignal, taskWorkflowId } from '../workflows/messages';
-import { freePort, startDevServer } from '../workers/dev-server';
-import { temporalCliPath } from '../workers/paths';
-import { createWorker } from '../workers/worker';
+import { environmentLine, eventMs, percentile, startBenchStack } from './stack';
 
 interface Options {
   runs: number;
@@ -73,8 +68,6 @@ async function llmRunning(client: Client, workflowId: string): Promise<boolean> 
     return false;
   }
 }
-
-const eventMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
 interface Sample {
   signalMs: number;
@@ -136,12 +129,6 @@ async function oneRun(agents: AgentClient, config: ReturnType<typeof parseAgentC
   };
 }
 
-/** Nearest-rank percentile. */
-function percentile(sorted: number[], p: number): number {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i] as number;
-}
-
 function row(name: string, values: number[]): string {
   const s = [...values].sort((a, b) => a - b);
   const f = (x: number) => x.toFixed(1).padStart(8);
@@ -150,14 +137,8 @@ function row(name: string, values: number[]): string {
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
-  const stateDir = mkdtempSync(path.join(os.tmpdir(), 'starry-bench-'));
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: null, logFile: path.join(stateDir, 'server.log') });
-  const native = await NativeConnection.connect({ address: server.address });
-  const taskQueue = `bench-halt-${process.pid}`;
-  const worker = await createWorker({ connection: native, taskQueue, activities: { alerts: { log: () => undefined } } });
-  const running = worker.run();
-  const connection = await Connection.connect({ address: server.address });
-  const agents = new AgentClient({ connection, taskQueue });
+  const stack = await startBenchStack('halt');
+  const { agents, dir: stateDir } = stack;
 
   const script = path.join(stateDir, 'turns.json');
   writeFileSync(script, JSON.stringify({ turns: [{ delayMs: 30_000, text: 'slow turn', toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Done.' }] }));
@@ -174,23 +155,12 @@ async function main(): Promise<void> {
       if (run > o.warmup) samples.push(sample);
     }
   } finally {
-    worker.shutdown();
-    await running;
-    await connection.close();
-    await native.close();
-    await server.stop();
+    await stack.stop();
   }
 
-  let cli = 'unknown';
-  try {
-    cli = execFileSync(temporalCliPath(), ['--version'], { encoding: 'utf8' }).trim();
-  } catch {
-    // reported as unknown
-  }
-  const cpus = os.cpus();
   const lines = [
     `Halt latency: ${o.runs} runs (+${o.warmup} warm-up), ${o.queued} queued tasks, an LLM call in flight, state polled every ${o.pollMs} ms`,
-    `CPU: ${cpus[0]?.model ?? 'unknown'} × ${cpus.length} · node ${process.version} · ${cli} · ${os.platform()} ${os.release()}`,
+    environmentLine(),
     '',
     `| ${'from sending SYSTEM_HALT to'.padEnd(44)} |  p50 ms  |  p95 ms  |  p99 ms  |  max ms  |`,
     `|${'-'.repeat(46)}|----------|----------|----------|----------|`,

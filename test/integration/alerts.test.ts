@@ -18,6 +18,7 @@ jest.setTimeout(60_000);
 interface Post {
   method?: string;
   contentType?: string;
+  idempotencyKey?: string | string[];
   body: AlertEvent;
 }
 
@@ -37,7 +38,7 @@ beforeAll(async () => {
     req.on('data', (chunk: string) => (data += chunk));
     req.on('end', () => {
       const body = JSON.parse(data) as AlertEvent;
-      posts.push({ method: req.method, contentType: req.headers['content-type'], body });
+      posts.push({ method: req.method, contentType: req.headers['content-type'], idempotencyKey: req.headers['idempotency-key'], body });
       const status = refusals.get(body.agentId)?.shift() ?? 200;
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'try again later');
     });
@@ -85,6 +86,8 @@ describe('the fatal path', () => {
     expect(delivered).toHaveLength(1);
     expect(delivered[0]).toMatchObject({ method: 'POST', contentType: 'application/json', body: expected });
     expect(new Date(delivered[0]?.body.at ?? '').toISOString()).toBe(delivered[0]?.body.at);
+    expect(delivered[0]?.body.id).toMatch(new RegExp(`^${agentWorkflowId(run)}/[0-9a-f-]+/\\d+$`));
+    expect(delivered[0]?.idempotencyKey).toBe(delivered[0]?.body.id);
     // The log line is the same JSON event.
     expect(logFor(run.agentId)).toEqual([delivered[0]?.body]);
 
@@ -109,6 +112,9 @@ describe('the fatal path', () => {
     const delivered = postsFor(agentId);
     expect(delivered).toHaveLength(3);
     for (const p of delivered) expect(p.body).toMatchObject({ type: 'openstarry.alert', agentId, reason: { code: 'FATAL' } });
+    // One alert, three deliveries: the same id, key and body each time, so the receiver can drop repeats.
+    expect(new Set(delivered.map((p) => JSON.stringify(p.body))).size).toBe(1);
+    expect(delivered.map((p) => p.idempotencyKey)).toEqual(Array(3).fill(delivered[0]?.body.id));
     // The log sink took the alert once; only the webhook needed the retries.
     expect(logFor(agentId)).toHaveLength(1);
   });

@@ -1,0 +1,65 @@
+/**
+ * What every benchmark stands on: its own in-memory `temporal server start-dev` on free ports and an
+ * in-process worker with production settings (`workers/worker.ts`), and a line that says where the
+ * figures were measured.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { AgentClient } from '../client/agent-client';
+import { freePort, startDevServer } from '../workers/dev-server';
+import { temporalCliPath } from '../workers/paths';
+import { createWorker } from '../workers/worker';
+
+export interface BenchStack {
+  agents: AgentClient;
+  /** A scratch folder for the benchmark's files. */
+  dir: string;
+  stop(): Promise<void>;
+}
+
+/** Start a server and a worker for `name`; `stop()` stops both. */
+export async function startBenchStack(name: string): Promise<BenchStack> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `starry-bench-${name}-`));
+  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log') });
+  const native = await NativeConnection.connect({ address: server.address });
+  const taskQueue = `bench-${name}-${process.pid}`;
+  const worker = await createWorker({ connection: native, taskQueue, activities: { alerts: { log: () => undefined } } });
+  const running = worker.run();
+  const connection = await Connection.connect({ address: server.address });
+  return {
+    agents: new AgentClient({ connection, taskQueue }),
+    dir,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await native.close();
+      await server.stop();
+    },
+  };
+}
+
+/** CPU, node, Temporal CLI and OS, for the table's heading. */
+export function environmentLine(): string {
+  let cli = 'unknown';
+  try {
+    cli = execFileSync(temporalCliPath(), ['--version'], { encoding: 'utf8' }).trim();
+  } catch {
+    // reported as unknown
+  }
+  const cpus = os.cpus();
+  return `CPU: ${cpus[0]?.model ?? 'unknown'} × ${cpus.length} · node ${process.version} · ${cli} · ${os.platform()} ${os.release()}`;
+}
+
+/** Nearest-rank percentile of sorted values. */
+export function percentile(sorted: number[], p: number): number {
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] as number;
+}
+
+/** A server timestamp in milliseconds. */
+export const eventMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
