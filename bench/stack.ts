@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { AgentClient } from '../client/agent-client';
-import { freePort, startDevServer } from '../workers/dev-server';
+import { type DevServer, freePort, startDevServer } from '../workers/dev-server';
 import { temporalCliPath } from '../workers/paths';
 import { createWorker } from '../workers/worker';
 
@@ -25,6 +25,15 @@ export interface BenchStack {
 export async function startBenchStack(name: string): Promise<BenchStack> {
   const dir = mkdtempSync(path.join(os.tmpdir(), `starry-bench-${name}-`));
   const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log') });
+  try {
+    return await connectTo(server, name, dir);
+  } catch (err) {
+    await server.stop(); // a benchmark that cannot start leaves no server behind
+    throw err;
+  }
+}
+
+async function connectTo(server: DevServer, name: string, dir: string): Promise<BenchStack> {
   const native = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-${name}-${process.pid}`;
   const worker = await createWorker({ connection: native, taskQueue, activities: { alerts: { log: () => undefined } } });
