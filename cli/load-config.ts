@@ -59,7 +59,7 @@ export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): AgentC
     llm = `scripted:${file}`;
   } else if (spec.provider === 'local') {
     const file = path.resolve(flags.llm ? cwd : base, spec.modelPath);
-    if (!existsSync(file)) throw new ConfigError(`local model ${file} does not exist. Fetch the default one with \`npm run setup:model\`.`);
+    if (!existsSync(file)) throw new ConfigError(`local model ${file} does not exist. Fetch the default one (SmolLM2-135M) with \`npm run setup\`, or give the path of another GGUF file.`);
     llm = `local:${file}`;
   }
   const workspace = config.workspace.map((w) => path.resolve(base, w));

@@ -83,6 +83,7 @@ describe('bad input', () => {
     [['run', 'x', '--llm', `scripted:${script}`, '--workspace', ws, '--guide', 'zen'], /Unknown guide "zen". Known guides: pain/],
     [['run', 'x', '--llm', `scripted:${script}`, '--workspace', '/no/such/dir'], /workspace root \/no\/such\/dir does not exist/],
     [['run', 'x', '--llm', 'scripted:/no/such/turns.json', '--workspace', ws], /scripted controller file .* does not exist/],
+    [['run', 'x', '--llm', 'local:/no/such/model.gguf', '--workspace', ws], /local model \/no\/such\/model.gguf does not exist. .*`npm run setup`/],
     [['unlock', 'a', '--add-tokens', '-5'], /--add-tokens must be a whole number/],
     [['frobnicate'], /unknown command/],
   ])('starry %j exits 64 and says what is wrong', (args, message) => {
