@@ -14,6 +14,7 @@
  */
 import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { DEFAULT_LOCAL_MODEL } from '../activities/llm/local';
 import { parseAgentConfig } from '../core/config';
 import { projectRoot } from '../workers/paths';
 import { taskWorkflowId } from '../workflows/messages';
@@ -25,7 +26,7 @@ interface Options {
   model: string;
 }
 
-const DEFAULT_MODEL = path.join(projectRoot(), '.tools', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
+const DEFAULT_MODEL = path.join(projectRoot(), DEFAULT_LOCAL_MODEL);
 
 function parseArgs(argv: string[]): Options {
   const o: Options = { runs: 5, maxTicks: 8, model: DEFAULT_MODEL };
