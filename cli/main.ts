@@ -7,8 +7,9 @@
 import path from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import type { Connection } from '@temporalio/client';
-import { AgentClient, AgentRequestError } from '../client/agent-client';
+import { AgentClient } from '../client/agent-client';
 import { ConfigError } from '../core/config';
+import { isRequestError } from '../core/request-errors';
 import { guideIds } from '../core/guides';
 import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
 import { llmSetupProblem } from '../activities/llm/preflight';
@@ -309,13 +310,10 @@ function report(err: unknown): number {
     process.stderr.write(`starry: ${err.message}\n`);
     return err.code;
   }
-  if (err instanceof ConfigError) {
+  if (isRequestError(err)) {
+    // Typed, never read from the message: a bad request is a usage error, a refusal means the agent is locked.
     process.stderr.write(`starry: ${err.message}\n`);
-    return EXIT.USAGE;
-  }
-  if (err instanceof AgentRequestError) {
-    process.stderr.write(`starry: ${err.message}\n`);
-    return err.kind === 'refused' ? EXIT.LOCKED : EXIT.FAILED;
+    return err.type === 'InvalidArgument' ? EXIT.USAGE : err.type === 'Refused' ? EXIT.LOCKED : EXIT.FAILED;
   }
   process.stderr.write(`starry: ${err instanceof Error ? err.message : String(err)}\n`);
   return EXIT.FAILED;

@@ -9,33 +9,28 @@ import {
   WorkflowUpdateFailedError,
   type Connection,
 } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import type { AgentConfig } from '../core/config';
-import type { TaskResult } from '../core/types';
 import {
-  agentStateQuery,
-  agentWorkflowId,
-  haltSignal,
-  messageSignal,
-  submitTaskUpdate,
-  unlockUpdate,
+  AgentIdSchema,
+  HaltInputSchema,
+  HumanMessageSchema,
+  parsePayload,
+  SubmitTaskInputSchema,
+  UnlockInputSchema,
   type AgentStatus,
+  type HaltInput,
   type SubmitTaskResult,
+  type TaskResult,
   type UnlockInput,
   type UnlockResult,
-} from '../workflows/messages';
+} from '../core/contract';
+import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
+import { agentStateQuery, agentWorkflowId, haltSignal, messageSignal, submitTaskUpdate, unlockUpdate } from '../workflows/messages';
 import { AgentIdKey } from '../workflows/search-attributes';
 import type { agentWorkflow } from '../workflows';
 
-/** A refusal or a missing agent: what the user did wrong, said plainly (the CLI exits 2 or 1 on it). */
-export class AgentRequestError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'refused' | 'unknown-agent',
-  ) {
-    super(message);
-    this.name = 'AgentRequestError';
-  }
-}
+export { InvalidArgumentError, NotFoundError, RefusedError };
 
 export interface AgentClientOptions {
   connection: Connection;
@@ -54,7 +49,12 @@ export class AgentClient {
 
   /** Submit a task, starting the agent workflow if it is not running. */
   async submit(agentId: string, input: { goal: string; config: AgentConfig; priority?: number; taskId?: string }): Promise<SubmitTaskResult> {
-    const workflowId = agentWorkflowId(agentId);
+    const workflowId = agentWorkflowId(checkAgentId(agentId));
+    const args = parsePayload(
+      SubmitTaskInputSchema,
+      { goal: input.goal, config: input.config, ...(input.priority !== undefined ? { priority: input.priority } : {}), ...(input.taskId ? { taskId: input.taskId } : {}) },
+      'task',
+    );
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof agentWorkflow>('agentWorkflow', {
       workflowId,
       taskQueue: this.opts.taskQueue,
@@ -65,17 +65,17 @@ export class AgentClient {
     });
     try {
       return await this.client.workflow.executeUpdateWithStart(submitTaskUpdate, {
-        args: [{ goal: input.goal, config: input.config, ...(input.priority !== undefined ? { priority: input.priority } : {}), ...(input.taskId ? { taskId: input.taskId } : {}) }],
+        args: [{ ...args, config: input.config }],
         startWorkflowOperation,
       });
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) throw new AgentRequestError(`task refused: ${causeMessage(err)}`, 'refused');
-      throw err;
+      throw updateFailure(err, 'task refused');
     }
   }
 
   /** The agent's `state` query; a clear error when there is no such agent. */
   async status(agentId: string): Promise<AgentStatus> {
+    checkAgentId(agentId);
     try {
       return await this.client.workflow.getHandle(agentWorkflowId(agentId)).query(agentStateQuery);
     } catch (err) {
@@ -113,30 +113,33 @@ export class AgentClient {
     }
   }
 
-  async halt(agentId: string, input: { by?: string; note?: string } = {}): Promise<void> {
+  async halt(agentId: string, input: HaltInput = {}): Promise<void> {
+    const payload = parsePayload(HaltInputSchema, input, 'halt');
     await this.ensureExists(agentId);
-    await this.client.workflow.getHandle(agentWorkflowId(agentId)).signal(haltSignal, input);
+    await this.client.workflow.getHandle(agentWorkflowId(agentId)).signal(haltSignal, payload);
   }
 
   async unlock(agentId: string, input: UnlockInput = {}): Promise<UnlockResult> {
+    const payload = parsePayload(UnlockInputSchema, input, 'unlock');
     await this.ensureExists(agentId);
     try {
-      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).executeUpdate(unlockUpdate, { args: [input] });
+      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).executeUpdate(unlockUpdate, { args: [payload] });
     } catch (err) {
-      if (err instanceof WorkflowUpdateFailedError) throw new AgentRequestError(`unlock refused: ${causeMessage(err)}`, 'refused');
-      throw err;
+      throw updateFailure(err, 'unlock refused');
     }
   }
 
   async message(agentId: string, text: string, by?: string): Promise<void> {
+    const payload = parsePayload(HumanMessageSchema, { text, ...(by ? { by } : {}) }, 'message');
     await this.ensureExists(agentId);
-    await this.client.workflow.getHandle(agentWorkflowId(agentId)).signal(messageSignal, { text, ...(by ? { by } : {}) });
+    await this.client.workflow.getHandle(agentWorkflowId(agentId)).signal(messageSignal, payload);
   }
 
   private async ensureExists(agentId: string): Promise<void> {
+    checkAgentId(agentId);
     try {
       const d = await this.client.workflow.getHandle(agentWorkflowId(agentId)).describe();
-      if (d.status.name !== 'RUNNING') throw new AgentRequestError(`agent ${agentId} is not running (its workflow is ${d.status.name})`, 'unknown-agent');
+      if (d.status.name !== 'RUNNING') throw new NotFoundError(`agent ${agentId} is not running (its workflow is ${d.status.name})`);
     } catch (err) {
       throw this.unknownAgent(err, agentId);
     }
@@ -144,10 +147,31 @@ export class AgentClient {
 
   private unknownAgent(err: unknown, agentId: string): Error {
     if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'WorkflowNotFoundError') {
-      return new AgentRequestError(`unknown agent "${agentId}": no workflow ${agentWorkflowId(agentId)}. Start one with \`starry run --agent ${agentId} …\``, 'unknown-agent');
+      return new NotFoundError(`unknown agent "${agentId}": no workflow ${agentWorkflowId(agentId)}. Start one with \`starry run --agent ${agentId} …\``);
     }
     return err as Error;
   }
+}
+
+/** An agent id checked at the edge, so a bad one is a clear error and never a workflow id. */
+function checkAgentId(agentId: string): string {
+  return parsePayload(AgentIdSchema, agentId, 'agent id');
+}
+
+/**
+ * A failed update as the family's error: the workflow's validators fail with an ApplicationFailure
+ * whose type is `InvalidArgument` or `Refused` (core/request-errors.ts); anything else is passed on.
+ */
+function updateFailure(err: unknown, what: string): unknown {
+  if (!(err instanceof WorkflowUpdateFailedError)) return err;
+  const cause = err.cause;
+  const type = cause instanceof ApplicationFailure ? requestErrorType(cause.type) : undefined;
+  const message = `${what}: ${causeMessage(err)}`;
+  if (type === 'InvalidArgument') {
+    const issues = (cause as ApplicationFailure).details?.[0] as { issues?: string[] } | undefined;
+    return new InvalidArgumentError(message, { cause: err, issues: issues?.issues ?? [] });
+  }
+  return new RefusedError(message, { cause: err }) as RequestError;
 }
 
 function causeMessage(err: Error): string {

@@ -48,10 +48,10 @@ describe('AgentEntity: the priority inbox', () => {
 
   it('refuses an empty goal, a used task id and a priority outside 1..9, and changes nothing', () => {
     const agent = agentOf();
-    agent.submit({ goal: 'a', taskId: 'mine' });
+    agent.submit({ goal: 'a', taskId: 'task-mine' });
     const before = JSON.stringify(agent.data);
     expect(() => agent.submit({ goal: ' ' })).toThrow(RefusedError);
-    expect(() => agent.submit({ goal: 'b', taskId: 'mine' })).toThrow('task id mine is already used by agent a1');
+    expect(() => agent.submit({ goal: 'b', taskId: 'task-mine' })).toThrow('task id task-mine is already used by agent a1');
     expect(() => agent.submit({ goal: 'b', priority: 0 })).toThrow('0 is reserved for SYSTEM_HALT');
     expect(JSON.stringify(agent.data)).toBe(before);
   });
@@ -168,5 +168,36 @@ describe('AgentEntity: human messages', () => {
     agent.finish(runOutput(agent, { undelivered: [{ text: 'too late', by: 'carol' }] }));
     agent.keepMessage({ text: 'task had closed' });
     expect(agent.takePendingMessages()).toEqual([{ text: 'too late', by: 'carol' }, { text: 'task had closed' }]);
+  });
+});
+
+describe('AgentEntity: the contract at its door', () => {
+  it('checks a raw submit and fills in a partial config with the agent llm', () => {
+    const parsed = agentOf().parseSubmit({ goal: 'g', priority: 2, config: { safety: { maxTicks: 3 } } });
+    expect(parsed.config?.llm).toBe('scripted:x.json');
+    expect(parsed.config?.safety).toMatchObject({ maxTicks: 3, tokenBudget: 100000 });
+    expect(() => agentOf().parseSubmit({ goal: 'g', config: { guide: 'nope' } })).toThrow(/unknown guide "nope"/);
+    expect(() => agentOf().parseSubmit({ goal: 'g', priority: 0 })).toThrow(/priority: .*reserved for SYSTEM_HALT/);
+  });
+
+  it('numbers its own tasks around ids a caller chose', () => {
+    const agent = agentOf();
+    agent.submit({ goal: 'mine', taskId: 'task-2' });
+    expect(agent.submit({ goal: 'a' }).taskId).toBe('task-1');
+    expect(agent.submit({ goal: 'b' }).taskId).toBe('task-3');
+  });
+
+  it('refuses a submit when the queue is full, saying so', () => {
+    const agent = agentOf();
+    for (let i = 0; i < 100; i++) agent.submit({ goal: `g${i}` });
+    expect(() => agent.submit({ goal: 'one more' })).toThrow(/already has 100 tasks queued/);
+  });
+
+  it('keeps a cancelled task\'s own config so it can be resubmitted as it was', () => {
+    const agent = agentOf();
+    const own = parseAgentConfig({ guide: 'neutral' }, 'scripted:y.json');
+    agent.submit({ goal: 'with its config', priority: 3, config: own });
+    agent.halt({ by: 'ops' });
+    expect(agent.data.cancelledTasks).toEqual([expect.objectContaining({ taskId: 'task-1', goal: 'with its config', priority: 3, config: own })]);
   });
 });

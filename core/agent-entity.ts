@@ -6,34 +6,19 @@
  * `WAITING_FOR_EVENT ⇄ EXECUTING`, `EXECUTING → SAFETY_LOCKOUT | ERROR_PAUSED | STOPPED`,
  * `any → STOPPED` (halt), `locked → WAITING_FOR_EVENT` (unlock).
  */
-import type { AgentConfig } from './config';
+import { parseAgentConfig, type AgentConfig } from './config';
 import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, type PriorityInbox, type QueuedTask } from './priority-inbox';
 import { initialCounters, resetCounters, type LockVerdict, type SafetyCounters } from './safety-monitor';
+import { LIMITS, parsePayload, SubmitTaskInputSchema, type CancelledTask, type HaltInput, HumanMessage, SubmitTaskResult, UnlockInput, UnlockRecord, UnlockResult } from './contract';
+import { RefusedError } from './request-errors';
 import { isLocked, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';
+
+export { RefusedError };
 
 /** Results and unlock records kept in state (the newest); older ones live in the task workflows' histories. */
 export const KEEP_RECENT = 50;
 
-export interface CancelledTask {
-  taskId: string;
-  goal: string;
-  priority: number;
-  reason: string;
-}
-
-export interface UnlockRecord {
-  by: string;
-  note?: string;
-  from: AgentState;
-  reason?: LockReason;
-  resume: boolean;
-  addTokens: number;
-}
-
-export interface HumanMessage {
-  text: string;
-  by?: string;
-}
+export type { CancelledTask, HumanMessage, UnlockRecord };
 
 export interface RunningTask {
   task: QueuedTask;
@@ -82,6 +67,14 @@ export interface TaskRunOutput {
   undelivered?: HumanMessage[];
 }
 
+/** A `submitTask` payload after checking: its config complete. */
+export interface ParsedSubmit {
+  goal: string;
+  priority?: number;
+  taskId?: string;
+  config?: AgentConfig;
+}
+
 /** What to start next: a queued task, or a suspended one to resume. */
 export interface NextRun {
   task: QueuedTask;
@@ -111,14 +104,6 @@ const keepRecent = <T>(items: T[]): T[] => items.slice(-KEEP_RECENT);
 const withAddedTokens = (config: AgentConfig, tokens: number): AgentConfig =>
   tokens > 0 ? { ...config, safety: { ...config.safety, tokenBudget: config.safety.tokenBudget + tokens } } : config;
 
-/** A refusal that a client shows as is (the update validator throws it). */
-export class RefusedError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'RefusedError';
-  }
-}
-
 /**
  * The agent's rules, over plain data.
  *
@@ -138,7 +123,25 @@ export class AgentEntity {
     return isLocked(this.data.agentState);
   }
 
-  /** Why a submit is refused, or nothing. */
+  /**
+   * Check a raw `submitTask` payload against the contract and fill in its config's defaults (the
+   * agent's own `llm` when the config names none).
+   *
+   * @throws InvalidArgumentError (a ConfigError for the config) naming every invalid field.
+   */
+  parseSubmit(raw: unknown): ParsedSubmit {
+    const input = parsePayload(SubmitTaskInputSchema, raw, 'submitTask');
+    const out: ParsedSubmit = { goal: input.goal };
+    if (input.priority !== undefined) out.priority = input.priority;
+    if (input.taskId !== undefined) out.taskId = input.taskId;
+    if (input.config !== undefined) out.config = parseAgentConfig(input.config, this.data.config.llm, 'task config');
+    return out;
+  }
+
+  /**
+   * Why a submit is refused, or nothing. The payload's shape is checked before (SubmitTaskInputSchema);
+   * this checks it against the agent's state.
+   */
   validateSubmit(input: { goal: string; priority?: number; taskId?: string }): void {
     const d = this.data;
     if (this.locked) {
@@ -148,6 +151,9 @@ export class AgentEntity {
       );
     }
     if (typeof input.goal !== 'string' || input.goal.trim() === '') throw new RefusedError('the task needs a non-empty goal');
+    if (d.inbox.items.length >= LIMITS.queuedTasks) {
+      throw new RefusedError(`agent ${d.agentId} already has ${d.inbox.items.length} tasks queued (the most it takes): submit again when some have run`);
+    }
     if (input.taskId !== undefined && this.knows(input.taskId)) throw new RefusedError(`task id ${input.taskId} is already used by agent ${d.agentId}`);
     // Throws a RangeError naming the bad priority; nothing is changed.
     enqueue(emptyInbox(), { taskId: 'check', goal: input.goal, priority: input.priority ?? DEFAULT_TASK_PRIORITY });
@@ -163,11 +169,12 @@ export class AgentEntity {
     );
   }
 
-  submit(input: { goal: string; priority?: number; taskId?: string; config?: AgentConfig }): { taskId: string; workflowId: string; position: number } {
+  submit(input: ParsedSubmit): SubmitTaskResult {
     this.validateSubmit(input);
     const d = this.data;
-    const taskId = input.taskId ?? `task-${d.nextTaskNumber}`;
-    d.nextTaskNumber++;
+    let taskId = input.taskId;
+    // The agent's own numbering skips ids a caller chose, so two tasks never share a workflow id.
+    while (taskId === undefined || (input.taskId === undefined && this.knows(taskId))) taskId = `task-${d.nextTaskNumber++}`;
     const task: Omit<QueuedTask, 'seq'> = { taskId, goal: input.goal, priority: input.priority ?? DEFAULT_TASK_PRIORITY };
     if (input.config) task.config = input.config;
     d.inbox = enqueue(d.inbox, task);
@@ -253,7 +260,7 @@ export class AgentEntity {
    * SYSTEM_HALT, priority 0: STOPPED at once, the inbox cleared into `cancelledTasks`. Returns the
    * running task's workflow id, which the workflow forwards the halt to.
    */
-  halt(input: { by?: string; note?: string } = {}): { forwardTo?: string; cleared: number } {
+  halt(input: HaltInput = {}): { forwardTo?: string; cleared: number } {
     const d = this.data;
     const by = input.by ?? 'a human operator';
     d.agentState = 'STOPPED';
@@ -262,7 +269,8 @@ export class AgentEntity {
     const { cleared, inbox } = clear(d.inbox);
     d.inbox = inbox;
     const reason = `cancelled by SYSTEM_HALT (${by}) before it started; resubmit it to run it`;
-    d.cancelledTasks = [...d.cancelledTasks, ...cleared.map((t) => ({ taskId: t.taskId, goal: t.goal, priority: t.priority, reason }))];
+    const records = cleared.map((t): CancelledTask => ({ taskId: t.taskId, goal: t.goal, priority: t.priority, reason, ...(t.config ? { config: t.config } : {}) }));
+    d.cancelledTasks = [...d.cancelledTasks, ...records].slice(-LIMITS.cancelledTasks);
     return { forwardTo: d.current?.workflowId, cleared: cleared.length };
   }
 
@@ -279,7 +287,7 @@ export class AgentEntity {
   }
 
   /** `admin:unlock`: leave any locked state; resume or abort the suspended task. */
-  unlock(input: { resume?: boolean; addTokens?: number; note?: string; by?: string } = {}): { unlocked: boolean; agentState: AgentState; message: string } {
+  unlock(input: UnlockInput = {}): UnlockResult {
     const d = this.data;
     if (!this.locked) {
       return { unlocked: false, agentState: d.agentState, message: `agent ${d.agentId} is not locked (${d.agentState}): nothing to unlock` };

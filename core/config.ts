@@ -3,33 +3,43 @@
  * fully-defaulted `AgentConfig` and never validate again.
  */
 import { z } from 'zod';
+import { guideIds } from './guides';
+import { parseLlmSpec } from './llm-spec';
+import { ConfigError } from './request-errors';
 
-const positiveInt = (name: string) =>
-  z.number({ error: `${name} must be a number` }).int(`${name} must be a whole number`).positive(`${name} must be > 0`);
+export { ConfigError };
+
+/**
+ * A whole number in 1..max. Zod puts the field's path in front of each issue, so the messages do not
+ * repeat it. The upper bounds keep payloads and histories inside Temporal's limits (docs/ARCHITECTURE.md).
+ */
+const positiveInt = (max: number) =>
+  z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be > 0').max(max, `must be <= ${max}`);
 
 export const SafetyConfigSchema = z
   .object({
-    maxTicks: positiveInt('safety.maxTicks').default(50),
-    tokenBudget: positiveInt('safety.tokenBudget').default(100_000),
-    repeatThreshold: positiveInt('safety.repeatThreshold').default(3),
-    frustrationThreshold: positiveInt('safety.frustrationThreshold').default(5),
-    cascadeWindow: positiveInt('safety.cascadeWindow').default(10),
-    cascadeErrors: positiveInt('safety.cascadeErrors').default(8),
-    toolTimeoutMs: positiveInt('safety.toolTimeoutMs').default(30_000),
+    maxTicks: positiveInt(1000).default(50),
+    tokenBudget: positiveInt(1_000_000_000).default(100_000),
+    repeatThreshold: positiveInt(100).default(3),
+    frustrationThreshold: positiveInt(100).default(5),
+    cascadeWindow: positiveInt(1000).default(10),
+    cascadeErrors: positiveInt(1000).default(8),
+    toolTimeoutMs: positiveInt(3_600_000).default(30_000),
     /** Tokens an LLM call may produce at most, before the budget cap applies. */
-    maxOutputTokens: positiveInt('safety.maxOutputTokens').default(8192),
+    maxOutputTokens: positiveInt(1_000_000).default(8192),
   })
   .strict()
   .refine((s) => s.cascadeErrors <= s.cascadeWindow, {
-    message: 'safety.cascadeErrors must be <= safety.cascadeWindow',
+    message: 'cascadeErrors must be <= cascadeWindow',
+    path: ['cascadeErrors'],
   });
 
 export const RetryConfigSchema = z
   .object({
-    initialIntervalMs: positiveInt('retry.initialIntervalMs').default(1000),
-    backoffCoefficient: z.number().min(1, 'retry.backoffCoefficient must be >= 1').default(2),
-    maximumIntervalMs: positiveInt('retry.maximumIntervalMs').default(30_000),
-    maximumAttempts: positiveInt('retry.maximumAttempts').default(5),
+    initialIntervalMs: positiveInt(3_600_000).default(1000),
+    backoffCoefficient: z.number({ error: 'must be a number' }).min(1, 'must be >= 1').max(10, 'must be <= 10').default(2),
+    maximumIntervalMs: positiveInt(3_600_000).default(30_000),
+    maximumAttempts: positiveInt(100).default(5),
   })
   .strict();
 
@@ -40,17 +50,20 @@ export const ToolsConfigSchema = z
     /** Hosts `http.get` may reach. */
     httpAllow: z.array(z.string().min(1)).default([]),
     /** Bytes of tool output kept at most; more is E_OUTPUT_TOO_LARGE. */
-    maxOutputBytes: positiveInt('tools.maxOutputBytes').default(64 * 1024),
+    maxOutputBytes: positiveInt(1024 * 1024).default(64 * 1024),
   })
   .strict();
 
 export const AgentConfigSchema = z
   .object({
-    guide: z.string().min(1).default('pain'),
-    llm: z.string().min(1).optional(),
+    guide: z
+      .string()
+      .refine((id) => guideIds().includes(id), { error: (i) => `unknown guide ${JSON.stringify(i.input)}: use one of ${guideIds().join(', ')}` })
+      .default('pain'),
+    llm: z.string().superRefine(checkLlmSpec).optional(),
     workspace: z.array(z.string().min(1)).min(1, 'workspace needs at least one root').default(['./workspace']),
     /** Number of messages kept besides the anchored system prompt and goal. */
-    contextWindow: positiveInt('contextWindow').default(40),
+    contextWindow: positiveInt(1000).default(40),
     /** Ask the model to verify before its final answer is accepted (the seeds' verification step). */
     verify: z.boolean().default(false),
     safety: SafetyConfigSchema.default(() => SafetyConfigSchema.parse({})),
@@ -64,11 +77,12 @@ export type AgentConfig = z.output<typeof AgentConfigSchema> & { llm: string };
 export type SafetyConfig = z.output<typeof SafetyConfigSchema>;
 export type RetryConfig = z.output<typeof RetryConfigSchema>;
 
-/** A config error that says where and what, so a user can fix the file. */
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
+/** The `llm` spec, checked inside the schema so every client (CLI, HTTP, a raw update) gets the same error. */
+function checkLlmSpec(spec: string, ctx: z.RefinementCtx): void {
+  try {
+    parseLlmSpec(spec);
+  } catch (err) {
+    ctx.addIssue({ code: 'custom', message: (err as Error).message });
   }
 }
 
@@ -88,7 +102,9 @@ export function formatIssues(error: z.ZodError): string {
 export function parseAgentConfig(raw: unknown, defaultLlm?: string, origin = 'agent config'): AgentConfig {
   const parsed = AgentConfigSchema.safeParse(raw ?? {});
   if (!parsed.success) {
-    throw new ConfigError(`Invalid ${origin}:\n${formatIssues(parsed.error)}`);
+    throw new ConfigError(`Invalid ${origin}:\n${formatIssues(parsed.error)}`, {
+      issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+    });
   }
   const llm = parsed.data.llm ?? defaultLlm;
   if (!llm) {

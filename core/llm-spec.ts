@@ -2,6 +2,7 @@
  * The `--llm` spec (DESIGN.md §6): `scripted:FILE`, `gemini:MODEL`, `openai:MODEL@BASE_URL`,
  * `local:PATH.gguf`. Parsed once at the edge so a typo is a clear error before any task starts.
  */
+import { ConfigError } from './request-errors';
 
 export type LlmSpec =
   | { provider: 'scripted'; file: string }
@@ -17,13 +18,13 @@ export const LLM_SPEC_HELP = 'scripted:FILE, gemini:MODEL, openai:MODEL@BASE_URL
  * ```ts
  * parseLlmSpec('openai:gpt-4o-mini@http://127.0.0.1:8000/v1') // { provider: 'openai', model: 'gpt-4o-mini', baseUrl: '…' }
  * ```
- * @throws Error naming the spec and the accepted forms.
+ * @throws ConfigError naming the spec and the accepted forms.
  */
 export function parseLlmSpec(spec: string): LlmSpec {
   const colon = spec.indexOf(':');
   const provider = colon < 0 ? spec : spec.slice(0, colon);
   const rest = colon < 0 ? '' : spec.slice(colon + 1);
-  const bad = (why: string) => new Error(`Invalid --llm "${spec}": ${why}. Use ${LLM_SPEC_HELP}.`);
+  const bad = (why: string) => new ConfigError(`Invalid --llm "${spec}": ${why}. Use ${LLM_SPEC_HELP}.`);
   switch (provider) {
     case 'scripted':
       if (!rest) throw bad('scripted needs a file');

@@ -21,12 +21,15 @@ import {
 import type { createActivities } from '../activities';
 import { AgentEntity, newAgentData, type AgentData, type TaskRunOutput } from '../core/agent-entity';
 import type { AgentConfig } from '../core/config';
+import { HaltInputSchema, HumanMessageSchema, TaskProgressSchema, UnlockInputSchema, parsePayload } from '../core/contract';
 import { normalizedError } from '../core/errors';
+import { isRequestError } from '../core/request-errors';
 import { ordered } from '../core/priority-inbox';
 import {
   agentStateQuery,
   haltSignal,
   messageSignal,
+  stopSignal,
   submitTaskUpdate,
   taskProgressSignal,
   taskWorkflowId,
@@ -60,38 +63,65 @@ export interface AgentWorkflowInput {
 export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   const agent = new AgentEntity(input.carried ?? newAgentData(input.agentId, input.config), (taskId) => taskWorkflowId(input.agentId, taskId));
 
-  setHandler(submitTaskUpdate, (t) => {
-    const out = agent.submit(t);
-    report();
-    return out;
-  }, { validator: (t) => agent.validateSubmit(t) });
+  // Every payload is checked with the contract's schemas (core/contract.ts): an update's validator
+  // refuses a bad one to its caller with a typed failure; a signal's handler drops it with a warning.
+  // Either way it never reaches the agent's state, so no payload can wedge the workflow.
+  setHandler(
+    submitTaskUpdate,
+    (raw) => {
+      const out = agent.submit(agent.parseSubmit(raw));
+      report();
+      return out;
+    },
+    { validator: (raw) => typed(() => agent.validateSubmit(agent.parseSubmit(raw))), description: 'Submit a task: {goal, priority?, config?, taskId?}. Refused while the agent is locked.' },
+  );
 
-  setHandler(haltSignal, async (h) => {
-    const { forwardTo } = agent.halt(h ?? {});
+  // SYSTEM_HALT is priority 0 and always stops the agent, even when its payload is malformed.
+  const halt = async (raw: unknown) => {
+    const parsed = HaltInputSchema.safeParse(raw ?? {});
+    if (!parsed.success) log.warn('SYSTEM_HALT with an invalid payload: halting anyway, without its by/note', { error: parsed.error.message });
+    const h = parsed.success ? parsed.data : {};
+    const { forwardTo } = agent.halt(h);
     report();
-    if (forwardTo) await signalTask(forwardTo, (handle) => handle.signal(haltSignal, h ?? {}));
-  });
+    if (forwardTo) await signalTask(forwardTo, (handle) => handle.signal(haltSignal, h));
+  };
+  setHandler(haltSignal, halt, { description: 'Priority-0 kill switch: stop the agent now, cancel the running call, clear the queue. Payload {by?, note?}.' });
+  setHandler(stopSignal, halt, { description: 'Alias of SYSTEM_HALT.' });
 
-  const unlock = (u: UnlockInput = {}) => {
+  const unlock = (u: UnlockInput) => {
     const out = agent.unlock(u);
     log.info('admin:unlock', { ...out, by: u.by, note: u.note });
     report();
     return out;
   };
-  setHandler(unlockUpdate, unlock);
-  setHandler(unlockSignal, (u) => void unlock(u));
-
-  setHandler(messageSignal, async (m) => {
-    const { forwardTo } = agent.message(m);
-    if (forwardTo && !(await signalTask(forwardTo, (handle) => handle.signal(messageSignal, m)))) agent.keepMessage(m);
+  const unlockHelp = 'Leave a locked state: {resume?, addTokens?, note?, by?}. resume continues the suspended task.';
+  setHandler(unlockUpdate, (raw) => unlock(parsePayload(UnlockInputSchema, raw ?? {}, 'admin:unlock')), {
+    validator: (raw) => typed(() => parsePayload(UnlockInputSchema, raw ?? {}, 'admin:unlock')),
+    description: unlockHelp,
   });
+  setHandler(unlockSignal, (raw) => void ifValid(UnlockInputSchema, raw ?? {}, 'admin:unlock', unlock), { description: unlockHelp });
 
-  setHandler(taskProgressSignal, (p) => {
-    agent.progress(p);
-    report();
-  });
+  setHandler(
+    messageSignal,
+    (raw) =>
+      ifValid(HumanMessageSchema, raw, 'message', async (m) => {
+        const { forwardTo } = agent.message(m);
+        if (forwardTo && !(await signalTask(forwardTo, (handle) => handle.signal(messageSignal, m)))) agent.keepMessage(m);
+      }),
+    { description: 'A human follow-up for the running task: {text, by?}; kept for the next task when none runs.' },
+  );
 
-  setHandler(agentStateQuery, (): AgentStatus => status(agent));
+  setHandler(
+    taskProgressSignal,
+    (raw) =>
+      ifValid(TaskProgressSchema, raw, 'taskProgress', (p) => {
+        agent.progress(p);
+        report();
+      }),
+    { description: 'Internal: sent by the running task after each tick. Not for humans.' },
+  );
+
+  setHandler(agentStateQuery, (): AgentStatus => status(agent), { description: 'The agent\'s full status: state, reason, tokens, queue, current/suspended task, recent results, unlock records.' });
 
   function report(): void {
     const d = agent.data;
@@ -203,6 +233,31 @@ async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEnt
       lock: { agentState: 'ERROR_PAUSED', reason: { code: 'FATAL', message: `E_INTERNAL: ${message}` }, raiseAlert: true },
     };
   }
+}
+
+/**
+ * Run a validator body so that a contract error reaches the caller as an ApplicationFailure of its
+ * type (`InvalidArgument`, `Refused`): clients tell a bad request from a refusal by type.
+ */
+function typed(check: () => unknown): void {
+  try {
+    check();
+  } catch (err) {
+    if (isRequestError(err)) {
+      throw ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable: true, details: [{ issues: [...err.issues] }] });
+    }
+    throw err;
+  }
+}
+
+/** Run a signal handler with a checked payload; a bad payload is logged and dropped. */
+async function ifValid<T>(schema: { safeParse(raw: unknown): { success: true; data: T } | { success: false; error: Error } }, raw: unknown, what: string, handle: (value: T) => unknown): Promise<void> {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    log.warn(`ignored a ${what} signal with an invalid payload`, { error: parsed.error.message });
+    return;
+  }
+  await handle(parsed.data);
 }
 
 /** Signal the running task; it may have just finished, which the caller handles. Returns whether it was delivered. */

@@ -1,67 +1,23 @@
 /**
- * Every message the agent and task workflows accept (DESIGN.md §2), defined once and shared with the
- * clients. Names are the public contract: `submitTask`, `SYSTEM_HALT`, `admin:unlock`, `message`, `state`.
+ * Every message the agent and task workflows accept, defined once and shared with the clients. Names
+ * are the public contract (docs/ARCHITECTURE.md): `submitTask`, `SYSTEM_HALT` (alias `STOP`),
+ * `admin:unlock`, `message`, `state`.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { AgentConfig } from '../core/config';
-import type { SafetyCounters } from '../core/safety-monitor';
-import type { CancelledTask, HumanMessage, UnlockRecord } from '../core/agent-entity';
-import type { AgentState, LockReason, TaskResult } from '../core/types';
+import type {
+  AgentStatus,
+  HaltInput,
+  HumanMessage,
+  SubmitTaskInput,
+  SubmitTaskResult,
+  TaskProgress,
+  TaskResult,
+  UnlockInput,
+  UnlockResult,
+} from '../core/contract';
 
-export type { CancelledTask, HumanMessage, UnlockRecord };
-
-export interface SubmitTaskInput {
-  goal: string;
-  /** 1 (first) .. 9; default 5. Priority 0 belongs to SYSTEM_HALT. */
-  priority?: number;
-  /** Replaces the agent's config from this task on. Validated by the caller (parseAgentConfig). */
-  config?: AgentConfig;
-  /** Caller-chosen id, for idempotent submits; default `task-<n>`. */
-  taskId?: string;
-}
-
-export interface SubmitTaskResult {
-  taskId: string;
-  workflowId: string;
-  position: number;
-}
-
-export interface HaltInput {
-  by?: string;
-  note?: string;
-}
-
-export interface UnlockInput {
-  resume?: boolean;
-  addTokens?: number;
-  note?: string;
-  by?: string;
-}
-
-export interface UnlockResult {
-  unlocked: boolean;
-  agentState: AgentState;
-  message: string;
-}
-
-/** The agent's `state` query (DESIGN.md §6). */
-export interface AgentStatus {
-  agentId: string;
-  agentState: AgentState;
-  reason?: LockReason;
-  tokensUsed: number;
-  tokenBudget: number;
-  queue: Array<{ taskId: string; priority: number; goal: string }>;
-  currentTask?: { taskId: string; workflowId: string; tick: number };
-  suspendedTask?: { taskId: string; workflowId: string };
-  cancelledTasks: CancelledTask[];
-  counters: SafetyCounters;
-  /** The latest results, newest last. */
-  tasks: TaskResult[];
-  unlocks: UnlockRecord[];
-  guide: string;
-  llm: string;
-}
+// The payload types are the contract's (core/contract.ts): handlers check every payload with its schema.
+export type { AgentStatus, CancelledTask, HaltInput, HumanMessage, SubmitTaskInput, SubmitTaskResult, TaskProgress, UnlockInput, UnlockRecord, UnlockResult } from '../core/contract';
 
 /** Live progress of a task, for its `state` query. */
 export interface TaskStatus {
@@ -73,20 +29,10 @@ export interface TaskStatus {
   injections: TaskResult['injections'];
 }
 
-/** What a task reports to its agent after each tick (for the agent's state query and search attributes). */
-export interface TaskProgress {
-  taskId: string;
-  tick: number;
-  /** The task's own usage so far, over all its runs. */
-  tokensUsed: number;
-  /** Usage of this run only (the agent adds it to its total when the run ends). */
-  runTokens: number;
-  counters: SafetyCounters;
-  lastErrorCode?: string;
-}
-
 export const submitTaskUpdate = defineUpdate<SubmitTaskResult, [SubmitTaskInput]>('submitTask');
 export const haltSignal = defineSignal<[HaltInput?]>('SYSTEM_HALT');
+/** The seeds name the kill switch "SYSTEM_HALT or STOP": the same handler under both names. */
+export const stopSignal = defineSignal<[HaltInput?]>('STOP');
 export const unlockUpdate = defineUpdate<UnlockResult, [UnlockInput]>('admin:unlock');
 export const unlockSignal = defineSignal<[UnlockInput?]>('admin:unlock');
 export const messageSignal = defineSignal<[HumanMessage]>('message');

@@ -7,6 +7,7 @@ import { learningGuide } from './learning';
 import { neutralGuide } from './neutral';
 import { painGuide } from './pain';
 import { safetyGuide } from './safety';
+import { ConfigError } from '../request-errors';
 
 export type { Guide, PainContext, SafetyAlert } from './guide';
 export { calculateSeverity } from './pain';
@@ -46,13 +47,13 @@ export function guideIds(): string[] {
  * getGuide('neutral').interpretPain(error, ctx);
  * getGuide('x'); // throws: Unknown guide "x". Known guides: pain, safety, learning, debugging, neutral.
  * ```
- * @throws Error naming the unknown id and the known ones.
+ * @throws ConfigError naming the unknown id and the known ones.
  */
 export function getGuide(id: string): Guide {
   // Own properties only, so ids like "toString" or "__proto__" are unknown rather than Object's members.
   const guide = Object.prototype.hasOwnProperty.call(GUIDES, id) ? GUIDES[id] : undefined;
   if (guide === undefined) {
-    throw new Error(`Unknown guide "${id}". Known guides: ${guideIds().join(', ')}.`);
+    throw new ConfigError(`Unknown guide "${id}". Known guides: ${guideIds().join(', ')}.`);
   }
   return guide;
 }

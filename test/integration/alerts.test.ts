@@ -7,7 +7,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AlertEvent } from '../../activities/alert';
-import { AgentRequestError } from '../../client/agent-client';
+import { RefusedError } from '../../client/agent-client';
 import { startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { contractViolations, runScenario, SCENARIOS, type ScenarioRun } from '../helpers/scenarios';
 import { completedAttempts, hasCompleted, replayAll, scheduledInputs, settledHistory, type History } from '../helpers/workflow-history';
@@ -93,7 +93,7 @@ describe('the fatal path', () => {
 
     const status = await h.agents.status(run.agentId);
     expect(status).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
-    await expect(h.agents.submit(run.agentId, { goal: 'anything', config: run.config })).rejects.toThrow(AgentRequestError);
+    await expect(h.agents.submit(run.agentId, { goal: 'anything', config: run.config })).rejects.toThrow(RefusedError);
     const reports = await replayAll(h.agents.client, [run.workflowId, agentWorkflowId(run)]);
     expect(reports.map((x) => [x.workflowType, x.ok, x.error])).toEqual([
       ['taskWorkflow', true, undefined],

@@ -80,7 +80,7 @@ describe('bad input', () => {
     [['run'], /a goal is required/],
     [['run', 'x', '--workspace', ws], /no LLM given/],
     [['run', 'x', '--llm', 'gpt:4', '--workspace', ws], /unknown provider "gpt"/],
-    [['run', 'x', '--llm', `scripted:${script}`, '--workspace', ws, '--guide', 'zen'], /Unknown guide "zen". Known guides: pain/],
+    [['run', 'x', '--llm', `scripted:${script}`, '--workspace', ws, '--guide', 'zen'], /unknown guide "zen": use one of pain/],
     [['run', 'x', '--llm', `scripted:${script}`, '--workspace', '/no/such/dir'], /workspace root \/no\/such\/dir does not exist/],
     [['run', 'x', '--llm', 'scripted:/no/such/turns.json', '--workspace', ws], /scripted controller file .* does not exist/],
     [['run', 'x', '--llm', 'local:/no/such/model.gguf', '--workspace', ws], /local model \/no\/such\/model.gguf does not exist. .*`npm run setup`/],
@@ -97,7 +97,7 @@ describe('bad input', () => {
     writeFileSync(file, JSON.stringify({ llm: `scripted:${script}`, safety: { maxTicks: -1, bogus: 1 } }));
     const r = starry(['run', 'x', '--config', file]);
     expect(r.code).toBe(64);
-    expect(r.stderr).toMatch(/safety\.maxTicks must be > 0/);
+    expect(r.stderr).toMatch(/safety\.maxTicks: must be > 0/);
     expect(r.stderr).toMatch(/bogus/);
   });
 

@@ -4,10 +4,11 @@
  * signal, and continue-as-new carrying the agent's state. No timing assertions here: the latencies are
  * measured by bench/halt-latency.ts.
  */
-import { AgentClient, AgentRequestError } from '../../client/agent-client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { AgentClient, InvalidArgumentError, RefusedError } from '../../client/agent-client';
 import type { AgentConfigInput } from '../../core/config';
 import type { AgentWorkflowInput } from '../../workflows/agent';
-import { agentWorkflowId, taskWorkflowId } from '../../workflows/messages';
+import { agentWorkflowId, submitTaskUpdate, taskWorkflowId } from '../../workflows/messages';
 import { startGatedHarness, type LlmGate } from '../helpers/gated-llm';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { activitiesIn, activityRunning, eventually, eventIdOf, firstPayload, historyOf } from '../helpers/history-trace';
@@ -38,8 +39,8 @@ async function refusal(agents: AgentClient, agentId: string, input: Parameters<A
     () => undefined,
     (e: unknown) => e,
   );
-  expect(err).toBeInstanceOf(AgentRequestError);
-  expect((err as AgentRequestError).kind).toBe('refused');
+  expect(err).toBeInstanceOf(RefusedError);
+  expect((err as RefusedError).type).toBe('Refused');
   return (err as Error).message;
 }
 
@@ -53,7 +54,7 @@ describe('SYSTEM_HALT', () => {
     const taskWf = taskWorkflowId(agentId, taskId);
     await activityRunning(h.agents.client, taskWf, 'llm');
 
-    const queued = Array.from({ length: 100 }, (_, i) => ({ taskId: `q-${String(i + 1).padStart(3, '0')}`, goal: `queued goal ${i + 1}`, priority: 1 + (i % 9) }));
+    const queued = Array.from({ length: 100 }, (_, i) => ({ taskId: `task-q-${String(i + 1).padStart(3, '0')}`, goal: `queued goal ${i + 1}`, priority: 1 + (i % 9) }));
     for (const q of queued) await h.agents.submit(agentId, { ...q, config });
     const before = await h.agents.status(agentId);
     expect(before).toMatchObject({ agentState: 'EXECUTING', currentTask: { taskId } });
@@ -178,12 +179,21 @@ describe('the priority inbox', () => {
     expect(done.tasks.every((t) => t.outcome === 'COMPLETED')).toBe(true);
   });
 
-  it('refuses a priority outside 1..9 with a message that names it', async () => {
+  it('treats a priority outside 1..9 as a bad request, from the client and sent raw to the workflow', async () => {
     const agentId = uniqueId('priority-bad');
-    const config = configFor([DONE]);
+    const config = configFor([DONE, DONE]);
     await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'first', config })).taskId);
-    expect(await refusal(h.agents, agentId, { goal: 'halt-like', config, priority: 0 })).toMatch(/priority .*0 is reserved for SYSTEM_HALT.*got 0/);
-    expect(await refusal(h.agents, agentId, { goal: 'too low', config, priority: 10 })).toMatch(/got 10/);
+    await expect(h.agents.submit(agentId, { goal: 'halt-like', config, priority: 0 })).rejects.toThrow(InvalidArgumentError);
+    await expect(h.agents.submit(agentId, { goal: 'halt-like', config, priority: 0 })).rejects.toThrow(/priority: .*0 is reserved for SYSTEM_HALT/);
+    // A client that skips the check meets the workflow's own validator: a typed failure, nothing queued.
+    const raw = h.agents.client.workflow.getHandle(agentWorkflowId(agentId)).executeUpdate(submitTaskUpdate, { args: [{ goal: 'too low', priority: 10 }] });
+    const err = await raw.then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((err as WorkflowUpdateFailedError).cause).toMatchObject({ type: 'InvalidArgument', message: expect.stringMatching(/priority: priority must be 1..9/) });
+    const s = await h.agents.status(agentId);
+    expect(s.queue).toEqual([]);
+    expect(s.agentState).toBe('WAITING_FOR_EVENT');
+    expect((await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'next', config })).taskId)).outcome).toBe('COMPLETED');
   });
 });
 
@@ -464,8 +474,8 @@ describe('continue-as-new', () => {
     g.gate.hold(agentId);
     const t1 = await agents.submit(agentId, { goal: 'halted', config: configFor([DONE]) });
     await g.gate.arrived(agentId);
-    await agents.submit(agentId, { goal: 'cancelled one', config: configFor([DONE]), taskId: 'c1' });
-    await agents.submit(agentId, { goal: 'cancelled two', config: configFor([DONE]), taskId: 'c2' });
+    await agents.submit(agentId, { goal: 'cancelled one', config: configFor([DONE]), taskId: 'task-c1' });
+    await agents.submit(agentId, { goal: 'cancelled two', config: configFor([DONE]), taskId: 'task-c2' });
     await agents.halt(agentId, { by: 'ops' });
     expect(await agents.waitForTask(agentId, t1.taskId)).toMatchObject({ outcome: 'CANCELLED' });
     await agents.unlock(agentId, { by: 'ops', note: 'back to work' });
@@ -476,8 +486,8 @@ describe('continue-as-new', () => {
     });
     const t4 = await agents.submit(agentId, { goal: 'trips the cap', config });
     await g.gate.arrived(agentId);
-    await agents.submit(agentId, { goal: 'queued low', config: configFor([DONE]), taskId: 'q-low', priority: 7 });
-    await agents.submit(agentId, { goal: 'queued high', config: configFor([DONE]), taskId: 'q-high', priority: 2 });
+    await agents.submit(agentId, { goal: 'queued low', config: configFor([DONE]), taskId: 'task-q-low', priority: 7 });
+    await agents.submit(agentId, { goal: 'queued high', config: configFor([DONE]), taskId: 'task-q-high', priority: 2 });
     g.gate.release(agentId);
     const suspended = await agents.waitForTask(agentId, t4.taskId);
     expect(suspended).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', reason: { code: 'LOOP_CAP' }, tokensUsed: 330 });
@@ -499,16 +509,16 @@ describe('continue-as-new', () => {
       tokensUsed: 330,
       tokenBudget: 50_000,
       queue: [
-        { taskId: 'q-high', priority: 2, goal: 'queued high' },
-        { taskId: 'q-low', priority: 7, goal: 'queued low' },
+        { taskId: 'task-q-high', priority: 2, goal: 'queued high' },
+        { taskId: 'task-q-low', priority: 7, goal: 'queued low' },
       ],
       suspendedTask: { taskId: t4.taskId },
       counters: { consecutiveFailures: 1, window: ['failed'] },
     });
     expect(s.counters.repeat).toMatchObject({ toolName: 'fs.read', count: 1 });
     expect(s.cancelledTasks.map((c) => [c.taskId, c.goal])).toEqual([
-      ['c1', 'cancelled one'],
-      ['c2', 'cancelled two'],
+      ['task-c1', 'cancelled one'],
+      ['task-c2', 'cancelled two'],
     ]);
     expect(s.unlocks).toEqual([expect.objectContaining({ by: 'ops', note: 'back to work', from: 'STOPPED' })]);
     expect(s.tasks.map((t) => [t.taskId, t.outcome])).toEqual([
@@ -520,17 +530,17 @@ describe('continue-as-new', () => {
     // 4. The carried state works: resume finishes the suspended task, then the queue drains in order.
     await agents.unlock(agentId, { resume: true });
     expect(await agents.waitForTask(agentId, t4.taskId, notSuspended)).toMatchObject({ outcome: 'COMPLETED', ticks: 2 });
-    await agents.waitForTask(agentId, 'q-low');
+    await agents.waitForTask(agentId, 'task-q-low');
     const end = await agents.status(agentId);
-    expect(end.tasks.map((t) => t.taskId)).toEqual([t1.taskId, t4.taskId, 'q-high', 'q-low']);
+    expect(end.tasks.map((t) => t.taskId)).toEqual([t1.taskId, t4.taskId, 'task-q-high', 'task-q-low']);
   });
 
   it('loses no submitted task when it continues as new between tasks', async () => {
     const agentId = uniqueId('can-busy');
     const agents = canClient(h, 10);
     const config = configFor([DONE]);
-    const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => agents.submit(agentId, { goal: `goal ${i}`, config, taskId: `t-${i}` })));
-    expect(ids.map((r) => r.taskId).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `t-${i}`).sort());
+    const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => agents.submit(agentId, { goal: `goal ${i}`, config, taskId: `task-t${i}` })));
+    expect(ids.map((r) => r.taskId).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `task-t${i}`).sort());
     for (const { taskId } of ids) expect(await agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'COMPLETED' });
 
     const s = await agents.status(agentId);

@@ -3,7 +3,7 @@
  * controllers on a real Temporal dev server, reported as `starry run --json` prints it (§6), and
  * decided the same way again on replay.
  */
-import { AgentRequestError } from '../../client/agent-client';
+import { RefusedError } from '../../client/agent-client';
 import { REPEAT_ALERT_SENTENCE } from '../../core/guides/failure-facts';
 import type { ChatMessage } from '../../core/llm';
 import type { TaskResult } from '../../core/types';
@@ -88,7 +88,7 @@ describe('repeated failure', () => {
 
     const status = await h.agents.status(run.agentId);
     expect(status).toMatchObject({ agentState: 'SAFETY_LOCKOUT', reason: { code: 'REPEATED_FAILURE' }, suspendedTask: { taskId: run.taskId } });
-    await expect(h.agents.submit(run.agentId, { goal: 'anything', config: run.config })).rejects.toThrow(AgentRequestError);
+    await expect(h.agents.submit(run.agentId, { goal: 'anything', config: run.config })).rejects.toThrow(RefusedError);
     await expectReplays(run);
   });
 

@@ -1,0 +1,57 @@
+import { ConfigError, parseAgentConfig } from './config';
+
+const catchError = (fn: () => unknown): ConfigError => {
+  try {
+    fn();
+  } catch (err) {
+    return err as ConfigError;
+  }
+  throw new Error('expected a ConfigError');
+};
+
+describe('parseAgentConfig', () => {
+  it('fills in every default of an empty config', () => {
+    const c = parseAgentConfig({}, 'scripted:/x.json');
+    expect(c).toMatchObject({ guide: 'pain', llm: 'scripted:/x.json', workspace: ['./workspace'], contextWindow: 40 });
+    expect(c.safety).toEqual({ maxTicks: 50, tokenBudget: 100000, repeatThreshold: 3, frustrationThreshold: 5, cascadeWindow: 10, cascadeErrors: 8, toolTimeoutMs: 30000, maxOutputTokens: 8192 });
+    expect(c.retry).toEqual({ initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 30000, maximumAttempts: 5 });
+  });
+
+  it('fills in the defaults of a partial config, field by field', () => {
+    const c = parseAgentConfig({ safety: { maxTicks: 3 } }, 'scripted:/x.json');
+    expect(c.safety.maxTicks).toBe(3);
+    expect(c.safety.tokenBudget).toBe(100000);
+  });
+
+  it('checks the guide and the llm inside the schema, so every client gets the same error', () => {
+    const e = catchError(() => parseAgentConfig({ guide: 'x', llm: 'gpt4' }));
+    expect(e).toBeInstanceOf(ConfigError);
+    expect(e.type).toBe('InvalidArgument');
+    expect(e.issues).toEqual([
+      'guide: unknown guide "x": use one of pain, safety, learning, debugging, neutral',
+      expect.stringMatching(/^llm: Invalid --llm "gpt4": unknown provider "gpt4"/),
+    ]);
+  });
+
+  it('names each bad field once, without repeating its path in the message', () => {
+    const e = catchError(() => parseAgentConfig({ safety: { maxTicks: -1, tokenBudget: 1.5 } }, 'scripted:/x.json'));
+    expect(e.issues).toEqual(['safety.maxTicks: must be > 0', 'safety.tokenBudget: must be a whole number']);
+    expect(e.message).toContain('safety.maxTicks: must be > 0');
+  });
+
+  it('bounds every number so payloads and histories stay inside Temporal limits', () => {
+    const e = catchError(() => parseAgentConfig({ safety: { maxTicks: 1_000_000 }, tools: { maxOutputBytes: 16 * 1024 * 1024 } }, 'scripted:/x.json'));
+    expect(e.issues).toEqual(['safety.maxTicks: must be <= 1000', 'tools.maxOutputBytes: must be <= 1048576']);
+  });
+
+  it('refuses unknown fields and an inverted cascade', () => {
+    expect(catchError(() => parseAgentConfig({ colour: 'red' }, 'scripted:/x.json')).issues[0]).toMatch(/Unrecognized key/);
+    expect(catchError(() => parseAgentConfig({ safety: { cascadeWindow: 3, cascadeErrors: 5 } }, 'scripted:/x.json')).issues).toEqual([
+      'safety.cascadeErrors: cascadeErrors must be <= cascadeWindow',
+    ]);
+  });
+
+  it('says how to give an LLM when none is given', () => {
+    expect(catchError(() => parseAgentConfig({})).message).toMatch(/no LLM given. Pass --llm/);
+  });
+});

@@ -1,0 +1,260 @@
+/**
+ * The public contract, schema-first: every payload a client sends to an agent (submit, halt, unlock,
+ * message), what a task reports to its agent (progress), and every result a client reads (TaskResult,
+ * AgentStatus). The types are `z.infer` of these schemas; the CLI, the HTTP API, the client and the
+ * workflows' update validators and signal handlers all check payloads with them, so a bad payload is
+ * refused to its caller and never reaches workflow state. See docs/ARCHITECTURE.md ("Contract").
+ */
+import { z } from 'zod';
+import { AgentConfigSchema } from './config';
+import { ERROR_CODES } from './errors';
+import { MAX_TASK_PRIORITY, MIN_TASK_PRIORITY } from './priority-inbox';
+import { InvalidArgumentError } from './request-errors';
+
+/** Bounds that keep every payload and the agent's carried state far inside Temporal's 2 MB payload limit. */
+export const LIMITS = {
+  /** Characters of a task's goal. */
+  goalChars: 8_000,
+  /** Tasks waiting in one agent's inbox; more is refused until it drains. */
+  queuedTasks: 100,
+  /** Tasks cancelled by halts that the agent remembers (the newest). */
+  cancelledTasks: 100,
+  /** Characters of one human message. */
+  messageChars: 8_000,
+  /** Characters of a halt or unlock note. */
+  noteChars: 2_000,
+  /** Characters of a `by` (who acted). */
+  byChars: 200,
+  /** Tokens one unlock may add to the budget. */
+  addTokens: 100_000_000,
+} as const;
+
+// ---- ids -------------------------------------------------------------------------------------------
+
+/**
+ * An agent id: 1–64 of `A-Z a-z 0-9 _ . -`, starting with a letter or digit, never containing `-task`
+ * (which separates an agent from its tasks in workflow ids, so `agent-<agentId>` and
+ * `agent-<agentId>-task-…` can never be the same id for two different agents).
+ */
+export const AgentIdSchema = z
+  .string({ error: 'agentId must be a string' })
+  .min(1, 'agentId must not be empty')
+  .max(64, 'agentId must be at most 64 characters')
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'agentId may hold only letters, digits, "_", "." and "-", and must start with a letter or digit')
+  .refine((id) => !id.includes('-task'), 'agentId must not contain "-task" (it separates agents from their tasks in workflow ids)');
+
+/** A task id: `task-` followed by 1–60 of `A-Z a-z 0-9 _ . -`; the agent numbers its own `task-1`, `task-2`, … */
+export const TaskIdSchema = z
+  .string({ error: 'taskId must be a string' })
+  .regex(/^task-[A-Za-z0-9_.-]{1,60}$/, 'taskId must be "task-" followed by 1-60 letters, digits, "_", "." or "-"');
+
+// ---- states and results ------------------------------------------------------------------------------
+
+export const AgentStateSchema = z.enum(['WAITING_FOR_EVENT', 'EXECUTING', 'SAFETY_LOCKOUT', 'ERROR_PAUSED', 'STOPPED']);
+/** The agent state machine of the seeds. */
+export type AgentState = z.infer<typeof AgentStateSchema>;
+
+export const LockReasonCodeSchema = z.enum(['LOOP_CAP', 'BUDGET_EXHAUSTED', 'REPEATED_FAILURE', 'ERROR_CASCADE', 'SYSTEM_HALT', 'FATAL']);
+/** Why an agent is locked (or why a task stopped). */
+export type LockReasonCode = z.infer<typeof LockReasonCodeSchema>;
+
+export const LockReasonSchema = z.object({ code: LockReasonCodeSchema, message: z.string() });
+export type LockReason = z.infer<typeof LockReasonSchema>;
+
+export const TaskOutcomeSchema = z.enum(['COMPLETED', 'FAILED', 'CANCELLED', 'SUSPENDED', 'ABORTED']);
+/** How one task ended. SUSPENDED: a breaker locked the agent; `admin:unlock` resumes or aborts it. */
+export type TaskOutcome = z.infer<typeof TaskOutcomeSchema>;
+
+export const NormalizedErrorSchema = z.object({
+  code: z.enum(ERROR_CODES),
+  message: z.string(),
+  source: z.string(),
+  suggestion: z.string().optional(),
+  kind: z.enum(['execution', 'transient', 'fatal']),
+});
+
+export const ToolCallRecordSchema = z.object({
+  tick: z.number().int(),
+  name: z.string(),
+  args: z.unknown(),
+  fingerprint: z.string(),
+  status: z.enum(['ok', 'failed', 'skipped']),
+  error: NormalizedErrorSchema.optional(),
+});
+/** One tool call as the loop saw it. */
+export type ToolCallRecord = z.infer<typeof ToolCallRecordSchema>;
+
+export const InjectionKindSchema = z.enum(['PAIN', 'REPEAT_ALERT', 'FRUSTRATION', 'VERIFY', 'MESSAGE']);
+export type InjectionKind = z.infer<typeof InjectionKindSchema>;
+
+export const InjectionSchema = z.object({ tick: z.number().int(), kind: InjectionKindSchema, text: z.string() });
+/** Text the system put into the LLM's context: pain, alerts, human messages. */
+export type Injection = z.infer<typeof InjectionSchema>;
+
+export const TaskResultSchema = z.object({
+  agentId: z.string(),
+  taskId: z.string(),
+  workflowId: z.string(),
+  outcome: TaskOutcomeSchema,
+  agentState: AgentStateSchema,
+  reason: LockReasonSchema.optional(),
+  ticks: z.number().int(),
+  tokensUsed: z.number().int(),
+  toolCalls: z.array(ToolCallRecordSchema),
+  injections: z.array(InjectionSchema),
+  finalText: z.string().optional(),
+  /** Present when the task FAILED: what the provider or the system said. */
+  error: NormalizedErrorSchema.optional(),
+});
+/** The result JSON of `starry run --json`, of `GET /v1/tasks/{workflowId}` and of the `state` query's task entries. */
+export type TaskResult = z.infer<typeof TaskResultSchema>;
+
+export const SafetyCountersSchema = z.object({
+  consecutiveFailures: z.number().int().min(0),
+  repeat: z.object({ fingerprint: z.string(), toolName: z.string(), count: z.number().int().min(0) }).nullable(),
+  window: z.array(z.enum(['ok', 'failed'])),
+});
+
+// ---- messages to an agent ----------------------------------------------------------------------------
+
+const by = z.string().min(1).max(LIMITS.byChars, `by must be at most ${LIMITS.byChars} characters`);
+const note = z.string().max(LIMITS.noteChars, `note must be at most ${LIMITS.noteChars} characters`);
+
+export const SubmitTaskInputSchema = z
+  .object({
+    goal: z
+      .string({ error: 'goal must be a string' })
+      .max(LIMITS.goalChars, `goal must be at most ${LIMITS.goalChars} characters`)
+      .refine((g) => g.trim() !== '', 'the task needs a non-empty goal'),
+    /** 1 (first) .. 9; default 5. Priority 0 belongs to SYSTEM_HALT. */
+    priority: z
+      .number({ error: 'priority must be a number' })
+      .int('priority must be a whole number')
+      .min(MIN_TASK_PRIORITY, `priority must be ${MIN_TASK_PRIORITY}..${MAX_TASK_PRIORITY} (0 is reserved for SYSTEM_HALT)`)
+      .max(MAX_TASK_PRIORITY, `priority must be ${MIN_TASK_PRIORITY}..${MAX_TASK_PRIORITY}`)
+      .optional(),
+    /** Replaces the agent's config from this task on; every field optional, defaults filled in. */
+    config: z.unknown().optional(),
+    /** Caller-chosen id, for idempotent submits; default `task-<n>`. */
+    taskId: TaskIdSchema.optional(),
+  })
+  .strict();
+/** What a client sends to submit a task (the `config` is checked against AgentConfigSchema as well). */
+export type SubmitTaskInput = Omit<z.infer<typeof SubmitTaskInputSchema>, 'config'> & { config?: z.input<typeof AgentConfigSchema> };
+
+export const SubmitTaskResultSchema = z.object({ taskId: z.string(), workflowId: z.string(), position: z.number().int() });
+export type SubmitTaskResult = z.infer<typeof SubmitTaskResultSchema>;
+
+export const HaltInputSchema = z.object({ by: by.optional(), note: note.optional() }).strict();
+/** `SYSTEM_HALT`'s payload: who stopped the agent and why. */
+export type HaltInput = z.infer<typeof HaltInputSchema>;
+
+export const UnlockInputSchema = z
+  .object({
+    resume: z.boolean({ error: 'resume must be true or false' }).optional(),
+    addTokens: z
+      .number({ error: 'addTokens must be a number' })
+      .int('addTokens must be a whole number')
+      .min(0, 'addTokens must be >= 0')
+      .max(LIMITS.addTokens, `addTokens must be <= ${LIMITS.addTokens}`)
+      .optional(),
+    note: note.optional(),
+    by: by.optional(),
+  })
+  .strict();
+/** `admin:unlock`'s payload. */
+export type UnlockInput = z.infer<typeof UnlockInputSchema>;
+
+export const UnlockResultSchema = z.object({ unlocked: z.boolean(), agentState: AgentStateSchema, message: z.string() });
+export type UnlockResult = z.infer<typeof UnlockResultSchema>;
+
+export const HumanMessageSchema = z
+  .object({
+    text: z
+      .string({ error: 'text must be a string' })
+      .min(1, 'text must not be empty')
+      .max(LIMITS.messageChars, `text must be at most ${LIMITS.messageChars} characters`),
+    by: by.optional(),
+  })
+  .strict();
+/** A human follow-up for the running task. */
+export type HumanMessage = z.infer<typeof HumanMessageSchema>;
+
+export const TaskProgressSchema = z
+  .object({
+    taskId: z.string(),
+    tick: z.number().int().min(0),
+    /** The task's own usage so far, over all its runs. */
+    tokensUsed: z.number().int().min(0),
+    /** Usage of this run only (the agent adds it to its total when the run ends). */
+    runTokens: z.number().int().min(0),
+    counters: SafetyCountersSchema,
+    lastErrorCode: z.string().optional(),
+  })
+  .strict();
+/** What a task reports to its agent after each tick (for the agent's state query and search attributes). */
+export type TaskProgress = z.infer<typeof TaskProgressSchema>;
+
+// ---- the agent's state -------------------------------------------------------------------------------
+
+export const CancelledTaskSchema = z.object({
+  taskId: z.string(),
+  goal: z.string(),
+  priority: z.number().int(),
+  reason: z.string(),
+  /** The config it was submitted with, when it had its own: resubmitting it needs nothing else. */
+  config: z.unknown().optional(),
+});
+export type CancelledTask = z.infer<typeof CancelledTaskSchema>;
+
+export const UnlockRecordSchema = z.object({
+  by: z.string(),
+  note: z.string().optional(),
+  from: AgentStateSchema,
+  reason: LockReasonSchema.optional(),
+  resume: z.boolean(),
+  addTokens: z.number().int(),
+});
+export type UnlockRecord = z.infer<typeof UnlockRecordSchema>;
+
+export const AgentStatusSchema = z.object({
+  agentId: z.string(),
+  agentState: AgentStateSchema,
+  reason: LockReasonSchema.optional(),
+  tokensUsed: z.number().int(),
+  tokenBudget: z.number().int(),
+  queue: z.array(z.object({ taskId: z.string(), priority: z.number().int(), goal: z.string() })),
+  currentTask: z.object({ taskId: z.string(), workflowId: z.string(), tick: z.number().int() }).optional(),
+  suspendedTask: z.object({ taskId: z.string(), workflowId: z.string() }).optional(),
+  cancelledTasks: z.array(CancelledTaskSchema),
+  counters: SafetyCountersSchema,
+  /** The latest results, newest last. */
+  tasks: z.array(TaskResultSchema),
+  unlocks: z.array(UnlockRecordSchema),
+  guide: z.string(),
+  llm: z.string(),
+});
+/** The agent's `state` query, `starry status --json` and `GET /v1/agents/{agentId}`. */
+export type AgentStatus = z.infer<typeof AgentStatusSchema>;
+
+// ---- checking --------------------------------------------------------------------------------------
+
+/** `path: message` lines of a zod error. */
+export function issueLines(error: z.ZodError): string[] {
+  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
+}
+
+/**
+ * Check a payload against a schema of this contract.
+ *
+ * ```ts
+ * const unlock = parsePayload(UnlockInputSchema, raw, 'admin:unlock'); // throws InvalidArgumentError
+ * ```
+ * @throws InvalidArgumentError naming every invalid field.
+ */
+export function parsePayload<S extends z.ZodType>(schema: S, raw: unknown, what: string): z.output<S> {
+  const parsed = schema.safeParse(raw);
+  if (parsed.success) return parsed.data;
+  const issues = issueLines(parsed.error);
+  throw new InvalidArgumentError(`invalid ${what}: ${issues.join('; ')}`, { issues });
+}
