@@ -197,8 +197,8 @@ async function main(argv: string[]): Promise<number> {
     .option('--by <name>', 'who is writing', process.env.USER ?? 'operator')
     .action(async (agentId: string, text: string, o: { by: string }) => {
       await withClient(async (agents) => {
-        await agents.message(agentId, text, o.by);
-        process.stdout.write(`message sent to agent ${agentId}\n`);
+        const r = await agents.message(agentId, text, o.by);
+        process.stdout.write(r.delivered === 'running task' ? `message given to ${agentId}'s running task ${r.taskId}\n` : `message kept for ${agentId}'s next task (no task is running)\n`);
       }, 'auto');
     });
 

@@ -20,13 +20,14 @@ import {
   UnlockInputSchema,
   type AgentStatus,
   type HaltInput,
+  type MessageResult,
   type SubmitTaskResult,
   type TaskResult,
   type UnlockInput,
   type UnlockResult,
 } from '../core/contract';
 import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
-import { agentStateQuery, agentWorkflowId, haltSignal, messageSignal, submitTaskUpdate, unlockUpdate } from '../workflows/messages';
+import { agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, unlockUpdate } from '../workflows/messages';
 import { AgentIdKey } from '../workflows/search-attributes';
 import type { agentWorkflow } from '../workflows';
 
@@ -129,10 +130,15 @@ export class AgentClient {
     }
   }
 
-  async message(agentId: string, text: string, by?: string): Promise<void> {
+  /** A human message: to the running task, or kept for the next one. Refused when too many are waiting. */
+  async message(agentId: string, text: string, by?: string): Promise<MessageResult> {
     const payload = parsePayload(HumanMessageSchema, { text, ...(by ? { by } : {}) }, 'message');
     await this.ensureExists(agentId);
-    await this.client.workflow.getHandle(agentWorkflowId(agentId)).signal(messageSignal, payload);
+    try {
+      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).executeUpdate(messageUpdate, { args: [payload] });
+    } catch (err) {
+      throw updateFailure(err, 'message refused');
+    }
   }
 
   private async ensureExists(agentId: string): Promise<void> {

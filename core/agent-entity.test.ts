@@ -1,5 +1,6 @@
 import { AgentEntity, newAgentData, RefusedError, type TaskRunOutput } from './agent-entity';
 import { parseAgentConfig } from './config';
+import { LIMITS } from './contract';
 import { initialCounters } from './safety-counters';
 import type { LockVerdict } from './safety-rungs';
 import type { TaskCheckpoint } from './types';
@@ -168,6 +169,17 @@ describe('AgentEntity: human messages', () => {
     agent.finish(runOutput(agent, { undelivered: [{ text: 'too late', by: 'carol' }] }));
     agent.keepMessage({ text: 'task had closed' });
     expect(agent.takePendingMessages()).toEqual([{ text: 'too late', by: 'carol' }, { text: 'task had closed' }]);
+  });
+  it('refuses messages beyond what a run or an idle agent keeps, with what to do', () => {
+    const agent = agentOf();
+    for (let i = 0; i < LIMITS.pendingMessages; i++) agent.message({ text: `idle ${i}` });
+    expect(() => agent.message({ text: 'one more' })).toThrow(/already holds 20 messages for its next task, the most it keeps: submit a task first/);
+    agent.submit({ goal: 'x' });
+    agent.startNext();
+    agent.takePendingMessages();
+    for (let i = 0; i < LIMITS.messagesPerRun; i++) agent.message({ text: `busy ${i}` });
+    expect(() => agent.validateMessage()).toThrow(RefusedError);
+    expect(() => agent.message({ text: 'one more' })).toThrow(/has already received 50 messages, the most one run takes/);
   });
 });
 

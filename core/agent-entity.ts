@@ -11,6 +11,7 @@ import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, ty
 import { initialCounters, resetCounters, type LockVerdict, type SafetyCounters } from './safety-monitor';
 import { LIMITS, parsePayload, SubmitTaskInputSchema, type CancelledTask, type HaltInput, HumanMessage, SubmitTaskResult, UnlockInput, UnlockRecord, UnlockResult } from './contract';
 import { RefusedError } from './request-errors';
+import { compactResult } from './compact';
 import { isLocked, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';
 
 export { RefusedError };
@@ -26,6 +27,8 @@ export interface RunningTask {
   tick: number;
   /** Tokens this run has used so far (from the task's progress reports). */
   runTokens: number;
+  /** Human messages forwarded to this run (bounded by LIMITS.messagesPerRun). */
+  messages?: number;
 }
 
 export interface SuspendedTask {
@@ -253,7 +256,8 @@ export class AgentEntity {
 
   private record(result: TaskResult): void {
     const d = this.data;
-    d.tasks = keepRecent([...d.tasks.filter((t) => t.taskId !== result.taskId), result]);
+    // Kept compact: the full transcript lives in the task workflow's own result and history.
+    d.tasks = keepRecent([...d.tasks.filter((t) => t.taskId !== result.taskId), compactResult(result)]);
   }
 
   /**
@@ -274,9 +278,25 @@ export class AgentEntity {
     return { forwardTo: d.current?.workflowId, cleared: cleared.length };
   }
 
+  /** Why a human message is refused (too many for the running task, or waiting), or nothing. */
+  validateMessage(): void {
+    const d = this.data;
+    if (d.current && (d.current.messages ?? 0) >= LIMITS.messagesPerRun) {
+      throw new RefusedError(`task ${d.current.task.taskId} has already received ${LIMITS.messagesPerRun} messages, the most one run takes: wait for it to end, or halt it`);
+    }
+    if (!d.current && d.pendingMessages.length >= LIMITS.pendingMessages) {
+      throw new RefusedError(`agent ${d.agentId} already holds ${d.pendingMessages.length} messages for its next task, the most it keeps: submit a task first`);
+    }
+  }
+
   /** A human message: to the running task, or kept for the next one. Returns where to forward it. */
   message(m: HumanMessage): { forwardTo?: string } {
-    if (this.data.current) return { forwardTo: this.data.current.workflowId };
+    this.validateMessage();
+    const current = this.data.current;
+    if (current) {
+      current.messages = (current.messages ?? 0) + 1;
+      return { forwardTo: current.workflowId };
+    }
     this.data.pendingMessages.push(m);
     return {};
   }

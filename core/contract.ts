@@ -25,6 +25,12 @@ export const LIMITS = {
   noteChars: 2_000,
   /** Characters of a `by` (who acted). */
   byChars: 200,
+  /** Human messages waiting for the next task while none runs. */
+  pendingMessages: 20,
+  /** Human messages one task run may receive. */
+  messagesPerRun: 50,
+  /** Characters of any one string (tool argument, error, injection, answer) in the results an agent keeps. */
+  keptStringChars: 2_000,
   /** Tokens one unlock may add to the budget. */
   addTokens: 100_000_000,
 } as const;
@@ -179,6 +185,10 @@ export const HumanMessageSchema = z
   .strict();
 /** A human follow-up for the running task. */
 export type HumanMessage = z.infer<typeof HumanMessageSchema>;
+
+/** Where a human message went: to the running task, or kept for the agent's next task. */
+export const MessageResultSchema = z.object({ delivered: z.enum(['running task', 'next task']), taskId: TaskIdSchema.optional() });
+export type MessageResult = z.infer<typeof MessageResultSchema>;
 
 export const TaskProgressSchema = z
   .object({

@@ -21,7 +21,7 @@ import {
 import type { createActivities } from '../activities';
 import { AgentEntity, newAgentData, type AgentData, type TaskRunOutput } from '../core/agent-entity';
 import type { AgentConfig } from '../core/config';
-import { HaltInputSchema, HumanMessageSchema, TaskProgressSchema, UnlockInputSchema, parsePayload } from '../core/contract';
+import { HaltInputSchema, HumanMessageSchema, TaskProgressSchema, UnlockInputSchema, parsePayload, type HumanMessage, type MessageResult } from '../core/contract';
 import { normalizedError } from '../core/errors';
 import { isRequestError } from '../core/request-errors';
 import { ordered } from '../core/priority-inbox';
@@ -29,6 +29,7 @@ import {
   agentStateQuery,
   haltSignal,
   messageSignal,
+  messageUpdate,
   stopSignal,
   submitTaskUpdate,
   taskProgressSignal,
@@ -99,17 +100,26 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
     validator: (raw) => typed(() => parsePayload(UnlockInputSchema, raw ?? {}, 'admin:unlock')),
     description: unlockHelp,
   });
-  setHandler(unlockSignal, (raw) => void ifValid(UnlockInputSchema, raw ?? {}, 'admin:unlock', unlock), { description: unlockHelp });
+  setHandler(unlockSignal, (raw) => ifValid(UnlockInputSchema, raw ?? {}, 'admin:unlock', (u) => refusedIsLogged('admin:unlock', () => unlock(u))), { description: unlockHelp });
 
-  setHandler(
-    messageSignal,
-    (raw) =>
-      ifValid(HumanMessageSchema, raw, 'message', async (m) => {
-        const { forwardTo } = agent.message(m);
-        if (forwardTo && !(await signalTask(forwardTo, (handle) => handle.signal(messageSignal, m)))) agent.keepMessage(m);
+  const message = async (m: HumanMessage): Promise<MessageResult> => {
+    const { forwardTo } = agent.message(m);
+    const taskId = agent.data.current?.task.taskId;
+    if (forwardTo && (await signalTask(forwardTo, (handle) => handle.signal(messageSignal, m)))) return { delivered: 'running task', taskId };
+    if (forwardTo) agent.keepMessage(m);
+    return { delivered: 'next task' };
+  };
+  const messageHelp = 'A human follow-up for the running task: {text, by?}; kept for the next task when none runs.';
+  setHandler(messageUpdate, (raw) => message(parsePayload(HumanMessageSchema, raw, 'message')), {
+    validator: (raw) =>
+      typed(() => {
+        parsePayload(HumanMessageSchema, raw, 'message');
+        agent.validateMessage();
       }),
-    { description: 'A human follow-up for the running task: {text, by?}; kept for the next task when none runs.' },
-  );
+    description: messageHelp,
+  });
+  // The signal form cannot answer: a refused message (too many) is logged and dropped.
+  setHandler(messageSignal, (raw) => ifValid(HumanMessageSchema, raw, 'message', (m) => refusedIsLogged('message', () => message(m))), { description: messageHelp });
 
   setHandler(
     taskProgressSignal,
@@ -258,6 +268,16 @@ async function ifValid<T>(schema: { safeParse(raw: unknown): { success: true; da
     return;
   }
   await handle(parsed.data);
+}
+
+/** Run a signal's effect; a refusal (it has no caller to tell) is logged and dropped, never thrown into the workflow. */
+async function refusedIsLogged(what: string, run: () => unknown): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    if (!isRequestError(err)) throw err;
+    log.warn(`refused a ${what} signal: ${err.message}`);
+  }
 }
 
 /** Signal the running task; it may have just finished, which the caller handles. Returns whether it was delivered. */

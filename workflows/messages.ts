@@ -8,6 +8,7 @@ import type {
   AgentStatus,
   HaltInput,
   HumanMessage,
+  MessageResult,
   SubmitTaskInput,
   SubmitTaskResult,
   TaskProgress,
@@ -17,7 +18,7 @@ import type {
 } from '../core/contract';
 
 // The payload types are the contract's (core/contract.ts): handlers check every payload with its schema.
-export type { AgentStatus, CancelledTask, HaltInput, HumanMessage, SubmitTaskInput, SubmitTaskResult, TaskProgress, UnlockInput, UnlockRecord, UnlockResult } from '../core/contract';
+export type { AgentStatus, CancelledTask, HaltInput, HumanMessage, MessageResult, SubmitTaskInput, SubmitTaskResult, TaskProgress, UnlockInput, UnlockRecord, UnlockResult } from '../core/contract';
 
 /** Live progress of a task, for its `state` query. */
 export interface TaskStatus {
@@ -36,6 +37,8 @@ export const stopSignal = defineSignal<[HaltInput?]>('STOP');
 export const unlockUpdate = defineUpdate<UnlockResult, [UnlockInput]>('admin:unlock');
 export const unlockSignal = defineSignal<[UnlockInput?]>('admin:unlock');
 export const messageSignal = defineSignal<[HumanMessage]>('message');
+/** The same human message as an update, so a refused one (too many) reaches its sender. */
+export const messageUpdate = defineUpdate<MessageResult, [HumanMessage]>('sendMessage');
 export const agentStateQuery = defineQuery<AgentStatus>('state');
 export const taskStateQuery = defineQuery<TaskStatus>('state');
 export const taskProgressSignal = defineSignal<[TaskProgress]>('taskProgress');
