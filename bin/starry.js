@@ -11,9 +11,11 @@ if (!fs.existsSync(entry)) {
 require(entry)
   .main(process.argv.slice(2))
   .then(
-    (code) => process.exit(code),
+    // Exit only once stdout and stderr are flushed: a piped `--json` answer must never be cut short.
+    (code) => process.stdout.write('', () => process.stderr.write('', () => process.exit(code))),
     (err) => {
       process.stderr.write('starry: ' + (err && err.stack ? err.stack : String(err)) + '\n');
       process.exit(1);
     },
   );
+

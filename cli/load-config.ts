@@ -8,6 +8,7 @@ import path from 'node:path';
 import { ConfigError, parseAgentConfig, type AgentConfig } from '../core/config';
 import { getGuide } from '../core/guides';
 import { parseLlmSpec } from '../core/llm-spec';
+import { parseJsonText, parseScript } from '../core/script';
 
 export interface ConfigFlags {
   config?: string;
@@ -26,11 +27,7 @@ export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): AgentC
   if (flags.config) {
     const file = path.resolve(cwd, flags.config);
     if (!existsSync(file)) throw new ConfigError(`config file ${file} does not exist`);
-    try {
-      raw = JSON.parse(readFileSync(file, 'utf8'));
-    } catch (err) {
-      throw new ConfigError(`config file ${file} is not valid JSON: ${(err as Error).message}`);
-    }
+    raw = parseJsonText(readFileSync(file, 'utf8'), `config file ${file}`) as Record<string, unknown>;
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`config file ${file} must hold a JSON object`);
     // Relative paths in a config file are relative to the file, as users expect.
     base = path.dirname(file);
@@ -56,6 +53,11 @@ export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): AgentC
   if (spec.provider === 'scripted') {
     const file = path.resolve(flags.llm ? cwd : base, spec.file);
     if (!existsSync(file)) throw new ConfigError(`scripted controller file ${file} does not exist`);
+    // Checked here, before any workflow starts, so a bad script is a usage error, not a failed task.
+    const st = statSync(file);
+    if (!st.isFile()) throw new ConfigError(`scripted controller file ${file} is not a regular file`);
+    if (st.size > 10 * 1024 * 1024) throw new ConfigError(`scripted controller file ${file} is ${st.size} bytes; a script may be at most 10 MiB`);
+    parseScript(readFileSync(file, 'utf8'), file);
     llm = `scripted:${file}`;
   } else if (spec.provider === 'local') {
     const file = path.resolve(flags.llm ? cwd : base, spec.modelPath);

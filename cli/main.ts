@@ -5,7 +5,7 @@
  * refused) · 64 usage error (bad flags, bad config).
  */
 import path from 'node:path';
-import { Command, CommanderError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError as CommanderInvalidArgumentError, Option } from 'commander';
 import type { Connection } from '@temporalio/client';
 import { AgentClient } from '../client/agent-client';
 import { ConfigError } from '../core/config';
@@ -80,8 +80,14 @@ function addTaskOptions(cmd: Command): Command {
     .option('--workspace <dir>', 'a workspace root the tools are confined to (repeatable)', collect)
     .option('--guide <id>', `how failures are explained to the LLM: ${guideIds().join(', ')}`)
     .option('--config <file>', 'agent config JSON (flags override it)')
-    .addOption(new Option('--priority <n>', 'task priority, 1 (first) to 9').argParser((v) => Number(v)))
+    .addOption(new Option('--priority <n>', 'task priority, 1 (first) to 9').argParser(parsePriority))
     .option('--json', 'print one JSON object on stdout');
+}
+
+/** `--priority`: a whole number 1..9, checked before anything is started (0 is SYSTEM_HALT's). */
+function parsePriority(v: string): number {
+  if (!/^[1-9]$/.test(v.trim())) throw new CommanderInvalidArgumentError(`must be a whole number from 1 (first) to 9 (0 is reserved for SYSTEM_HALT); got "${v}"`);
+  return Number(v);
 }
 
 function requireGoal(goal: string | undefined): string {

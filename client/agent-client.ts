@@ -5,6 +5,7 @@
 import {
   Client,
   WithStartWorkflowOperation,
+  WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   type Connection,
@@ -29,7 +30,8 @@ import {
 import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
 import { agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, unlockUpdate } from '../workflows/messages';
 import { AgentIdKey } from '../workflows/search-attributes';
-import type { agentWorkflow } from '../workflows';
+import type { agentWorkflow, taskWorkflow } from '../workflows';
+import { TASK_FAILED, type TaskWorkflowOutput } from '../workflows/task';
 
 export { InvalidArgumentError, NotFoundError, RefusedError };
 
@@ -93,7 +95,7 @@ export class AgentClient {
     for (;;) {
       const s = await this.status(agentId);
       const result = s.tasks.find((t) => t.taskId === taskId);
-      if (result && accept(result) && s.currentTask?.taskId !== taskId) return result;
+      if (result && accept(result) && s.currentTask?.taskId !== taskId) return (await this.fullResult(result)) ?? result;
       const cancelled = s.cancelledTasks.find((t) => t.taskId === taskId);
       if (cancelled) {
         return {
@@ -112,6 +114,26 @@ export class AgentClient {
       if (Date.now() > deadline) throw new Error(`task ${taskId} of agent ${agentId} did not finish in time`);
       await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
     }
+  }
+
+  /**
+   * A task's result as its own workflow returned it, so tool arguments and answers are whole (the agent
+   * keeps a compact copy). The agent's record has the last word on outcome and state (an unlock without
+   * resume turns a SUSPENDED task ABORTED). Undefined when the task workflow is running or gone.
+   */
+  async fullResult(record: TaskResult): Promise<TaskResult | undefined> {
+    const handle = this.client.workflow.getHandle<typeof taskWorkflow>(record.workflowId);
+    let full: TaskResult | undefined;
+    try {
+      if ((await handle.describe()).status.name === 'RUNNING') return undefined;
+      full = (await handle.result()).result;
+    } catch (err) {
+      if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure && err.cause.type === TASK_FAILED) {
+        full = (err.cause.details?.[0] as TaskWorkflowOutput | undefined)?.result;
+      }
+    }
+    if (full?.taskId !== record.taskId) return undefined;
+    return { ...full, outcome: record.outcome, agentState: record.agentState, ...(record.reason ? { reason: record.reason } : {}) };
   }
 
   async halt(agentId: string, input: HaltInput = {}): Promise<void> {

@@ -1,5 +1,6 @@
 import { AgentEntity, newAgentData, RefusedError, type TaskRunOutput } from './agent-entity';
 import { parseAgentConfig } from './config';
+import { jsonBytes } from './compact';
 import { LIMITS } from './contract';
 import { initialCounters } from './safety-counters';
 import type { LockVerdict } from './safety-rungs';
@@ -180,6 +181,24 @@ describe('AgentEntity: human messages', () => {
     for (let i = 0; i < LIMITS.messagesPerRun; i++) agent.message({ text: `busy ${i}` });
     expect(() => agent.validateMessage()).toThrow(RefusedError);
     expect(() => agent.message({ text: 'one more' })).toThrow(/has already received 50 messages, the most one run takes/);
+  });
+});
+
+describe('AgentEntity: what it carries', () => {
+  it('refuses a submit that would take its state past the byte limit, saying what to do', () => {
+    const agent = agentOf();
+    const goal = 'g'.repeat(LIMITS.goalChars);
+    let refused: Error | undefined;
+    for (let i = 0; i < LIMITS.queuedTasks && !refused; i++) {
+      try {
+        agent.submit({ goal, config: parseAgentConfig({ workspace: ['w'.repeat(9000)] }, 'scripted:x.json') });
+      } catch (err) {
+        refused = err as Error;
+      }
+    }
+    expect(refused).toBeInstanceOf(RefusedError);
+    expect(refused?.message).toMatch(/would carry \d+ KB of queued, cancelled and recent tasks, more than the 1500 KB it keeps .*submit again when some have run/);
+    expect(jsonBytes(agent.data)).toBeLessThanOrEqual(LIMITS.agentStateBytes);
   });
 });
 

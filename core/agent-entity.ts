@@ -11,13 +11,13 @@ import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, ty
 import { initialCounters, resetCounters, type LockVerdict, type SafetyCounters } from './safety-monitor';
 import { LIMITS, parsePayload, SubmitTaskInputSchema, type CancelledTask, type HaltInput, HumanMessage, SubmitTaskResult, UnlockInput, UnlockRecord, UnlockResult } from './contract';
 import { RefusedError } from './request-errors';
-import { compactResult } from './compact';
+import { fitResult, jsonBytes } from './compact';
 import { isLocked, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';
 
 export { RefusedError };
 
 /** Results and unlock records kept in state (the newest); older ones live in the task workflows' histories. */
-export const KEEP_RECENT = 50;
+export const KEEP_RECENT = LIMITS.keptResults;
 
 export type { CancelledTask, HumanMessage, UnlockRecord };
 
@@ -145,7 +145,7 @@ export class AgentEntity {
    * Why a submit is refused, or nothing. The payload's shape is checked before (SubmitTaskInputSchema);
    * this checks it against the agent's state.
    */
-  validateSubmit(input: { goal: string; priority?: number; taskId?: string }): void {
+  validateSubmit(input: { goal: string; priority?: number; taskId?: string; config?: unknown }): void {
     const d = this.data;
     if (this.locked) {
       const why = d.reason ? ` (${d.reason.code}: ${d.reason.message})` : '';
@@ -156,6 +156,13 @@ export class AgentEntity {
     if (typeof input.goal !== 'string' || input.goal.trim() === '') throw new RefusedError('the task needs a non-empty goal');
     if (d.inbox.items.length >= LIMITS.queuedTasks) {
       throw new RefusedError(`agent ${d.agentId} already has ${d.inbox.items.length} tasks queued (the most it takes): submit again when some have run`);
+    }
+    // Everything the agent carries goes through continue-as-new as one payload: keep it well inside 2 MB.
+    const bytes = jsonBytes(d) + jsonBytes(input);
+    if (bytes > LIMITS.agentStateBytes) {
+      throw new RefusedError(
+        `agent ${d.agentId} would carry ${Math.ceil(bytes / 1000)} KB of queued, cancelled and recent tasks, more than the ${LIMITS.agentStateBytes / 1000} KB it keeps (Temporal's payload limit is 2 MB): submit again when some have run, or with a shorter goal`,
+      );
     }
     if (input.taskId !== undefined && this.knows(input.taskId)) throw new RefusedError(`task id ${input.taskId} is already used by agent ${d.agentId}`);
     // Throws a RangeError naming the bad priority; nothing is changed.
@@ -257,7 +264,7 @@ export class AgentEntity {
   private record(result: TaskResult): void {
     const d = this.data;
     // Kept compact: the full transcript lives in the task workflow's own result and history.
-    d.tasks = keepRecent([...d.tasks.filter((t) => t.taskId !== result.taskId), compactResult(result)]);
+    d.tasks = keepRecent([...d.tasks.filter((t) => t.taskId !== result.taskId), fitResult(result, LIMITS.keptResultBytes)]);
   }
 
   /**

@@ -17,8 +17,10 @@ export const LIMITS = {
   goalChars: 8_000,
   /** Tasks waiting in one agent's inbox; more is refused until it drains. */
   queuedTasks: 100,
-  /** Tasks cancelled by halts that the agent remembers (the newest). */
+  /** Tasks cancelled by halts that the agent remembers (the newest), each with its whole input. */
   cancelledTasks: 100,
+  /** Finished task results an agent keeps in its state (the newest). */
+  keptResults: 20,
   /** Characters of one human message. */
   messageChars: 8_000,
   /** Characters of a halt or unlock note. */
@@ -31,6 +33,14 @@ export const LIMITS = {
   messagesPerRun: 50,
   /** Characters of any one string (tool argument, error, injection, answer) in the results an agent keeps. */
   keptStringChars: 2_000,
+  /**
+   * Bytes (JSON, UTF-8) of one result as the agent keeps it, and of a task workflow's own result, so
+   * results never push an agent's state or a task's completion past Temporal's 2 MB payload limit.
+   */
+  keptResultBytes: 16_000,
+  taskResultBytes: 512_000,
+  /** Bytes (JSON) of all an agent carries: a submit that would pass it is refused. */
+  agentStateBytes: 1_500_000,
   /** Tokens one unlock may add to the budget. */
   addTokens: 100_000_000,
 } as const;
@@ -109,6 +119,8 @@ export const TaskResultSchema = z.object({
   toolCalls: z.array(ToolCallRecordSchema),
   injections: z.array(InjectionSchema),
   finalText: z.string().optional(),
+  /** How many of the oldest tool calls and injections were left out to keep the result bounded. */
+  omitted: z.object({ toolCalls: z.number().int().min(0), injections: z.number().int().min(0) }).optional(),
   /** Present when the task FAILED: what the provider or the system said. */
   error: NormalizedErrorSchema.optional(),
 });

@@ -122,7 +122,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
 
   if (await isListening(port)) {
     await waitReady(address, undefined, logFile);
-    const pid = existsSync(pidFile(port)) ? Number(readFileSync(pidFile(port), 'utf8')) : 0;
+    const pid = pidInFile(port);
     return { address, uiUrl, pid, started: false, stop: async () => undefined };
   }
 
@@ -168,13 +168,23 @@ export async function stopPid(pid: number, port?: number): Promise<void> {
       // already gone
     }
   }
-  if (port !== undefined) rmSync(pidFile(port), { force: true });
+  // Only our own pid file: a newer server on the port (started after ours died) keeps its file.
+  if (port !== undefined && pidInFile(port) === pid) rmSync(pidFile(port), { force: true });
+}
+
+/** The pid the port's pid file names, or 0. */
+function pidInFile(port: number): number {
+  try {
+    return Number(readFileSync(pidFile(port), 'utf8')) || 0;
+  } catch {
+    return 0;
+  }
 }
 
 /** Stop the dev server that `startDevServer({ detached: true })` left on `port`, if any. */
 export async function stopDevServer(port = 7233): Promise<boolean> {
-  if (!existsSync(pidFile(port))) return false;
-  const pid = Number(readFileSync(pidFile(port), 'utf8'));
+  const pid = pidInFile(port);
+  if (!pid) return false;
   const alive = isAlive(pid);
   await stopPid(pid, port);
   return alive;

@@ -4,42 +4,12 @@
  * same turn; `error` fails the first `attempts` attempts of that turn, then the turn's content returns.
  */
 import { readFile } from 'node:fs/promises';
-import { z } from 'zod';
-import { formatIssues } from '../../core/config';
+import { parseScript, type Script } from '../../core/script';
 import { normalizedError, type NormalizedError } from '../../core/errors';
 import type { LlmRequest, LlmResponse } from '../../core/llm';
 import { classifyHttpStatus } from '../../core/provider-errors';
 
-const ToolCallSchema = z
-  .object({
-    id: z.string().optional(),
-    name: z.string().min(1),
-    args: z.unknown().optional(),
-    rawArguments: z.string().optional(),
-  })
-  .strict();
-
-const TurnSchema = z
-  .object({
-    text: z.string().optional(),
-    toolCalls: z.array(ToolCallSchema).optional(),
-    usage: z.object({ inputTokens: z.number().int().min(0), outputTokens: z.number().int().min(0) }).strict().optional(),
-    delayMs: z.number().int().min(0).optional(),
-    error: z
-      .object({
-        status: z.number().int().min(400).max(599),
-        message: z.string().optional(),
-        retryAfterMs: z.number().int().min(0).optional(),
-        attempts: z.number().int().positive().optional(),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
-
-export const ScriptSchema = z.object({ turns: z.array(TurnSchema).min(1, 'a script needs at least one turn') }).strict();
-export type Script = z.infer<typeof ScriptSchema>;
-export type ScriptedTurn = z.infer<typeof TurnSchema>;
+export { ScriptSchema, type Script, type ScriptedTurn } from '../../core/script';
 
 /** What one attempt of a scripted call does: fail with an error, or answer. */
 export type ScriptedStep =
@@ -57,15 +27,7 @@ export async function loadScript(file: string): Promise<Script> {
   } catch (err) {
     throw new Error(`cannot read the scripted controller file ${file}: ${(err as Error).message}`);
   }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new Error(`the scripted controller file ${file} is not valid JSON: ${(err as Error).message}`);
-  }
-  const parsed = ScriptSchema.safeParse(json);
-  if (!parsed.success) throw new Error(`the scripted controller file ${file} is invalid:\n${formatIssues(parsed.error)}`);
-  return parsed.data;
+  return parseScript(text, file);
 }
 
 /** Rough token estimate (4 characters a token) for turns that do not state their usage. */

@@ -64,6 +64,13 @@ describe('starry run', () => {
     expect(again.stdout).toMatch(/is not locked \(WAITING_FOR_EVENT\): nothing to unlock/);
   });
 
+  it('prints a 100 KB answer whole when stdout is a pipe', () => {
+    const answer = 'a'.repeat(100_000);
+    const r = starry(['run', 'answer at length', '--agent', uniqueId('cli-big'), '--llm', `scripted:${writeScript([{ text: answer }])}`, '--workspace', makeWorkspace(), '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).finalText).toBe(answer);
+  });
+
   it('exits 1 when the task fails', () => {
     const script = writeScript([{ error: { status: 400, message: 'bad request from the model' } }]);
     const r = starry(['run', 'fail', '--agent', uniqueId('cli-fail'), '--llm', `scripted:${script}`, '--workspace', makeWorkspace(), '--json']);
@@ -85,11 +92,26 @@ describe('bad input', () => {
     [['run', 'x', '--llm', 'scripted:/no/such/turns.json', '--workspace', ws], /scripted controller file .* does not exist/],
     [['run', 'x', '--llm', 'local:/no/such/model.gguf', '--workspace', ws], /local model \/no\/such\/model.gguf does not exist. .*`npm run setup`/],
     [['unlock', 'a', '--add-tokens', '-5'], /--add-tokens must be a whole number/],
+    [['run', 'x', '--llm', 'scripted:/etc/passwd', '--workspace', ws], /scripted controller file \/etc\/passwd is not valid JSON \(Unexpected token\)/],
+    [['run', 'x', '--llm', `scripted:${writeScript([{ txet: 'typo' }])}`, '--workspace', ws], /scripted controller file .* is invalid:\n.*Unrecognized key: "txet"/],
     [['frobnicate'], /unknown command/],
   ])('starry %j exits 64 and says what is wrong', (args, message) => {
     const r = starry(args as string[]);
     expect(r.code).toBe(64);
     expect(r.stderr).toMatch(message);
+  });
+
+  it.each(['0', '10', '-1', '1.5', 'abc'])('refuses --priority %s with 64 and starts no agent', (priority) => {
+    const agent = uniqueId('cli-prio');
+    const r = starry(['run', 'x', '--agent', agent, '--llm', `scripted:${script}`, '--workspace', ws, '--priority', priority]);
+    expect(r.code).toBe(64);
+    expect(r.stderr).toMatch(/--priority.*must be a whole number from 1 \(first\) to 9/);
+    expect(starry(['status', agent]).stderr).toMatch(/unknown agent/);
+  });
+
+  it('never prints the content of a file given as a script', () => {
+    const r = starry(['run', 'x', '--llm', 'scripted:/etc/passwd', '--workspace', ws]);
+    expect(r.stderr).not.toMatch(/root:/);
   });
 
   it('names the invalid field of a config file and exits 64', () => {
