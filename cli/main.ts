@@ -151,6 +151,19 @@ async function main(argv: string[]): Promise<number> {
   });
 
   program
+    .command('resubmit')
+    .description('submit again a task that a halt cancelled before it started (same id, goal, priority and config)')
+    .argument('<agent>', 'agent id')
+    .argument('<taskId>', 'the cancelled task (see `starry status`)')
+    .option('--json', 'print one JSON object on stdout')
+    .action(async (agentId: string, taskId: string, o: { json?: boolean }) => {
+      await withClient(async (agents) => {
+        const r = await agents.resubmit(agentId, taskId);
+        process.stdout.write(o.json ? `${JSON.stringify({ agentId, ...r })}\n` : `${r.taskId} queued again for agent ${agentId} at position ${r.position} (${r.workflowId})\n`);
+      }, 'auto');
+    });
+
+  program
     .command('status')
     .description("show an agent's state, queue, counters and recent tasks")
     .argument('<agent>', 'agent id')

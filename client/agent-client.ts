@@ -22,6 +22,7 @@ import {
   type AgentStatus,
   type HaltInput,
   type MessageResult,
+  type SubmitTaskInput,
   type SubmitTaskResult,
   type TaskResult,
   type UnlockInput,
@@ -71,6 +72,29 @@ export class AgentClient {
         args: [{ ...args, config: input.config }],
         startWorkflowOperation,
       });
+    } catch (err) {
+      throw updateFailure(err, 'task refused');
+    }
+  }
+
+  /**
+   * Submit a task that a halt cancelled before it started, again, under its own id, with its goal,
+   * priority and config as they were. Refused like any submit while the agent is locked.
+   */
+  async resubmit(agentId: string, taskId: string): Promise<SubmitTaskResult> {
+    const s = await this.status(agentId);
+    const cancelled = s.cancelledTasks.find((t) => t.taskId === taskId);
+    if (!cancelled) {
+      const known = s.cancelledTasks.map((t) => t.taskId);
+      throw new NotFoundError(`agent ${agentId} has no cancelled task ${taskId}${known.length ? `: its cancelled tasks are ${known.join(', ')}` : ': a halt cancelled none of its tasks'}`);
+    }
+    const args = parsePayload(
+      SubmitTaskInputSchema,
+      { goal: cancelled.goal, priority: cancelled.priority, taskId, ...(cancelled.config !== undefined ? { config: cancelled.config } : {}) },
+      'task',
+    );
+    try {
+      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).executeUpdate(submitTaskUpdate, { args: [args as SubmitTaskInput] });
     } catch (err) {
       throw updateFailure(err, 'task refused');
     }

@@ -188,6 +188,8 @@ export class AgentEntity {
     const task: Omit<QueuedTask, 'seq'> = { taskId, goal: input.goal, priority: input.priority ?? DEFAULT_TASK_PRIORITY };
     if (input.config) task.config = input.config;
     d.inbox = enqueue(d.inbox, task);
+    // A cancelled task submitted again under its id is no longer cancelled.
+    d.cancelledTasks = d.cancelledTasks.filter((c) => c.taskId !== taskId);
     const position = ordered(d.inbox).findIndex((t) => t.taskId === taskId) + (d.current ? 1 : 0);
     return { taskId, workflowId: this.workflowIdOf(taskId), position };
   }

@@ -142,6 +142,26 @@ describe('SYSTEM_HALT', () => {
     const { taskId } = await h.agents.submit(agentId, { goal: 'accepted', config });
     expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT' });
   });
+
+  it('resubmits a task the halt cancelled, in one call, with its id, goal, priority and own config', async () => {
+    const agentId = uniqueId('halt-resubmit');
+    const slow = configFor([{ delayMs: 30_000, text: 'slow' }, DONE]);
+    const { taskId: running } = await h.agents.submit(agentId, { goal: 'slow', config: slow });
+    await activityRunning(h.agents.client, taskWorkflowId(agentId, running), 'llm');
+    const own = configFor([LIST, DONE], { guide: 'neutral' });
+    await h.agents.submit(agentId, { goal: 'list the workspace', config: own, priority: 2, taskId: 'task-keep' });
+    await h.agents.halt(agentId, { by: 'ops' });
+    await expect(h.agents.resubmit(agentId, 'task-keep')).rejects.toThrow(RefusedError);
+    await h.agents.unlock(agentId, { note: 'resume work' });
+
+    await expect(h.agents.resubmit(agentId, 'task-nope')).rejects.toThrow(/has no cancelled task task-nope: its cancelled tasks are task-keep/);
+    const again = await h.agents.resubmit(agentId, 'task-keep');
+    expect(again.taskId).toBe('task-keep');
+    expect((await h.agents.status(agentId)).cancelledTasks).toEqual([]);
+    const r = await h.agents.waitForTask(agentId, 'task-keep');
+    expect(r).toMatchObject({ outcome: 'COMPLETED', finalText: 'Done.' });
+    expect(r.toolCalls.map((c) => c.name)).toEqual(['fs.list']);
+  });
 });
 
 describe('the priority inbox', () => {

@@ -11,10 +11,9 @@ const dir = path.join(__dirname, '..', 'fixtures', 'histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
 describe('committed histories', () => {
-  it('include agent and task workflows of representative runs', () => {
-    expect(files.length).toBeGreaterThanOrEqual(4);
-    expect(files.some((f) => f.endsWith('-agent.json'))).toBe(true);
-    expect(files.some((f) => f.endsWith('-task.json'))).toBe(true);
+  it('hold the agent and the task workflow of each representative run, and nothing else', () => {
+    const runs = ['budget-stop', 'eperm', 'fatal-llm', 'frustration-cascade', 'repeat-lockout'];
+    expect(files).toEqual(runs.flatMap((r) => [`${r}-agent.json`, `${r}-task.json`]).sort());
   });
 
   it.each(files)('%s replays deterministically with the current code', async (file) => {
