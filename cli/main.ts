@@ -19,7 +19,8 @@ import { startDevServer, stopDevServer } from '../workers/dev-server';
 import { projectRoot } from '../workers/paths';
 import { fetchHistory, loadHistoryFile, replayHistory } from '../workers/replay';
 import { hasLiveWorker, quietRuntime, startEmbeddedWorker, type EmbeddedWorker } from './embedded';
-import { formatStatus, formatTranscript, webUiLink } from './format';
+import { formatOutcome, formatStatus, reasonText, webUiLink } from './format';
+import { printTask } from './live';
 import { loadAgentConfig, type ConfigFlags } from './load-config';
 
 export const EXIT = { OK: 0, FAILED: 1, LOCKED: 2, USAGE: 64 } as const;
@@ -53,10 +54,14 @@ function uiBase(): string {
  * Connect, and for commands that need an answer from the agent workflow (queries, updates), run a worker
  * here when none is polling: without one, a query has nobody to answer it.
  */
-async function withClient<T>(fn: (agents: AgentClient, connection: Connection) => Promise<T>, worker: 'auto' | 'never' = 'never'): Promise<T> {
+async function withClient<T>(fn: (agents: AgentClient, connection: Connection) => Promise<T>, worker: 'auto' | 'never' | 'required' = 'never'): Promise<T> {
   const env = temporalEnv();
   const connection = await connectClient(env);
-  const embedded = await workerIfNeeded(connection, worker);
+  if (worker === 'required' && !(await hasLiveWorker(connection, env))) {
+    await connection.close();
+    throw new ExitError(noWorker(env.address), EXIT.FAILED);
+  }
+  const embedded = await workerIfNeeded(connection, worker === 'required' ? 'never' : worker);
   try {
     return await fn(new AgentClient({ connection, namespace: env.namespace, taskQueue: TASK_QUEUE }), connection);
   } finally {
@@ -95,6 +100,61 @@ function requireGoal(goal: string | undefined): string {
   return goal;
 }
 
+/** `starry watch`: the agent's state when it changes, and each task it runs, live, until `signal`. */
+async function watchAgent(agents: AgentClient, agentId: string, signal: AbortSignal): Promise<void> {
+  let head = '';
+  let followed: string | undefined;
+  while (!signal.aborted) {
+    const s = await agents.status(agentId);
+    const now = `agent ${agentId}: ${s.agentState}${s.reason ? ` (${reasonText(s.reason)})` : ''}`;
+    if (now !== head) process.stdout.write(`${now}\n`);
+    head = now;
+    const cur = s.currentTask;
+    if (cur && cur.workflowId !== followed) {
+      followed = cur.workflowId;
+      process.stdout.write(`▶ ${cur.taskId} (${cur.workflowId})\n`);
+      await printTask(agents.client, cur.workflowId, { signal });
+      continue;
+    }
+    if (followed && cur?.workflowId !== followed) {
+      // The task the agent just finished: its outcome, as the agent recorded it.
+      const done = [...s.tasks].reverse().find((t) => t.workflowId === followed);
+      if (done) process.stdout.write(`◀ ${formatOutcome(done)}\n`);
+      followed = undefined;
+    }
+    await new Promise((r) => setTimeout(r, 300));
+  }
+}
+
+/** Run `fn` on the first Ctrl-C (and exit 130); returns the function that removes the handler. */
+function onInterrupt(fn: () => void): () => void {
+  const handler = () => {
+    fn();
+    process.stderr.write('', () => process.exit(130));
+  };
+  process.once('SIGINT', handler);
+  return () => process.off('SIGINT', handler);
+}
+
+function detachedHint(agentId: string, taskId: string, workflowId: string, embedded: boolean): void {
+  process.stderr.write(
+    [
+      '',
+      `detached from ${taskId} of agent ${agentId}; the task goes on${embedded ? ' as soon as a worker polls (this process was its only worker: run `starry dev` or `starry worker`)' : ''}.`,
+      `  follow it:    starry watch ${agentId}`,
+      `  halt it:      starry halt ${agentId}`,
+      `  its log:      starry logs ${workflowId}`,
+      `  if it locks:  starry unlock ${agentId} --resume`,
+      '',
+    ].join('\n'),
+  );
+}
+
+/** Why a command that needs the agent's workflow to answer cannot run, and what to do. */
+function noWorker(address: string): string {
+  return `no worker is polling task queue ${TASK_QUEUE} on ${address}, and only a worker can answer an agent: start one with \`starry dev\` (local) or \`starry worker\`, then try again (\`starry run\` starts one itself)`;
+}
+
 /** Start a worker here unless one is already polling (so `starry run` works on its own). */
 async function workerIfNeeded(connection: Connection, mode: 'auto' | 'always' | 'never'): Promise<EmbeddedWorker | undefined> {
   if (mode === 'never') return undefined;
@@ -114,14 +174,26 @@ async function runTask(goal: string | undefined, cmd: Command): Promise<number> 
       const problem = embedded ? llmSetupProblem(parseLlmSpec(config.llm)) : undefined;
       if (problem) throw new ConfigError(problem);
       const submitted = await agents.submit(o.agent, { goal: g, config, ...(o.priority !== undefined ? { priority: o.priority } : {}) });
-      if (!o.json) process.stderr.write(`submitted ${submitted.taskId} to agent ${o.agent} (${submitted.workflowId}); waiting…\n`);
-      const result = await agents.waitForTask(o.agent, submitted.taskId);
-      if (o.json) process.stdout.write(`${JSON.stringify(result)}\n`);
-      else {
-        process.stdout.write(`${formatTranscript(result)}\n`);
-        process.stdout.write(`Web UI: ${webUiLink(uiBase(), result.workflowId)}\n`);
+      if (!o.json) process.stderr.write(`submitted ${submitted.taskId} to agent ${o.agent} (${submitted.workflowId})\n`);
+      // Ctrl-C detaches at once: the task is a workflow and goes on without this process.
+      const detach = onInterrupt(() => detachedHint(o.agent, submitted.taskId, submitted.workflowId, !!embedded));
+      const live = new AbortController();
+      try {
+        const printing = o.json ? Promise.resolve() : printTask(agents.client, submitted.workflowId, { signal: live.signal }).catch(() => undefined);
+        const result = await agents.waitForTask(o.agent, submitted.taskId);
+        // The history's last events arrive with the result; give them a moment, never a hang.
+        await Promise.race([printing, new Promise((r) => setTimeout(r, 2000))]);
+        live.abort();
+        if (o.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+        else {
+          process.stdout.write(`${formatOutcome(result)}\n`);
+          process.stdout.write(`Web UI: ${webUiLink(uiBase(), result.workflowId)}\n`);
+        }
+        return exitCodeFor(result);
+      } finally {
+        live.abort();
+        detach();
       }
-      return exitCodeFor(result);
     } finally {
       await embedded?.stop();
     }
@@ -147,7 +219,7 @@ async function main(argv: string[]): Promise<number> {
     await withClient(async (agents) => {
       const r = await agents.submit(o.agent, { goal: g, config, ...(o.priority !== undefined ? { priority: o.priority } : {}) });
       process.stdout.write(o.json ? `${JSON.stringify({ agentId: o.agent, ...r })}\n` : `${r.taskId} queued for agent ${o.agent} at position ${r.position} (${r.workflowId})\n`);
-    });
+    }, 'required');
   });
 
   program
@@ -160,7 +232,7 @@ async function main(argv: string[]): Promise<number> {
       await withClient(async (agents) => {
         const r = await agents.resubmit(agentId, taskId);
         process.stdout.write(o.json ? `${JSON.stringify({ agentId, ...r })}\n` : `${r.taskId} queued again for agent ${agentId} at position ${r.position} (${r.workflowId})\n`);
-      }, 'auto');
+      }, 'required');
     });
 
   program
@@ -169,10 +241,48 @@ async function main(argv: string[]): Promise<number> {
     .argument('<agent>', 'agent id')
     .option('--json', 'print the state query as JSON')
     .action(async (agentId: string, o: { json?: boolean }) => {
-      await withClient(async (agents) => {
+      await withClient(async (agents, connection) => {
+        if (!(await hasLiveWorker(connection, temporalEnv()))) {
+          // Never a worker here just to answer: it would advance the agent's tasks while we read.
+          const seen = await agents.visibleState(agentId);
+          if (o.json) throw new ExitError(noWorker(temporalEnv().address), EXIT.FAILED);
+          process.stdout.write(`agent ${agentId}: ${seen.agentState ?? 'state unknown'}${seen.lockReason ? ` (${seen.lockReason})` : ''} · ${seen.tokensUsed ?? 0} tokens — from the visibility store\n`);
+          process.stderr.write(`starry: ${noWorker(temporalEnv().address)}\n`);
+          return;
+        }
         const s = await agents.status(agentId);
         process.stdout.write(o.json ? `${JSON.stringify(s)}\n` : `${formatStatus(s)}\nWeb UI: ${webUiLink(uiBase(), `agent-${agentId}`)}\n`);
-      }, 'auto');
+      });
+    });
+
+  program
+    .command('watch')
+    .description('follow an agent live, task after task (each tick, tool call, pain, alert), until Ctrl-C')
+    .argument('<agent>', 'agent id')
+    .action(async (agentId: string) => {
+      await withClient(async (agents) => {
+        const stop = new AbortController();
+        process.once('SIGINT', () => stop.abort());
+        await watchAgent(agents, agentId, stop.signal);
+      }, 'required');
+    });
+
+  program
+    .command('logs')
+    .description("a task's log from its workflow history: each tick's model text, tool calls and results, pain, signals")
+    .argument('<workflowId>', 'the task workflow, e.g. agent-a1-task-3 (printed by run, submit and status)')
+    .option('--json', 'print the task result JSON instead')
+    .action(async (workflowId: string, o: { json?: boolean }) => {
+      await withClient(async (agents) => {
+        const result = await agents.taskResult(workflowId);
+        if (o.json) {
+          if (!result) throw new ExitError(`task ${workflowId} is still running: \`starry logs\` without --json shows it so far`, EXIT.FAILED);
+          process.stdout.write(`${JSON.stringify(result)}\n`);
+          return;
+        }
+        await printTask(agents.client, workflowId, { live: false });
+        process.stdout.write(result ? `${formatOutcome(result)}\n` : `(still running: \`starry watch\` follows it live)\n`);
+      });
     });
 
   program
@@ -182,11 +292,15 @@ async function main(argv: string[]): Promise<number> {
     .option('--note <text>', 'why (kept in the agent state)')
     .option('--by <name>', 'who is halting', process.env.USER ?? 'operator')
     .action(async (agentId: string, o: { note?: string; by: string }) => {
-      await withClient(async (agents) => {
+      await withClient(async (agents, connection) => {
         await agents.halt(agentId, { by: o.by, ...(o.note ? { note: o.note } : {}) });
+        if (!(await hasLiveWorker(connection, temporalEnv()))) {
+          process.stdout.write(`SYSTEM_HALT recorded for agent ${agentId}: no worker is polling, so nothing of it runs now; it is STOPPED the moment a worker picks it up\n`);
+          return;
+        }
         const s = await agents.status(agentId);
         process.stdout.write(`SYSTEM_HALT sent: agent ${agentId} is ${s.agentState}; ${s.cancelledTasks.length} queued task(s) recorded as cancelled\n`);
-      }, 'auto');
+      });
     });
 
   program
@@ -205,7 +319,7 @@ async function main(argv: string[]): Promise<number> {
       await withClient(async (agents) => {
         const r = await agents.unlock(agentId, { resume: !!o.resume, by: o.by, ...(o.addTokens ? { addTokens: o.addTokens } : {}), ...(o.note ? { note: o.note } : {}) });
         process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : `${r.message}\n`);
-      }, 'auto');
+      }, 'required');
     });
 
   program
@@ -218,7 +332,7 @@ async function main(argv: string[]): Promise<number> {
       await withClient(async (agents) => {
         const r = await agents.message(agentId, text, o.by);
         process.stdout.write(r.delivered === 'running task' ? `message given to ${agentId}'s running task ${r.taskId}\n` : `message kept for ${agentId}'s next task (no task is running)\n`);
-      }, 'auto');
+      }, 'required');
     });
 
   program

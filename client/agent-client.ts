@@ -30,7 +30,7 @@ import {
 } from '../core/contract';
 import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
 import { agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, unlockUpdate } from '../workflows/messages';
-import { AgentIdKey } from '../workflows/search-attributes';
+import { AgentIdKey, AgentStateKey, LockReasonKey, TokensUsedKey } from '../workflows/search-attributes';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
 import { TASK_FAILED, type TaskWorkflowOutput } from '../workflows/task';
 
@@ -111,6 +111,24 @@ export class AgentClient {
   }
 
   /**
+   * What the visibility store says of an agent (its search attributes), which needs no worker: for a
+   * status when none is polling. @throws NotFoundError for an unknown agent.
+   */
+  async visibleState(agentId: string): Promise<{ agentState?: string; lockReason?: string; tokensUsed?: number }> {
+    checkAgentId(agentId);
+    try {
+      const d = await this.client.workflow.getHandle(agentWorkflowId(agentId)).describe();
+      const sa = d.typedSearchAttributes;
+      const agentState = sa.get(AgentStateKey);
+      const lockReason = sa.get(LockReasonKey);
+      const tokensUsed = sa.get(TokensUsedKey);
+      return { ...(agentState ? { agentState } : {}), ...(lockReason ? { lockReason } : {}), ...(tokensUsed !== undefined ? { tokensUsed } : {}) };
+    } catch (err) {
+      throw this.unknownAgent(err, agentId);
+    }
+  }
+
+  /**
    * Wait until a task has a result (any outcome, SUSPENDED included) or was cancelled from the queue.
    */
   async waitForTask(agentId: string, taskId: string, opts: { pollMs?: number; timeoutMs?: number; after?: (r: TaskResult) => boolean } = {}): Promise<TaskResult> {
@@ -146,18 +164,27 @@ export class AgentClient {
    * resume turns a SUSPENDED task ABORTED). Undefined when the task workflow is running or gone.
    */
   async fullResult(record: TaskResult): Promise<TaskResult | undefined> {
-    const handle = this.client.workflow.getHandle<typeof taskWorkflow>(record.workflowId);
-    let full: TaskResult | undefined;
-    try {
-      if ((await handle.describe()).status.name === 'RUNNING') return undefined;
-      full = (await handle.result()).result;
-    } catch (err) {
-      if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure && err.cause.type === TASK_FAILED) {
-        full = (err.cause.details?.[0] as TaskWorkflowOutput | undefined)?.result;
-      }
-    }
+    const full = await this.taskResult(record.workflowId).catch(() => undefined);
     if (full?.taskId !== record.taskId) return undefined;
     return { ...full, outcome: record.outcome, agentState: record.agentState, ...(record.reason ? { reason: record.reason } : {}) };
+  }
+
+  /**
+   * The result a task workflow returned (a FAILED task's too), or undefined while it runs.
+   * @throws NotFoundError when there is no such workflow.
+   */
+  async taskResult(workflowId: string): Promise<TaskResult | undefined> {
+    const handle = this.client.workflow.getHandle<typeof taskWorkflow>(workflowId);
+    try {
+      if ((await handle.describe()).status.name === 'RUNNING') return undefined;
+      return (await handle.result()).result;
+    } catch (err) {
+      if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure && err.cause.type === TASK_FAILED) {
+        return (err.cause.details?.[0] as TaskWorkflowOutput | undefined)?.result;
+      }
+      if (err instanceof WorkflowNotFoundError) throw new NotFoundError(`no task workflow ${workflowId}: task workflow ids look like agent-<agentId>-task-<n> (see \`starry status <agent>\`)`, { cause: err });
+      throw err;
+    }
   }
 
   async halt(agentId: string, input: HaltInput = {}): Promise<void> {

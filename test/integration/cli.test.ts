@@ -2,24 +2,91 @@
  * The `starry` CLI as a user meets it (DESIGN.md §6): the compiled bin against the test server, with its
  * embedded worker. Exit codes: 0 completed, 1 failed, 2 locked/stopped/refused, 64 usage.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../workers/paths';
-import { address, makeWorkspace, uniqueId, writeScript } from '../helpers/harness';
+import { address, makeWorkspace, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+
+jest.setTimeout(180_000);
 
 const bin = path.join(projectRoot(), 'bin', 'starry.js');
+/** This file's own task queue: no worker polls it unless a test starts one, so `run` embeds its own. */
+const QUEUE = uniqueId('cli');
 
-function starry(args: string[]): { code: number; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], {
-    env: { ...process.env, TEMPORAL_ADDRESS: address() },
-    encoding: 'utf8',
-    timeout: 90_000,
-  });
+function envFor(queue: string) {
+  return { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: queue };
+}
+
+function starry(args: string[], queue = QUEUE): { code: number; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [bin, ...args], { env: envFor(queue), encoding: 'utf8', timeout: 90_000 });
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** `starry` without blocking this process: needed while a worker runs in it (spawnSync would starve it). */
+async function starryAsync(args: string[], queue: string): Promise<{ code: number; stdout: string; stderr: string }> {
+  const p = starryLive(args, queue);
+  const code = await p.exited;
+  return { code, ...p.out() };
+}
+
+/** A `starry` process to talk to while it runs: wait for its output, interrupt it, await its exit. */
+function starryLive(args: string[], queue: string) {
+  const child = spawn(process.execPath, [bin, ...args], { env: envFor(queue) });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += String(d)));
+  child.stderr.on('data', (d) => (stderr += String(d)));
+  const exited = new Promise<number>((resolve) => child.on('exit', (code, sig) => resolve(code ?? (sig ? 128 : -1))));
+  const until = async (what: 'stdout' | 'stderr', re: RegExp) => {
+    for (let i = 0; i < 1200 && !re.test(what === 'stdout' ? stdout : stderr); i++) await new Promise((r) => setTimeout(r, 100));
+    expect(what === 'stdout' ? stdout : stderr).toMatch(re);
+  };
+  return { child, exited, until, out: () => ({ stdout, stderr }) };
+}
+
+/** A worker polling `queue` for the duration of a describe block (as `starry dev` would). */
+function withWorkerOn(queue: string): () => Harness {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ name: 'cli-worker', taskQueue: queue });
+  });
+  afterAll(async () => {
+    await h?.stop();
+  });
+  return () => h;
+}
+
 describe('starry run', () => {
+  it('prints each tick as it happens: the model text, tool calls and results, the pain, then the outcome', () => {
+    const r = starry(['run', 'Tell me what /root/secret.txt says.', '--agent', uniqueId('cli-live'), '--config', path.join(projectRoot(), 'examples/eperm/agent.json')]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.split('\n');
+    const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
+    expect(at(/^tick 1 · 220 tokens$/)).toBeGreaterThanOrEqual(0);
+    expect(at(/│ I will read the secret file\./)).toBeGreaterThan(at(/^tick 1 /));
+    expect(at(/→ fs\.read \{"path":"\/root\/secret\.txt"\}/)).toBeGreaterThan(at(/^tick 1 /));
+    expect(at(/← fs\.read FAILED EPERM/)).toBeGreaterThan(at(/→ fs\.read \{"path":"\/root/));
+    expect(at(/⤷ pain:/)).toBeGreaterThan(at(/← fs\.read FAILED EPERM/));
+    expect(at(/【System Pain Alert】/)).toBeGreaterThan(at(/⤷ pain:/));
+    expect(at(/^tick 2 /)).toBeGreaterThan(at(/【System Pain Alert】/));
+    expect(at(/^outcome COMPLETED · agent WAITING_FOR_EVENT$/)).toBeGreaterThan(at(/^tick 4 /));
+  });
+
+  it('detaches at once on Ctrl-C, says the task goes on and how to follow, halt or resume it', async () => {
+    const agent = uniqueId('cli-detach');
+    const live = starryLive(['run', 'slow', '--agent', agent, '--llm', `scripted:${writeScript([{ delayMs: 60_000, text: 'slow' }])}`, '--workspace', makeWorkspace()], uniqueId('cli-detach-q'));
+    await live.until('stderr', /submitted task-1/);
+    live.child.kill('SIGINT');
+    expect(await live.exited).toBe(130);
+    const { stderr } = live.out();
+    expect(stderr).toMatch(/detached from task-1 of agent .*; the task goes on/);
+    expect(stderr).toMatch(new RegExp(`starry watch ${agent}`));
+    expect(stderr).toMatch(new RegExp(`starry halt ${agent}`));
+    expect(stderr).toMatch(new RegExp(`starry logs agent-${agent}-task-1`));
+    expect(stderr).not.toMatch(/Failed to query/);
+  });
+
   it('prints the contract JSON for the EPERM scenario and exits 0', () => {
     const agent = uniqueId('cli');
     const r = starry(['run', 'Tell me what /root/secret.txt says.', '--agent', agent, '--config', path.join(projectRoot(), 'examples/eperm/agent.json'), '--json']);
@@ -35,31 +102,43 @@ describe('starry run', () => {
     expect(result.injections[0].kind).toBe('PAIN');
   });
 
-  it('exits 2 with a SUSPENDED result when a breaker locks the agent, refuses the next task, and unlocks', () => {
+  it('exits 1 when the task fails', () => {
+    const script = writeScript([{ error: { status: 400, message: 'bad request from the model' } }]);
+    const r = starry(['run', 'fail', '--agent', uniqueId('cli-fail'), '--llm', `scripted:${script}`, '--workspace', makeWorkspace(), '--json']);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'FAILED', error: { code: 'EINVAL' } });
+  });
+});
+
+describe('with a worker polling (as under `starry dev`)', () => {
+  const queue = uniqueId('cli-dev');
+  const harness = withWorkerOn(queue);
+
+  it('exits 2 with a SUSPENDED result when a breaker locks the agent, refuses the next task, and unlocks', async () => {
     const agent = uniqueId('cli-lock');
     const script = writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }, { toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'never reached' }]);
     const ws = makeWorkspace();
     const config = path.join(ws, '..', `${path.basename(ws)}-agent.json`);
     writeFileSync(config, JSON.stringify({ llm: `scripted:${script}`, workspace: [ws], safety: { maxTicks: 1 } }));
 
-    const run = starry(['run', 'loop forever', '--agent', agent, '--config', config, '--json']);
+    const run = await starryAsync(['run', 'loop forever', '--agent', agent, '--config', config, '--json'], queue);
     expect(run.code).toBe(2);
     expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', reason: { code: 'LOOP_CAP' }, ticks: 1 });
 
-    const refused = starry(['run', 'another task', '--agent', agent, '--config', config, '--json']);
+    const refused = await starryAsync(['run', 'another task', '--agent', agent, '--config', config, '--json'], queue);
     expect(refused.code).toBe(2);
     expect(refused.stdout).toBe('');
     expect(refused.stderr).toMatch(/task refused: agent .* is SAFETY_LOCKOUT \(LOOP_CAP: .*\).*starry unlock/);
 
-    const status = starry(['status', agent, '--json']);
+    const status = await starryAsync(['status', agent, '--json'], queue);
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ agentState: 'SAFETY_LOCKOUT', suspendedTask: { taskId: 'task-1' } });
 
-    const unlock = starry(['unlock', agent, '--note', 'checked the loop', '--by', 'jest']);
+    const unlock = await starryAsync(['unlock', agent, '--note', 'checked the loop', '--by', 'jest'], queue);
     expect(unlock.code).toBe(0);
     expect(unlock.stdout).toMatch(/unlocked from SAFETY_LOCKOUT \(LOOP_CAP\); task task-1 ended ABORTED/);
 
-    const again = starry(['unlock', agent]);
+    const again = await starryAsync(['unlock', agent], queue);
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/is not locked \(WAITING_FOR_EVENT\): nothing to unlock/);
   });
@@ -71,13 +150,57 @@ describe('starry run', () => {
     expect(JSON.parse(r.stdout).finalText).toBe(answer);
   });
 
-  it('exits 1 when the task fails', () => {
-    const script = writeScript([{ error: { status: 400, message: 'bad request from the model' } }]);
-    const r = starry(['run', 'fail', '--agent', uniqueId('cli-fail'), '--llm', `scripted:${script}`, '--workspace', makeWorkspace(), '--json']);
-    expect(r.code).toBe(1);
-    expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'FAILED', error: { code: 'EINVAL' } });
+  it('follows an agent live with `watch`, task after task, and prints a finished task with `logs`', async () => {
+    const agent = uniqueId('cli-watch');
+    const config = { llm: `scripted:${writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Listed.' }])}`, workspace: [makeWorkspace()] };
+    const first = await starryAsync(['submit', 'first', '--agent', agent, '--config', writeConfig(config)], queue);
+    expect(first.code).toBe(0);
+    await harness().agents.waitForTask(agent, 'task-1');
+    const watch = starryLive(['watch', agent], queue);
+    await watch.until('stdout', new RegExp(`agent ${agent}: WAITING_FOR_EVENT`));
+    expect((await starryAsync(['submit', 'second', '--agent', agent, '--config', writeConfig(config)], queue)).code).toBe(0);
+    await watch.until('stdout', /◀ outcome COMPLETED/);
+    watch.child.kill('SIGINT');
+    await watch.exited;
+    const { stdout } = watch.out();
+    expect(stdout).toMatch(/▶ task-2 \(agent-.*-task-2\)\n[\s\S]*→ fs\.list \{\}\n {2}← fs\.list ok\n[\s\S]*│ Listed\.[\s\S]*◀ outcome COMPLETED/);
+
+    const logs = await starryAsync(['logs', `agent-${agent}-task-1`], queue);
+    expect(logs.code).toBe(0);
+    expect(logs.stdout).toMatch(/^tick 1 · \d+ tokens\n {2}→ fs\.list \{\}\n {2}← fs\.list ok\ntick 2 [\s\S]*│ Listed\.\noutcome COMPLETED/);
+    expect(await starryAsync(['logs', `agent-${agent}-task-9`], queue)).toMatchObject({ code: 1, stderr: expect.stringMatching(/no task workflow agent-.*-task-9/) });
   });
 });
+
+describe('with no worker polling', () => {
+  const queue = uniqueId('cli-none');
+
+  it('starts no worker for status, halt, unlock, message or submit, and says what to do', () => {
+    const agent = uniqueId('cli-idle');
+    const run = starry(['run', 'x', '--agent', agent, '--llm', `scripted:${writeScript([{ text: 'ok' }])}`, '--workspace', makeWorkspace()], queue);
+    expect(run.code).toBe(0);
+
+    const status = starry(['status', agent], queue);
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(new RegExp(`agent ${agent}: WAITING_FOR_EVENT · \\d+ tokens — from the visibility store`));
+    expect(status.stderr).toMatch(/no worker is polling task queue .* start one with `starry dev`/);
+    expect(starry(['status', agent, '--json'], queue)).toMatchObject({ code: 1, stdout: '' });
+    for (const args of [['unlock', agent], ['message', agent, 'hi'], ['submit', 'y', '--agent', agent, '--llm', `scripted:${writeScript([{ text: 'ok' }])}`, '--workspace', makeWorkspace()]]) {
+      const r = starry(args, queue);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/no worker is polling task queue .*`starry run` starts one itself/);
+    }
+    const halt = starry(['halt', agent], queue);
+    expect(halt.code).toBe(0);
+    expect(halt.stdout).toMatch(/SYSTEM_HALT recorded for agent .*: no worker is polling/);
+  });
+});
+
+function writeConfig(config: object): string {
+  const file = path.join(makeWorkspace(), 'agent.json');
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+}
 
 describe('bad input', () => {
   const ws = makeWorkspace();

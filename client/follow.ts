@@ -1,0 +1,172 @@
+/**
+ * Following a task as it runs, from its workflow history: Temporal's own record of every LLM call, tool
+ * call, signal and the end. `starry run`, `starry watch` and `starry logs` print these events; the
+ * history is long-polled (`waitNewEvent`), so a tick shows the moment its activity completes.
+ */
+import { setMaxListeners } from 'node:events';
+import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
+import type { temporal } from '@temporalio/proto';
+import type { ChatMessage, LlmRequest, LlmResponse } from '../core/llm';
+import type { NormalizedError } from '../core/errors';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** What happened in a task, in the order it happened. */
+export type TaskEvent =
+  /**
+   * An LLM call was scheduled; `injected` holds what the model sees for the first time beyond plain tool
+   * output: the pain text of failed tools, alerts, human messages.
+   */
+  | { kind: 'llm-call'; tick: number; injected: { label: 'pain' | 'injected'; text: string }[] }
+  | { kind: 'llm'; tick: number; text?: string; toolCalls: { name: string; args: unknown }[]; tokens: number }
+  | { kind: 'llm-failed'; tick: number; message: string }
+  | { kind: 'tool-call'; tick: number; name: string; args: unknown }
+  | { kind: 'tool'; tick: number; name: string; ok: boolean; error?: NormalizedError }
+  | { kind: 'tool-failed'; tick: number; name: string; message: string }
+  | { kind: 'alert'; reason: string }
+  | { kind: 'signal'; name: string; payload: unknown }
+  | { kind: 'end'; status: 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed out' | 'continued as new'; message?: string };
+
+const decode = <T>(payloads: { payloads?: Payload[] | null } | null | undefined): T | undefined => {
+  const p = payloads?.payloads?.[0];
+  return p ? defaultPayloadConverter.fromPayload<T>(p) : undefined;
+};
+
+/**
+ * What the system put after the model's last answer: the results of tools that failed (the guide's pain
+ * text) and the messages it injected (alerts, human messages).
+ */
+function injectedSince(messages: ChatMessage[], failedTools: Set<string>): { label: 'pain' | 'injected'; text: string }[] {
+  let last = -1;
+  messages.forEach((m, i) => {
+    if (m.role === 'assistant') last = i;
+  });
+  if (last < 0) return [];
+  return messages.slice(last + 1).flatMap((m): { label: 'pain' | 'injected'; text: string }[] => {
+    if (m.role === 'tool') return failedTools.has(m.name) ? [{ label: 'pain', text: m.text }] : [];
+    return m.role === 'user' || m.role === 'system' ? [{ label: 'injected', text: m.text }] : [];
+  });
+}
+
+/**
+ * Turns history events into task events. Keeps what it needs across events (the scheduled activities,
+ * to name what completed), so feed it every event of one run, in order.
+ */
+export class TaskEventDecoder {
+  private readonly scheduled = new Map<string, { type: string; input: unknown }>();
+  /** Tools that failed since the last LLM call: their results are pain. */
+  private failedTools = new Set<string>();
+
+  decode(e: HistoryEvent): TaskEvent[] {
+    const id = String(e.eventId ?? '');
+    if (e.activityTaskScheduledEventAttributes) {
+      const a = e.activityTaskScheduledEventAttributes;
+      const type = a.activityType?.name ?? '';
+      const input = decode<unknown>(a.input);
+      this.scheduled.set(id, { type, input });
+      if (type === 'llm') {
+        const req = input as LlmRequest;
+        const injected = injectedSince(req.messages ?? [], this.failedTools);
+        this.failedTools = new Set();
+        return [{ kind: 'llm-call', tick: req.tick, injected }];
+      }
+      if (type === 'tool') {
+        const req = input as { name: string; args: unknown; tick: number };
+        return [{ kind: 'tool-call', tick: req.tick, name: req.name, args: req.args }];
+      }
+      if (type === 'alert') {
+        const alert = input as { reason?: { code?: string; message?: string } };
+        return [{ kind: 'alert', reason: `${alert.reason?.code ?? ''}: ${alert.reason?.message ?? ''}` }];
+      }
+      return [];
+    }
+    const done = e.activityTaskCompletedEventAttributes;
+    if (done) {
+      const s = this.scheduled.get(String(done.scheduledEventId ?? ''));
+      if (s?.type === 'llm') {
+        const req = s.input as LlmRequest;
+        const res = decode<LlmResponse>(done.result);
+        return [
+          {
+            kind: 'llm',
+            tick: req.tick,
+            ...(res?.text ? { text: res.text } : {}),
+            toolCalls: (res?.toolCalls ?? []).map((c) => ({ name: c.name, args: c.args })),
+            tokens: (res?.usage?.inputTokens ?? 0) + (res?.usage?.outputTokens ?? 0),
+          },
+        ];
+      }
+      if (s?.type === 'tool') {
+        const req = s.input as { name: string; tick: number };
+        const res = decode<{ success: boolean; error?: NormalizedError }>(done.result);
+        if (!res?.success) this.failedTools.add(req.name);
+        return [{ kind: 'tool', tick: req.tick, name: req.name, ok: !!res?.success, ...(res?.error ? { error: res.error } : {}) }];
+      }
+      return [];
+    }
+    const failed = e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+    if (failed) {
+      const s = this.scheduled.get(String(failed.scheduledEventId ?? ''));
+      const message = failed.failure?.cause?.message ?? failed.failure?.message ?? 'failed';
+      if (s?.type === 'llm') return [{ kind: 'llm-failed', tick: (s.input as LlmRequest).tick, message }];
+      if (s?.type === 'tool') {
+        const req = s.input as { name: string; tick: number };
+        return [{ kind: 'tool-failed', tick: req.tick, name: req.name, message }];
+      }
+      return [];
+    }
+    if (e.workflowExecutionSignaledEventAttributes) {
+      const sig = e.workflowExecutionSignaledEventAttributes;
+      return [{ kind: 'signal', name: sig.signalName ?? '', payload: decode(sig.input) }];
+    }
+    if (e.workflowExecutionCompletedEventAttributes) return [{ kind: 'end', status: 'completed' }];
+    if (e.workflowExecutionFailedEventAttributes) return [{ kind: 'end', status: 'failed', message: e.workflowExecutionFailedEventAttributes.failure?.message ?? undefined }];
+    if (e.workflowExecutionCanceledEventAttributes) return [{ kind: 'end', status: 'canceled' }];
+    if (e.workflowExecutionTerminatedEventAttributes) return [{ kind: 'end', status: 'terminated', message: e.workflowExecutionTerminatedEventAttributes.reason ?? undefined }];
+    if (e.workflowExecutionTimedOutEventAttributes) return [{ kind: 'end', status: 'timed out' }];
+    if (e.workflowExecutionContinuedAsNewEventAttributes) return [{ kind: 'end', status: 'continued as new' }];
+    return [];
+  }
+}
+
+/**
+ * The events of a task workflow as they happen, until it closes or `signal` aborts. With `live: false`,
+ * the events recorded so far (for a finished task, all of them).
+ *
+ * ```ts
+ * for await (const e of followTask(client, 'agent-a1-task-3')) print(e);
+ * ```
+ */
+export async function* followTask(client: Client, workflowId: string, opts: { signal?: AbortSignal; live?: boolean; runId?: string } = {}): AsyncGenerator<TaskEvent> {
+  const decoder = new TaskEventDecoder();
+  const live = opts.live ?? true;
+  // Each long poll listens on the signal for its own duration; a long task makes many of them.
+  if (opts.signal) setMaxListeners(0, opts.signal);
+  let nextPageToken: Uint8Array | undefined;
+  for (;;) {
+    if (opts.signal?.aborted) return;
+    const request = {
+      namespace: client.options.namespace,
+      execution: { workflowId, ...(opts.runId ? { runId: opts.runId } : {}) },
+      waitNewEvent: live,
+      ...(nextPageToken?.length ? { nextPageToken } : {}),
+    };
+    const get = () => client.workflowService.getWorkflowExecutionHistory(request);
+    let res;
+    try {
+      res = opts.signal ? await client.withAbortSignal(opts.signal, get) : await get();
+    } catch (err) {
+      if (opts.signal?.aborted) return;
+      throw err;
+    }
+    for (const e of res.history?.events ?? []) {
+      for (const te of decoder.decode(e)) {
+        yield te;
+        if (te.kind === 'end') return;
+      }
+    }
+    nextPageToken = res.nextPageToken ?? undefined;
+    if (!nextPageToken?.length) return;
+  }
+}
