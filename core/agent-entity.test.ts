@@ -191,7 +191,7 @@ describe('AgentEntity: what it carries', () => {
     let refused: Error | undefined;
     for (let i = 0; i < LIMITS.queuedTasks && !refused; i++) {
       try {
-        agent.submit({ goal, config: parseAgentConfig({ workspace: ['w'.repeat(9000)] }, 'scripted:x.json') });
+        agent.submit({ goal, config: parseAgentConfig({ workspace: ['a', 'b', 'c'].map((r) => r.repeat(3000)) }, 'scripted:x.json') });
       } catch (err) {
         refused = err as Error;
       }

@@ -25,6 +25,11 @@ export const SafetyConfigSchema = z
     cascadeWindow: positiveInt(1000).default(10),
     cascadeErrors: positiveInt(1000).default(8),
     toolTimeoutMs: positiveInt(3_600_000).default(30_000),
+    /**
+     * Time one LLM call attempt may take: a provider that hangs becomes a transient timeout (retried by
+     * the retry policy) in minutes, not an hour.
+     */
+    llmTimeoutMs: positiveInt(3_600_000).default(120_000),
     /** Tokens an LLM call may produce at most, before the budget cap applies. */
     maxOutputTokens: positiveInt(1_000_000).default(8192),
   })
@@ -46,9 +51,9 @@ export const RetryConfigSchema = z
 export const ToolsConfigSchema = z
   .object({
     /** Commands `shell.run` may start (the first word of the command line). */
-    shellAllow: z.array(z.string().min(1)).default(['ls', 'cat', 'echo', 'pwd', 'wc', 'head', 'tail', 'grep', 'sleep']),
+    shellAllow: z.array(z.string().min(1).max(256)).max(100).default(['ls', 'cat', 'echo', 'pwd', 'wc', 'head', 'tail', 'grep', 'sleep']),
     /** Hosts `http.get` may reach. */
-    httpAllow: z.array(z.string().min(1)).default([]),
+    httpAllow: z.array(z.string().min(1).max(2048)).max(100).default([]),
     /** Bytes of tool output kept at most; more is E_OUTPUT_TOO_LARGE. */
     maxOutputBytes: positiveInt(1024 * 1024).default(64 * 1024),
   })
@@ -61,11 +66,14 @@ export const AgentConfigSchema = z
       .refine((id) => guideIds().includes(id), { error: (i) => `unknown guide ${JSON.stringify(i.input)}: use one of ${guideIds().join(', ')}` })
       .default('pain'),
     llm: z.string().superRefine(checkLlmSpec).optional(),
-    workspace: z.array(z.string().min(1)).min(1, 'workspace needs at least one root').default(['./workspace']),
+    workspace: z.array(z.string().min(1).max(4096)).min(1, 'workspace needs at least one root').max(32).default(['./workspace']),
     /** Number of messages kept besides the anchored system prompt and goal. */
     contextWindow: positiveInt(1000).default(40),
-    /** Ask the model to verify before its final answer is accepted (the seeds' verification step). */
-    verify: z.boolean().default(false),
+    /**
+     * The seeds' verification step: before a final answer is accepted the model is asked once to check
+     * it against the goal. On by default; `false` turns it off.
+     */
+    verify: z.boolean().default(true),
     safety: SafetyConfigSchema.default(() => SafetyConfigSchema.parse({})),
     retry: RetryConfigSchema.default(() => RetryConfigSchema.parse({})),
     tools: ToolsConfigSchema.default(() => ToolsConfigSchema.parse({})),

@@ -70,7 +70,7 @@ export const AgentStateSchema = z.enum(['WAITING_FOR_EVENT', 'EXECUTING', 'SAFET
 /** The agent state machine of the seeds. */
 export type AgentState = z.infer<typeof AgentStateSchema>;
 
-export const LockReasonCodeSchema = z.enum(['LOOP_CAP', 'BUDGET_EXHAUSTED', 'REPEATED_FAILURE', 'ERROR_CASCADE', 'SYSTEM_HALT', 'FATAL']);
+export const LockReasonCodeSchema = z.enum(['LOOP_CAP', 'BUDGET_EXHAUSTED', 'REPEATED_FAILURE', 'ERROR_CASCADE', 'SYSTEM_HALT', 'FATAL', 'HISTORY_LIMIT']);
 /** Why an agent is locked (or why a task stopped). */
 export type LockReasonCode = z.infer<typeof LockReasonCodeSchema>;
 

@@ -60,3 +60,18 @@ export interface LlmResponse {
   usage: TokenUsage;
   providerParts?: unknown[];
 }
+
+/**
+ * What is wrong with a provider's reported usage, or undefined: counts must be whole numbers >= 0.
+ * The budget rung and the search attributes trust them, so a fractional, negative or non-numeric
+ * count (an output anomaly of the provider) must never get past the LLM activity.
+ *
+ * ```ts
+ * usageProblem({ inputTokens: 10.5, outputTokens: 3 }) // 'inputTokens is 10.5, not a whole number >= 0'
+ * ```
+ */
+export function usageProblem(usage: unknown): string | undefined {
+  const u = (usage ?? {}) as Record<string, unknown>;
+  const bad = (['inputTokens', 'outputTokens'] as const).filter((k) => !(typeof u[k] === 'number' && Number.isSafeInteger(u[k]) && (u[k] as number) >= 0));
+  return bad.length ? bad.map((k) => `${k} is ${JSON.stringify(u[k]) ?? 'missing'}, not a whole number >= 0`).join('; ') : undefined;
+}

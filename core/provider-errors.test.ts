@@ -46,6 +46,13 @@ describe('classifyNetworkError', () => {
     expect(classifyNetworkError(fetchFailed, 's')).toMatchObject({ code: 'ECONNREFUSED', kind: 'transient' });
   });
 
+  it('says a host that does not exist is ENOENT, which the model can fix, and a resolver that could not answer is transient', () => {
+    const notFound = new TypeError('fetch failed', { cause: Object.assign(new Error('getaddrinfo ENOTFOUND nope.invalid'), { code: 'ENOTFOUND' }) });
+    expect(classifyNetworkError(notFound, 's')).toMatchObject({ code: 'ENOENT', kind: 'execution' });
+    expect(classifyNetworkError(Object.assign(new Error('getaddrinfo EAI_AGAIN'), { code: 'EAI_AGAIN' }), 's')).toMatchObject({ code: 'EAI_AGAIN', kind: 'transient' });
+    expect(classifyNetworkError(Object.assign(new Error('timeout'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), 's')).toMatchObject({ code: 'ETIMEDOUT', kind: 'transient' });
+  });
+
   it('returns undefined for an error that is not a network error', () => {
     expect(classifyNetworkError(new Error('boom'), 's')).toBeUndefined();
   });
@@ -57,6 +64,8 @@ describe('retryAfterMs', () => {
     expect(retryAfterMs(h({ 'retry-after-ms': '150' }), 0)).toBe(150);
     expect(retryAfterMs(h({ 'retry-after': new Date(5000).toUTCString() }), 1000)).toBe(4000);
     expect(retryAfterMs(h({}), 0)).toBeUndefined();
+    expect(retryAfterMs(h({ 'retry-after': 'soon' }), 0)).toBeUndefined();
+    expect(retryAfterMs(h({ 'retry-after': new Date(0).toUTCString() }), 5000)).toBe(0);
   });
 });
 

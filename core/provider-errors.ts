@@ -5,8 +5,6 @@
  */
 import { normalizedError, type ErrorCode, type NormalizedError } from './errors';
 
-const NETWORK_CODES: readonly ErrorCode[] = ['ECONNRESET', 'ECONNREFUSED', 'ETIMEDOUT', 'EAI_AGAIN'];
-
 /**
  * Classify an HTTP status.
  *
@@ -54,6 +52,24 @@ export function classifyHttpStatus(e: {
 }
 
 /**
+ * Node's and undici's network failure codes, each with its taxonomy code: the one table for the LLM
+ * providers and the http.get tool. ENOTFOUND (the name does not exist) is ENOENT, an execution error
+ * the model can fix by choosing another host; EAI_AGAIN (the resolver could not answer) is transient.
+ */
+export const NETWORK_CODES: Readonly<Record<string, ErrorCode>> = {
+  ECONNREFUSED: 'ECONNREFUSED',
+  ECONNRESET: 'ECONNRESET',
+  EPIPE: 'ECONNRESET',
+  UND_ERR_SOCKET: 'ECONNRESET',
+  ETIMEDOUT: 'ETIMEDOUT',
+  UND_ERR_CONNECT_TIMEOUT: 'ETIMEDOUT',
+  UND_ERR_HEADERS_TIMEOUT: 'ETIMEDOUT',
+  UND_ERR_BODY_TIMEOUT: 'ETIMEDOUT',
+  EAI_AGAIN: 'EAI_AGAIN',
+  ENOTFOUND: 'ENOENT',
+};
+
+/**
  * Classify a thrown network error (Node's `err.code` or undici's `err.cause.code`), or undefined when
  * it is not one.
  */
@@ -61,16 +77,13 @@ export function classifyNetworkError(err: unknown, source: string): NormalizedEr
   const code = networkCodeOf(err);
   if (!code) return undefined;
   const message = err instanceof Error ? err.message : String(err);
-  return normalizedError({ code, kind: 'transient', message, source });
+  return normalizedError({ code, kind: code === 'ENOENT' ? 'execution' : 'transient', message, source });
 }
 
 function networkCodeOf(err: unknown): ErrorCode | undefined {
   for (let e: unknown = err, depth = 0; e && depth < 4; depth++) {
     const code = (e as { code?: unknown }).code;
-    if (typeof code === 'string' && (NETWORK_CODES as readonly string[]).includes(code)) return code as ErrorCode;
-    if (code === 'ENOTFOUND') return 'EAI_AGAIN';
-    if (code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT') return 'ETIMEDOUT';
-    if (code === 'UND_ERR_SOCKET') return 'ECONNRESET';
+    if (typeof code === 'string' && NETWORK_CODES[code]) return NETWORK_CODES[code];
     e = (e as { cause?: unknown }).cause;
   }
   if (err instanceof TypeError && err.message === 'fetch failed') return 'ECONNRESET';

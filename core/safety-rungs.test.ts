@@ -3,6 +3,7 @@ import {
   EMERGENCY_HALT,
   errorCascade,
   frustration,
+  historyLimit,
   loopCap,
   repeatedAfterAlert,
   repeatedFailure,
@@ -56,6 +57,20 @@ describe('loopCap', () => {
     const small = SafetyConfigSchema.parse({ maxTicks: 3 });
     expect(loopCap(small, { tick: 3 })).toBeUndefined();
     expect(loopCap(small, { tick: 4 })?.lock?.reason.code).toBe('LOOP_CAP');
+  });
+});
+
+describe('historyLimit', () => {
+  it('lets a task run below 80% of either history limit', () => {
+    expect(historyLimit({ events: 40_959, bytes: 40 * 1024 * 1024 - 1 })).toBeUndefined();
+  });
+
+  it('suspends it with its transcript at 80% of the event limit or of the size limit, saying how to go on', () => {
+    for (const h of [{ events: 40_960, bytes: 1000 }, { events: 10, bytes: 40 * 1024 * 1024 }]) {
+      const out = historyLimit(h);
+      expect(out?.lock).toMatchObject({ agentState: 'SAFETY_LOCKOUT', reason: { code: 'HISTORY_LIMIT' }, raiseAlert: false });
+      expect(out?.lock?.reason.message).toMatch(/unlock <agent> --resume` continues it in a fresh history/);
+    }
   });
 });
 

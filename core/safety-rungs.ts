@@ -61,6 +61,27 @@ export const loopCap: SafetyRung<TickInput> = (safety, { tick }) =>
       })
     : undefined;
 
+/** Temporal's hard limits on one workflow's history, and the share of them a task may use. */
+export const HISTORY_LIMITS = { events: 51_200, bytes: 50 * 1024 * 1024, share: 0.8 } as const;
+
+/**
+ * History limit: a task stops at 80% of Temporal's history limits, suspended with its transcript, rather
+ * than being terminated by the server at 100% with nothing kept. `unlock --resume` continues it in a
+ * fresh run (a new history).
+ *
+ * ```ts
+ * historyLimit({ events: 45_000, bytes: 1e6 })?.lock?.reason.code // 'HISTORY_LIMIT'
+ * ```
+ */
+export function historyLimit(history: { events: number; bytes: number }): RungOutcome | undefined {
+  const { events, bytes, share } = HISTORY_LIMITS;
+  if (history.events < events * share && history.bytes < bytes * share) return undefined;
+  return lock('SAFETY_LOCKOUT', {
+    code: 'HISTORY_LIMIT',
+    message: `the task's history reached ${history.events} events / ${(history.bytes / 1024 / 1024).toFixed(1)} MB, near Temporal's limits (${events} events / 50 MB): \`starry unlock <agent> --resume\` continues it in a fresh history`,
+  });
+}
+
 /**
  * Token budget: no LLM call once the agent has used its budget.
  *

@@ -1,6 +1,6 @@
 import { RetryConfigSchema } from './config';
 import { normalizedError } from './errors';
-import { MAX_RESULT_CHARS, retryHistory, skippedText, toolResultText, verifyText } from './transcript';
+import { frustrationFirst, MAX_RESULT_CHARS, retryHistory, skippedText, toolResultText, verifyText } from './transcript';
 
 describe('transcript texts', () => {
   it('renders data as JSON and strings as they are', () => {
@@ -27,5 +27,16 @@ describe('transcript texts', () => {
     expect(text).toBe(
       'Tried 5 times with exponential backoff (1s, x2, max 30s); still ECONNRESET: socket hang up. The resource looks unavailable: try a different approach, or finish without it.',
     );
+  });
+});
+
+describe('frustrationFirst', () => {
+  it('puts the frustration of a later call before the repeat alert of an earlier one, keeping the rest in order', () => {
+    const turn = [
+      { kind: 'REPEAT_ALERT', call: 3 },
+      { kind: 'ERROR_CASCADE', call: 4 },
+      { kind: 'FRUSTRATION', call: 5 },
+    ];
+    expect(frustrationFirst(turn).map((a) => a.call)).toEqual([5, 3, 4]);
   });
 });

@@ -46,3 +46,16 @@ export function retryHistory(error: NormalizedError, retry: RetryConfig, exhaust
   const tries = exhausted ? `Tried ${retry.maximumAttempts} times with ${policy}` : `Gave up retrying (${policy})`;
   return `${tries}; still ${error.code}: ${error.message}. The resource looks unavailable: try a different approach, or finish without it.`;
 }
+
+/**
+ * A turn's alerts with FRUSTRATION first, the others in the order they were raised: the seeds inject
+ * the frustration intervention before anything else, even when an earlier call of the turn raised a
+ * REPEAT_ALERT.
+ *
+ * ```ts
+ * frustrationFirst([{ kind: 'REPEAT_ALERT' }, { kind: 'FRUSTRATION' }]) // [{ kind: 'FRUSTRATION' }, { kind: 'REPEAT_ALERT' }]
+ * ```
+ */
+export function frustrationFirst<T extends { kind: string }>(alerts: readonly T[]): T[] {
+  return [...alerts.filter((a) => a.kind === 'FRUSTRATION'), ...alerts.filter((a) => a.kind !== 'FRUSTRATION')];
+}

@@ -20,15 +20,13 @@ import type {
 // The payload types are the contract's (core/contract.ts): handlers check every payload with its schema.
 export type { AgentStatus, CancelledTask, HaltInput, HumanMessage, MessageResult, SubmitTaskInput, SubmitTaskResult, TaskProgress, UnlockInput, UnlockRecord, UnlockResult } from '../core/contract';
 
-/** Live progress of a task, for its `state` query. */
-export interface TaskStatus {
-  taskId: string;
-  tick: number;
-  tokensUsed: number;
+/** A running task's `state` query: its result so far, with the counters and whether a halt arrived. */
+export type TaskStatus = Omit<TaskResult, 'outcome' | 'agentState'> & {
+  running: true;
   halted: boolean;
-  toolCalls: TaskResult['toolCalls'];
-  injections: TaskResult['injections'];
-}
+  counters: TaskProgress['counters'];
+  lastErrorCode?: string;
+};
 
 export const submitTaskUpdate = defineUpdate<SubmitTaskResult, [SubmitTaskInput]>('submitTask');
 export const haltSignal = defineSignal<[HaltInput?]>('SYSTEM_HALT');

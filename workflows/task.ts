@@ -8,6 +8,7 @@ import {
   CancellationScope,
   getExternalWorkflowHandle,
   isCancellation,
+  log,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -16,6 +17,9 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import { fitResult } from '../core/compact';
+import { HumanMessageSchema, LIMITS } from '../core/contract';
+import { historyLimit } from '../core/safety-rungs';
 import type { AgentConfig } from '../core/config';
 import { assembleContext } from '../core/context';
 import { failure, normalizedError, type NormalizedError, type ToolExecutionResult } from '../core/errors';
@@ -26,9 +30,9 @@ import { llmLabel, parseLlmSpec } from '../core/llm-spec';
 import { SafetyMonitor, type LockVerdict, type SafetyCounters } from '../core/safety-monitor';
 import { toolSpecs, validateToolCall } from '../core/tools';
 import type { AgentState, Injection, TaskCheckpoint, TaskOutcome, TaskResult, ToolCallRecord } from '../core/types';
-import { retryHistory, skippedText, toolResultText, verifyText } from '../core/transcript';
+import { frustrationFirst, retryHistory, skippedText, toolResultText, verifyText } from '../core/transcript';
 import { factsOf } from './failures';
-import { haltSignal, messageSignal, taskProgressSignal, taskStateQuery, type HumanMessage } from './messages';
+import { haltSignal, messageSignal, taskProgressSignal, taskStateQuery, type HumanMessage, type TaskStatus } from './messages';
 import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
 
 type Activities = ReturnType<typeof createActivities>;
@@ -77,7 +81,8 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
     maximumAttempts: config.retry.maximumAttempts,
   };
   const llmOptions: ActivityOptions = {
-    startToCloseTimeout: '10 minutes',
+    // Configs recorded before llmTimeoutMs existed keep the old 10 minutes.
+    startToCloseTimeout: safety.llmTimeoutMs ?? '10 minutes',
     heartbeatTimeout: '10 seconds',
     retry,
     // Wait for the activity to acknowledge a cancellation, so the history proves it stopped.
@@ -106,19 +111,32 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
   const inbox: HumanMessage[] = [...(input.messages ?? [])];
   const allowanceStart = cp.ticks;
 
+  // The halt works whatever its payload; a message is checked like at the agent, and bounded per run.
   setHandler(haltSignal, () => {
     halted = true;
     scope?.cancel();
+  }, { description: 'Stop this task now (sent by its agent on SYSTEM_HALT): cancels the call in flight.' });
+  let received = 0;
+  setHandler(
+    messageSignal,
+    (raw) => {
+      const m = HumanMessageSchema.safeParse(raw);
+      if (!m.success || received >= LIMITS.messagesPerRun) {
+        log.warn('ignored a message signal', { reason: m.success ? `more than ${LIMITS.messagesPerRun} this run` : m.error.message });
+        return;
+      }
+      received++;
+      inbox.push(m.data);
+    },
+    { description: 'A human follow-up {text, by?} (sent by its agent): appended before the next LLM call.' },
+  );
+  setHandler(taskStateQuery, (): TaskStatus => ({ ...resultSoFar(), running: true, halted, counters, ...(lastErrorCode ? { lastErrorCode } : {}) }), {
+    description: 'The task so far: ticks, tokens, tool calls, injections, counters.',
   });
-  setHandler(messageSignal, (m) => void inbox.push(m));
-  setHandler(taskStateQuery, () => ({
-    taskId,
-    tick: cp.ticks,
-    tokensUsed: cp.tokensUsed,
-    halted,
-    toolCalls: cp.toolCalls,
-    injections: cp.injections,
-  }));
+
+  function resultSoFar(): Omit<TaskResult, 'outcome' | 'agentState'> {
+    return { agentId, taskId, workflowId: workflowInfo().workflowId, ticks: cp.ticks, tokensUsed: cp.tokensUsed, toolCalls: cp.toolCalls, injections: cp.injections };
+  }
 
   /** Run an activity so that SYSTEM_HALT can cancel it. */
   async function cancellable<T>(fn: () => Promise<T>): Promise<T> {
@@ -131,24 +149,12 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
   }
 
   const finish = (outcome: TaskOutcome, agentState: AgentState, extra: Partial<TaskResult> = {}, lock?: LockVerdict): TaskWorkflowOutput => {
-    const result: TaskResult = {
-      agentId,
-      taskId,
-      workflowId: workflowInfo().workflowId,
-      outcome,
-      agentState,
-      ticks: cp.ticks,
-      tokensUsed: cp.tokensUsed,
-      toolCalls: cp.toolCalls,
-      injections: cp.injections,
-      ...extra,
-    };
+    // Bounded, so a task's completion never passes Temporal's 2 MB payload limit.
+    const result = fitResult({ ...resultSoFar(), outcome, agentState, ...extra, ...(lock ? { reason: lock.reason } : {}) }, LIMITS.taskResultBytes);
     const out: TaskWorkflowOutput = { result, counters, runTokens };
-    if (lock) {
-      out.lock = lock;
-      result.reason = lock.reason;
-    }
-    if (outcome === 'SUSPENDED') out.checkpoint = cp;
+    if (lock) out.lock = lock;
+    // A resumed task sees only the anchored head and the window again, so that is all it carries.
+    if (outcome === 'SUSPENDED') out.checkpoint = { ...cp, messages: assembleContext({ messages: cp.messages, window: config.contextWindow }) };
     if (inbox.length) out.undelivered = inbox.splice(0);
     report(agentState, result.reason?.code);
     if (outcome === 'FAILED') {
@@ -159,7 +165,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
   };
   const suspend = (lock: LockVerdict) => finish('SUSPENDED', lock.agentState, {}, lock);
   const cancelled = () =>
-    finish('CANCELLED', 'STOPPED', { reason: { code: 'SYSTEM_HALT', message: 'SYSTEM_HALT: stopped by a human' } });
+    finish('CANCELLED', 'STOPPED', { reason: { code: 'SYSTEM_HALT', message: 'stopped by a human' } });
 
   /** Live state for the Web UI and the agent's `state` query. */
   function report(agentState: AgentState, lockReason?: string): void {
@@ -220,6 +226,9 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
     // 1. onEventLoopStart: the tick cap, per allowance (unlock --resume grants a fresh one).
     const start = SafetyMonitor.onEventLoopStart(safety, { tick: cp.ticks - allowanceStart + 1 });
     if (start.lock) return suspend(start.lock);
+    // Temporal's own limits, before the server would terminate the task with nothing kept.
+    const history = historyLimit({ events: workflowInfo().historyLength, bytes: workflowInfo().historySize });
+    if (history?.lock) return suspend(history.lock);
     const tick = ++cp.ticks;
 
     for (const m of inbox.splice(0)) inject(tick, 'MESSAGE', `Message from ${m.by ?? 'a human operator'}: ${m.text}`);
@@ -320,6 +329,9 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
         }
       }
 
+      // afterToolExecution, then append: the pain text sees the counters with this failure in them.
+      const verdict = SafetyMonitor.afterToolExecution(safety, counters, { toolName: call.name, fingerprint: print, success: result.success });
+      counters = verdict.counters;
       let text: string;
       if (result.success) {
         text = toolResultText(result.data);
@@ -334,8 +346,6 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
       cp.toolCalls.push(record);
       cp.messages.push({ role: 'tool', callId: call.id, name: call.name, text });
 
-      const verdict = SafetyMonitor.afterToolExecution(safety, counters, { toolName: call.name, fingerprint: print, success: result.success });
-      counters = verdict.counters;
       for (const alert of verdict.alerts) alerts.push({ kind: alert.kind, text: guide.interpretAlert(alert, painContext(tick, call.name, record.args)) });
       if (verdict.lock) {
         lock = verdict.lock;
@@ -344,8 +354,9 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
         skipReason = 'frustration intervention: the rest of this turn was skipped';
       }
     }
-    // Alerts go after the turn's tool results, so the provider message order stays valid.
-    for (const a of alerts) inject(tick, a.kind, a.text);
+    // Alerts go after the turn's tool results, so the provider message order stays valid; frustration
+    // comes first (the seeds: it is injected before anything else the turn raised).
+    for (const a of frustrationFirst(alerts)) inject(tick, a.kind, a.text);
     if (lock) return suspend(lock);
     if (halted) return cancelled();
     report('EXECUTING');

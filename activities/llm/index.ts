@@ -4,7 +4,7 @@
  */
 import { Context } from '@temporalio/activity';
 import { normalizedError } from '../../core/errors';
-import type { LlmRequest, LlmResponse } from '../../core/llm';
+import { usageProblem, type LlmRequest, type LlmResponse } from '../../core/llm';
 import { parseLlmSpec } from '../../core/llm-spec';
 import { throwAsFailure, withinRetryPolicy } from '../failures';
 import { heartbeatingSleep } from '../heartbeat';
@@ -45,8 +45,15 @@ export function createLlmActivities(deps: LlmProviderOptions = {}) {
   const openai = createOpenAiProvider(deps.openai);
   const local = createLocalProvider();
   return {
-    llm(req: LlmRequest): Promise<LlmResponse> {
-      return withinRetryPolicy(req.maxRetryDelayMs, () => generate(req));
+    async llm(req: LlmRequest): Promise<LlmResponse> {
+      const res = await withinRetryPolicy(req.maxRetryDelayMs, () => generate(req));
+      const problem = usageProblem(res.usage);
+      if (problem) {
+        return throwAsFailure(
+          normalizedError({ code: 'E_SCHEMA', kind: 'execution', source: `llm ${parseLlmSpec(req.llm).provider}`, message: `the provider reported token usage that is not a count: ${problem}` }),
+        );
+      }
+      return res;
     },
   };
 

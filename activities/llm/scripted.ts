@@ -30,6 +30,17 @@ export async function loadScript(file: string): Promise<Script> {
   return parseScript(text, file);
 }
 
+/**
+ * A script that has ended with a final answer stands by it when the verification step asks again: the
+ * model's last answer (text, no tool calls) is the next turn. Scripts need no extra turn for verify.
+ */
+function standsBy(messages: LlmRequest['messages']): Script['turns'][number] | undefined {
+  const last = messages.at(-1);
+  const answer = messages.at(-2);
+  if (last?.role !== 'user' || answer?.role !== 'assistant' || answer.toolCalls?.length || answer.text === undefined) return undefined;
+  return { text: answer.text };
+}
+
 /** Rough token estimate (4 characters a token) for turns that do not state their usage. */
 function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
@@ -48,7 +59,7 @@ export function stepFor(
   attempt: number,
   source = 'llm scripted',
 ): ScriptedStep {
-  const turn = script.turns[req.callNumber - 1];
+  const turn = script.turns[req.callNumber - 1] ?? standsBy(req.messages);
   if (!turn) {
     return {
       kind: 'fail',

@@ -1,6 +1,6 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isHostAllowed, parseRetryAfter } from './http';
+import { isHostAllowed } from './http';
 import { runTool, type ToolRequest } from './index';
 import { toolsConfig } from './test-support';
 
@@ -165,13 +165,3 @@ describe('isHostAllowed', () => {
   });
 });
 
-describe('parseRetryAfter', () => {
-  it('reads seconds and HTTP dates, and ignores garbage', () => {
-    const now = Date.parse('2025-01-01T00:00:00Z');
-    expect(parseRetryAfter('3', now)).toBe(3000);
-    expect(parseRetryAfter('Wed, 01 Jan 2025 00:00:10 GMT', now)).toBe(10_000);
-    expect(parseRetryAfter('Tue, 31 Dec 2024 00:00:00 GMT', now)).toBe(0);
-    expect(parseRetryAfter('soon', now)).toBeUndefined();
-    expect(parseRetryAfter(null, now)).toBeUndefined();
-  });
-});

@@ -4,6 +4,7 @@
  * transient (retried by Temporal), other 4xx are pain with the status.
  */
 import type { ErrorCode } from '../../core/errors';
+import { NETWORK_CODES, retryAfterMs } from '../../core/provider-errors';
 import type { ToolArgs } from '../../core/tools';
 import type { ToolContext } from './context';
 import { ToolError, messageOf, nodeCode } from './tool-error';
@@ -99,20 +100,6 @@ function checkHost(url: URL, allow: string[]): void {
   });
 }
 
-/** Codes of undici's network failures (in `err.cause`) that have a taxonomy entry of their own. */
-const NETWORK_CODES: Record<string, ErrorCode> = {
-  ECONNREFUSED: 'ECONNREFUSED',
-  ECONNRESET: 'ECONNRESET',
-  EPIPE: 'ECONNRESET',
-  UND_ERR_SOCKET: 'ECONNRESET',
-  ETIMEDOUT: 'ETIMEDOUT',
-  UND_ERR_CONNECT_TIMEOUT: 'ETIMEDOUT',
-  UND_ERR_HEADERS_TIMEOUT: 'ETIMEDOUT',
-  UND_ERR_BODY_TIMEOUT: 'ETIMEDOUT',
-  EAI_AGAIN: 'EAI_AGAIN',
-  ENOTFOUND: 'ENOENT',
-};
-
 /** The signals of one http.get call: cancellation (from the activity) combined with our own timeout. */
 interface Attempt {
   ctx: ToolContext;
@@ -184,15 +171,15 @@ function statusError(response: Response, url: URL, body: string): ToolError {
   const snippet = body.trim().slice(0, ERROR_BODY_CHARS);
   const message = `HTTP ${status} ${response.statusText} from GET ${url}${snippet ? `: ${snippet}` : ''}`;
   if (status === 429) {
-    const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'));
+    const waitMs = retryAfterMs(response.headers, Date.now());
     return ToolError.of(
       {
         code: 'E_RATE_LIMIT',
         source: SOURCE,
         message,
-        suggestion: retryAfterMs !== undefined ? `The server asked to wait ${retryAfterMs} ms.` : undefined,
+        suggestion: waitMs !== undefined ? `The server asked to wait ${waitMs} ms.` : undefined,
       },
-      { retryAfterMs },
+      { retryAfterMs: waitMs },
     );
   }
   if (status >= 500) return ToolError.of({ code: 'E_UNAVAILABLE', source: SOURCE, message });
@@ -202,17 +189,3 @@ function statusError(response: Response, url: URL, body: string): ToolError {
   return ToolError.of({ code, source: SOURCE, message, suggestion: `The server answered ${status}; check the URL.` });
 }
 
-/**
- * `Retry-After` as milliseconds from now: delay-seconds or an HTTP date; undefined when absent or invalid.
- *
- * ```ts
- * parseRetryAfter('2') // 2000
- * ```
- */
-export function parseRetryAfter(value: string | null, now: number = Date.now()): number | undefined {
-  if (value === null || value.trim() === '') return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const at = Date.parse(trimmed);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
-}

@@ -3,9 +3,10 @@
  * are framed; the facts (goal, roots, tools, limits, how to finish) are stated here once.
  */
 import type { AgentConfig } from '../config';
+import { TOOL_NAMES } from '../tools';
 
-/** The tools an agent can call, in the order the prompt lists them. */
-export const TOOL_NAMES = ['fs.read', 'fs.write', 'fs.list', 'shell.run', 'http.get'] as const;
+/** The tools an agent can call, from their one source (core/tools.ts): a new tool appears in every prompt. */
+export { TOOL_NAMES };
 
 /** The sentence that tells the model how to end a task; the loop ends on a turn without tool calls. */
 export const FINISH_INSTRUCTION = 'When the goal is done, answer with your final answer and no tool call.';

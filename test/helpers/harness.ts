@@ -93,10 +93,14 @@ export function makeWorkspace(files: Record<string, string> = {}): string {
   return root;
 }
 
-/** A validated config for a scripted run; fast retries so transient tests stay short. */
+/**
+ * A validated config for a scripted run; fast retries so transient tests stay short. The verification
+ * step (on by default for users) is off unless a test turns it on: these tests count exact ticks and
+ * calls of other rungs; the verification step has tests of its own (eperm-scenario, cli).
+ */
 export function scriptedConfig(script: string, workspace: string, overrides: AgentConfigInput = {}): AgentConfig {
   return parseAgentConfig(
-    { workspace: [workspace], retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 5 }, ...overrides },
+    { workspace: [workspace], verify: false, retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 5 }, ...overrides },
     `scripted:${script}`,
   );
 }

@@ -97,7 +97,9 @@ describe('starry run', () => {
     expect(Object.keys(result).sort()).toEqual(
       ['agentId', 'agentState', 'finalText', 'injections', 'outcome', 'taskId', 'ticks', 'tokensUsed', 'toolCalls', 'workflowId'].sort(),
     );
-    expect(result).toMatchObject({ agentId: agent, taskId: 'task-1', workflowId: `agent-${agent}-task-1`, outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: 4 });
+    expect(result).toMatchObject({ agentId: agent, taskId: 'task-1', workflowId: `agent-${agent}-task-1`, outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: 5 });
+    // The example runs with the defaults, so the verification step asked once more after tick 4.
+    expect(result.injections.map((i: { kind: string }) => i.kind)).toEqual(['PAIN', 'VERIFY']);
     expect(result.toolCalls[0]).toMatchObject({ tick: 1, name: 'fs.read', status: 'failed', error: { code: 'EPERM', kind: 'execution', source: 'fs.read' } });
     expect(result.injections[0].kind).toBe('PAIN');
   });

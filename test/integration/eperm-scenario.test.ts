@@ -15,14 +15,16 @@ afterAll(async () => h?.stop());
 describe('the EPERM pain scenario', () => {
   it('feeds EPERM back as pain, then completes through the permitted path', async () => {
     const workspace = makeWorkspace({ 'notes.md': '# Notes\nagents work only inside ./workspace.\n' });
-    const config = scriptedConfig(path.join(projectRoot(), 'examples/eperm/turns.json'), workspace);
+    const config = scriptedConfig(path.join(projectRoot(), 'examples/eperm/turns.json'), workspace, { verify: true });
     const agentId = uniqueId('eperm');
     const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'Tell me what /root/secret.txt says.', config });
     expect(taskId).toBe('task-1');
     expect(workflowId).toBe(`agent-${agentId}-task-1`);
 
     const result = await h.agents.waitForTask(agentId, taskId);
-    expect(result).toMatchObject({ agentId, taskId, workflowId, outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: 4, tokensUsed: 1910 });
+    // Four scripted ticks, then the verification step (on by default): the model stands by its answer.
+    expect(result).toMatchObject({ agentId, taskId, workflowId, outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: 5 });
+    expect(result.tokensUsed).toBeGreaterThan(1910);
     expect(result.reason).toBeUndefined();
     expect(result.toolCalls.map((c) => [c.name, c.status, c.error?.code])).toEqual([
       ['fs.read', 'failed', 'EPERM'],
@@ -31,14 +33,32 @@ describe('the EPERM pain scenario', () => {
     ]);
     expect(result.toolCalls[0]).toMatchObject({ tick: 1, args: { path: '/root/secret.txt' }, error: { kind: 'execution', source: 'fs.read' } });
     expect(result.toolCalls[0]?.fingerprint).toMatch(/^[0-9a-f]{16}$/);
-    expect(result.injections).toHaveLength(1);
-    expect(result.injections[0]).toMatchObject({ tick: 1, kind: 'PAIN' });
+    expect(result.injections.map((i) => [i.tick, i.kind])).toEqual([
+      [1, 'PAIN'],
+      [4, 'VERIFY'],
+    ]);
     expect(result.injections[0]?.text).toContain('【System Pain Alert】');
     expect(result.injections[0]?.text).toContain('🔥🔥🔥 Critical Pain');
     expect(result.finalText).toMatch(/^Done\./);
 
     const status = await h.agents.status(agentId);
-    expect(status).toMatchObject({ agentState: 'WAITING_FOR_EVENT', tokensUsed: 1910, tokenBudget: 100000, queue: [] });
+    expect(status).toMatchObject({ agentState: 'WAITING_FOR_EVENT', tokensUsed: result.tokensUsed, tokenBudget: 100000, queue: [] });
     expect(status.counters.consecutiveFailures).toBe(0);
+  });
+
+  it('runs the same scenario without the verification step when the config turns it off', async () => {
+    const config = scriptedConfig(path.join(projectRoot(), 'examples/eperm/turns.json'), makeWorkspace({ 'notes.md': '# Notes\n' }), { verify: false });
+    const agentId = uniqueId('eperm-noverify');
+    const result = await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'Tell me what /root/secret.txt says.', config })).taskId);
+    expect(result).toMatchObject({ outcome: 'COMPLETED', ticks: 4, tokensUsed: 1910 });
+    expect(result.injections.map((i) => i.kind)).toEqual(['PAIN']);
+  });
+
+  it('tells the guide about the failure it is explaining: the first one counts as 1 consecutive failure', async () => {
+    const config = scriptedConfig(path.join(projectRoot(), 'examples/eperm/turns.json'), makeWorkspace({ 'notes.md': '# Notes\n' }), { guide: 'debugging' });
+    const agentId = uniqueId('eperm-debugging');
+    const result = await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'Tell me what /root/secret.txt says.', config })).taskId);
+    expect(result.injections[0]?.kind).toBe('PAIN');
+    expect(result.injections[0]?.text).toContain('tick: 1, consecutive failures: 1');
   });
 });

@@ -8,7 +8,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { AgentClient, InvalidArgumentError, RefusedError } from '../../client/agent-client';
 import type { AgentConfigInput } from '../../core/config';
 import type { AgentWorkflowInput } from '../../workflows/agent';
-import { agentWorkflowId, submitTaskUpdate, taskWorkflowId } from '../../workflows/messages';
+import { agentWorkflowId, submitTaskUpdate, taskStateQuery, taskWorkflowId } from '../../workflows/messages';
 import { startGatedHarness, type LlmGate } from '../helpers/gated-llm';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { activitiesIn, activityRunning, eventually, eventIdOf, firstPayload, historyOf } from '../helpers/history-trace';
@@ -53,6 +53,19 @@ describe('SYSTEM_HALT', () => {
     const { taskId } = await h.agents.submit(agentId, { goal: 'a slow task', config });
     const taskWf = taskWorkflowId(agentId, taskId);
     await activityRunning(h.agents.client, taskWf, 'llm');
+    // The running task's own state query: its result so far, with its counters.
+    expect(await h.agents.client.workflow.getHandle(taskWf).query(taskStateQuery)).toMatchObject({
+      running: true,
+      halted: false,
+      agentId,
+      taskId,
+      workflowId: taskWf,
+      ticks: 1,
+      tokensUsed: 0,
+      toolCalls: [],
+      injections: [],
+      counters: { consecutiveFailures: 0 },
+    });
 
     const queued = Array.from({ length: 100 }, (_, i) => ({ taskId: `task-q-${String(i + 1).padStart(3, '0')}`, goal: `queued goal ${i + 1}`, priority: 1 + (i % 9) }));
     for (const q of queued) await h.agents.submit(agentId, { ...q, config });

@@ -69,7 +69,7 @@ afterAll(async () => {
 
 function config(model: string, workspace = makeWorkspace()): AgentConfig {
   return parseAgentConfig(
-    { workspace: [workspace], retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 3 } },
+    { workspace: [workspace], verify: false, retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 3 } },
     `gemini:${model}`,
   );
 }

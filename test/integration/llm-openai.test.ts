@@ -3,7 +3,7 @@
  * speaks the chat completions wire format (`POST /v1/chat/completions`). The model name in each spec
  * picks the server's behaviour, as a real server routes by model.
  */
-import { parseAgentConfig, type AgentConfig } from '../../core/config';
+import { parseAgentConfig, type AgentConfig, type AgentConfigInput } from '../../core/config';
 import { openAiCompletion, openAiError, startFakeServer, type FakeReply, type FakeRequest, type FakeServer, type WireBody } from '../helpers/fake-llm-server';
 import { makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
 
@@ -34,7 +34,12 @@ function answer(req: FakeRequest): FakeReply {
     case 'bad':
       return openAiError(400, "This model's maximum context length is 8192 tokens.");
     case 'slow':
+    case 'hung':
       return { json: openAiCompletion({ text: 'too late' }), delayMs: 60_000 };
+    case 'fractional-usage':
+      return { json: openAiCompletion({ text: 'counted oddly', usage: { prompt: 10.5, completion: 2 } }) };
+    case 'negative-usage':
+      return { json: openAiCompletion({ text: 'counted oddly', usage: { prompt: -1_000_000, completion: 2 } }) };
     default:
       return openAiError(404, `The model \`${model}\` does not exist.`);
   }
@@ -52,19 +57,39 @@ afterAll(async () => {
   await server?.close();
 });
 
-function config(model: string, workspace = makeWorkspace()): AgentConfig {
+function config(model: string, workspace = makeWorkspace(), overrides: AgentConfigInput = {}): AgentConfig {
   return parseAgentConfig(
-    { workspace: [workspace], retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 3 } },
+    // The verification step would ask each model once more; these tests are about the provider.
+    { workspace: [workspace], verify: false, retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 3 }, ...overrides },
     `openai:${model}@${server.url}/v1`,
   );
 }
 
-async function run(harness: Harness, model: string, goal = 'Read notes.md and tell me what it says.') {
+async function run(harness: Harness, model: string, goal = 'Read notes.md and tell me what it says.', overrides: AgentConfigInput = {}) {
   const agentId = uniqueId(`openai-${model}`);
   const workspace = makeWorkspace({ 'notes.md': 'hello from the workspace\n' });
-  const { taskId } = await harness.agents.submit(agentId, { goal, config: config(model, workspace) });
+  const { taskId } = await harness.agents.submit(agentId, { goal, config: config(model, workspace, overrides) });
   return { agentId, result: await harness.agents.waitForTask(agentId, taskId, { timeoutMs: 60_000 }) };
 }
+
+describe('what the OpenAI-compatible provider reports, checked', () => {
+  it.each([
+    ['fractional-usage', /inputTokens is 10\.5, not a whole number >= 0/],
+    ['negative-usage', /inputTokens is -1000000, not a whole number >= 0/],
+  ])('fails the task with E_SCHEMA when the server reports %s, and counts none of it', async (model, message) => {
+    const { agentId, result } = await run(h, model);
+    expect(result).toMatchObject({ outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', tokensUsed: 0, error: { code: 'E_SCHEMA', kind: 'execution' } });
+    expect(result.error?.message).toMatch(message);
+    // The agent still answers and its budget is intact.
+    expect((await h.agents.status(agentId)).tokensUsed).toBe(0);
+  });
+
+  it('gives a hung server one llmTimeoutMs per attempt, then fails the task as a timeout, in seconds not an hour', async () => {
+    const { result } = await run(h, 'hung', 'Answer.', { safety: { llmTimeoutMs: 1500 }, retry: { initialIntervalMs: 100, maximumIntervalMs: 200, maximumAttempts: 2 } });
+    expect(result).toMatchObject({ outcome: 'FAILED', error: { code: 'ETIMEDOUT', kind: 'transient' } });
+    expect(seen('hung')).toHaveLength(2);
+  });
+});
 
 describe('the OpenAI-compatible provider', () => {
   it('runs a tool call round trip and counts exactly the usage the server reported', async () => {
