@@ -1,6 +1,10 @@
 /** Two projects: `unit` (pure core/, activities without a server) and `integration` (a real Temporal dev server). */
-const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }] };
-const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+const transform = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }],
+  // jose (the API's JWT library) ships ES modules only; jest loads CommonJS, so it is compiled like our code.
+  '/node_modules/jose/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs' } }],
+};
+const common = { transform, transformIgnorePatterns: ['/node_modules/(?!jose/)'], testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
   reporters: ['default', '<rootDir>/test/summary-reporter.js'],

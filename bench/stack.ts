@@ -19,6 +19,9 @@ export interface BenchStack {
   /** A scratch folder for the benchmark's files. */
   dir: string;
   stop(): Promise<void>;
+  /** The dev server's gRPC address and the worker's task queue, for hosts that connect on their own. */
+  address: string;
+  taskQueue: string;
 }
 
 /** Start a server and a worker for `name`; `stop()` stops both. */
@@ -41,6 +44,8 @@ async function connectTo(server: DevServer, name: string, dir: string): Promise<
   const connection = await Connection.connect({ address: server.address });
   return {
     agents: new AgentClient({ connection, taskQueue }),
+    address: server.address,
+    taskQueue,
     dir,
     async stop() {
       worker.shutdown();

@@ -14,13 +14,15 @@ import { guideIds } from '../core/guides';
 import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
 import { llmSetupProblem } from '../activities/llm/preflight';
 import { isLocked, type TaskResult } from '../core/types';
-import { connectClient, TASK_QUEUE, temporalEnv } from '../workers/connection';
+import { connectClient, TASK_QUEUE, temporalEnv } from '../client/connection';
 import { startDevServer, stopDevServer } from '../workers/dev-server';
 import { projectRoot } from '../workers/paths';
 import { fetchHistory, loadHistoryFile, replayHistory } from '../workers/replay';
 import { hasLiveWorker, quietRuntime, startEmbeddedWorker, type EmbeddedWorker } from './embedded';
 import { formatOutcome, formatStatus, reasonText, webUiLink } from './format';
 import { printTask } from './live';
+import { devToken, type Role } from '../api/auth';
+import { serveApi, type LocalApi } from '../api/serve';
 import { loadAgentConfig, type ConfigFlags } from './load-config';
 
 export const EXIT = { OK: 0, FAILED: 1, LOCKED: 2, USAGE: 64 } as const;
@@ -148,6 +150,21 @@ function detachedHint(agentId: string, taskId: string, workflowId: string, embed
       '',
     ].join('\n'),
   );
+}
+
+function parsePort(v: string): number {
+  if (!/^\d+$/.test(v) || Number(v) > 65535) throw new CommanderInvalidArgumentError(`must be a port number 0..65535; got "${v}"`);
+  return Number(v);
+}
+
+/** The HTTP API on loopback; `insecure` (no auth) says so loudly. */
+async function startApi(port: number, insecure: boolean): Promise<LocalApi> {
+  if (!insecure && !process.env.STARRY_API_JWT_SECRET && !process.env.STARRY_API_JWKS_URL) {
+    throw new ExitError('the API needs authentication: set STARRY_API_JWT_SECRET (HS256) or STARRY_API_JWKS_URL, or pass --insecure-dev for a loopback-only dev API', EXIT.USAGE);
+  }
+  const api = await serveApi({ port, insecureDev: insecure });
+  if (insecure) process.stderr.write(`WARNING: the HTTP API on ${api.url} runs WITHOUT AUTHENTICATION (--insecure-dev): every local caller is an admin. Loopback only; never expose it.\n`);
+  return api;
 }
 
 /** Why a command that needs the agent's workflow to answer cannot run, and what to do. */
@@ -370,19 +387,58 @@ async function main(argv: string[]): Promise<number> {
     });
 
   program
+    .command('api')
+    .description('serve the HTTP API on 127.0.0.1 (auth from STARRY_API_JWT_SECRET or STARRY_API_JWKS_URL; see docs/API.md)')
+    .option('--port <n>', 'port', parsePort, 8080)
+    .option('--insecure-dev', 'no authentication: every caller is an admin (loopback only; never in production)')
+    .action(async (o: { port: number; insecureDev?: boolean }) => {
+      const api = await startApi(o.port, !!o.insecureDev);
+      process.stderr.write(`HTTP API on ${api.url} (OpenAPI: ${api.url}/openapi.json) against Temporal at ${temporalEnv().address}; Ctrl-C stops it\n`);
+      await untilSignal();
+      await api.close();
+    });
+
+  program
+    .command('api-token')
+    .description('mint a bearer token for the HTTP API, signed with STARRY_API_JWT_SECRET (for local use and tests)')
+    .requiredOption('--role <role>', 'viewer | operator | admin')
+    .option('--sub <name>', 'who the token is for (recorded as `by` of halts and unlocks)', process.env.USER ?? 'operator')
+    .option('--ttl <seconds>', 'lifetime in seconds', (v) => Number(v), 3600)
+    .action(async (o: { role: string; sub: string; ttl: number }) => {
+      const secret = process.env.STARRY_API_JWT_SECRET;
+      if (!secret) throw new ExitError('set STARRY_API_JWT_SECRET (at least 32 characters) to the secret the API checks tokens with', EXIT.USAGE);
+      if (!['viewer', 'operator', 'admin'].includes(o.role)) throw new ExitError(`--role must be viewer, operator or admin, got "${o.role}"`, EXIT.USAGE);
+      if (!Number.isInteger(o.ttl) || o.ttl <= 0) throw new ExitError('--ttl must be a whole number of seconds > 0', EXIT.USAGE);
+      const token = await devToken({
+        secret,
+        sub: o.sub,
+        roles: [o.role as Role],
+        ttlSeconds: o.ttl,
+        ...(process.env.STARRY_API_ISSUER ? { issuer: process.env.STARRY_API_ISSUER } : {}),
+        ...(process.env.STARRY_API_AUDIENCE ? { audience: process.env.STARRY_API_AUDIENCE } : {}),
+      });
+      process.stdout.write(`${token}\n`);
+    });
+
+  program
     .command('dev')
     .description('the embedded default: a local Temporal dev server (SQLite, Web UI) plus a worker, in the foreground')
     .option('--port <n>', 'gRPC port', (v) => Number(v), 7233)
     .option('--db <file>', 'SQLite file (default .temporal/dev.db)')
-    .action(async (o: { port: number; db?: string }) => {
+    .option('--api-port <n>', 'port of the HTTP API beside the worker (0: none)', parsePort, 8080)
+    .action(async (o: { port: number; db?: string; apiPort: number }) => {
       const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
       process.env.TEMPORAL_ADDRESS = server.address;
       const w = await startEmbeddedWorker(temporalEnv());
+      // The API comes up beside the worker; with no auth configured it is the loopback-only dev mode.
+      const secured = !!(process.env.STARRY_API_JWT_SECRET || process.env.STARRY_API_JWKS_URL);
+      const api = o.apiPort ? await startApi(o.apiPort, !secured).catch((err: Error) => void process.stderr.write(`starry: the HTTP API did not start: ${err.message}\n`)) : undefined;
       process.stderr.write(
-        `${server.started ? 'started' : 'using the running'} Temporal dev server at ${server.address}\nWeb UI: ${server.uiUrl}\nworker running on task queue ${TASK_QUEUE}; Ctrl-C stops ${server.started ? 'both' : 'the worker'}\n`,
+        `${server.started ? 'started' : 'using the running'} Temporal dev server at ${server.address}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}worker running on task queue ${TASK_QUEUE}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
       );
       await untilSignal();
       process.stderr.write(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
+      await api?.close();
       await w.stop();
       await server.stop();
       process.stderr.write(`stopped${server.started ? ` (agents are kept in ${server.dbFile ?? 'the SQLite file'})` : ''}\n`);

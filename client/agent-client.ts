@@ -10,7 +10,7 @@ import {
   WorkflowUpdateFailedError,
   type Connection,
 } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import type { AgentConfig } from '../core/config';
 import {
   AgentIdSchema,
@@ -19,6 +19,8 @@ import {
   parsePayload,
   SubmitTaskInputSchema,
   UnlockInputSchema,
+  type AgentList,
+  type AgentState,
   type AgentStatus,
   type HaltInput,
   type MessageResult,
@@ -75,6 +77,54 @@ export class AgentClient {
     } catch (err) {
       throw updateFailure(err, 'task refused');
     }
+  }
+
+  /**
+   * Submit a task to an agent that exists, with its own config (the agent's, when the task has none).
+   * @throws NotFoundError when there is no such agent (then a config with an LLM is needed to start it).
+   */
+  async submitExisting(agentId: string, input: { goal: string; config?: AgentConfig; priority?: number; taskId?: string }): Promise<SubmitTaskResult> {
+    const args = parsePayload(SubmitTaskInputSchema, input, 'task');
+    await this.ensureExists(agentId);
+    try {
+      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).executeUpdate(submitTaskUpdate, { args: [args as SubmitTaskInput] });
+    } catch (err) {
+      throw updateFailure(err, 'task refused');
+    }
+  }
+
+  /**
+   * Running agents from the visibility store (their search attributes), optionally in one state, a
+   * page at a time. Needs no worker.
+   */
+  async listAgents(opts: { state?: AgentState; pageSize?: number; nextPageToken?: string } = {}): Promise<AgentList> {
+    const query = [`WorkflowType = 'agentWorkflow'`, `ExecutionStatus = 'Running'`, ...(opts.state ? [`AgentState = '${opts.state}'`] : [])].join(' AND ');
+    const res = await this.client.workflowService.listWorkflowExecutions({
+      namespace: this.client.options.namespace,
+      query,
+      pageSize: opts.pageSize ?? 50,
+      ...(opts.nextPageToken ? { nextPageToken: Buffer.from(opts.nextPageToken, 'base64url') } : {}),
+    });
+    const agents = (res.executions ?? []).map((e) => {
+      const fields = e.searchAttributes?.indexedFields ?? {};
+      const read = (name: string): unknown => {
+        const p = fields[name];
+        const v = p ? defaultPayloadConverter.fromPayload<unknown>(p) : undefined;
+        return Array.isArray(v) ? v[0] : v;
+      };
+      const agentState = read('AgentState') as AgentState | undefined;
+      const lockReason = read('LockReason') as string | undefined;
+      const tokensUsed = read('TokensUsed') as number | undefined;
+      return {
+        agentId: (read('AgentId') as string | undefined) ?? (e.execution?.workflowId ?? '').replace(/^agent-/, ''),
+        workflowId: e.execution?.workflowId ?? '',
+        ...(agentState ? { agentState } : {}),
+        ...(lockReason ? { lockReason } : {}),
+        ...(tokensUsed !== undefined ? { tokensUsed } : {}),
+      };
+    });
+    const token = res.nextPageToken?.length ? Buffer.from(res.nextPageToken).toString('base64url') : undefined;
+    return { agents, ...(token ? { nextPageToken: token } : {}) };
   }
 
   /**

@@ -259,6 +259,22 @@ export const AgentStatusSchema = z.object({
 /** The agent's `state` query, `starry status --json` and `GET /v1/agents/{agentId}`. */
 export type AgentStatus = z.infer<typeof AgentStatusSchema>;
 
+/** A page of running agents from the visibility store: `GET /v1/agents`, `starry list`. */
+export const AgentListSchema = z.object({
+  agents: z.array(
+    z.object({
+      agentId: z.string(),
+      workflowId: z.string(),
+      agentState: AgentStateSchema.optional(),
+      lockReason: z.string().optional(),
+      tokensUsed: z.number().int().optional(),
+    }),
+  ),
+  /** Pass back to get the next page; absent on the last one. */
+  nextPageToken: z.string().optional(),
+});
+export type AgentList = z.infer<typeof AgentListSchema>;
+
 // ---- checking --------------------------------------------------------------------------------------
 
 /** `path: message` lines of a zod error. */

