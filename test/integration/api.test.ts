@@ -317,3 +317,42 @@ describe('the Lambda handler', () => {
     }
   });
 });
+
+describe('when Temporal or the issuer is elsewhere', () => {
+  it('answers 503 with Retry-After when Temporal cannot be reached, on /healthz and on a route', async () => {
+    const { connectClient } = await import('../../client/connection');
+    const { AgentClient } = await import('../../client/agent-client');
+    const down = createApp({
+      agents: async () => new AgentClient({ connection: await connectClient({ address: '127.0.0.1:1', namespace: 'default' }), taskQueue: 'none' }),
+      auth: authenticator({ secret: SECRET }),
+    });
+    const health = await down.request('/healthz');
+    expect(health.status).toBe(503);
+    expect(health.headers.get('retry-after')).toBe('5');
+    const r = await down.request('/v1/agents/a1', { headers: { authorization: `Bearer ${await token('viewer')}` } });
+    expect(r.status).toBe(503);
+    expect(r.headers.get('retry-after')).toBe('5');
+    expect(await r.json()).toMatchObject({ status: 503, detail: expect.stringMatching(/Temporal cannot be reached: cannot reach Temporal at 127\.0\.0\.1:1/) });
+  });
+
+  it('verifies tokens against an issuer’s JWKS (RS256), with iss, aud and Cognito groups', async () => {
+    const { generateKeyPair, exportJWK } = await import('jose');
+    const { createServer } = await import('node:http');
+    const { publicKey, privateKey } = await generateKeyPair('RS256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
+    const jwks = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })));
+    await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r));
+    const port = (jwks.address() as { port: number }).port;
+    try {
+      const auth = authenticator({ jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`, issuer: 'https://issuer.example', audience: 'starry' });
+      const sign = (claims: Record<string, unknown>, iss = 'https://issuer.example') =>
+        new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('carol').setIssuer(iss).setAudience('starry').setExpirationTime('5m').sign(privateKey);
+      expect(await auth.verify(`Bearer ${await sign({ 'cognito:groups': ['operator', 'other-group'] })}`)).toEqual({ sub: 'carol', roles: ['operator'] });
+      await expect(auth.verify(`Bearer ${await sign({ roles: ['admin'] }, 'https://evil.example')}`)).rejects.toThrow(/claim iss is not accepted/);
+      // An HS256 token made with the public key as a secret (the classic confusion) is refused.
+      await expect(auth.verify(`Bearer ${await devToken({ secret: JSON.stringify(jwk), sub: 'x', roles: ['admin'] })}`)).rejects.toThrow(/refused/);
+    } finally {
+      jwks.close();
+    }
+  });
+});
