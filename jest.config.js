@@ -14,7 +14,7 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/core/**/*.test.ts', '<rootDir>/activities/**/*.test.ts', '<rootDir>/cli/**/*.test.ts', '<rootDir>/workers/**/*.test.ts'],
+      testMatch: ['<rootDir>/core/**/*.test.ts', '<rootDir>/activities/**/*.test.ts', '<rootDir>/cli/**/*.test.ts', '<rootDir>/workers/**/*.test.ts', '<rootDir>/infra/**/*.test.ts', '<rootDir>/client/**/*.test.ts'],
     },
     {
       ...common,

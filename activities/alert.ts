@@ -1,9 +1,11 @@
 /**
- * Daemon alerts (seeds: Fatal Pain → "triggers a daemon alarm"): a structured log line always, and an
- * HTTP POST of the same JSON to a webhook when the worker has one configured. A failed POST is
- * transient, so Temporal retries it with backoff.
+ * Daemon alerts (seeds: Fatal Pain → "triggers a daemon alarm"): a structured log line always, an HTTP
+ * POST of the same JSON to a webhook, and a message on an SNS topic, when the worker has them
+ * configured. A sink that fails transiently is retried by Temporal with backoff; a sink that delivered
+ * is remembered in the activity's heartbeat details, so a retry never delivers twice (never pages twice).
  */
-import { Context } from '@temporalio/activity';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import { normalizedError, type NormalizedError } from '../core/errors';
 import type { AgentState, LockReason } from '../core/types';
 import { classifyHttpStatus, classifyNetworkError } from '../core/provider-errors';
@@ -25,12 +27,21 @@ export interface AlertEvent extends AlertInput {
   id: string;
   /** When the alert was raised (the same on every retry). */
   at: string;
+  /** The task (or agent) workflow in the Web UI, when the worker knows the UI's address (STARRY_UI_URL). */
+  link?: string;
 }
 
 /** Where alerts go. The webhook URL comes from the worker's environment, never from workflow input. */
 export interface AlertSinks {
   log?: (line: string) => void;
   webhookUrl?: string;
+  /** An SNS topic (STARRY_ALERT_TOPIC_ARN); a FIFO topic deduplicates by the alert id as well. */
+  snsTopicArn?: string;
+  /** The SNS client (tests point it at a local server); default: the AWS SDK's, from the environment. */
+  sns?: SNSClient;
+  /** The Web UI's base URL, for the alert's link (STARRY_UI_URL). */
+  uiUrl?: string;
+  namespace?: string;
 }
 
 /**
@@ -42,26 +53,61 @@ export interface AlertSinks {
  */
 export function createAlertActivities(sinks: AlertSinks = {}) {
   const logLine = sinks.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  let sns = sinks.sns;
   return {
     async alert(input: AlertInput): Promise<{ delivered: string[] }> {
-      const info = Context.current().info;
+      const ctx = Context.current();
+      const info = ctx.info;
+      const workflowId = input.workflowId ?? `agent-${input.agentId}`;
       const event: AlertEvent = {
         type: 'openstarry.alert',
         severity: 'critical',
         id: `${info.workflowExecution ? `${info.workflowExecution.workflowId}/${info.workflowExecution.runId}` : input.agentId}/${info.activityId}`,
         at: new Date(info.scheduledTimestampMs).toISOString(),
         ...input,
+        ...(sinks.uiUrl ? { link: `${sinks.uiUrl.replace(/\/$/, '')}/namespaces/${sinks.namespace ?? 'default'}/workflows/${encodeURIComponent(workflowId)}` } : {}),
       };
-      // A retry is for the webhook: the log line was written by the first attempt, once per alert.
-      if (info.attempt === 1) logLine(JSON.stringify(event));
-      const delivered = ['log'];
-      if (sinks.webhookUrl) {
-        await postWebhook(sinks.webhookUrl, event);
-        delivered.push('webhook');
-      }
-      return { delivered };
+      // What earlier attempts delivered (heartbeat details survive a failed attempt): never twice.
+      const done = new Set<string>(((info.heartbeatDetails as { delivered?: string[] } | undefined)?.delivered ?? []).concat(info.attempt > 1 ? ['log'] : []));
+      const deliver = async (sink: string, send: () => Promise<void> | void) => {
+        if (done.has(sink)) return;
+        await send();
+        done.add(sink);
+        ctx.heartbeat({ delivered: [...done] });
+      };
+      await deliver('log', () => logLine(JSON.stringify(event)));
+      if (sinks.snsTopicArn) await deliver('sns', () => publishSns((sns ??= new SNSClient({})), sinks.snsTopicArn as string, event));
+      if (sinks.webhookUrl) await deliver('webhook', () => postWebhook(sinks.webhookUrl as string, event));
+      return { delivered: [...done] };
     },
   };
+}
+
+/**
+ * Publish the alert to SNS: the JSON as the message, the id as a message attribute (and as the
+ * deduplication id of a FIFO topic). Throttling and 5xx are transient (retried); any other refusal
+ * (access denied, a missing topic) fails the alert activity at once — never the agent, which logs it.
+ */
+async function publishSns(client: SNSClient, topicArn: string, event: AlertEvent): Promise<void> {
+  const fifo = topicArn.endsWith('.fifo');
+  try {
+    await client.send(
+      new PublishCommand({
+        TopicArn: topicArn,
+        Subject: `OpenStarry alert: agent ${event.agentId} ${event.agentState} (${event.reason.code})`.slice(0, 100),
+        Message: JSON.stringify(event),
+        MessageAttributes: { alertId: { DataType: 'String', StringValue: event.id }, agentId: { DataType: 'String', StringValue: event.agentId } },
+        ...(fifo ? { MessageGroupId: event.agentId, MessageDeduplicationId: event.id.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 128) } : {}),
+      }),
+    );
+  } catch (err) {
+    const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown };
+    const status = e.$metadata?.httpStatusCode ?? 0;
+    const transient = status >= 500 || status === 429 || /Throttl|TooManyRequests|ServiceUnavailable|InternalError|TimeoutError/i.test(e.name ?? '') || !!e.$retryable || status === 0;
+    const error = normalizedError({ code: transient ? 'E_UNAVAILABLE' : 'E_AUTH', kind: transient ? 'transient' : 'fatal', source: 'alert sns', message: `${e.name ?? 'Error'}: ${e.message ?? String(err)}` });
+    if (!transient) throw ApplicationFailure.create({ type: error.code, message: `${error.code}: ${error.message}`, nonRetryable: true, details: [error] });
+    throwAsFailure(error);
+  }
 }
 
 async function postWebhook(url: string, event: AlertEvent): Promise<void> {

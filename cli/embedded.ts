@@ -7,7 +7,7 @@ import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import type { Connection } from '@temporalio/client';
 import { connectWorker, TASK_QUEUE, type TemporalEnv } from '../workers/connection';
 import { isAlive } from '../workers/dev-server';
-import { createWorker } from '../workers/worker';
+import { createWorker, type CreateWorkerOptions } from '../workers/worker';
 
 let runtimeInstalled = false;
 
@@ -26,10 +26,10 @@ export interface EmbeddedWorker {
 }
 
 /** Start a worker in this process; `stop` drains it. */
-export async function startEmbeddedWorker(env: TemporalEnv, taskQueue = TASK_QUEUE): Promise<EmbeddedWorker> {
+export async function startEmbeddedWorker(env: TemporalEnv, taskQueue = TASK_QUEUE, opts: Pick<CreateWorkerOptions, 'shutdownGraceTime'> = {}): Promise<EmbeddedWorker> {
   quietRuntime();
   const connection = await connectWorker(env);
-  const worker = await createWorker({ connection, namespace: env.namespace, taskQueue, workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE });
+  const worker = await createWorker({ connection, namespace: env.namespace, taskQueue, workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE, ...opts });
   const running = worker.run();
   return {
     worker,

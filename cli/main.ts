@@ -379,7 +379,8 @@ async function main(argv: string[]): Promise<number> {
     .description('run a worker (connects from TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / TEMPORAL_API_KEY)')
     .action(async () => {
       quietRuntime('INFO');
-      const w = await startEmbeddedWorker(temporalEnv());
+      // SIGTERM (ECS, systemd) lets activities in flight finish for up to 45 s; Ctrl-C likewise.
+      const w = await startEmbeddedWorker(temporalEnv(), TASK_QUEUE, { shutdownGraceTime: '45 seconds' });
       process.stderr.write(`worker running on ${temporalEnv().address}, task queue ${TASK_QUEUE}; Ctrl-C stops it\n`);
       await untilSignal();
       process.stderr.write('stopping the worker…\n');

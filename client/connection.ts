@@ -15,7 +15,12 @@ export interface TemporalEnv {
   tls?: { clientCertPair: { crt: Buffer; key: Buffer } } | true;
 }
 
-/** Read TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_CERT/TEMPORAL_TLS_KEY. */
+/** A PEM given as its content (an ECS secret injects the value) or as the path of a file holding it. */
+function pem(value: string): Buffer {
+  return value.trimStart().startsWith('-----BEGIN') ? Buffer.from(value) : readFileSync(value);
+}
+
+/** Read TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_CERT/TEMPORAL_TLS_KEY (PEM content or file path). */
 export function temporalEnv(env: NodeJS.ProcessEnv = process.env): TemporalEnv {
   const out: TemporalEnv = {
     address: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
@@ -26,7 +31,7 @@ export function temporalEnv(env: NodeJS.ProcessEnv = process.env): TemporalEnv {
     out.tls = true;
   }
   if (env.TEMPORAL_TLS_CERT && env.TEMPORAL_TLS_KEY) {
-    out.tls = { clientCertPair: { crt: readFileSync(env.TEMPORAL_TLS_CERT), key: readFileSync(env.TEMPORAL_TLS_KEY) } };
+    out.tls = { clientCertPair: { crt: pem(env.TEMPORAL_TLS_CERT), key: pem(env.TEMPORAL_TLS_KEY) } };
   }
   return out;
 }

@@ -8,7 +8,7 @@ import { createWorker } from './worker';
 async function main(): Promise<void> {
   const env = temporalEnv();
   const connection = await connectWorker(env);
-  const worker = await createWorker({ connection, namespace: env.namespace, workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE });
+  const worker = await createWorker({ connection, namespace: env.namespace, workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE, shutdownGraceTime: '45 seconds' });
   process.stdout.write(`worker ready on ${env.address} (task queue ${worker.options.taskQueue})\n`);
   await worker.run();
   await connection.close();

@@ -15,6 +15,12 @@ export interface CreateWorkerOptions {
   workflowBundlePath?: string;
   activities?: ActivityDeps;
   identity?: string;
+  /**
+   * How long activities in flight may run on after shutdown is asked (SIGTERM) before they are
+   * cancelled and retried elsewhere. `starry worker` uses 45 s (the Fargate task's stopTimeout is 60 s);
+   * embedded and test workers stop at once.
+   */
+  shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** Temporal worker interceptors (e.g. an activity interceptor that observes or gates calls). */
   interceptors?: WorkerOptions['interceptors'];
 }
@@ -46,8 +52,15 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     activities: createActivities({
       ...opts.activities,
       // After the spread, so alert sinks given without a webhook keep the environment's.
-      alerts: { webhookUrl: process.env.STARRY_ALERT_WEBHOOK, ...opts.activities?.alerts },
+      alerts: {
+        webhookUrl: process.env.STARRY_ALERT_WEBHOOK,
+        snsTopicArn: process.env.STARRY_ALERT_TOPIC_ARN,
+        uiUrl: process.env.STARRY_UI_URL,
+        namespace: opts.namespace ?? 'default',
+        ...opts.activities?.alerts,
+      },
     }),
+    ...(opts.shutdownGraceTime ? { shutdownGraceTime: opts.shutdownGraceTime } : {}),
     // Heartbeats reach the server at least every 500 ms, so a cancellation (SYSTEM_HALT) lands fast.
     maxHeartbeatThrottleInterval: '500 milliseconds',
     defaultHeartbeatThrottleInterval: '500 milliseconds',

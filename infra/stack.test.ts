@@ -1,0 +1,138 @@
+/**
+ * The synthesized stack, offline: what each part runs and may do, and cdk-nag's AwsSolutions pack with
+ * every finding fixed or acknowledged with a reason.
+ */
+import path from 'node:path';
+import { App, Aspects } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { API_ENV_NAMES } from '../api/env';
+import { StarryStack } from './stack';
+
+const projectRoot = path.join(__dirname, '..');
+
+function synth(over: Partial<ConstructorParameters<typeof StarryStack>[2]> = {}) {
+  const app = new App();
+  const stack = new StarryStack(app, 'Test', {
+    temporalAddress: 'my-ns.a1b2c.tmprl.cloud:7233',
+    temporalNamespace: 'my-ns.a1b2c',
+    temporalAuth: 'api-key',
+    alertEmail: 'ops@example.com',
+    workerImage: 'public.ecr.aws/example/openstarry:1',
+    projectRoot,
+    ...over,
+  });
+  Aspects.of(app).add(new AwsSolutionsChecks({ verbose: true }));
+  app.synth();
+  return { stack, template: Template.fromStack(stack) };
+}
+
+jest.setTimeout(120_000);
+const { stack, template } = synth();
+const json = JSON.stringify(template.toJSON());
+
+describe('the workers on Fargate', () => {
+  it('run `starry worker` with Temporal from the props and every secret from Secrets Manager', () => {
+    template.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      ContainerDefinitions: [
+        Match.objectLike({
+          Image: 'public.ecr.aws/example/openstarry:1',
+          Command: ['node', 'bin/starry.js', 'worker'],
+          StopTimeout: 60,
+          Environment: Match.arrayWith([
+            { Name: 'TEMPORAL_ADDRESS', Value: 'my-ns.a1b2c.tmprl.cloud:7233' },
+            { Name: 'TEMPORAL_NAMESPACE', Value: 'my-ns.a1b2c' },
+            Match.objectLike({ Name: 'STARRY_ALERT_TOPIC_ARN' }),
+          ]),
+          Secrets: [
+            Match.objectLike({ Name: 'OPENAI_API_KEY', ValueFrom: { Ref: Match.stringLikeRegexp('^OpenAiApiKey') } }),
+            Match.objectLike({ Name: 'GEMINI_API_KEY', ValueFrom: { Ref: Match.stringLikeRegexp('^GeminiApiKey') } }),
+            Match.objectLike({ Name: 'TEMPORAL_API_KEY', ValueFrom: { Ref: Match.stringLikeRegexp('^TemporalApiKey') } }),
+          ],
+        }),
+      ],
+    });
+  });
+
+  it('keep at least one worker and scale on CPU', () => {
+    template.hasResourceProperties('AWS::ECS::Service', { DesiredCount: 1, LaunchType: 'FARGATE' });
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 1, MaxCapacity: 4 });
+    template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
+      TargetTrackingScalingPolicyConfiguration: Match.objectLike({ PredefinedMetricSpecification: { PredefinedMetricType: 'ECSServiceAverageCPUUtilization' }, TargetValue: 60 }),
+    });
+  });
+
+  it('may publish to the alert topic and nothing else; the task role has no other policy', () => {
+    const policies = template.findResources('AWS::IAM::Policy');
+    const taskRolePolicies = Object.values(policies).filter((p) => JSON.stringify(p).includes('WorkerTaskTaskRole'));
+    expect(taskRolePolicies).toHaveLength(1);
+    expect(taskRolePolicies[0]?.Properties.PolicyDocument.Statement).toEqual([
+      { Action: 'sns:Publish', Effect: 'Allow', Resource: { Ref: expect.stringMatching(/^Alerts/) } },
+    ]);
+  });
+
+  it('alarm on worker errors, to the alert topic', () => {
+    template.hasResourceProperties('AWS::Logs::MetricFilter', { MetricTransformations: [Match.objectLike({ MetricName: 'WorkerErrors' })] });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'WorkerErrors', AlarmActions: [{ Ref: Match.stringLikeRegexp('^Alerts') }] });
+  });
+});
+
+describe('the HTTP API on Lambda', () => {
+  it('runs the api/ handler, with secrets as ARNs and no secret value in the template', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Handler: 'index.handler',
+      Runtime: 'nodejs22.x',
+      Environment: {
+        Variables: Match.objectLike({
+          TEMPORAL_ADDRESS: 'my-ns.a1b2c.tmprl.cloud:7233',
+          STARRY_API_JWT_SECRET_ARN: { Ref: Match.stringLikeRegexp('^ApiJwtSecret') },
+          TEMPORAL_API_KEY_SECRET_ARN: { Ref: Match.stringLikeRegexp('^TemporalApiKey') },
+        }),
+      },
+    });
+    // Every variable the function gets is one the API reads (api/env.ts), and none holds a secret value.
+    const fns = template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } });
+    const vars = Object.values(fns)[0]?.Properties.Environment.Variables as Record<string, unknown>;
+    for (const name of Object.keys(vars)) expect([name, (API_ENV_NAMES as string[]).includes(name) || name === 'NODE_OPTIONS']).toEqual([name, true]);
+    expect(vars).not.toHaveProperty('STARRY_API_JWT_SECRET');
+    expect(vars).not.toHaveProperty('TEMPORAL_API_KEY');
+    expect(json).not.toMatch(/SecretString"\s*:\s*"/);
+  });
+
+  it('routes every request of the HTTP API to it', () => {
+    template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: '$default' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Integration', { IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+  });
+
+  it('may read its own secrets, and only those', () => {
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p).includes('ApiFunctionServiceRole'));
+    const actions = policies.flatMap((p) => (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => s.Action));
+    expect([...new Set(actions)].sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+  });
+});
+
+describe('alerts and logs', () => {
+  it('have a topic with the e-mail subscription, and every log group keeps 30 days', () => {
+    template.resourceCountIs('AWS::SNS::Topic', 1);
+    template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'ops@example.com' });
+    const groups = Object.values(template.findResources('AWS::Logs::LogGroup'));
+    expect(groups.length).toBeGreaterThanOrEqual(4);
+    for (const g of groups) expect(g.Properties.RetentionInDays).toBe(30);
+  });
+});
+
+describe('cdk-nag (AwsSolutions)', () => {
+  it('reports no unacknowledged error or warning', () => {
+    const findings = [...Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')), ...Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*'))];
+    expect(findings.map((f) => `${f.id}: ${String(f.entry.data).split(':')[0]}`)).toEqual([]);
+  });
+
+  it('also holds with mTLS and an image built from this repository', () => {
+    const { stack: mtls, template: t } = synth({ temporalAuth: 'mtls', workerImage: undefined, alertEmail: undefined });
+    t.hasResourceProperties('AWS::ECS::TaskDefinition', {
+      ContainerDefinitions: [Match.objectLike({ Secrets: Match.arrayWith([Match.objectLike({ Name: 'TEMPORAL_TLS_CERT' }), Match.objectLike({ Name: 'TEMPORAL_TLS_KEY' })]) })],
+    });
+    expect(Annotations.fromStack(mtls).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * Everything but Temporal on AWS (docs/DEPLOY.md): workers on ECS Fargate, the HTTP API on Lambda
+ * behind an API Gateway HTTP API, secrets in Secrets Manager, alerts on SNS, logs with retention and an
+ * alarm on worker errors. Temporal itself is Temporal Cloud or your own cluster, given by address.
+ * Least privilege: the worker's task role may publish to the alert topic and nothing else; its
+ * execution role reads its secrets; the API's role reads its secrets.
+ */
+import path from 'node:path';
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnStage, HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
+import { FlowLogDestination, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
+import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
+import { Cluster, ContainerImage, ContainerInsights, FargateService, FargateTaskDefinition, LogDrivers, Secret as EcsSecret } from 'aws-cdk-lib/aws-ecs';
+import { Runtime } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
+import { Subscription, SubscriptionProtocol, Topic } from 'aws-cdk-lib/aws-sns';
+import { NagSuppressions } from 'cdk-nag';
+import type { Construct } from 'constructs';
+
+export interface StarryStackProps extends StackProps {
+  /** Temporal's gRPC address, e.g. `my-ns.a1b2c.tmprl.cloud:7233` or `temporal.internal:7233`. */
+  temporalAddress: string;
+  temporalNamespace: string;
+  /** How the workers and the API authenticate to Temporal: an API key, an mTLS pair, or nothing (a private cluster). */
+  temporalAuth: 'api-key' | 'mtls' | 'none';
+  /** An e-mail address subscribed to the alert topic (it must confirm the subscription). */
+  alertEmail?: string;
+  /** The worker image: a registry URI (`repo:tag`), or undefined to build it from this repository's Dockerfile at deploy. */
+  workerImage?: string;
+  /** Fargate tasks: at least `minWorkers` (default 1), at most `maxWorkers` (default 4), scaled on CPU. */
+  minWorkers?: number;
+  maxWorkers?: number;
+  /** The repository root (the Docker build context and the API's entry). */
+  projectRoot: string;
+}
+
+export class StarryStack extends Stack {
+  readonly alertTopic: Topic;
+  readonly api: HttpApi;
+
+  constructor(scope: Construct, id: string, props: StarryStackProps) {
+    super(scope, id, props);
+    const retention = RetentionDays.ONE_MONTH;
+
+    // --- Secrets: values are set after deploy (docs/DEPLOY.md); none is in the template or the image.
+    const temporalApiKey = props.temporalAuth === 'api-key' ? new Secret(this, 'TemporalApiKey', { description: 'Temporal Cloud API key (set its value after deploy)' }) : undefined;
+    const temporalTlsCert = props.temporalAuth === 'mtls' ? new Secret(this, 'TemporalTlsCert', { description: 'Temporal mTLS client certificate, PEM' }) : undefined;
+    const temporalTlsKey = props.temporalAuth === 'mtls' ? new Secret(this, 'TemporalTlsKey', { description: 'Temporal mTLS client key, PEM' }) : undefined;
+    const openaiApiKey = new Secret(this, 'OpenAiApiKey', { description: 'OPENAI_API_KEY for openai: agents (set its value after deploy)' });
+    const geminiApiKey = new Secret(this, 'GeminiApiKey', { description: 'GEMINI_API_KEY for gemini: agents, when not using Vertex AI with the task role' });
+    const jwtSecret = new Secret(this, 'ApiJwtSecret', {
+      description: 'HS256 secret the HTTP API checks bearer tokens with',
+      generateSecretString: { passwordLength: 64, excludePunctuation: true },
+    });
+    for (const s of [temporalApiKey, temporalTlsCert, temporalTlsKey, openaiApiKey, geminiApiKey, jwtSecret]) {
+      if (s) NagSuppressions.addResourceSuppressions(s, [{ id: 'AwsSolutions-SMG4', reason: 'Third-party credentials (Temporal, LLM providers) are rotated at their issuer; the JWT secret is rotated by redeploying.' }]);
+    }
+
+    // --- Alerts: the worker's alert activity publishes here; an optional e-mail subscription.
+    this.alertTopic = new Topic(this, 'Alerts', { displayName: 'OpenStarry alerts', enforceSSL: true });
+    if (props.alertEmail) new Subscription(this, 'AlertEmail', { topic: this.alertTopic, protocol: SubscriptionProtocol.EMAIL, endpoint: props.alertEmail });
+    NagSuppressions.addResourceSuppressions(this.alertTopic, [{ id: 'AwsSolutions-SNS2', reason: 'Alerts carry agent ids and reasons, no secrets; SSE with the AWS-managed key would block e-mail delivery setup without a CMK.' }]);
+
+    // --- Network: public subnets only (workers reach Temporal Cloud and LLM APIs; nothing reaches them).
+    const flowLogs = new LogGroup(this, 'VpcFlowLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
+    const vpc = new Vpc(this, 'Vpc', {
+      maxAzs: 2,
+      natGateways: 0,
+      subnetConfiguration: [{ name: 'public', subnetType: SubnetType.PUBLIC }],
+      flowLogs: { all: { destination: FlowLogDestination.toCloudWatchLogs(flowLogs) } },
+    });
+    const cluster = new Cluster(this, 'Cluster', { vpc, containerInsightsV2: ContainerInsights.ENABLED });
+
+    // --- Workers on Fargate.
+    const workerLogs = new LogGroup(this, 'WorkerLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
+    const task = new FargateTaskDefinition(this, 'WorkerTask', { cpu: 1024, memoryLimitMiB: 2048 });
+    const secrets: Record<string, EcsSecret> = {
+      OPENAI_API_KEY: EcsSecret.fromSecretsManager(openaiApiKey),
+      GEMINI_API_KEY: EcsSecret.fromSecretsManager(geminiApiKey),
+      ...(temporalApiKey ? { TEMPORAL_API_KEY: EcsSecret.fromSecretsManager(temporalApiKey) } : {}),
+      ...(temporalTlsCert && temporalTlsKey ? { TEMPORAL_TLS_CERT: EcsSecret.fromSecretsManager(temporalTlsCert), TEMPORAL_TLS_KEY: EcsSecret.fromSecretsManager(temporalTlsKey) } : {}),
+    };
+    task.addContainer('worker', {
+      image: props.workerImage
+        ? ContainerImage.fromRegistry(props.workerImage)
+        : ContainerImage.fromAsset(props.projectRoot, { platform: Platform.LINUX_AMD64, exclude: DOCKER_CONTEXT_EXCLUDES }),
+      command: ['node', 'bin/starry.js', 'worker'],
+      environment: {
+        TEMPORAL_ADDRESS: props.temporalAddress,
+        TEMPORAL_NAMESPACE: props.temporalNamespace,
+        STARRY_ALERT_TOPIC_ARN: this.alertTopic.topicArn,
+      },
+      secrets,
+      logging: LogDrivers.awsLogs({ streamPrefix: 'worker', logGroup: workerLogs }),
+      // SIGTERM, then 60 s: the worker lets activities in flight finish for 45 s (shutdownGraceTime).
+      stopTimeout: Duration.seconds(60),
+    });
+    // The task role (the worker's own AWS identity): publishing alerts, nothing else.
+    this.alertTopic.grantPublish(task.taskRole);
+
+    const service = new FargateService(this, 'Workers', {
+      cluster,
+      taskDefinition: task,
+      desiredCount: props.minWorkers ?? 1,
+      assignPublicIp: true,
+      minHealthyPercent: 100,
+      maxHealthyPercent: 200,
+      circuitBreaker: { rollback: true },
+    });
+    const scaling = service.autoScaleTaskCount({ minCapacity: props.minWorkers ?? 1, maxCapacity: props.maxWorkers ?? 4 });
+    scaling.scaleOnCpuUtilization('Cpu', { targetUtilizationPercent: 60, scaleInCooldown: Duration.minutes(5), scaleOutCooldown: Duration.minutes(1) });
+
+    // Worker errors (the SDK's and ours are "[worker ERROR]" / "worker failed" lines) page the topic.
+    const errors = new MetricFilter(this, 'WorkerErrors', {
+      logGroup: workerLogs,
+      filterPattern: FilterPattern.anyTerm('ERROR', 'worker failed'),
+      metricNamespace: 'OpenStarry',
+      metricName: 'WorkerErrors',
+      metricValue: '1',
+      defaultValue: 0,
+    });
+    new Alarm(this, 'WorkerErrorAlarm', {
+      metric: errors.metric({ period: Duration.minutes(5), statistic: 'Sum' }),
+      threshold: 5,
+      evaluationPeriods: 1,
+      comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: TreatMissingData.NOT_BREACHING,
+      alarmDescription: 'OpenStarry workers logged 5 or more errors in 5 minutes',
+    }).addAlarmAction(new SnsAction(this.alertTopic));
+
+    // --- The HTTP API on Lambda (api/lambda.ts, bundled with the local esbuild: no Docker).
+    const apiLogs = new LogGroup(this, 'ApiLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
+    const fn = new NodejsFunction(this, 'ApiFunction', {
+      entry: path.join(props.projectRoot, 'api', 'lambda.ts'),
+      handler: 'handler',
+      runtime: Runtime.NODEJS_22_X,
+      memorySize: 512,
+      timeout: Duration.seconds(29),
+      logGroup: apiLogs,
+      environment: {
+        TEMPORAL_ADDRESS: props.temporalAddress,
+        TEMPORAL_NAMESPACE: props.temporalNamespace,
+        STARRY_API_JWT_SECRET_ARN: jwtSecret.secretArn,
+        ...(temporalApiKey ? { TEMPORAL_API_KEY_SECRET_ARN: temporalApiKey.secretArn } : {}),
+      },
+      bundling: {
+        forceDockerBundling: false,
+        format: OutputFormat.CJS,
+        target: 'node22',
+        // The runtime has AWS SDK v3; the native Temporal worker is never part of the API.
+        externalModules: ['@aws-sdk/*', '@temporalio/worker', '@temporalio/core-bridge'],
+        minify: true,
+        sourceMap: true,
+      },
+    });
+    jwtSecret.grantRead(fn);
+    temporalApiKey?.grantRead(fn);
+    this.api = new HttpApi(this, 'HttpApi', { description: 'OpenStarry on Temporal', defaultIntegration: new HttpLambdaIntegration('Api', fn) });
+    const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
+    const stage = this.api.defaultStage?.node.defaultChild as CfnStage;
+    stage.accessLogSettings = {
+      destinationArn: accessLogs.logGroupArn,
+      format: JSON.stringify({ requestId: '$context.requestId', ip: '$context.identity.sourceIp', route: '$context.routeKey', status: '$context.status', latency: '$context.responseLatency' }),
+    };
+
+    NagSuppressions.addResourceSuppressions(
+      this.api,
+      [{ id: 'AwsSolutions-APIG4', reason: 'The app authorizes every route but /healthz and /openapi.json itself (bearer JWT with roles, api/auth.ts).' }],
+      true,
+    );
+    NagSuppressions.addResourceSuppressions(fn, [{ id: 'AwsSolutions-IAM4', reason: 'AWSLambdaBasicExecutionRole only lets the function write its own logs.', appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole'] }], true);
+    NagSuppressions.addResourceSuppressions(
+      task,
+      [
+        { id: 'AwsSolutions-ECS2', reason: 'The environment holds only non-secret addresses; every secret is an ECS secret from Secrets Manager.' },
+        { id: 'AwsSolutions-IAM5', reason: 'ecr:GetAuthorizationToken has no resource-level permissions: pulling an image built from the repository needs Resource *.', appliesTo: ['Resource::*'] },
+      ],
+      true,
+    );
+    NagSuppressions.addResourceSuppressions(service, [{ id: 'AwsSolutions-EC23', reason: 'The service has no inbound rules; its security group only allows outbound traffic.' }], true);
+    NagSuppressions.addStackSuppressions(this, [{ id: 'AwsSolutions-L1', reason: 'The log-retention and bucket-deployment helper functions CDK adds pin their own runtime.' }]);
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint });
+    new CfnOutput(this, 'AlertTopicArn', { value: this.alertTopic.topicArn });
+    new CfnOutput(this, 'ApiJwtSecretArn', { value: jwtSecret.secretArn });
+  }
+}
+
+/** What the worker image's build context leaves out (the Dockerfile needs lib/, bin/ and the lockfile). */
+export const DOCKER_CONTEXT_EXCLUDES = ['node_modules', '.git', '.tools', '.temporal', 'cdk.out', 'test', 'docs', '**/*.test.ts', '**/*.map'];
