@@ -21,6 +21,7 @@ module.exports = {
       displayName: 'integration',
       testMatch: ['<rootDir>/test/**/*.test.ts'],
       globalSetup: '<rootDir>/test/global-setup.ts',
+      setupFiles: ['<rootDir>/test/quiet-runtime.ts'],
       globalTeardown: '<rootDir>/test/global-teardown.ts',
     },
   ],

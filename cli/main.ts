@@ -1,8 +1,7 @@
 /**
- * `starry`: run, submit, watch, halt, unlock and replay agents (DESIGN.md §6).
- *
- * Exit codes: 0 completed · 1 failed (or an unknown agent) · 2 the agent ended locked/stopped (or
- * refused) · 64 usage error (bad flags, bad config).
+ * `starry`: run, submit, watch, list, logs, halt, unlock, resubmit, replay; api, dev, worker. Exit codes
+ * are the README's table: 0 completed · 1 failed (or unknown, or no worker) · 2 locked/stopped/refused ·
+ * 64 usage · 130 detached.
  */
 import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError as CommanderInvalidArgumentError, Option } from 'commander';
@@ -14,6 +13,7 @@ import { guideIds } from '../core/guides';
 import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
 import { llmSetupProblem } from '../activities/llm/preflight';
 import { isLocked, type TaskResult } from '../core/types';
+import type { AgentList, AgentState } from '../core/contract';
 import { connectClient, TASK_QUEUE, temporalEnv } from '../client/connection';
 import { startDevServer, stopDevServer } from '../workers/dev-server';
 import { projectRoot } from '../workers/paths';
@@ -269,6 +269,28 @@ async function main(argv: string[]): Promise<number> {
         }
         const s = await agents.status(agentId);
         process.stdout.write(o.json ? `${JSON.stringify(s)}\n` : `${formatStatus(s)}\nWeb UI: ${webUiLink(uiBase(), `agent-${agentId}`)}\n`);
+      });
+    });
+
+  program
+    .command('list')
+    .description('running agents and their state, from the visibility store (needs no worker)')
+    .addOption(new Option('--state <state>', 'only agents in this state').choices(['WAITING_FOR_EVENT', 'EXECUTING', 'SAFETY_LOCKOUT', 'ERROR_PAUSED', 'STOPPED']))
+    .option('--json', 'print {agents, nextPageToken?} as JSON')
+    .action(async (o: { state?: AgentState; json?: boolean }) => {
+      await withClient(async (agents) => {
+        const all: AgentList['agents'] = [];
+        let token: string | undefined;
+        do {
+          const page = await agents.listAgents({ ...(o.state ? { state: o.state } : {}), pageSize: 200, ...(token ? { nextPageToken: token } : {}) });
+          all.push(...page.agents);
+          token = page.nextPageToken;
+        } while (token);
+        all.sort((a, b) => a.agentId.localeCompare(b.agentId));
+        if (o.json) return void process.stdout.write(`${JSON.stringify({ agents: all })}\n`);
+        if (!all.length) return void process.stdout.write(`no running agent${o.state ? ` in ${o.state}` : ''}\n`);
+        const width = Math.max(...all.map((a) => a.agentId.length), 5);
+        for (const a of all) process.stdout.write(`${a.agentId.padEnd(width)}  ${(a.agentState ?? '?').padEnd(17)}  ${a.lockReason ?? ''}${a.tokensUsed !== undefined ? `  ${a.tokensUsed} tokens` : ''}\n`.replace(/\s+\n$/, '\n'));
       });
     });
 

@@ -39,6 +39,8 @@ export const LIMITS = {
    */
   keptResultBytes: 16_000,
   taskResultBytes: 512_000,
+  /** Bytes (JSON) of the messages one LLM call carries; a larger context fails the task, named. */
+  llmInputBytes: 1_500_000,
   /** Bytes (JSON) of all an agent carries: a submit that would pass it is refused. */
   agentStateBytes: 1_500_000,
   /** Tokens one unlock may add to the budget. */

@@ -46,8 +46,9 @@ fi
 "$TEMPORAL" --version >/dev/null || { log "the Temporal CLI at $TEMPORAL does not run"; exit 1; }
 
 # 3b. moto, for tests of the AWS clients against the real wire protocols (no AWS account, no network).
+# The demo skips it (STARRY_MOTO=0), like the local model: only the tests need them.
 MOTO_DIR="$TOOLS_DIR/moto"
-if [ ! -f "$MOTO_DIR/.version-$MOTO_VERSION" ]; then
+if [ "${STARRY_MOTO:-1}" != "0" ] && [ ! -f "$MOTO_DIR/.version-$MOTO_VERSION" ]; then
   log "installing moto[server] ${MOTO_VERSION} into .tools/ (PyPI)"
   rm -rf "$MOTO_DIR"
   python3 -m pip install --quiet --disable-pip-version-check --no-warn-script-location --target "$MOTO_DIR" "moto[server]==${MOTO_VERSION}" >&2 2>/dev/null \

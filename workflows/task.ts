@@ -17,7 +17,7 @@ import {
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { fitResult } from '../core/compact';
+import { fitResult, jsonBytes } from '../core/compact';
 import { HumanMessageSchema, LIMITS } from '../core/contract';
 import { historyLimit } from '../core/safety-rungs';
 import type { AgentConfig } from '../core/config';
@@ -156,7 +156,7 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
     // A resumed task sees only the anchored head and the window again, so that is all it carries.
     if (outcome === 'SUSPENDED') out.checkpoint = { ...cp, messages: assembleContext({ messages: cp.messages, window: config.contextWindow }) };
     if (inbox.length) out.undelivered = inbox.splice(0);
-    report(agentState, result.reason?.code);
+    report(agentState, result.reason?.code, true);
     if (outcome === 'FAILED') {
       // The workflow itself fails (red in the Web UI), carrying the transcript to the agent.
       throw ApplicationFailure.create({ type: TASK_FAILED, message: extra.error?.message ?? 'task failed', nonRetryable: true, details: [out] });
@@ -168,10 +168,12 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
     finish('CANCELLED', 'STOPPED', { reason: { code: 'SYSTEM_HALT', message: 'stopped by a human' } });
 
   /** Live state for the Web UI and the agent's `state` query. */
-  function report(agentState: AgentState, lockReason?: string): void {
+  function report(agentState: AgentState, lockReason?: string, closing = false): void {
     upsertSearchAttributes([
       { key: AgentIdKey, value: agentId },
-      { key: AgentStateKey, value: agentState },
+      // A closed task drops AgentState, so `AgentState="SAFETY_LOCKOUT"` never lists tasks of agents
+      // that were unlocked since: the agent workflow carries its live state.
+      { key: AgentStateKey, value: closing ? null : agentState },
       { key: TickIndexKey, value: cp.ticks },
       { key: TokensUsedKey, value: cp.tokensUsed },
       ...(lastErrorCode ? [{ key: LastErrorCodeKey, value: lastErrorCode }] : []),
@@ -235,6 +237,17 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
 
     // 2. Context, with the system prompt and goal anchored. 3. beforeLLMCall: the agent's budget.
     const messages = assembleContext({ messages: cp.messages, window: config.contextWindow });
+    // An LLM call's input is one payload: past Temporal's limit it could not even be scheduled.
+    const contextBytes = jsonBytes(messages);
+    if (contextBytes > LIMITS.llmInputBytes) {
+      const error = normalizedError({
+        code: 'E_OUTPUT_TOO_LARGE',
+        kind: 'execution',
+        source: 'task context',
+        message: `the context of tick ${tick} is ${Math.ceil(contextBytes / 1000)} KB, more than the ${LIMITS.llmInputBytes / 1000} KB an LLM call may carry (Temporal's payload limit is 2 MB): lower contextWindow or tools.maxOutputBytes and submit again`,
+      });
+      return finish('FAILED', 'WAITING_FOR_EVENT', { error });
+    }
     const budget = SafetyMonitor.beforeLLMCall(safety, { tokensUsed: input.agentTokensUsed + runTokens });
     if (budget.lock) return suspend(budget.lock);
 

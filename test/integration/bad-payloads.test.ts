@@ -24,12 +24,18 @@ import { LIMITS } from '../../core/contract';
 import { jsonBytes } from '../../core/compact';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { eventually } from '../helpers/history-trace';
+import { expectWarnings, seenWarnings } from '../helpers/expected-logs';
 
 jest.setTimeout(180_000);
 
+const IGNORED = /^(ignored a .* signal|refused a .* signal|SYSTEM_HALT with an invalid payload)/;
+expectWarnings(IGNORED, /^Workflow failed|^Activity failed|^could not signal the running task/);
+
+const alerts: string[] = [];
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ name: 'bad-payloads' });
+  // The alert of the paused agent below is expected: kept, not printed.
+  h = await startHarness({ name: 'bad-payloads', activities: { alerts: { log: (line) => alerts.push(line) } } });
 });
 afterAll(async () => {
   await h?.stop();
@@ -129,6 +135,8 @@ describe('a live agent under a corpus of malformed payloads', () => {
 
     // It still answers, nothing of the above reached its state, and it runs the next task.
     const after = await h.agents.status(agentId);
+    // Each dropped signal was logged as such (counted, not printed).
+    expect(seenWarnings(IGNORED)).toBeGreaterThanOrEqual(corpus['admin:unlock']!.length + corpus.message!.length + corpus.taskProgress!.length);
     expect(after).toMatchObject({ agentState: before.agentState, tokensUsed: before.tokensUsed, queue: [], unlocks: before.unlocks });
     const next = await h.agents.submit(agentId, { goal: 'after the corpus', config: config() });
     expect((await h.agents.waitForTask(agentId, next.taskId)).outcome).toBe('COMPLETED');
@@ -171,6 +179,21 @@ describe('what an agent carries stays bounded', () => {
   });
 });
 
+describe('Temporal’s payload limit inside the config’s own bounds', () => {
+  it('fails a task whose context outgrows what one LLM call may carry, with a named error and its transcript', async () => {
+    const agentId = uniqueId('big-context');
+    const reads = Array.from({ length: 100 }, () => ({ name: 'fs.read', args: { path: 'big.txt' } }));
+    const cfg = scriptedConfig(writeScript([{ toolCalls: reads }, DONE]), makeWorkspace({ 'big.txt': 'b'.repeat(20_000) }), { contextWindow: 200 });
+    const r = await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'read it all', config: cfg })).taskId);
+    expect(r).toMatchObject({ outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', ticks: 2, error: { code: 'E_OUTPUT_TOO_LARGE', source: 'task context' } });
+    expect(r.error?.message).toMatch(/the context of tick 2 is \d+ KB, more than the 1500 KB an LLM call may carry .*lower contextWindow or tools\.maxOutputBytes/);
+    expect(r.toolCalls).toHaveLength(100);
+    // The agent takes the next task.
+    const next = await h.agents.submit(agentId, { goal: 'small', config: config() });
+    expect((await h.agents.waitForTask(agentId, next.taskId)).outcome).toBe('COMPLETED');
+  });
+});
+
 describe('a bug inside a task workflow', () => {
   it('fails that task workflow instead of retrying its workflow task forever', async () => {
     // A task input no agent would send (the agent's config is always complete): reading it throws a TypeError.
@@ -199,6 +222,7 @@ describe('a bug inside a task workflow', () => {
     });
     expect(s.reason).toMatchObject({ code: 'FATAL' });
     expect(s.reason?.message).toMatch(/^E_INTERNAL: .*Terminated/i);
+    expect(alerts.some((a) => a.includes(agentId) && a.includes('"FATAL"'))).toBe(true);
     // It refuses work until a human unlocks it, then runs again.
     await expect(h.agents.submit(agentId, { goal: 'refused', config: config() })).rejects.toThrow(/ERROR_PAUSED/);
     await h.agents.unlock(agentId, { note: 'looked at it' });

@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../workers/paths';
 import { address, makeWorkspace, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import { eventually } from '../helpers/history-trace';
 
 jest.setTimeout(180_000);
 
@@ -136,6 +137,10 @@ describe('with a worker polling (as under `starry dev`)', () => {
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toMatchObject({ agentState: 'SAFETY_LOCKOUT', suspendedTask: { taskId: 'task-1' } });
 
+    // `starry list` reads the visibility store (eventually consistent): the agent shows as locked.
+    const listed = async (state: string) => JSON.parse((await starryAsync(['list', '--state', state, '--json'], queue)).stdout).agents.map((a: { agentId: string }) => a.agentId) as string[];
+    await eventually('listed as locked', async () => ((await listed('SAFETY_LOCKOUT')).includes(agent) ? true : undefined), 30_000, 200);
+
     const unlock = await starryAsync(['unlock', agent, '--note', 'checked the loop', '--by', 'jest'], queue);
     expect(unlock.code).toBe(0);
     expect(unlock.stdout).toMatch(/unlocked from SAFETY_LOCKOUT \(LOOP_CAP\); task task-1 ended ABORTED/);
@@ -143,6 +148,16 @@ describe('with a worker polling (as under `starry dev`)', () => {
     const again = await starryAsync(['unlock', agent], queue);
     expect(again.code).toBe(0);
     expect(again.stdout).toMatch(/is not locked \(WAITING_FOR_EVENT\): nothing to unlock/);
+
+    // Once unlocked, nothing of this agent matches AgentState="SAFETY_LOCKOUT" any more: not the agent,
+    // and not its closed task (tasks drop AgentState when they close).
+    await eventually('no longer listed as locked', async () => {
+      const stale = [];
+      for await (const w of harness().agents.client.workflow.list({ query: `AgentState = 'SAFETY_LOCKOUT' AND AgentId = '${agent}'` })) stale.push(w.workflowId);
+      return stale.length === 0 ? true : undefined;
+    }, 30_000, 200);
+    expect(await listed('SAFETY_LOCKOUT')).not.toContain(agent);
+    expect(await listed('WAITING_FOR_EVENT')).toContain(agent);
   });
 
   it('prints a 100 KB answer whole when stdout is a pipe', () => {
