@@ -37,7 +37,7 @@ class ExitError extends Error {
   }
 }
 
-/** The exit code for a finished task (DESIGN.md §6). */
+/** The exit code for a finished task (the README's exit-code table). */
 export function exitCodeFor(r: TaskResult): number {
   if (r.outcome === 'COMPLETED') return EXIT.OK;
   if (r.outcome === 'FAILED' && !isLocked(r.agentState)) return EXIT.FAILED;

@@ -1,5 +1,5 @@
 /**
- * The agent entity's state machine (DESIGN.md §2, §4): inbox, lock state, cumulative budget, carried
+ * The agent entity's state machine (docs/ARCHITECTURE.md#workflows): inbox, lock state, cumulative budget, carried
  * counters, cancelled and suspended tasks. Pure: the agent workflow holds one and calls it from its
  * handlers; its `data` is plain and is what continue-as-new carries.
  *

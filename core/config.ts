@@ -1,5 +1,5 @@
 /**
- * Agent configuration (DESIGN.md §6), validated once at the edge with zod. Workflows receive the parsed,
+ * Agent configuration (docs/ARCHITECTURE.md#configuration), validated once at the edge with zod. Workflows receive the parsed,
  * fully-defaulted `AgentConfig` and never validate again.
  */
 import { z } from 'zod';

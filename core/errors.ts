@@ -1,5 +1,5 @@
 /**
- * The one error taxonomy (DESIGN.md §3). Codes and kinds live here; the conversion to Temporal
+ * The one error taxonomy (docs/ARCHITECTURE.md#the-error-taxonomy). Codes and kinds live here; the conversion to Temporal
  * failures happens once, at the activity boundary (`activities/failures.ts`).
  */
 

@@ -1,5 +1,5 @@
 /**
- * The `--llm` spec (DESIGN.md §6): `scripted:FILE`, `gemini:MODEL`, `openai:MODEL@BASE_URL`,
+ * The `--llm` spec (docs/ARCHITECTURE.md#configuration): `scripted:FILE`, `gemini:MODEL`, `openai:MODEL@BASE_URL`,
  * `local:PATH.gguf`. Parsed once at the edge so a typo is a clear error before any task starts.
  */
 import { ConfigError } from './request-errors';

@@ -1,5 +1,5 @@
 /**
- * The tool-outcome counters the afterToolExecution rungs read (DESIGN.md §4). Plain data, updated by
+ * The tool-outcome counters the afterToolExecution rungs read (docs/ARCHITECTURE.md#the-safety-ladder). Plain data, updated by
  * returning a new object, so it passes through workflow state, queries and `continueAsNew` unchanged.
  */
 

@@ -1,5 +1,5 @@
 /**
- * The SafetyMonitor (DESIGN.md §4): the workflow calls one hook per loop step and gets a verdict back.
+ * The SafetyMonitor (docs/ARCHITECTURE.md#the-safety-ladder): the workflow calls one hook per loop step and gets a verdict back.
  * Pure functions over plain data, so the circuit breakers live in workflow state and replay exactly.
  */
 import type { SafetyConfig } from './config';
@@ -31,7 +31,7 @@ export interface Verdict {
   skipRest: boolean;
 }
 
-// The ladder, per hook, in DESIGN.md §4 table order: the first lock in a table wins.
+// The ladder, per hook, in docs/ARCHITECTURE.md#the-safety-ladder table order: the first lock in a table wins.
 const EVENT_LOOP_RUNGS: ReadonlyArray<SafetyRung<TickInput>> = [loopCap];
 const LLM_CALL_RUNGS: ReadonlyArray<SafetyRung<UsageInput>> = [tokenBudget];
 const TOOL_FAILURE_RUNGS: ReadonlyArray<SafetyRung<FailureInput>> = [repeatedFailure, repeatedAfterAlert, frustration, errorCascade];

@@ -1,5 +1,5 @@
 /**
- * The safety ladder's rungs (DESIGN.md §4): small named checks with one signature. Each reports what
+ * The safety ladder's rungs (docs/ARCHITECTURE.md#the-safety-ladder): small named checks with one signature. Each reports what
  * it would do; `SafetyMonitor` (safety-monitor.ts) combines them in one place.
  */
 import type { SafetyConfig } from './config';

@@ -1,5 +1,5 @@
 /**
- * The tool registry's definitions (DESIGN.md §6): names, descriptions and argument schemas, plus the
+ * The tool registry's definitions (docs/ARCHITECTURE.md#configuration): names, descriptions and argument schemas, plus the
  * pre-execution check of a model's tool call (the "output anomaly" rung of §4). Pure: it runs inside the
  * workflow sandbox; the effects live in `activities/tools/`.
  */

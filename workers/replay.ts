@@ -1,5 +1,5 @@
 /**
- * Replay a workflow history against the current workflow code (DESIGN.md §7): from the server or from a
+ * Replay a workflow history against the current workflow code (docs/ARCHITECTURE.md#replay): from the server or from a
  * JSON file (`temporal workflow show --output json` or `historyToJSON`). A non-deterministic change is
  * reported with the first event that no longer matches.
  */

@@ -1,5 +1,5 @@
 /**
- * Search attributes on every agent and task workflow (DESIGN.md §7), so an operator can filter
+ * Search attributes on every agent and task workflow (docs/ARCHITECTURE.md#replay), so an operator can filter
  * `AgentState="SAFETY_LOCKOUT"` in the Web UI. The dev server registers them at start.
  */
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';

@@ -1,5 +1,5 @@
 /**
- * The task workflow: one agent task's tick loop (DESIGN.md §2). It orchestrates only: `core/` decides
+ * The task workflow: one agent task's tick loop (docs/ARCHITECTURE.md#workflows). It orchestrates only: `core/` decides
  * (SafetyMonitor, guides, validation, context), activities act (LLM, tools).
  */
 import {

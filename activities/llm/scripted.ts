@@ -1,5 +1,5 @@
 /**
- * The scripted controller (DESIGN.md §6): a deterministic LLM for tests and the offline demo. The turn
+ * The scripted controller (docs/ARCHITECTURE.md#the-scripted-controller): a deterministic LLM for tests and the offline demo. The turn
  * is chosen by the call's number in the task, never by a counter in here, so a retried call replays the
  * same turn; `error` fails the first `attempts` attempts of that turn, then the turn's content returns.
  */

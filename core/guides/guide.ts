@@ -1,5 +1,5 @@
 /**
- * Pain conduction (DESIGN.md §5): the Core reports facts, a Guide gives them meaning for the LLM.
+ * Pain conduction (docs/ARCHITECTURE.md#where-each-rule-lives): the Core reports facts, a Guide gives them meaning for the LLM.
  * Guides are pure and deterministic because they run inside the workflow.
  */
 import type { AgentConfig } from '../config';
@@ -16,7 +16,7 @@ export interface PainContext {
   workspace: readonly string[];
 }
 
-/** A behavioural breaker that asks for text in the context (DESIGN.md §4). */
+/** A behavioural breaker that asks for text in the context (docs/ARCHITECTURE.md#the-safety-ladder). */
 export interface SafetyAlert {
   kind: 'REPEAT_ALERT' | 'FRUSTRATION';
   toolName: string;

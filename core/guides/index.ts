@@ -1,5 +1,5 @@
 /**
- * The guide registry: an agent's `guide` config names one of these (DESIGN.md §5).
+ * The guide registry: an agent's `guide` config names one of these (docs/ARCHITECTURE.md#where-each-rule-lives).
  */
 import { debuggingGuide } from './debugging';
 import type { Guide } from './guide';

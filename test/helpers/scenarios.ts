@@ -1,5 +1,5 @@
 /**
- * Scripted scenarios for the safety ladder (DESIGN.md §4), shared by the integration tests and by the
+ * Scripted scenarios for the safety ladder (docs/ARCHITECTURE.md#the-safety-ladder), shared by the integration tests and by the
  * history recorder (test/fixtures/record-histories.ts), so both run exactly the same scripts.
  *
  * Failures are deterministic: `/root/secret.txt` is outside every workspace (EPERM, always the same
@@ -14,7 +14,7 @@ import type { TaskResult } from '../../core/types';
 import { projectRoot } from '../../workers/paths';
 import { makeWorkspace, scriptedConfig, uniqueId, writeScript, type Harness } from './harness';
 
-/** A tool call of a scripted turn (DESIGN.md §6 scripted file format). */
+/** A tool call of a scripted turn (docs/ARCHITECTURE.md#the-scripted-controller). */
 export interface ScriptedCall {
   name: string;
   args?: unknown;
@@ -217,7 +217,7 @@ const ERROR_KINDS = ['execution', 'transient', 'fatal'];
 const RESULT_KEYS = ['agentId', 'taskId', 'workflowId', 'outcome', 'agentState', 'reason', 'ticks', 'tokensUsed', 'toolCalls', 'injections', 'finalText', 'error'];
 
 /**
- * How a result, as `starry run --json` prints it (one JSON object), departs from DESIGN.md §6: an empty
+ * How a result, as `starry run --json` prints it (one JSON object), departs from the result contract (docs/ARCHITECTURE.md#result-json): an empty
  * list when it is the contract's shape.
  *
  * ```ts

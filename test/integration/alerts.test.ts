@@ -1,5 +1,5 @@
 /**
- * Daemon alerts through real workflows (DESIGN.md §3 fatal errors, §4 error cascade): the agent's
+ * Daemon alerts through real workflows (docs/ARCHITECTURE.md#the-error-taxonomy fatal errors, §4 error cascade): the agent's
  * `alert` activity writes a structured log line and POSTs the same JSON to a webhook — here a real
  * HTTP receiver on 127.0.0.1 that this test starts — and a refused POST is retried as transient.
  */

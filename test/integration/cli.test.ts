@@ -1,5 +1,5 @@
 /**
- * The `starry` CLI as a user meets it (DESIGN.md §6): the compiled bin against the test server, with its
+ * The `starry` CLI as a user meets it (docs/ARCHITECTURE.md#configuration): the compiled bin against the test server, with its
  * embedded worker. Exit codes: 0 completed, 1 failed, 2 locked/stopped/refused, 64 usage.
  */
 import { spawn, spawnSync } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * Human override through real workflows on a real server (issue 4, DESIGN.md §2, §4): the priority
+ * Human override through real workflows on a real server (issue 4, docs/ARCHITECTURE.md#workflows): the priority
  * inbox, SYSTEM_HALT with a full queue and a call in flight, lockout and `admin:unlock`, the `message`
  * signal, and continue-as-new carrying the agent's state. No timing assertions here: the latencies are
  * measured by bench/halt-latency.ts.

@@ -1,5 +1,5 @@
 /**
- * The SafetyMonitor through real workflows (DESIGN.md §4): every rung of the ladder, driven by scripted
+ * The SafetyMonitor through real workflows (docs/ARCHITECTURE.md#the-safety-ladder): every rung of the ladder, driven by scripted
  * controllers on a real Temporal dev server, reported as `starry run --json` prints it (§6), and
  * decided the same way again on replay.
  */

@@ -1,5 +1,5 @@
 /**
- * The three kinds of pain through real workflows (DESIGN.md §3): transient errors are retried by
+ * The three kinds of pain through real workflows (docs/ARCHITECTURE.md#the-error-taxonomy): transient errors are retried by
  * Temporal with backoff; a tool's exhausted retries become execution pain; the LLM's own failures end
  * the task FAILED.
  */
