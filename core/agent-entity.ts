@@ -8,7 +8,7 @@
  */
 import { parseAgentConfig, type AgentConfig } from './config';
 import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, type PriorityInbox, type QueuedTask } from './priority-inbox';
-import { initialCounters, resetCounters, type LockVerdict, type SafetyCounters } from './safety-monitor';
+import { initialCounters, type LockVerdict, type SafetyCounters } from './safety-monitor';
 import { LIMITS, parsePayload, SubmitTaskInputSchema, type CancelledTask, type HaltInput, HumanMessage, SubmitTaskResult, UnlockInput, UnlockRecord, UnlockResult } from './contract';
 import { RefusedError } from './request-errors';
 import { fitResult, jsonBytes } from './compact';
@@ -334,7 +334,8 @@ export class AgentEntity {
       d.addedTokens = (d.addedTokens ?? 0) + addTokens;
       d.config = withAddedTokens(d.config, addTokens);
     }
-    d.counters = resetCounters();
+    // A fresh start, window included, so the failures that locked the agent do not lock it again.
+    d.counters = initialCounters();
     d.agentState = 'WAITING_FOR_EVENT';
     d.reason = undefined;
 

@@ -3,7 +3,6 @@ import {
   failuresInWindow,
   initialCounters,
   recordOperation,
-  resetCounters,
   type OperationRecord,
   type SafetyCounters,
 } from './safety-counters';
@@ -35,7 +34,6 @@ const opArb = fc.record({
 describe('recordOperation', () => {
   it('starts from empty counters', () => {
     expect(initialCounters()).toEqual({ consecutiveFailures: 0, repeat: null, window: [] });
-    expect(resetCounters()).toEqual(initialCounters());
   });
 
   it('counts a run of identical failures', () => {

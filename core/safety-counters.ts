@@ -30,17 +30,6 @@ export function initialCounters(): SafetyCounters {
   return { consecutiveFailures: 0, repeat: null, window: [] };
 }
 
-/**
- * What `admin:unlock` puts back: a fresh start, window included, so the agent is not re-locked by the
- * failures that locked it.
- *
- * ```ts
- * state.counters = resetCounters();
- * ```
- */
-export function resetCounters(): SafetyCounters {
-  return initialCounters();
-}
 
 /** One executed tool call (skipped calls are never recorded) and the window size to keep. */
 export interface OperationRecord {

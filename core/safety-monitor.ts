@@ -9,8 +9,8 @@ import {
   errorCascade,
   frustration,
   loopCap,
-  repeatedAfterAlert,
   repeatedFailure,
+  repeatAlert,
   tokenBudget,
   type FailureInput,
   type LockVerdict,
@@ -20,7 +20,7 @@ import {
   type UsageInput,
 } from './safety-rungs';
 
-export { initialCounters, resetCounters, type SafetyCounters } from './safety-counters';
+export { initialCounters, type SafetyCounters } from './safety-counters';
 export { EMERGENCY_HALT, type LockVerdict } from './safety-rungs';
 
 /** What the workflow must do after a hook: lock the agent, inject alerts, skip the turn's remaining calls. */
@@ -34,7 +34,7 @@ export interface Verdict {
 // The ladder, per hook, in docs/ARCHITECTURE.md#the-safety-ladder table order: the first lock in a table wins.
 const EVENT_LOOP_RUNGS: ReadonlyArray<SafetyRung<TickInput>> = [loopCap];
 const LLM_CALL_RUNGS: ReadonlyArray<SafetyRung<UsageInput>> = [tokenBudget];
-const TOOL_FAILURE_RUNGS: ReadonlyArray<SafetyRung<FailureInput>> = [repeatedFailure, repeatedAfterAlert, frustration, errorCascade];
+const TOOL_FAILURE_RUNGS: ReadonlyArray<SafetyRung<FailureInput>> = [repeatAlert, repeatedFailure, frustration, errorCascade];
 
 // FRUSTRATION is inserted "ahead of everything else"; lower goes first.
 const ALERT_ORDER: Record<SafetyAlert['kind'], number> = { FRUSTRATION: 0, REPEAT_ALERT: 1 };

@@ -5,8 +5,8 @@ import {
   frustration,
   historyLimit,
   loopCap,
-  repeatedAfterAlert,
   repeatedFailure,
+  repeatAlert,
   tokenBudget,
   type FailureInput,
 } from './safety-rungs';
@@ -87,30 +87,30 @@ describe('tokenBudget', () => {
   });
 });
 
-describe('repeatedFailure', () => {
+describe('repeatAlert', () => {
   it('alerts exactly when the identical run reaches repeatThreshold', () => {
-    expect(repeatedFailure(safety, failure({ repeatCount: 2 }))).toBeUndefined();
-    expect(repeatedFailure(safety, failure({ repeatCount: 3 }))).toEqual({
+    expect(repeatAlert(safety, failure({ repeatCount: 2 }))).toBeUndefined();
+    expect(repeatAlert(safety, failure({ repeatCount: 3 }))).toEqual({
       alert: { kind: 'REPEAT_ALERT', toolName: 'fs.read', fingerprint: 'A', consecutiveFailures: 3, repeatCount: 3 },
     });
-    expect(repeatedFailure(safety, failure({ repeatCount: 4 }))).toBeUndefined();
+    expect(repeatAlert(safety, failure({ repeatCount: 4 }))).toBeUndefined();
   });
 
   it('stays quiet without a run', () => {
-    expect(repeatedFailure(safety, failure({ repeatCount: 0, consecutiveFailures: 3 }))).toBeUndefined();
+    expect(repeatAlert(safety, failure({ repeatCount: 0, consecutiveFailures: 3 }))).toBeUndefined();
   });
 });
 
-describe('repeatedAfterAlert', () => {
+describe('repeatedFailure', () => {
   it('locks the agent out once the run goes past repeatThreshold', () => {
-    expect(repeatedAfterAlert(safety, failure({ repeatCount: 3 }))).toBeUndefined();
-    const lock = repeatedAfterAlert(safety, failure({ repeatCount: 4 }))?.lock;
+    expect(repeatedFailure(safety, failure({ repeatCount: 3 }))).toBeUndefined();
+    const lock = repeatedFailure(safety, failure({ repeatCount: 4 }))?.lock;
     expect(lock).toMatchObject({ agentState: 'SAFETY_LOCKOUT', reason: { code: 'REPEATED_FAILURE' }, raiseAlert: false });
     expect(lock?.reason.message).toContain('fs.read failed 4 times in a row');
   });
 
   it('stays quiet without a run', () => {
-    expect(repeatedAfterAlert(safety, failure({ repeatCount: 0, consecutiveFailures: 9 }))).toBeUndefined();
+    expect(repeatedFailure(safety, failure({ repeatCount: 0, consecutiveFailures: 9 }))).toBeUndefined();
   });
 });
 

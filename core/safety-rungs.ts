@@ -101,20 +101,20 @@ export const tokenBudget: SafetyRung<UsageInput> = (safety, { tokensUsed }) =>
  * Repeated failure: the identical-failure run has just reached `repeatThreshold`; alert once.
  *
  * ```ts
- * repeatedFailure(safety, input)?.alert?.kind // 'REPEAT_ALERT' on the 3rd identical failure
+ * repeatAlert(safety, input)?.alert?.kind // 'REPEAT_ALERT' on the 3rd identical failure
  * ```
  */
-export const repeatedFailure: SafetyRung<FailureInput> = (safety, input) =>
+export const repeatAlert: SafetyRung<FailureInput> = (safety, input) =>
   input.counters.repeat?.count === safety.repeatThreshold ? { alert: alert('REPEAT_ALERT', input) } : undefined;
 
 /**
  * Repeated after alert: the run went on past the alert.
  *
  * ```ts
- * repeatedAfterAlert(safety, input)?.lock?.reason.code // 'REPEATED_FAILURE' on the 4th
+ * repeatedFailure(safety, input)?.lock?.reason.code // 'REPEATED_FAILURE' on the 4th
  * ```
  */
-export const repeatedAfterAlert: SafetyRung<FailureInput> = (safety, { counters }) => {
+export const repeatedFailure: SafetyRung<FailureInput> = (safety, { counters }) => {
   const run = counters.repeat;
   if (run === null || run.count <= safety.repeatThreshold) return undefined;
   return lock('SAFETY_LOCKOUT', {

@@ -31,7 +31,7 @@ import { SafetyMonitor, type LockVerdict, type SafetyCounters } from '../core/sa
 import { toolSpecs, validateToolCall } from '../core/tools';
 import type { AgentState, Injection, TaskCheckpoint, TaskOutcome, TaskResult, ToolCallRecord } from '../core/types';
 import { frustrationFirst, retryHistory, skippedText, toolResultText, verifyText } from '../core/transcript';
-import { factsOf } from './failures';
+import { factsOf } from './activity-facts';
 import { haltSignal, messageSignal, taskProgressSignal, taskStateQuery, type HumanMessage, type TaskStatus } from './messages';
 import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
 
@@ -262,7 +262,8 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
       );
     } catch (err) {
       if (halted && isCancellation(err)) return cancelled();
-      const { error } = factsOfLlm(err, spec.provider);
+      // A retryable LLM error that ran out of attempts is still the provider's error, as it was.
+      const { error } = factsOf(err, `llm ${spec.provider}`);
       lastErrorCode = error.code;
       // The controller cannot feel pain about itself: its failure ends the task.
       if (error.kind === 'fatal') {
@@ -377,10 +378,6 @@ export async function taskWorkflow(input: TaskWorkflowInput): Promise<TaskWorkfl
   }
 }
 
-/** An LLM failure's facts: a retryable error that ran out of attempts is still the provider's error. */
-function factsOfLlm(err: unknown, provider: string): { error: NormalizedError } {
-  return { error: factsOf(err, `llm ${provider}`).error };
-}
 
 /** The main argument of a tool call, for the activity summary in the Web UI. */
 function toolTarget(args: unknown): string {

@@ -10,7 +10,8 @@ import { normalizedError, type NormalizedError } from '../../core/errors';
 import type { ChatMessage, LlmRequest, LlmResponse, LlmToolCall, ToolSpec } from '../../core/llm';
 import { classifyHttpStatus, classifyNetworkError, retryAfterMs } from '../../core/provider-errors';
 import { throwAsFailure } from '../failures';
-import { rethrowIfCancelled, withHeartbeats, withoutUndiciTimeouts } from './in-flight';
+import { withHeartbeats } from '../heartbeat';
+import { rethrowIfCancelled, withoutUndiciTimeouts } from './in-flight';
 import { providerMessage } from './provider-message';
 
 const SOURCE = 'llm gemini';

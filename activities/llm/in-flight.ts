@@ -6,7 +6,6 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 
-export { withHeartbeats } from '../heartbeat';
 
 /**
  * If the activity was cancelled (SYSTEM_HALT, heartbeat timeout, worker shutdown), rethrow the

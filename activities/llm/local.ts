@@ -13,7 +13,8 @@ import { Context } from '@temporalio/activity';
 import { normalizedError, type NormalizedError } from '../../core/errors';
 import type { LlmRequest, LlmResponse } from '../../core/llm';
 import { throwAsFailure } from '../failures';
-import { rethrowIfCancelled, withHeartbeats } from './in-flight';
+import { withHeartbeats } from '../heartbeat';
+import { rethrowIfCancelled } from './in-flight';
 import { localAnswerSchema, localChatHistory, parseLocalAnswer, type AnswerSchema, type LocalChatItem } from './local-format';
 
 /** Where `scripts/fetch-model.sh` puts the model that setup fetches (SmolLM2-135M-Instruct, Q4_1). */

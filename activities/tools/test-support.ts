@@ -6,7 +6,6 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ToolsConfigSchema, type AgentConfig } from '../../core/config';
-import type { ToolContext } from './context';
 
 /** A fresh temp directory holding `ws/` (the workspace root) and `outside/` (beside it, not permitted). */
 export interface TempWorkspace {
@@ -32,7 +31,3 @@ export function toolsConfig(overrides: Partial<AgentConfig['tools']> = {}): Agen
   return ToolsConfigSchema.parse(overrides);
 }
 
-/** A ToolContext over `roots`. */
-export function contextFor(roots: string[], overrides: Partial<ToolContext> & { tools?: Partial<AgentConfig['tools']> } = {}): ToolContext {
-  return { roots, timeoutMs: 10_000, ...overrides, tools: toolsConfig(overrides.tools) };
-}

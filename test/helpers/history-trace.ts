@@ -63,10 +63,6 @@ export function eventIdOf(events: TracedEvent[], kind: string, pred: (e: History
   return e ? Number(e.eventId) : undefined;
 }
 
-/** Event id of the signal `name` (the first one). */
-export const signalIdOf = (events: TracedEvent[], name: string) =>
-  eventIdOf(events, 'workflowExecutionSignaled', (e) => e.workflowExecutionSignaledEventAttributes?.signalName === name);
-
 /** Poll `probe` until it returns something other than undefined; fail after `timeoutMs`, naming `what`. */
 export async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 60_000, everyMs = 50): Promise<T> {
   const deadline = Date.now() + timeoutMs;
