@@ -21,8 +21,8 @@ import { fetchHistory, loadHistoryFile, replayHistory } from '../workers/replay'
 import { hasLiveWorker, quietRuntime, startEmbeddedWorker, type EmbeddedWorker } from './embedded';
 import { formatOutcome, formatStatus, reasonText, webUiLink } from './format';
 import { printTask } from './live';
-import { devToken, type Role } from '../api/auth';
-import { serveApi, type LocalApi } from '../api/serve';
+import type { Role } from '../api/auth';
+import type { LocalApi } from '../api/serve';
 import { loadAgentConfig, type ConfigFlags } from './load-config';
 
 export const EXIT = { OK: 0, FAILED: 1, LOCKED: 2, USAGE: 64 } as const;
@@ -162,6 +162,7 @@ async function startApi(port: number, insecure: boolean): Promise<LocalApi> {
   if (!insecure && !process.env.STARRY_API_JWT_SECRET && !process.env.STARRY_API_JWKS_URL) {
     throw new ExitError('the API needs authentication: set STARRY_API_JWT_SECRET (HS256) or STARRY_API_JWKS_URL, or pass --insecure-dev for a loopback-only dev API', EXIT.USAGE);
   }
+  const { serveApi } = await import('../api/serve');
   const api = await serveApi({ port, insecureDev: insecure });
   if (insecure) process.stderr.write(`WARNING: the HTTP API on ${api.url} runs WITHOUT AUTHENTICATION (--insecure-dev): every local caller is an admin. Loopback only; never expose it.\n`);
   return api;
@@ -432,6 +433,8 @@ async function main(argv: string[]): Promise<number> {
       if (!secret) throw new ExitError('set STARRY_API_JWT_SECRET (at least 32 characters) to the secret the API checks tokens with', EXIT.USAGE);
       if (!['viewer', 'operator', 'admin'].includes(o.role)) throw new ExitError(`--role must be viewer, operator or admin, got "${o.role}"`, EXIT.USAGE);
       if (!Number.isInteger(o.ttl) || o.ttl <= 0) throw new ExitError('--ttl must be a whole number of seconds > 0', EXIT.USAGE);
+      // Loaded on use: the API's modules (jose is ESM-only) stay out of every other command's start.
+      const { devToken } = await import('../api/auth');
       const token = await devToken({
         secret,
         sub: o.sub,

@@ -222,7 +222,8 @@ describe('a bug inside a task workflow', () => {
     });
     expect(s.reason).toMatchObject({ code: 'FATAL' });
     expect(s.reason?.message).toMatch(/^E_INTERNAL: .*Terminated/i);
-    expect(alerts.some((a) => a.includes(agentId) && a.includes('"FATAL"'))).toBe(true);
+    // The alert follows the pause (the agent records the lock, then runs its alert activity).
+    await eventually('the alert', async () => (alerts.some((a) => a.includes(agentId) && a.includes('"FATAL"')) ? true : undefined));
     // It refuses work until a human unlocks it, then runs again.
     await expect(h.agents.submit(agentId, { goal: 'refused', config: config() })).rejects.toThrow(/ERROR_PAUSED/);
     await h.agents.unlock(agentId, { note: 'looked at it' });
