@@ -6,6 +6,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ToolsConfigSchema, type AgentConfig } from '../../core/config';
+import { parseWorkerPolicy, type WorkerPolicy, type WorkerPolicyInput } from '../../core/worker-policy';
 import type { ToolContext } from './context';
 
 /** A fresh temp directory holding `ws/` (the workspace root) and `outside/` (beside it, not permitted). */
@@ -35,4 +36,9 @@ export function toolsConfig(overrides: Partial<AgentConfig['tools']> = {}): Agen
 /** A ToolContext over `roots`. */
 export function contextFor(roots: string[], overrides: Partial<ToolContext> & { tools?: Partial<AgentConfig['tools']> } = {}): ToolContext {
   return { roots, timeoutMs: 10_000, ...overrides, tools: toolsConfig(overrides.tools) };
+}
+
+/** A worker policy granting `ws.base` (root and outside both lie below it: the tools' own checks are tested). */
+export function testPolicy(ws: TempWorkspace, overrides: Partial<WorkerPolicyInput> = {}): WorkerPolicy {
+  return parseWorkerPolicy({ roots: [ws.base], allowRoot: true, journalDir: path.join(ws.base, 'journal'), ...overrides });
 }
