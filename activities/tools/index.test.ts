@@ -67,7 +67,7 @@ describe('the tool activity', () => {
       const { port } = server.address() as AddressInfo;
       const env = mockEnvironment();
       const failure = await env
-        .run(createToolActivities(policy).tool, request('http.get', { url: `http://127.0.0.1:${port}/` }, { tools: toolsConfig({ httpAllow: ['127.0.0.1'] }) }))
+        .run(createToolActivities(policy).tool, request('http.get', { url: `http://127.0.0.1:${port}/` }, { tools: toolsConfig({ httpAllow: [`127.0.0.1:${port}`] }) }))
         .catch((e: unknown) => e);
       expect(failure).toBeInstanceOf(ApplicationFailure);
       expect(failure).toMatchObject({ type: 'E_RATE_LIMIT', nonRetryable: false, nextRetryDelay: 7000 });
