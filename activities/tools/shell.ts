@@ -57,8 +57,49 @@ export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): P
   if (!(await onPath(command))) {
     throw ToolError.of({ code: 'ENOENT', source: SOURCE, message: `ENOENT: command not found: '${command}'` });
   }
+  await refuseHardlinks(roots);
   const spawnArgs = confinedSpawn({ command, argv, roots, cwd, env, dropRoot: ctx.dropRoot === true });
   return spawnCapped({ command, spawnArgs, timeoutMs, cap: ctx.tools.maxOutputBytes, signal: ctx.signal });
+}
+
+/** Entries walked at most by `refuseHardlinks`; a bigger workspace is refused rather than left unchecked. */
+const MAX_WALK = 200_000;
+
+/**
+ * A hardlink in the workspace is the outside file itself, which no mount namespace hides, so programs
+ * do not run while one exists (fs tools refuse such files one by one; a program may read any file).
+ */
+async function refuseHardlinks(roots: string[]): Promise<void> {
+  let seen = 0;
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+    seen += entries.length;
+    if (seen > MAX_WALK) {
+      throw ToolError.of({
+        code: 'E_INTERNAL',
+        kind: 'fatal',
+        source: SOURCE,
+        message: `shell.run checks the workspace for hard links before it runs a program, and the workspace has more than ${MAX_WALK} entries`,
+        suggestion: 'Use a smaller workspace root for this agent.',
+      });
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) await walk(full);
+      else if (entry.isFile()) {
+        const stat = await fs.lstat(full).catch(() => undefined);
+        if (stat !== undefined && stat.nlink > 1) {
+          throw ToolError.of({
+            code: 'EPERM',
+            source: SOURCE,
+            message: `EPERM: operation not permitted, the workspace holds a hard-linked file ('${full}'), which may be a file outside it`,
+            suggestion: 'Programs do not run while the workspace has hard links; fs.read and fs.write work on other files.',
+          });
+        }
+      }
+    }
+  };
+  for (const root of roots) await walk(root);
 }
 
 /** Where the sandbox finds programs (all below the read-only /usr). */
