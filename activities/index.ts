@@ -3,18 +3,21 @@
  */
 import { createAlertActivities, type AlertSinks } from './alert';
 import { createLlmActivities, type LlmProviderOptions } from './llm';
+import type { WorkerPolicy } from '../core/worker-policy';
 import { createToolActivities } from './tools';
 
 export interface ActivityDeps {
   alerts?: AlertSinks;
   /** LLM provider settings (credentials, endpoints); absent fields come from the worker's environment. */
   llm?: LlmProviderOptions;
+  /** The operator's outer limits for every tool call (workers/worker-policy-env.ts reads them). */
+  policy: WorkerPolicy;
 }
 
-export function createActivities(deps: ActivityDeps = {}) {
+export function createActivities(deps: ActivityDeps) {
   return {
     ...createLlmActivities(deps.llm),
-    ...createToolActivities(),
+    ...createToolActivities(deps.policy),
     ...createAlertActivities(deps.alerts),
   };
 }

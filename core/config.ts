@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { guideIds } from './guides';
 import { parseLlmSpec } from './llm-spec';
 import { ConfigError } from './request-errors';
+import { DEFAULT_SHELL_ALLOW } from './worker-policy';
 
 export { ConfigError };
 
@@ -51,7 +52,7 @@ export const RetryConfigSchema = z
 export const ToolsConfigSchema = z
   .object({
     /** Commands `shell.run` may start (the first word of the command line). */
-    shellAllow: z.array(z.string().min(1).max(256)).max(100).default(['ls', 'cat', 'echo', 'pwd', 'wc', 'head', 'tail', 'grep', 'sleep']),
+    shellAllow: z.array(z.string().min(1).max(256)).max(100).default(DEFAULT_SHELL_ALLOW),
     /** Hosts `http.get` may reach. */
     httpAllow: z.array(z.string().min(1).max(2048)).max(100).default([]),
     /** Bytes of tool output kept at most; more is E_OUTPUT_TOO_LARGE. */

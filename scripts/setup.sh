@@ -56,6 +56,20 @@ if [ "${STARRY_MOTO:-1}" != "0" ] && [ ! -f "$MOTO_DIR/.version-$MOTO_VERSION" ]
   touch "$MOTO_DIR/.version-$MOTO_VERSION"
 fi
 
+# 3c. bubblewrap: shell.run confines its programs with bwrap and refuses to run without it
+# (activities/tools/confine.ts). Debian's package, installed when we may (root, or sudo without a password).
+if ! command -v bwrap >/dev/null 2>&1; then
+  if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    log "installing bubblewrap (apt) for shell.run's sandbox"
+    apt-get install -y -q bubblewrap >&2 || { apt-get update -q >&2 && apt-get install -y -q bubblewrap >&2; }
+  elif command -v apt-get >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+    log "installing bubblewrap (sudo apt) for shell.run's sandbox"
+    sudo -n apt-get install -y -q bubblewrap >&2 || { sudo -n apt-get update -q >&2 && sudo -n apt-get install -y -q bubblewrap >&2; }
+  else
+    log "bubblewrap (bwrap) is missing: shell.run will refuse to run until it is installed (apt-get install bubblewrap)"
+  fi
+fi
+
 # --- 4. Local offline model (`--llm local:PATH.gguf`) -------------------------------------------------
 # node-llama-cpp with its prebuilt CPU binary only, in its own prefix .tools/llama/ (pinned by
 # scripts/local-llm/package-lock.json): --omit=optional keeps its CUDA/Vulkan packages out without touching

@@ -2,7 +2,8 @@
  * One real Temporal dev server for the whole integration run (in-memory, on free ports), and one
  * workflow bundle shared by every test worker. TEMPORAL_ADDRESS given: use that server instead.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -15,6 +16,13 @@ export default async function globalSetup(): Promise<void> {
   const dir = path.join(projectRoot(), '.temporal', `test-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   process.env.STARRY_TEST_DIR = dir;
+  // The tests' workers: workspaces in the temp dir, local HTTP servers on any port, and (in CI
+  // containers) root, said out loud. Tests of the policy itself pass their own.
+  process.env.STARRY_WORKER_POLICY ??= JSON.stringify({
+    roots: [realpathSync(os.tmpdir()), projectRoot()],
+    httpAllow: ['127.0.0.1:*', 'localhost:*'],
+  });
+  process.env.STARRY_TOOLS_ALLOW_ROOT ??= '1';
   if (!process.env.TEMPORAL_ADDRESS) {
     const port = await freePort();
     const server = await startDevServer({ port, uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log') });

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
 import { TASK_QUEUE } from './connection';
+import { workerPolicyFromEnv } from './worker-policy-env';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -13,7 +14,8 @@ export interface CreateWorkerOptions {
   taskQueue?: string;
   /** A prebuilt bundle (tests share one); otherwise the workflows are bundled at start. */
   workflowBundlePath?: string;
-  activities?: ActivityDeps;
+  /** Activity settings; the policy defaults to the worker's environment (workers/worker-policy-env.ts). */
+  activities?: Partial<ActivityDeps>;
   identity?: string;
   /**
    * How long activities in flight may run on after shutdown is asked (SIGTERM) before they are
@@ -51,6 +53,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     taskQueue: opts.taskQueue ?? TASK_QUEUE,
     activities: createActivities({
       ...opts.activities,
+      policy: opts.activities?.policy ?? workerPolicyFromEnv(),
       // After the spread, so alert sinks given without a webhook keep the environment's.
       alerts: {
         webhookUrl: process.env.STARRY_ALERT_WEBHOOK,

@@ -2,11 +2,13 @@
  * `fs.read`, `fs.write`, `fs.list`: file access confined to the workspace (every path goes through
  * `resolveInWorkspace`). Failures are thrown as ToolError; `index.ts` turns them into data.
  */
-import { promises as fs } from 'node:fs';
+import { constants, promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { ToolArgs } from '../../core/tools';
+import { readEntry, recordEntry } from './call-journal';
 import type { ToolContext } from './context';
-import { resolveInWorkspace } from './sandbox';
+import { fdPath, openConfined, resolveInWorkspace } from './sandbox';
 import { ToolError, toToolError } from './tool-error';
 
 /** Result of `fs.read`. `truncated` is true when `maxBytes` cut the file short. */
@@ -29,8 +31,9 @@ export async function readFile(args: ToolArgs['fs.read'], ctx: ToolContext): Pro
   const source = 'fs.read';
   const file = await resolveInWorkspace(ctx.roots, args.path, { mustExist: true, source });
   const cap = ctx.tools.maxOutputBytes;
+  const handle = await openConfined(ctx.roots, file, constants.O_RDONLY, { source, shown: args.path });
   try {
-    const stat = await fs.stat(file);
+    const stat = await handle.stat();
     if (stat.isDirectory()) {
       throw ToolError.of({
         code: 'EISDIR',
@@ -45,7 +48,7 @@ export async function readFile(args: ToolArgs['fs.read'], ctx: ToolContext): Pro
     }
     const limit = args.maxBytes !== undefined && args.maxBytes <= cap ? args.maxBytes : cap;
     // One byte more than the limit tells "exactly the limit" from "longer", whatever stat said.
-    const buffer = await readPrefix(file, limit + 1);
+    const buffer = await readPrefix(handle, limit + 1);
     if (buffer.length > limit && limit === args.maxBytes) {
       return { path: file, content: buffer.subarray(0, limit).toString('utf8'), bytes: limit, truncated: true };
     }
@@ -60,23 +63,20 @@ export async function readFile(args: ToolArgs['fs.read'], ctx: ToolContext): Pro
     return { path: file, content: buffer.toString('utf8'), bytes: buffer.length, truncated: false };
   } catch (err) {
     throw toToolError(err, source, args.path);
-  }
-}
-
-async function readPrefix(file: string, bytes: number): Promise<Buffer> {
-  const handle = await fs.open(file, 'r');
-  try {
-    const buffer = Buffer.alloc(bytes);
-    let filled = 0;
-    while (filled < bytes) {
-      const { bytesRead } = await handle.read(buffer, filled, bytes - filled, filled);
-      if (bytesRead === 0) break;
-      filled += bytesRead;
-    }
-    return buffer.subarray(0, filled);
   } finally {
     await handle.close();
   }
+}
+
+async function readPrefix(handle: FileHandle, bytes: number): Promise<Buffer> {
+  const buffer = Buffer.alloc(bytes);
+  let filled = 0;
+  while (filled < bytes) {
+    const { bytesRead } = await handle.read(buffer, filled, bytes - filled, filled);
+    if (bytesRead === 0) break;
+    filled += bytesRead;
+  }
+  return buffer.subarray(0, filled);
 }
 
 /** Result of `fs.write`. */
@@ -87,7 +87,9 @@ export interface WriteResult {
 }
 
 /**
- * Write (or append) a text file, creating missing parent directories inside the workspace.
+ * Write (or append) a text file, creating missing parent directories inside the workspace. Idempotent
+ * per call when `ctx.call` is set (the activity sets it): a retried call leaves the file as one run would
+ * (activities/tools/call-journal.ts). The file is used only through a confined descriptor.
  *
  * ```ts
  * await writeFile({ path: 'out/report.md', content: '# Report' }, ctx)
@@ -100,10 +102,39 @@ export async function writeFile(args: ToolArgs['fs.write'], ctx: ToolContext): P
   try {
     // The resolved path is real and inside a root, so every directory created here is inside too.
     await fs.mkdir(path.dirname(file), { recursive: true });
-    await fs.writeFile(file, args.content, { encoding: 'utf8', flag: appended ? 'a' : 'w' });
-    return { path: file, bytes: Buffer.byteLength(args.content, 'utf8'), appended };
   } catch (err) {
     throw toToolError(err, source, args.path);
+  }
+  const handle = await openForWrite(ctx.roots, file, args.path);
+  try {
+    const stat = await handle.stat();
+    if (!stat.isFile()) throw ToolError.of({ code: 'EINVAL', source, message: `EINVAL: not a regular file, write '${args.path}'` });
+    let at = 0;
+    if (appended) {
+      const earlier = ctx.call ? await readEntry(ctx.call) : undefined;
+      // A retry of this call: back to the size before its first attempt, then append again.
+      at = earlier?.file === file ? Math.min(earlier.sizeBefore, stat.size) : stat.size;
+      if (ctx.call && earlier === undefined) await recordEntry(ctx.call, { file, sizeBefore: at });
+    }
+    await handle.truncate(at);
+    const data = Buffer.from(args.content, 'utf8');
+    await handle.write(data, 0, data.length, at);
+    return { path: file, bytes: data.length, appended };
+  } catch (err) {
+    throw toToolError(err, source, args.path);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Open an existing file, or create a new one (never through a symlink), confined. */
+async function openForWrite(roots: string[], file: string, shown: string): Promise<FileHandle> {
+  const opts = { source: 'fs.write', shown };
+  try {
+    return await openConfined(roots, file, constants.O_WRONLY, opts);
+  } catch (err) {
+    if (!(ToolError.is(err) && err.error.code === 'ENOENT')) throw err;
+    return openConfined(roots, file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, opts);
   }
 }
 
@@ -135,12 +166,15 @@ export async function listDir(args: ToolArgs['fs.list'], ctx: ToolContext): Prom
   const source = 'fs.list';
   const shown = args.path ?? (ctx.roots[0] as string);
   const dir = await resolveInWorkspace(ctx.roots, shown, { mustExist: true, source });
+  const handle = await openConfined(ctx.roots, dir, constants.O_RDONLY | constants.O_DIRECTORY, { source, shown });
+  // Through the descriptor: the directory that was checked, whatever its path points at now.
+  const opened = fdPath(handle);
   try {
-    const dirents = await fs.readdir(dir, { withFileTypes: true });
+    const dirents = await fs.readdir(opened, { withFileTypes: true });
     const entries = await Promise.all(
       dirents.map(async (d): Promise<ListEntry> => {
         const type = d.isSymbolicLink() ? 'symlink' : d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other';
-        const size = await fs.lstat(path.join(dir, d.name)).then(
+        const size = await fs.lstat(path.join(opened, d.name)).then(
           (s) => s.size,
           () => 0, // removed between readdir and lstat
         );
@@ -152,6 +186,8 @@ export async function listDir(args: ToolArgs['fs.list'], ctx: ToolContext): Prom
     return { path: dir, entries: kept, total: entries.length, truncated: kept.length < entries.length };
   } catch (err) {
     throw toToolError(err, source, shown);
+  } finally {
+    await handle.close();
   }
 }
 

@@ -60,7 +60,7 @@ describe('http.get', () => {
         args: { url },
         tick: 1,
         workspace: ['/'],
-        tools: toolsConfig({ httpAllow: ['127.0.0.1'] }),
+        tools: toolsConfig({ httpAllow: [new URL(server.base).host] }),
         toolTimeoutMs: 10_000,
         ...overrides,
       },
@@ -122,7 +122,7 @@ describe('http.get', () => {
   });
 
   it('cuts a body larger than the output cap and says so', async () => {
-    const result = await call(`${server.base}/big`, { tools: toolsConfig({ httpAllow: ['127.0.0.1'], maxOutputBytes: 1000 }) });
+    const result = await call(`${server.base}/big`, { tools: toolsConfig({ httpAllow: [new URL(server.base).host], maxOutputBytes: 1000 }) });
     expect(result.data).toMatchObject({ status: 200, bytes: 1000, truncated: true });
     expect((result.data as { body: string }).body).toHaveLength(1000);
   });
@@ -135,7 +135,7 @@ describe('http.get', () => {
   it('reports a refused connection as a transient ECONNREFUSED', async () => {
     const closed = await startServer();
     await closed.close();
-    expect((await call(`${closed.base}/ok`)).error).toMatchObject({ code: 'ECONNREFUSED', kind: 'transient' });
+    expect((await call(`${closed.base}/ok`, { tools: toolsConfig({ httpAllow: [new URL(closed.base).host] }) })).error).toMatchObject({ code: 'ECONNREFUSED', kind: 'transient' });
   });
 
   it('reports its own timeout as a transient ETIMEDOUT', async () => {
@@ -160,6 +160,12 @@ describe('isHostAllowed', () => {
     expect(isHostAllowed(new URL('https://evil-example.com/'), ['example.com'])).toBe(false);
     expect(isHostAllowed(new URL('http://localhost:8080/'), ['localhost:8080'])).toBe(true);
     expect(isHostAllowed(new URL('http://localhost:9090/'), ['localhost:8080'])).toBe(false);
+    // No port in the entry: the scheme's default port only.
+    expect(isHostAllowed(new URL('http://localhost:8233/'), ['localhost'])).toBe(false);
+    expect(isHostAllowed(new URL('http://localhost/'), ['localhost'])).toBe(true);
+    expect(isHostAllowed(new URL('https://localhost:443/'), ['localhost'])).toBe(true);
+    expect(isHostAllowed(new URL('http://localhost/'), ['localhost:80'])).toBe(true);
+    expect(isHostAllowed(new URL('https://a.example.com:8443/'), ['*.example.com'])).toBe(false);
     expect(isHostAllowed(new URL('https://docs.example.com/'), ['*.example.com'])).toBe(true);
     expect(isHostAllowed(new URL('https://example.com/'), ['*.example.com'])).toBe(false);
   });

@@ -73,18 +73,27 @@ function parseUrl(raw: string): URL {
 }
 
 /**
- * Entries match the hostname exactly, `host:port` exactly, or `*.example.com` for any subdomain.
+ * Entries match the hostname exactly, `host:port` exactly, or `*.example.com` for any subdomain. An
+ * entry without a port allows the scheme's default port only (80, 443): allowing `localhost` must not
+ * open every service on it.
  *
  * ```ts
  * isHostAllowed(new URL('https://docs.example.com/'), ['*.example.com']) // true
+ * isHostAllowed(new URL('http://localhost:8233/'), ['localhost']) // false
  * ```
  */
 export function isHostAllowed(url: URL, allow: string[]): boolean {
   const host = url.hostname.toLowerCase();
+  // URL leaves `port` empty for the scheme's default port.
+  const port = url.port;
   return allow.some((raw) => {
     const entry = raw.toLowerCase();
-    if (entry.startsWith('*.')) return host.endsWith(entry.slice(1));
-    return entry === host || entry === url.host.toLowerCase();
+    const m = /^(.*):(\d+)$/.exec(entry);
+    const [name, entryPort] = m ? [m[1] as string, String(Number(m[2]))] : [entry, ''];
+    const defaultPort = url.protocol === 'https:' ? '443' : '80';
+    if (entryPort !== port && !(port === '' && entryPort === defaultPort)) return false;
+    if (name.startsWith('*.')) return host.endsWith(name.slice(1));
+    return name === host;
   });
 }
 

@@ -6,7 +6,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createToolActivities, runTool, type ToolRequest } from './index';
-import { makeWorkspace, toolsConfig, type TempWorkspace } from './test-support';
+import { makeWorkspace, testPolicy, toolsConfig, type TempWorkspace } from './test-support';
 
 /** An activity environment that keeps the expected failures out of the test output. */
 const mockEnvironment = () => new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
@@ -30,21 +30,23 @@ describe('the tool activity', () => {
     ...overrides,
   });
 
+  let policy: ReturnType<typeof testPolicy>;
   beforeEach(async () => {
     ws = await makeWorkspace();
+    policy = testPolicy(ws, { httpAllow: ['127.0.0.1:*'] });
   });
   afterEach(() => ws.cleanup());
 
   it('returns a success as data', async () => {
     await fs.writeFile(path.join(ws.root, 'a.txt'), 'abc');
     const env = mockEnvironment();
-    const result = await env.run(createToolActivities().tool, request('fs.read', { path: 'a.txt' }));
+    const result = await env.run(createToolActivities(policy).tool, request('fs.read', { path: 'a.txt' }));
     expect(result).toEqual({ success: true, data: { path: path.join(ws.root, 'a.txt'), content: 'abc', bytes: 3, truncated: false } });
   });
 
   it('returns an execution error as data, not as a thrown failure', async () => {
     const env = mockEnvironment();
-    const result = await env.run(createToolActivities().tool, request('fs.read', { path: '/root/secret.txt' }));
+    const result = await env.run(createToolActivities(policy).tool, request('fs.read', { path: '/root/secret.txt' }));
     expect(result).toMatchObject({ success: false, error: { code: 'EPERM', kind: 'execution' } });
     expect(result).not.toHaveProperty('retryAfterMs');
   });
@@ -52,7 +54,7 @@ describe('the tool activity', () => {
   it('throws a fatal error as a non-retryable ApplicationFailure carrying the NormalizedError', async () => {
     const env = mockEnvironment();
     const missing = path.join(ws.base, 'gone');
-    const failure = await env.run(createToolActivities().tool, request('fs.list', {}, { workspace: [missing] })).catch((e: unknown) => e);
+    const failure = await env.run(createToolActivities(policy).tool, request('fs.list', {}, { workspace: [missing] })).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'E_INTERNAL', nonRetryable: true });
     expect((failure as ApplicationFailure).details?.[0]).toMatchObject({ code: 'E_INTERNAL', kind: 'fatal' });
@@ -65,7 +67,7 @@ describe('the tool activity', () => {
       const { port } = server.address() as AddressInfo;
       const env = mockEnvironment();
       const failure = await env
-        .run(createToolActivities().tool, request('http.get', { url: `http://127.0.0.1:${port}/` }, { tools: toolsConfig({ httpAllow: ['127.0.0.1'] }) }))
+        .run(createToolActivities(policy).tool, request('http.get', { url: `http://127.0.0.1:${port}/` }, { tools: toolsConfig({ httpAllow: [`127.0.0.1:${port}`] }) }))
         .catch((e: unknown) => e);
       expect(failure).toBeInstanceOf(ApplicationFailure);
       expect(failure).toMatchObject({ type: 'E_RATE_LIMIT', nonRetryable: false, nextRetryDelay: 7000 });
@@ -81,7 +83,7 @@ describe('the tool activity', () => {
       beats.push(details);
       if (beats.length === 2) env.cancel();
     });
-    const failure = await env.run(createToolActivities().tool, request('shell.run', { command: 'sleep', args: ['5'] })).catch((e: unknown) => e);
+    const failure = await env.run(createToolActivities(policy).tool, request('shell.run', { command: 'sleep', args: ['5'] })).catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(CancelledFailure);
     expect(beats[0]).toMatchObject({ tool: 'shell.run', tick: 3 });
   });

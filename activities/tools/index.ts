@@ -4,13 +4,18 @@
  * `throwAsFailure`, so Temporal retries or fails the task.
  */
 import { Context } from '@temporalio/activity';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { AgentConfig } from '../../core/config';
+import type { WorkerPolicy } from '../../core/worker-policy';
 import { failure, success, type ToolExecutionResult } from '../../core/errors';
 import { validateToolCall, type ToolArgs, type ToolName } from '../../core/tools';
 import { retryDelayWithin } from '../../core/provider-errors';
 import { throwAsFailure } from '../failures';
 import { withHeartbeats } from '../heartbeat';
+import type { ToolCallRef } from './call-journal';
 import type { ToolContext } from './context';
+import { checkPolicy } from './policy-check';
 import { listDir, readFile, writeFile } from './fs';
 import { httpGet } from './http';
 import { runShell } from './shell';
@@ -44,6 +49,13 @@ const HANDLERS: Handlers = {
   'http.get': httpGet,
 };
 
+/** What the activity adds to a call: the worker's policy and the call's stable id. */
+export interface RunOptions {
+  /** The operator's outer limits; a wider request is refused as a fatal error. */
+  policy?: WorkerPolicy;
+  call?: ToolCallRef;
+}
+
 /**
  * Run one tool call and normalize its outcome, without Temporal (unit tests call it directly).
  * Arguments are validated again here: the activity is a boundary and may be called by anything.
@@ -55,12 +67,15 @@ const HANDLERS: Handlers = {
  * if (!result.success) console.log(result.error?.code);
  * ```
  */
-export async function runTool(req: ToolRequest, signal?: AbortSignal): Promise<ToolRunResult> {
+export async function runTool(req: ToolRequest, signal?: AbortSignal, run: RunOptions = {}): Promise<ToolRunResult> {
   const checked = validateToolCall({ id: `tick-${req.tick}`, name: req.name, args: req.args });
   if (!checked.ok) return failure(checked.error);
   const name = req.name as ToolName;
   const ctx: ToolContext = { roots: req.workspace, tools: req.tools, timeoutMs: req.toolTimeoutMs, signal };
+  if (run.call) ctx.call = run.call;
+  if (run.policy && !run.policy.allowRoot && process.getuid?.() === 0) ctx.dropRoot = true;
   try {
+    if (run.policy) await checkPolicy(run.policy, { workspace: req.workspace, tools: req.tools }, name);
     const handler = HANDLERS[name] as (args: unknown, ctx: ToolContext) => Promise<unknown>;
     return success(await handler(checked.args, ctx));
   } catch (err) {
@@ -76,13 +91,18 @@ export async function runTool(req: ToolRequest, signal?: AbortSignal): Promise<T
  * cancellation signal on; execution failures are returned, transient and fatal ones thrown.
  *
  * ```ts
- * const worker = await Worker.create({ activities: { ...createToolActivities(), ...llmActivities }, ... });
+ * const worker = await Worker.create({ activities: { ...createToolActivities(workerPolicyFromEnv()), ...llmActivities }, ... });
  * ```
  */
-export function createToolActivities(): { tool(req: ToolRequest): Promise<ToolExecutionResult> } {
+export function createToolActivities(policy: WorkerPolicy): { tool(req: ToolRequest): Promise<ToolExecutionResult> } {
+  const journalDir = policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
   return {
     async tool(req: ToolRequest): Promise<ToolExecutionResult> {
-      const { retryAfterMs, ...result } = await withHeartbeats(runTool(req, Context.current().cancellationSignal), { tool: req.name, tick: req.tick });
+      const { info, cancellationSignal } = Context.current();
+      // The same for every attempt of this call, and for no other call.
+      const run = info.workflowExecution;
+      const call = run ? { id: `${run.workflowId}/${run.runId}/${info.activityId}`, journalDir } : undefined;
+      const { retryAfterMs, ...result } = await withHeartbeats(runTool(req, cancellationSignal, { policy, ...(call ? { call } : {}) }), { tool: req.name, tick: req.tick });
       if (!result.success && result.error !== undefined && result.error.kind !== 'execution') {
         throwAsFailure(result.error, { retryAfterMs: retryDelayWithin(retryAfterMs, req.maxRetryDelayMs) });
       }

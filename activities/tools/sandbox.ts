@@ -3,10 +3,14 @@
  * of the workspace roots. Containment is checked on realpaths, so `..` segments and symlinks (even
  * dangling ones, for files about to be created) cannot lead outside.
  *
- * Known limit: a check-then-use race (a symlink swapped in between the check and the open) is not closed
- * here; the worker's container is the outer boundary.
+ * The check is done twice: on the path (for a clear error before anything happens) and on what was
+ * actually opened (`openConfined`): the file is opened with O_NOFOLLOW, its real location is read back
+ * from `/proc/self/fd`, and it is used through that descriptor only. So a symlink swapped in between
+ * the check and the use (the check-then-use race) is caught by the same operation that uses the file,
+ * and a hardlink to an outside file (more than one link) is refused.
  */
-import { promises as fs } from 'node:fs';
+import { constants, promises as fs } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import { ToolError, messageOf, nodeCode, normalizeThrown } from './tool-error';
 
@@ -142,4 +146,59 @@ async function danglingTarget(file: string): Promise<string | undefined> {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Open `file` (a path `resolveInWorkspace` returned) and prove that what was opened lies inside a root:
+ * O_NOFOLLOW refuses a final symlink, `/proc/self/fd/N` names the opened file's real location whatever
+ * happened to the path meanwhile, and a regular file with more than one link (a hardlink, maybe to an
+ * outside file) is refused. Use the handle, or `fdPath(handle)`, never the path again.
+ *
+ * ```ts
+ * const handle = await openConfined(ctx.roots, file, constants.O_RDONLY, { source: 'fs.read', shown: 'a.txt' });
+ * ```
+ * @throws ToolError EPERM when the opened file is outside every root or has several links.
+ */
+export async function openConfined(roots: string[], file: string, flags: number, opts: { source: string; shown: string; mode?: number }): Promise<FileHandle> {
+  const { source, shown } = opts;
+  let handle: FileHandle;
+  try {
+    handle = await fs.open(file, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, opts.mode ?? 0o644);
+  } catch (err) {
+    // The path was checked a moment ago; a symlink there now was swapped in.
+    if (nodeCode(err) === 'ELOOP') throw outside(roots, source, `'${shown}' is a symbolic link`);
+    throw new ToolError(normalizeThrown(err, source, shown), undefined, { cause: err });
+  }
+  try {
+    const where = await fs.readlink(fdPath(handle));
+    const realRoots = await realRootsOf(roots, source);
+    if (!realRoots.some((root) => isInside(where, root))) throw outside(roots, source, `'${shown}' (opened ${where})`);
+    const stat = await handle.stat();
+    if (stat.isFile() && stat.nlink > 1) {
+      throw ToolError.of({
+        code: 'EPERM',
+        source,
+        message: `EPERM: operation not permitted, '${shown}' has ${stat.nlink} hard links (one may be outside the workspace)`,
+        suggestion: 'Hard-linked files are refused; copy the content into a new file instead.',
+      });
+    }
+    return handle;
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+/** The `/proc/self/fd` path of an open handle: it names exactly the opened file or directory. */
+export function fdPath(handle: FileHandle): string {
+  return `/proc/self/fd/${handle.fd}`;
+}
+
+function outside(roots: string[], source: string, shown: string): ToolError {
+  return ToolError.of({
+    code: 'EPERM',
+    source,
+    message: `EPERM: operation not permitted, access outside the workspace: ${shown}`,
+    suggestion: `Permitted roots: ${roots.join(', ')}. Use fs.list to see what is inside.`,
+  });
 }

@@ -1,12 +1,15 @@
 /**
  * `shell.run`: start an allow-listed program (no shell, so no pipes, globs or expansions) in a working
- * directory inside the workspace, with a timeout, capped output and cancellation.
+ * directory inside the workspace, with a timeout, capped output and cancellation. The program runs
+ * confined (confine.ts): the path check on its arguments only gives a clear error early; the boundary
+ * is the sandbox, where nothing outside the workspace exists.
  */
 import { spawn } from 'node:child_process';
-import { promises as fs } from 'node:fs';
+import { constants as fsConstants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { ToolArgs } from '../../core/tools';
 import type { ToolContext } from './context';
+import { confinedSpawn } from './confine';
 import { resolveInWorkspace } from './sandbox';
 import { ToolError, nodeCode, toToolError } from './tool-error';
 
@@ -48,7 +51,67 @@ export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): P
   }
   await checkPathArguments(argv, cwd, ctx);
   const timeoutMs = Math.min(args.timeoutMs ?? ctx.timeoutMs, ctx.timeoutMs);
-  return spawnCapped({ command, argv, cwd, timeoutMs, cap: ctx.tools.maxOutputBytes, signal: ctx.signal, home: ctx.roots[0] as string });
+  const roots = await Promise.all(ctx.roots.map((r) => fs.realpath(r)));
+  // A small environment: the worker's own (API keys) must not reach the program.
+  const env = { PATH: SANDBOX_PATH.join(':'), HOME: roots[0] as string, LANG: 'C.UTF-8' };
+  if (!(await onPath(command))) {
+    throw ToolError.of({ code: 'ENOENT', source: SOURCE, message: `ENOENT: command not found: '${command}'` });
+  }
+  await refuseHardlinks(roots);
+  const spawnArgs = confinedSpawn({ command, argv, roots, cwd, env, dropRoot: ctx.dropRoot === true });
+  return spawnCapped({ command, spawnArgs, timeoutMs, cap: ctx.tools.maxOutputBytes, signal: ctx.signal });
+}
+
+/** Entries walked at most by `refuseHardlinks`; a bigger workspace is refused rather than left unchecked. */
+const MAX_WALK = 200_000;
+
+/**
+ * A hardlink in the workspace is the outside file itself, which no mount namespace hides, so programs
+ * do not run while one exists (fs tools refuse such files one by one; a program may read any file).
+ */
+async function refuseHardlinks(roots: string[]): Promise<void> {
+  let seen = 0;
+  const walk = async (dir: string): Promise<void> => {
+    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+    seen += entries.length;
+    if (seen > MAX_WALK) {
+      throw ToolError.of({
+        code: 'E_INTERNAL',
+        kind: 'fatal',
+        source: SOURCE,
+        message: `shell.run checks the workspace for hard links before it runs a program, and the workspace has more than ${MAX_WALK} entries`,
+        suggestion: 'Use a smaller workspace root for this agent.',
+      });
+    }
+    for (const entry of entries) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) await walk(full);
+      else if (entry.isFile()) {
+        const stat = await fs.lstat(full).catch(() => undefined);
+        if (stat !== undefined && stat.nlink > 1) {
+          throw ToolError.of({
+            code: 'EPERM',
+            source: SOURCE,
+            message: `EPERM: operation not permitted, the workspace holds a hard-linked file ('${full}'), which may be a file outside it`,
+            suggestion: 'Programs do not run while the workspace has hard links; fs.read and fs.write work on other files.',
+          });
+        }
+      }
+    }
+  };
+  for (const root of roots) await walk(root);
+}
+
+/** Where the sandbox finds programs (all below the read-only /usr). */
+const SANDBOX_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
+
+/** True when `command` is an executable the sandbox can find (bwrap's own "not found" is less clear). */
+async function onPath(command: string): Promise<boolean> {
+  const candidates = command.includes('/') ? [command] : SANDBOX_PATH.map((dir) => path.join(dir, command));
+  for (const file of candidates) {
+    if (await fs.access(file, fsConstants.X_OK).then(() => true, () => false)) return true;
+  }
+  return false;
 }
 
 /**
@@ -87,21 +150,17 @@ async function checkPathArguments(argv: string[], cwd: string, ctx: ToolContext)
 
 interface SpawnOptions {
   command: string;
-  argv: string[];
-  cwd: string;
+  spawnArgs: { file: string; args: string[] };
   timeoutMs: number;
   cap: number;
   signal?: AbortSignal;
-  home: string;
 }
 
 function spawnCapped(o: SpawnOptions): Promise<ShellResult> {
   if (o.signal?.aborted) return Promise.reject(o.signal.reason);
   return new Promise<ShellResult>((resolve, reject) => {
-    // A small environment: the worker's own (API keys) must not reach the program.
-    const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: o.home, LANG: process.env.LANG ?? 'C.UTF-8' };
-    // detached: its own process group, so a kill also reaches the program's children.
-    const child = spawn(o.command, o.argv, { cwd: o.cwd, env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    // detached: its own process group; the sandbox's PID namespace ends with bwrap, taking every child.
+    const child = spawn(o.spawnArgs.file, o.spawnArgs.args, { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let size = 0;

@@ -6,6 +6,7 @@ import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { ToolsConfigSchema, type AgentConfig } from '../../core/config';
+import { parseWorkerPolicy, type WorkerPolicy, type WorkerPolicyInput } from '../../core/worker-policy';
 
 /** A fresh temp directory holding `ws/` (the workspace root) and `outside/` (beside it, not permitted). */
 export interface TempWorkspace {
@@ -31,3 +32,7 @@ export function toolsConfig(overrides: Partial<AgentConfig['tools']> = {}): Agen
   return ToolsConfigSchema.parse(overrides);
 }
 
+/** A worker policy granting `ws.base` (root and outside both lie below it: the tools' own checks are tested). */
+export function testPolicy(ws: TempWorkspace, overrides: Partial<WorkerPolicyInput> = {}): WorkerPolicy {
+  return parseWorkerPolicy({ roots: [ws.base], allowRoot: true, journalDir: path.join(ws.base, 'journal'), ...overrides });
+}

@@ -33,7 +33,7 @@ export function address(): string {
 export interface HarnessOptions {
   name: string;
   withWorker?: boolean;
-  activities?: ActivityDeps;
+  activities?: Partial<ActivityDeps>;
   interceptors?: CreateWorkerOptions['interceptors'];
   continueAsNewAfterEvents?: number;
   /** Another server than the run's shared one. */

@@ -1,0 +1,33 @@
+/**
+ * The worker's policy applied to one tool call: the task's workspace roots and tool settings must lie
+ * within the operator's limits (core/worker-policy.ts). A wider config is a fatal error the user sees
+ * (the task fails ERROR_PAUSED with the refusal), never pain the model could argue with.
+ */
+import { promises as fs } from 'node:fs';
+import { isRequestError } from '../../core/request-errors';
+import { isWithin, narrowToPolicy, type TaskLimits, type WorkerPolicy } from '../../core/worker-policy';
+import { ToolError } from './tool-error';
+
+/**
+ * Refuse a call whose limits are wider than `policy`. Roots are compared lexically, then by realpath,
+ * so a root that is a symlink out of the allowed tree is refused too.
+ *
+ * @throws ToolError E_INTERNAL fatal naming each wider field.
+ */
+export async function checkPolicy(policy: WorkerPolicy, task: TaskLimits, source: string): Promise<void> {
+  const refuse = (message: string) =>
+    ToolError.of({ code: 'E_INTERNAL', kind: 'fatal', source, message: `Refused by the worker's policy: ${message}` });
+  try {
+    narrowToPolicy(policy, task);
+  } catch (err) {
+    if (isRequestError(err)) throw refuse(err.message);
+    throw err;
+  }
+  const allowed = await Promise.all(policy.roots.map((r) => fs.realpath(r).catch(() => r)));
+  for (const root of task.workspace) {
+    const real = await fs.realpath(root).catch(() => root); // a missing root is reported by the tool itself
+    if (!allowed.some((a) => isWithin(real, a))) {
+      throw refuse(`workspace: '${root}' resolves to ${real}, outside every root the worker allows (${policy.roots.join(', ')})`);
+    }
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * The worker's policy: the outer limits of every tool call, set by whoever runs the worker (its own
+ * environment or a file), never by whoever submits a task. A task's config may only narrow them:
+ * `narrowToPolicy` refuses anything wider, naming each field (docs/ARCHITECTURE.md, "Trust boundary").
+ * Pure: the worker reads the policy (workers/worker-policy-env.ts) and the tool activity applies it.
+ */
+import { z } from 'zod';
+import { ConfigError, RefusedError } from './request-errors';
+
+/** The shell commands a worker allows when its operator says nothing (the agent config's default). */
+export const DEFAULT_SHELL_ALLOW = ['ls', 'cat', 'echo', 'pwd', 'wc', 'head', 'tail', 'grep', 'sleep'];
+
+const absolutePath = z
+  .string()
+  .min(1)
+  .refine((p) => p.startsWith('/') && !p.includes('\0'), { message: 'must be an absolute path' })
+  .transform(normalizePosix);
+
+export const WorkerPolicySchema = z
+  .object({
+    /** Directories a task's workspace roots must lie in (a root may be one of them or below one). */
+    roots: z.array(absolutePath).min(1, 'needs at least one root'),
+    /** Commands a task may allow `shell.run` to start. */
+    shellAllow: z.array(z.string().min(1)).default(DEFAULT_SHELL_ALLOW),
+    /** Host entries a task may allow `http.get` to reach (as `tools.httpAllow`, plus `host:*` for any port). */
+    httpAllow: z.array(z.string().min(1)).default([]),
+    /** The largest `tools.maxOutputBytes` a task may ask for. */
+    maxOutputBytes: z.number().int().positive().max(1024 * 1024).default(1024 * 1024),
+    /** Tools may run as root when the worker does; otherwise `shell.run` drops to `nobody`. */
+    allowRoot: z.boolean().default(false),
+    /** Where side-effecting tools journal their calls (default: `starry-tool-journal` in the temp dir). */
+    journalDir: absolutePath.optional(),
+  })
+  .strict();
+
+export type WorkerPolicyInput = z.input<typeof WorkerPolicySchema>;
+export type WorkerPolicy = z.output<typeof WorkerPolicySchema>;
+
+/** The parts of a task's config the policy bounds. */
+export interface TaskLimits {
+  workspace: string[];
+  tools: { shellAllow: string[]; httpAllow: string[]; maxOutputBytes: number };
+}
+
+/**
+ * Validate a raw policy and fill in the defaults.
+ *
+ * @throws ConfigError naming every invalid field.
+ */
+export function parseWorkerPolicy(raw: unknown, origin = 'worker policy'): WorkerPolicy {
+  const parsed = WorkerPolicySchema.safeParse(raw ?? {});
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  - ${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
+    throw new ConfigError(`Invalid ${origin}:\n${lines.join('\n')}`);
+  }
+  return parsed.data;
+}
+
+/**
+ * Check that a task's limits lie within the policy and return them unchanged, or refuse naming each
+ * wider field. Roots are compared lexically here (the tool activity compares realpaths again).
+ *
+ * ```ts
+ * narrowToPolicy(policy, { workspace: ['/srv/ws/a'], tools }) // ok when policy.roots includes '/srv/ws'
+ * ```
+ * @throws RefusedError listing every field wider than the policy, with what the policy allows.
+ */
+export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task: T): T {
+  const wider: string[] = [];
+  for (const root of task.workspace) {
+    if (!root.startsWith('/') || !policy.roots.some((allowed) => isWithin(normalizePosix(root), allowed))) {
+      wider.push(`workspace: '${root}' is not inside a root the worker allows (${policy.roots.join(', ')})`);
+    }
+  }
+  const commands = task.tools.shellAllow.filter((c) => !policy.shellAllow.includes(c));
+  if (commands.length) {
+    wider.push(`tools.shellAllow: ${commands.map((c) => `'${c}'`).join(', ')} not allowed by the worker (allowed: ${policy.shellAllow.join(', ') || 'none'})`);
+  }
+  const hosts = task.tools.httpAllow.filter((h) => !hostEntryWithin(h, policy.httpAllow));
+  if (hosts.length) {
+    wider.push(`tools.httpAllow: ${hosts.map((h) => `'${h}'`).join(', ')} not allowed by the worker (allowed: ${policy.httpAllow.join(', ') || 'none'})`);
+  }
+  if (task.tools.maxOutputBytes > policy.maxOutputBytes) {
+    wider.push(`tools.maxOutputBytes: ${task.tools.maxOutputBytes} is above the worker's cap ${policy.maxOutputBytes}`);
+  }
+  if (wider.length) {
+    throw new RefusedError(
+      `The task's config is wider than the worker's policy; a task may only narrow it:\n${wider.map((w) => `  - ${w}`).join('\n')}\n` +
+        'Narrow the agent config, or ask the worker operator to widen STARRY_WORKER_POLICY.',
+    );
+  }
+  return task;
+}
+
+/** True when the allow entry `entry` grants nothing the entries in `outer` do not. */
+function hostEntryWithin(entry: string, outer: string[]): boolean {
+  const e = entry.toLowerCase();
+  return outer.some((raw) => {
+    const o = raw.toLowerCase();
+    if (o === e) return true;
+    // `host:*` covers the host on any port.
+    if (o.endsWith(':*')) return e === o.slice(0, -2) || (e.startsWith(o.slice(0, -1)) && /^\d+$/.test(e.slice(o.length - 1)));
+    if (!o.startsWith('*.')) return false;
+    // `*.example.com` covers `a.example.com` and `*.a.example.com`.
+    const bare = e.startsWith('*.') ? e.slice(1) : `.${e}`;
+    return bare.endsWith(o.slice(1));
+  });
+}
+
+/** True when `child` is `root` or below it; both normalized absolute POSIX paths. */
+export function isWithin(child: string, root: string): boolean {
+  return child === root || root === '/' || child.startsWith(`${root}/`);
+}
+
+/** Collapse `.`, `..`, repeated and trailing slashes of an absolute POSIX path (no filesystem access). */
+export function normalizePosix(p: string): string {
+  const out: string[] = [];
+  for (const part of p.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part === '..') out.pop();
+    else out.push(part);
+  }
+  return `/${out.join('/')}`;
+}
