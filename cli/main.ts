@@ -106,6 +106,9 @@ function requireGoal(goal: string | undefined): string {
 async function watchAgent(agents: AgentClient, agentId: string, signal: AbortSignal): Promise<void> {
   let head = '';
   let followed: string | undefined;
+  // Tasks already finished when watching began are history; any later one is shown, even one that ran
+  // entirely between two polls.
+  let shown = new Set((await agents.status(agentId)).tasks.map((t) => `${t.workflowId}:${t.outcome}`));
   while (!signal.aborted) {
     const s = await agents.status(agentId);
     const now = `agent ${agentId}: ${s.agentState}${s.reason ? ` (${reasonText(s.reason)})` : ''}`;
@@ -118,12 +121,15 @@ async function watchAgent(agents: AgentClient, agentId: string, signal: AbortSig
       await printTask(agents.client, cur.workflowId, { signal });
       continue;
     }
-    if (followed && cur?.workflowId !== followed) {
-      // The task the agent just finished: its outcome, as the agent recorded it.
-      const done = [...s.tasks].reverse().find((t) => t.workflowId === followed);
-      if (done) process.stdout.write(`◀ ${formatOutcome(done)}\n`);
-      followed = undefined;
+    for (const done of s.tasks.filter((t) => !shown.has(`${t.workflowId}:${t.outcome}`) && t.workflowId !== cur?.workflowId)) {
+      if (done.workflowId !== followed) {
+        process.stdout.write(`▶ ${done.taskId} (${done.workflowId})\n`);
+        await printTask(agents.client, done.workflowId, { signal, live: false });
+      }
+      process.stdout.write(`◀ ${formatOutcome(done)}\n`);
+      if (done.workflowId === followed) followed = undefined;
     }
+    shown = new Set(s.tasks.map((t) => `${t.workflowId}:${t.outcome}`));
     await new Promise((r) => setTimeout(r, 300));
   }
 }
