@@ -11,7 +11,7 @@ import { ConfigError } from '../core/config';
 import { isRequestError } from '../core/request-errors';
 import { guideIds } from '../core/guides';
 import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
-import { llmSetupProblem } from '../activities/llm/preflight';
+import { llmSetupProblem } from '../activities/llm';
 import { isLocked, type TaskResult } from '../core/types';
 import type { AgentList, AgentState } from '../core/contract';
 import { connectClient, TASK_QUEUE, temporalEnv } from '../client/connection';
