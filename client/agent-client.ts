@@ -31,7 +31,7 @@ import {
   type UnlockResult,
 } from '../core/contract';
 import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
-import { agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, unlockUpdate } from '../workflows/messages';
+import { agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskWorkflowId, unlockUpdate } from '../workflows/messages';
 import { AgentIdKey, AgentStateKey, LockReasonKey, TokensUsedKey } from '../workflows/search-attributes';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
 import { TASK_FAILED, type TaskRunOutput } from '../workflows/task';
@@ -193,7 +193,7 @@ export class AgentClient {
         return {
           agentId,
           taskId,
-          workflowId: `${agentWorkflowId(agentId)}-${taskId}`,
+          workflowId: taskWorkflowId(agentId, taskId),
           outcome: 'CANCELLED',
           agentState: s.agentState,
           reason: s.reason ?? { code: 'SYSTEM_HALT', message: cancelled.reason },
