@@ -27,8 +27,3 @@ export async function withHeartbeats<T>(work: Promise<T>, detail: Record<string,
     clearInterval(timer);
   }
 }
-
-/** Sleep while heartbeating; rejects with CancelledFailure as soon as the activity is cancelled. */
-export function heartbeatingSleep(ms: number, detail: Record<string, unknown> = {}): Promise<void> {
-  return withHeartbeats(Context.current().sleep(ms), detail);
-}

@@ -11,7 +11,8 @@ import { ConfigError } from '../core/config';
 import { isRequestError } from '../core/request-errors';
 import { guideIds } from '../core/guides';
 import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
-import { llmSetupProblem } from '../activities/llm/preflight';
+import { llmSetupProblem } from '../activities/llm';
+import { agentWorkflowId } from '../workflows/messages';
 import { isLocked, type TaskResult } from '../core/types';
 import type { AgentList, AgentState } from '../core/contract';
 import { connectClient, TASK_QUEUE, temporalEnv } from '../client/connection';
@@ -275,7 +276,7 @@ async function main(argv: string[]): Promise<number> {
           return;
         }
         const s = await agents.status(agentId);
-        process.stdout.write(o.json ? `${JSON.stringify(s)}\n` : `${formatStatus(s)}\nWeb UI: ${webUiLink(uiBase(), `agent-${agentId}`)}\n`);
+        process.stdout.write(o.json ? `${JSON.stringify(s)}\n` : `${formatStatus(s)}\nWeb UI: ${webUiLink(uiBase(), agentWorkflowId(agentId))}\n`);
       });
     });
 
@@ -492,7 +493,7 @@ async function main(argv: string[]): Promise<number> {
       else process.stderr.write(`agent ${agentId}: fs.read /root/secret.txt is outside its workspace; watch the pain and the correction\n\n`);
       process.exitCode = await main(args);
       if (!o.json) {
-        process.stdout.write(`\nAgent workflow: ${webUiLink(server.uiUrl, `agent-${agentId}`)}\n`);
+        process.stdout.write(`\nAgent workflow: ${webUiLink(server.uiUrl, agentWorkflowId(agentId))}\n`);
         process.stdout.write(`All workflows:  ${server.uiUrl}/namespaces/default/workflows\n`);
         process.stdout.write(`The dev server keeps running for the Web UI; \`npm run stop\` stops it.\n`);
       }

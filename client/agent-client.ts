@@ -31,10 +31,10 @@ import {
   type UnlockResult,
 } from '../core/contract';
 import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
-import { agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, unlockUpdate } from '../workflows/messages';
+import { agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskWorkflowId, unlockUpdate } from '../workflows/messages';
 import { AgentIdKey, AgentStateKey, LockReasonKey, TokensUsedKey } from '../workflows/search-attributes';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
-import { TASK_FAILED, type TaskWorkflowOutput } from '../workflows/task';
+import { TASK_FAILED, type TaskRunOutput } from '../workflows/task';
 
 export { InvalidArgumentError, NotFoundError, RefusedError };
 
@@ -193,7 +193,7 @@ export class AgentClient {
         return {
           agentId,
           taskId,
-          workflowId: `${agentWorkflowId(agentId)}-${taskId}`,
+          workflowId: taskWorkflowId(agentId, taskId),
           outcome: 'CANCELLED',
           agentState: s.agentState,
           reason: s.reason ?? { code: 'SYSTEM_HALT', message: cancelled.reason },
@@ -230,7 +230,7 @@ export class AgentClient {
       return (await handle.result()).result;
     } catch (err) {
       if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure && err.cause.type === TASK_FAILED) {
-        return (err.cause.details?.[0] as TaskWorkflowOutput | undefined)?.result;
+        return (err.cause.details?.[0] as TaskRunOutput | undefined)?.result;
       }
       if (err instanceof WorkflowNotFoundError) throw new NotFoundError(`no task workflow ${workflowId}: task workflow ids look like agent-<agentId>-task-<n> (see \`starry status <agent>\`)`, { cause: err });
       throw err;

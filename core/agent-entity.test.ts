@@ -1,4 +1,5 @@
-import { AgentEntity, newAgentData, RefusedError, type TaskRunOutput } from './agent-entity';
+import { AgentEntity, newAgentData, RefusedError } from './agent-entity';
+import type { TaskRunOutput } from './task-run';
 import { parseAgentConfig } from './config';
 import { jsonBytes } from './compact';
 import { LIMITS } from './contract';

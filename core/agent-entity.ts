@@ -8,10 +8,11 @@
  */
 import { parseAgentConfig, type AgentConfig } from './config';
 import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, type PriorityInbox, type QueuedTask } from './priority-inbox';
-import { initialCounters, type LockVerdict, type SafetyCounters } from './safety-monitor';
+import { initialCounters, type SafetyCounters } from './safety-monitor';
 import { LIMITS, parsePayload, SubmitTaskInputSchema, type CancelledTask, type HaltInput, HumanMessage, SubmitTaskResult, UnlockInput, UnlockRecord, UnlockResult } from './contract';
 import { RefusedError } from './request-errors';
 import { fitResult, jsonBytes } from './compact';
+import type { TaskRunOutput } from './task-run';
 import { isLocked, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';
 
 export { RefusedError };
@@ -57,17 +58,6 @@ export interface AgentData {
   pendingMessages: HumanMessage[];
   /** Tokens humans added with `unlock --add-tokens`: kept on top of the budget of every later task's config. */
   addedTokens?: number;
-}
-
-/** The outcome of a task run, as the agent consumes it. */
-export interface TaskRunOutput {
-  result: TaskResult;
-  counters: SafetyCounters;
-  runTokens: number;
-  lock?: LockVerdict;
-  checkpoint?: TaskCheckpoint;
-  /** Human messages the task received but ended before showing to the LLM. */
-  undelivered?: HumanMessage[];
 }
 
 /** A `submitTask` payload after checking: its config complete. */

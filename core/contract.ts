@@ -219,6 +219,16 @@ export const TaskProgressSchema = z
 /** What a task reports to its agent after each tick (for the agent's state query and search attributes). */
 export type TaskProgress = z.infer<typeof TaskProgressSchema>;
 
+export const TaskStatusSchema = TaskResultSchema.omit({ outcome: true, agentState: true }).extend({
+  running: z.literal(true),
+  /** A SYSTEM_HALT arrived: the call in flight is being cancelled and no further call starts. */
+  halted: z.boolean(),
+  counters: SafetyCountersSchema,
+  lastErrorCode: z.string().optional(),
+});
+/** A running task's `state` query: everything its result has so far, plus its counters and whether a halt arrived. */
+export type TaskStatus = z.infer<typeof TaskStatusSchema>;
+
 // ---- the agent's state -------------------------------------------------------------------------------
 
 export const CancelledTaskSchema = z.object({

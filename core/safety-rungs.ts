@@ -3,6 +3,7 @@
  * it would do; `SafetyMonitor` (safety-monitor.ts) combines them in one place.
  */
 import type { SafetyConfig } from './config';
+import type { NormalizedError } from './errors';
 import type { SafetyAlert } from './guides/guide';
 import { failuresInWindow, type SafetyCounters } from './safety-counters';
 import type { LockReason } from './types';
@@ -155,6 +156,17 @@ export const errorCascade: SafetyRung<FailureInput> = (safety, { counters }) => 
   // The only rung that also pages the daemon: a cascade usually means the environment is broken.
   return { lock: { agentState: 'ERROR_PAUSED', reason: { code: 'ERROR_CASCADE', message }, raiseAlert: true } };
 };
+
+/**
+ * The lock a fatal error puts the agent in: ERROR_PAUSED with reason FATAL, and the daemon is alerted.
+ *
+ * ```ts
+ * fatalLock(error).reason.message // 'E_AUTH: 401 Unauthorized'
+ * ```
+ */
+export function fatalLock(error: Pick<NormalizedError, 'code' | 'message'>): LockVerdict {
+  return { agentState: 'ERROR_PAUSED', reason: { code: 'FATAL', message: `${error.code}: ${error.message}` }, raiseAlert: true };
+}
 
 function lock(agentState: LockVerdict['agentState'], reason: LockReason): RungOutcome {
   return { lock: { agentState, reason, raiseAlert: false } };

@@ -1,4 +1,4 @@
-import { TOOL_NAMES, toolSignature, toolSpecs, validateToolCall } from './tools';
+import { TOOL_NAMES, toolSignature, toolSpecs, toolSummary, validateToolCall } from './tools';
 
 describe('toolSpecs', () => {
   it('declares every tool with a description and a plain JSON Schema object', () => {
@@ -90,5 +90,18 @@ describe('validateToolCall', () => {
     if (result.ok) throw new Error('expected a failure');
     expect(result.error.code).toBe('E_SCHEMA');
     expect(result.error.message).toContain('(root)');
+  });
+});
+
+describe('toolSummary', () => {
+  it('names the tool and the argument its definition says it acts on', () => {
+    expect(toolSummary('fs.read', { path: 'notes.md' })).toBe('tool fs.read notes.md');
+    expect(toolSummary('shell.run', { command: 'ls', args: ['-l'] })).toBe('tool shell.run ls');
+    expect(toolSummary('http.get', { url: 'https://example.com/' })).toBe('tool http.get https://example.com/');
+  });
+
+  it('leaves the target out when the argument is absent, and cuts a long one at 80 characters', () => {
+    expect(toolSummary('fs.list', {})).toBe('tool fs.list');
+    expect(toolSummary('fs.write', { path: 'p'.repeat(200), content: '' })).toBe(`tool fs.write ${'p'.repeat(80)}`);
   });
 });

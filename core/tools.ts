@@ -60,17 +60,21 @@ const HttpGetArgs = z
   })
   .strict();
 
-/** Every tool: its description for the model and its argument schema. */
+/**
+ * Every tool: its description for the model, its argument schema, and the argument that names what
+ * it acts on (shown in the activity's summary in the Web UI).
+ */
 export const TOOL_DEFINITIONS = {
-  'fs.read': { description: 'Read a text file inside the workspace.', schema: FsReadArgs },
-  'fs.write': { description: 'Write or append a text file inside the workspace.', schema: FsWriteArgs },
-  'fs.list': { description: 'List a directory inside the workspace (name, type, size; sorted by name).', schema: FsListArgs },
+  'fs.read': { description: 'Read a text file inside the workspace.', schema: FsReadArgs, summaryArg: 'path' },
+  'fs.write': { description: 'Write or append a text file inside the workspace.', schema: FsWriteArgs, summaryArg: 'path' },
+  'fs.list': { description: 'List a directory inside the workspace (name, type, size; sorted by name).', schema: FsListArgs, summaryArg: 'path' },
   'shell.run': {
     description: 'Run an allow-listed command inside the workspace; returns exitCode, stdout and stderr.',
     schema: ShellRunArgs,
+    summaryArg: 'command',
   },
-  'http.get': { description: 'HTTP GET a URL on an allow-listed host; returns status and body.', schema: HttpGetArgs },
-} as const;
+  'http.get': { description: 'HTTP GET a URL on an allow-listed host; returns status and body.', schema: HttpGetArgs, summaryArg: 'url' },
+} as const satisfies Record<string, { description: string; schema: z.ZodObject; summaryArg: string }>;
 
 export type ToolName = keyof typeof TOOL_DEFINITIONS;
 
@@ -99,6 +103,21 @@ function parametersOf(name: ToolName): Record<string, unknown> {
  */
 export function toolSpecs(): ToolSpec[] {
   return TOOL_NAMES.map((name) => ({ name, description: TOOL_DEFINITIONS[name].description, parameters: parametersOf(name) }));
+}
+
+const SUMMARY_CHARS = 80;
+
+/**
+ * A tool call's one-line summary for the Web UI: the tool and what it acts on (its `summaryArg`).
+ *
+ * ```ts
+ * toolSummary('fs.read', { path: 'notes.md' }) // 'tool fs.read notes.md'
+ * toolSummary('fs.list', {})                   // 'tool fs.list'
+ * ```
+ */
+export function toolSummary(name: string, args: unknown): string {
+  const target = isToolName(name) ? (args as Record<string, unknown> | undefined)?.[TOOL_DEFINITIONS[name].summaryArg] : undefined;
+  return `tool ${name} ${typeof target === 'string' ? target.slice(0, SUMMARY_CHARS) : ''}`.trim();
 }
 
 /** A compact signature such as `fs.read({ path: string, maxBytes?: integer })`, for suggestions. */

@@ -19,11 +19,13 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
-import { AgentEntity, newAgentData, type AgentData, type TaskRunOutput } from '../core/agent-entity';
+import { AgentEntity, newAgentData, type AgentData } from '../core/agent-entity';
 import type { AgentConfig } from '../core/config';
 import { HaltInputSchema, HumanMessageSchema, TaskProgressSchema, UnlockInputSchema, parsePayload, type HumanMessage, type MessageResult } from '../core/contract';
 import { normalizedError } from '../core/errors';
 import { isRequestError } from '../core/request-errors';
+import { fatalLock } from '../core/safety-rungs';
+import type { TaskRunOutput } from '../core/task-run';
 import { ordered } from '../core/priority-inbox';
 import {
   agentStateQuery,
@@ -40,7 +42,7 @@ import {
   type UnlockInput,
 } from './messages';
 import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
-import { TASK_FAILED, taskWorkflow, type TaskWorkflowOutput } from './task';
+import { TASK_FAILED, taskWorkflow } from './task';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -219,7 +221,7 @@ async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEnt
     return await handle.result();
   } catch (err) {
     if (err instanceof ChildWorkflowFailure && err.cause instanceof ApplicationFailure && err.cause.type === TASK_FAILED) {
-      return err.cause.details?.[0] as TaskWorkflowOutput;
+      return err.cause.details?.[0] as TaskRunOutput;
     }
     if (isCancellation(err)) throw err;
     // The task workflow broke (a bug, a termination): the agent records it and stops for a human.
@@ -240,7 +242,7 @@ async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEnt
       },
       counters: d.counters,
       runTokens: d.current?.runTokens ?? 0,
-      lock: { agentState: 'ERROR_PAUSED', reason: { code: 'FATAL', message: `E_INTERNAL: ${message}` }, raiseAlert: true },
+      lock: fatalLock(error),
     };
   }
 }

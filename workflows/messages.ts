@@ -12,21 +12,13 @@ import type {
   SubmitTaskInput,
   SubmitTaskResult,
   TaskProgress,
-  TaskResult,
+  TaskStatus,
   UnlockInput,
   UnlockResult,
 } from '../core/contract';
 
 // The payload types are the contract's (core/contract.ts): handlers check every payload with its schema.
-export type { AgentStatus, CancelledTask, HaltInput, HumanMessage, MessageResult, SubmitTaskInput, SubmitTaskResult, TaskProgress, UnlockInput, UnlockRecord, UnlockResult } from '../core/contract';
-
-/** A running task's `state` query: its result so far, with the counters and whether a halt arrived. */
-export type TaskStatus = Omit<TaskResult, 'outcome' | 'agentState'> & {
-  running: true;
-  halted: boolean;
-  counters: TaskProgress['counters'];
-  lastErrorCode?: string;
-};
+export type { AgentStatus, CancelledTask, HaltInput, HumanMessage, MessageResult, SubmitTaskInput, SubmitTaskResult, TaskProgress, TaskStatus, UnlockInput, UnlockRecord, UnlockResult } from '../core/contract';
 
 export const submitTaskUpdate = defineUpdate<SubmitTaskResult, [SubmitTaskInput]>('submitTask');
 export const haltSignal = defineSignal<[HaltInput?]>('SYSTEM_HALT');

@@ -3,6 +3,7 @@ import type { LlmResponse } from '../../core/llm';
 import { toolSpecs } from '../../core/tools';
 import { geminiError, geminiResponse, startFakeServer, vertexModelOf, type FakeReply, type FakeServer } from '../../test/helpers/fake-llm-server';
 import { factsOf, failureOf, llmRequest, quietActivityEnv } from '../../test/helpers/llm-activity';
+import { callLlm } from './provider';
 import { createGeminiProvider, fromGeminiResponse, resolveGeminiSetup, toGeminiContents, toGeminiTools } from './gemini';
 
 const request = (over: Parameters<typeof llmRequest>[0] = {}) => llmRequest({ llm: 'gemini:gemini-2.5-flash', ...over });
@@ -137,7 +138,7 @@ describe('the Gemini provider against a local Vertex AI endpoint', () => {
 
   const provider = (over: Parameters<typeof createGeminiProvider>[0] = {}) =>
     createGeminiProvider({ baseUrl: server.url, apiKey: 'test-key', project: 'proj', location: 'us-central1', env: {}, ...over });
-  const run = (p = provider(), env = quietActivityEnv()): Promise<LlmResponse> => env.run(() => p.generate(request(), 'gemini-2.5-flash'));
+  const run = (p = provider(), env = quietActivityEnv()): Promise<LlmResponse> => env.run(() => callLlm(p, request(), { provider: 'gemini', model: 'gemini-2.5-flash' }));
 
   it('posts generateContent to the Vertex path with the key, the tools and the output cap', async () => {
     reply = () => ({ json: geminiResponse({ parts: [{ text: 'Done.' }], usage: { prompt: 40, candidates: 2 } }) });

@@ -5,13 +5,13 @@
  * (no `retryOptions`): Temporal's retry policy is the only one, so attempts and backoff show in history.
  */
 import { ApiError, GoogleGenAI, type Content, type GenerateContentResponse, type Part, type Tool } from '@google/genai';
-import { Context } from '@temporalio/activity';
 import { normalizedError, type NormalizedError } from '../../core/errors';
-import type { ChatMessage, LlmRequest, LlmResponse, LlmToolCall, ToolSpec } from '../../core/llm';
+import type { ChatMessage, LlmResponse, LlmToolCall, ToolSpec } from '../../core/llm';
+import type { LlmSpec } from '../../core/llm-spec';
 import { classifyHttpStatus, classifyNetworkError, retryAfterMs } from '../../core/provider-errors';
-import { throwAsFailure } from '../failures';
-import { withHeartbeats } from '../heartbeat';
-import { rethrowIfCancelled, withoutUndiciTimeouts } from './in-flight';
+import { LlmError } from '../activity-error';
+import { withoutUndiciTimeouts } from './in-flight';
+import type { LlmProvider } from './provider';
 import { providerMessage } from './provider-message';
 
 const SOURCE = 'llm gemini';
@@ -193,10 +193,8 @@ export function fromGeminiResponse(resp: Pick<GenerateContentResponse, 'candidat
 // ---------------------------------------------------------------------------------------------------
 // The provider.
 
-/** A provider: one generateContent per call. */
-export interface GeminiProvider {
-  generate(req: LlmRequest, model: string): Promise<LlmResponse>;
-}
+/** The spec this provider serves: `gemini:MODEL`. */
+export type GeminiSpec = Extract<LlmSpec, { provider: 'gemini' }>;
 
 /**
  * Create the Gemini provider. Settings are resolved once; the SDK client is created on first use, so a
@@ -204,25 +202,25 @@ export interface GeminiProvider {
  *
  * ```ts
  * const gemini = createGeminiProvider({ baseUrl: 'http://127.0.0.1:8080', apiKey: 'k', project: 'p', location: 'us-central1' });
- * const res = await gemini.generate(req, 'gemini-2.5-flash');
+ * const res = await callLlm(gemini, req, { provider: 'gemini', model: 'gemini-2.5-flash' });
  * ```
  */
-export function createGeminiProvider(opts: GeminiProviderOptions = {}): GeminiProvider {
+export function createGeminiProvider(opts: GeminiProviderOptions = {}): LlmProvider<GeminiSpec> {
   const setup = resolveGeminiSetup(opts);
   let ai: GoogleGenAI | undefined;
 
   return {
-    async generate(req, model) {
-      if (!setup.ok) return throwAsFailure(normalizedError({ code: 'E_AUTH', kind: 'fatal', source: SOURCE, message: setup.message }));
+    preflight: (spec) => (setup.ok ? undefined : `--llm gemini:${spec.model}: ${setup.message}`),
+    async generate(req, { model }, { signal }) {
+      if (!setup.ok) throw LlmError.of({ code: 'E_AUTH', kind: 'fatal', source: SOURCE, message: setup.message });
       const { baseUrl, ...client } = setup.client;
       try {
         // No retryOptions: the SDK then makes exactly one attempt (Temporal retries).
         ai ??= new GoogleGenAI({ ...client, ...(baseUrl ? { httpOptions: { baseUrl } } : {}) });
       } catch (err) {
-        return throwAsFailure(normalizedError({ code: 'E_AUTH', kind: 'fatal', source: SOURCE, message: `cannot set up the Gemini client: ${(err as Error).message}` }));
+        throw LlmError.of({ code: 'E_AUTH', kind: 'fatal', source: SOURCE, message: `cannot set up the Gemini client: ${(err as Error).message}` }, { cause: err });
       }
 
-      const ctx = Context.current();
       // Per call, so concurrent calls do not share: whether the request left, and its response headers
       // (ApiError carries only the status, and Retry-After is in the headers).
       const seen: { sent: boolean; headers?: Headers } = { sent: false };
@@ -236,27 +234,23 @@ export function createGeminiProvider(opts: GeminiProviderOptions = {}): GeminiPr
       const tools = toGeminiTools(req.tools);
       let resp: GenerateContentResponse;
       try {
-        resp = await withHeartbeats(
-          ai.models.generateContent({
-            model,
-            contents,
-            config: {
-              ...(systemInstruction ? { systemInstruction } : {}),
-              ...(tools.length ? { tools } : {}),
-              maxOutputTokens: req.maxOutputTokens,
-              abortSignal: ctx.cancellationSignal,
-              httpOptions: { fetch: callFetch },
-            },
-          }),
-          { provider: 'gemini', model, callNumber: req.callNumber },
-        );
+        resp = await ai.models.generateContent({
+          model,
+          contents,
+          config: {
+            ...(systemInstruction ? { systemInstruction } : {}),
+            ...(tools.length ? { tools } : {}),
+            maxOutputTokens: req.maxOutputTokens,
+            abortSignal: signal,
+            httpOptions: { fetch: callFetch },
+          },
+        });
       } catch (err) {
-        rethrowIfCancelled();
         const error = geminiFailure(err, { sent: seen.sent, credential: setup.credential, usesAdc: setup.usesAdc });
-        return throwAsFailure(error, { retryAfterMs: seen.headers ? retryAfterMs(seen.headers, Date.now()) : undefined });
+        throw new LlmError(error, seen.headers ? retryAfterMs(seen.headers, Date.now()) : undefined, { cause: err });
       }
       const answer = fromGeminiResponse(resp, { callNumber: req.callNumber });
-      if (!answer.ok) return throwAsFailure(answer.error);
+      if (!answer.ok) throw new LlmError(answer.error);
       return answer.response;
     },
   };

@@ -1,36 +1,54 @@
 /**
- * The LLM activity: one call to the controller. It heartbeats while it waits and passes Temporal's
- * cancellation on, so SYSTEM_HALT stops a call in flight. Failures leave through `throwAsFailure`.
+ * The LLM activity: one call to the controller, through the provider its `--llm` spec names. The
+ * registry below has one provider per kind of spec (the compiler checks it); the scaffolding every call
+ * shares (heartbeats, cancellation, classification, usage checks, the failure boundary) is `callLlm`
+ * in `provider.ts`.
  */
-import { Context } from '@temporalio/activity';
-import { normalizedError } from '../../core/errors';
-import { usageProblem, type LlmRequest, type LlmResponse } from '../../core/llm';
-import { parseLlmSpec } from '../../core/llm-spec';
-import { throwAsFailure, withinRetryPolicy } from '../failures';
-import { heartbeatingSleep } from '../heartbeat';
+import type { LlmRequest, LlmResponse } from '../../core/llm';
+import { parseLlmSpec, type LlmSpec } from '../../core/llm-spec';
 import { createGeminiProvider, type GeminiProviderOptions } from './gemini';
-import { createLocalProvider } from './local';
+import { createLocalProvider, type LocalProviderOptions } from './local';
 import { createOpenAiProvider, type OpenAiProviderOptions } from './openai';
-import { loadScript, stepFor } from './scripted';
+import { callLlm, providerFor, type LlmProviders } from './provider';
+import { createScriptedProvider } from './scripted';
 
 /** Provider settings for the LLM activity; every field optional (the worker's environment fills in). */
 export interface LlmProviderOptions {
   gemini?: GeminiProviderOptions;
   openai?: OpenAiProviderOptions;
+  local?: LocalProviderOptions;
 }
 
-async function scripted(file: string, req: LlmRequest): Promise<LlmResponse> {
-  const { attempt } = Context.current().info;
-  let script;
-  try {
-    script = await loadScript(file);
-  } catch (err) {
-    return throwAsFailure(normalizedError({ code: 'EINVAL', kind: 'execution', source: 'llm scripted', message: (err as Error).message }));
-  }
-  const step = stepFor(script, req, attempt);
-  if (step.delayMs > 0) await heartbeatingSleep(step.delayMs, { callNumber: req.callNumber });
-  if (step.kind === 'fail') return throwAsFailure(step.error, { retryAfterMs: step.retryAfterMs });
-  return step.response;
+/**
+ * Every provider, by the name its `--llm` spec starts with. Adding one: a file exporting a
+ * `LlmProvider`, a variant in `LlmSpec` (core/llm-spec.ts), and a line here.
+ *
+ * ```ts
+ * const providers = createLlmProviders({ openai: { apiKey: 'sk-test' } });
+ * providers.openai.preflight({ provider: 'openai', model: 'gpt-4o-mini', baseUrl: 'https://api.openai.com/v1' });
+ * ```
+ */
+export function createLlmProviders(deps: LlmProviderOptions = {}): LlmProviders {
+  return {
+    scripted: createScriptedProvider(),
+    gemini: createGeminiProvider(deps.gemini),
+    openai: createOpenAiProvider(deps.openai),
+    local: createLocalProvider(deps.local),
+  };
+}
+
+/**
+ * The problem with running `spec` on this worker, or undefined when nothing is visibly wrong: a
+ * misconfigured provider (no Vertex project or key, no key for api.openai.com) is a clear error at the
+ * edge instead of a paused agent later. Reads only the worker's options and environment.
+ *
+ * ```ts
+ * const problem = llmSetupProblem(parseLlmSpec('gemini:gemini-2.5-flash'));
+ * if (problem) throw new ConfigError(problem);
+ * ```
+ */
+export function llmSetupProblem(spec: LlmSpec, deps: LlmProviderOptions = {}): string | undefined {
+  return providerFor(createLlmProviders(deps), spec).preflight(spec);
 }
 
 /**
@@ -41,45 +59,11 @@ async function scripted(file: string, req: LlmRequest): Promise<LlmResponse> {
  * ```
  */
 export function createLlmActivities(deps: LlmProviderOptions = {}) {
-  const gemini = createGeminiProvider(deps.gemini);
-  const openai = createOpenAiProvider(deps.openai);
-  const local = createLocalProvider();
+  const providers = createLlmProviders(deps);
   return {
     async llm(req: LlmRequest): Promise<LlmResponse> {
-      const res = await withinRetryPolicy(req.maxRetryDelayMs, () => generate(req));
-      const problem = usageProblem(res.usage);
-      if (problem) {
-        return throwAsFailure(
-          normalizedError({ code: 'E_SCHEMA', kind: 'execution', source: `llm ${parseLlmSpec(req.llm).provider}`, message: `the provider reported token usage that is not a count: ${problem}` }),
-        );
-      }
-      return res;
+      const spec = parseLlmSpec(req.llm);
+      return callLlm(providerFor(providers, spec), req, spec);
     },
   };
-
-  async function generate(req: LlmRequest): Promise<LlmResponse> {
-    const spec = parseLlmSpec(req.llm);
-    switch (spec.provider) {
-      case 'scripted':
-        return scripted(spec.file, req);
-      case 'gemini':
-        return gemini.generate(req, spec.model);
-      case 'openai':
-        return openai.generate(req, spec);
-      case 'local':
-        return local.generate(req, spec);
-      default: {
-        // Unreachable while every provider has a case: kept for a provider added to LlmSpec without one.
-        const provider = (spec as { provider: string }).provider;
-        return throwAsFailure(
-          normalizedError({
-            code: 'E_INTERNAL',
-            kind: 'fatal',
-            source: `llm ${provider}`,
-            message: `the ${provider} provider is not available in this build of the worker`,
-          }),
-        );
-      }
-    }
-  }
 }

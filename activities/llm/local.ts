@@ -10,11 +10,9 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
-import { normalizedError, type NormalizedError } from '../../core/errors';
-import type { LlmRequest, LlmResponse } from '../../core/llm';
-import { throwAsFailure } from '../failures';
-import { withHeartbeats } from '../heartbeat';
-import { rethrowIfCancelled } from './in-flight';
+import type { LlmSpec } from '../../core/llm-spec';
+import { LlmError } from '../activity-error';
+import type { LlmProvider } from './provider';
 import { localAnswerSchema, localChatHistory, parseLocalAnswer, type AnswerSchema, type LocalChatItem } from './local-format';
 
 /** Where `scripts/fetch-model.sh` puts the model that setup fetches (SmolLM2-135M-Instruct, Q4_1). */
@@ -48,14 +46,6 @@ type HostMessage =
   | { type: 'progress'; id: number; outputTokens: number }
   | ({ type: 'result'; id: number } & LocalGeneration)
   | { type: 'error'; id: number; message: string; aborted: boolean };
-
-/** A failure of the model process, already classified. */
-class LocalModelError extends Error {
-  constructor(readonly error: NormalizedError) {
-    super(error.message);
-    this.name = 'LocalModelError';
-  }
-}
 
 /** The project root from this file, in `activities/llm/` or in `lib/activities/llm/`. */
 function projectRootFromHere(): string {
@@ -119,14 +109,14 @@ class LocalModelHost {
           this.stats.loadMs = Date.now() - started;
           resolve();
         } else if (msg.type === 'fatal') {
-          reject(new LocalModelError(normalizedError({ code: 'EINVAL', kind: 'execution', source: 'llm local', message: `cannot load the local model ${this.modelPath}: ${msg.message}` })));
+          reject(LlmError.of({ code: 'EINVAL', kind: 'execution', source: 'llm local', message: `cannot load the local model ${this.modelPath}: ${msg.message}` }));
         } else this.onReply(msg);
       });
       child.on('error', (err) => reject(err));
       child.on('exit', (code, signal) => {
         const why = `the local model process exited (${signal ?? `code ${code}`})${this.stderrTail ? `: ${this.stderrTail.trim().slice(-500)}` : ''}`;
         // A crash (out of memory, a fault in llama.cpp) is transient: Temporal retries on a fresh process.
-        const error = new LocalModelError(normalizedError({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'llm local', message: why }));
+        const error = LlmError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'llm local', message: why });
         reject(error);
         for (const p of this.pending.values()) p.reject(error);
         this.pending.clear();
@@ -155,7 +145,7 @@ class LocalModelHost {
       this.stats.calls++;
       this.stats.generationMs += msg.ms;
       p.resolve(msg);
-    } else p.reject(new LocalModelError(normalizedError({ code: 'EINVAL', kind: 'execution', source: 'llm local', message: `the local model failed: ${msg.message}` })));
+    } else p.reject(LlmError.of({ code: 'EINVAL', kind: 'execution', source: 'llm local', message: `the local model failed: ${msg.message}` }));
   }
 
   /** Keep the worker alive only while a call is in flight, so an idle model never holds a process open. */
@@ -187,7 +177,7 @@ class LocalModelHost {
   private request(input: { history: LocalChatItem[]; schema: AnswerSchema; maxTokens: number }, opts: { signal: AbortSignal; onProgress?(outputTokens: number): void }): Promise<LocalGeneration> {
     const child = this.child;
     if (!child?.connected) {
-      return Promise.reject(new LocalModelError(normalizedError({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'llm local', message: 'the local model process is not running' })));
+      return Promise.reject(LlmError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'llm local', message: 'the local model process is not running' }));
     }
     const id = this.nextId++;
     return new Promise<LocalGeneration>((resolve, reject) => {
@@ -258,15 +248,18 @@ function positive(value: string | undefined): number | undefined {
   return Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
+/** The spec this provider serves: `local:PATH.gguf`. */
+export type LocalSpec = Extract<LlmSpec, { provider: 'local' }>;
+
 /**
  * Create the local provider. Models are loaded on first use and shared by every call in this process.
  *
  * ```ts
  * const local = createLocalProvider();
- * const response = await local.generate(req, parseLlmSpec('local:.tools/models/SmolLM2-135M-Instruct.Q4_1.gguf'));
+ * const response = await callLlm(local, req, { provider: 'local', modelPath: '.tools/models/SmolLM2-135M-Instruct.Q4_1.gguf' });
  * ```
  */
-export function createLocalProvider(opts: LocalProviderOptions = {}) {
+export function createLocalProvider(opts: LocalProviderOptions = {}): LlmProvider<LocalSpec> {
   const env = opts.env ?? process.env;
   const runtimeDir = opts.runtimeDir ?? env.STARRY_LLAMA_RUNTIME ?? path.join(projectRootFromHere(), '.tools', 'llama');
   // On 2 cores one thread is fastest: llama.cpp's spinning threads otherwise fight the worker for the CPU.
@@ -281,30 +274,27 @@ export function createLocalProvider(opts: LocalProviderOptions = {}) {
   }
 
   return {
-    async generate(req: LlmRequest, spec: { modelPath: string }): Promise<LlmResponse> {
+    // The model file and the runtime are checked by each call, with the setup step in the error.
+    preflight: () => undefined,
+    async generate(req, spec, { signal, progress }) {
       const modelPath = path.resolve(spec.modelPath);
-      const missing = (code: 'ENOENT' | 'E_UNAVAILABLE', message: string) =>
-        throwAsFailure(normalizedError({ code, kind: 'execution', source: 'llm local', message, suggestion: SETUP_HINT }));
-      if (!existsSync(modelPath)) return missing('ENOENT', `the local model file ${modelPath} does not exist: ${SETUP_HINT}, or give local: the path of a .gguf file`);
+      const missing = (code: 'ENOENT' | 'E_UNAVAILABLE', message: string) => LlmError.of({ code, kind: 'execution', source: 'llm local', message, suggestion: SETUP_HINT });
+      if (!existsSync(modelPath)) throw missing('ENOENT', `the local model file ${modelPath} does not exist: ${SETUP_HINT}, or give local: the path of a .gguf file`);
       if (!existsSync(path.join(runtimeDir, 'node_modules', 'node-llama-cpp'))) {
-        return missing('E_UNAVAILABLE', `node-llama-cpp is not installed in ${runtimeDir}: ${SETUP_HINT}`);
+        throw missing('E_UNAVAILABLE', `node-llama-cpp is not installed in ${runtimeDir}: ${SETUP_HINT}`);
       }
 
       const maxTokens = Math.max(1, req.maxOutputTokens);
       const input = { history: localChatHistory(req.messages, req.tools), schema: localAnswerSchema(req.tools, { maxOutputTokens: maxTokens }), maxTokens };
-      const detail: Record<string, unknown> = { model: path.basename(modelPath), callNumber: req.callNumber, outputTokens: 0 };
+      progress({ outputTokens: 0 });
       let out: LocalGeneration;
       try {
-        out = await withHeartbeats(
-          hostFor(modelPath).generate(input, { signal: Context.current().cancellationSignal, onProgress: (n) => (detail.outputTokens = n) }),
-          detail,
-        );
+        out = await hostFor(modelPath).generate(input, { signal, onProgress: (n) => progress({ outputTokens: n }) });
       } catch (err) {
-        rethrowIfCancelled();
-        if (err instanceof LocalModelError) return throwAsFailure(err.error);
-        return throwAsFailure(normalizedError({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'llm local', message: `the local model process failed: ${(err as Error).message}` }));
+        if (LlmError.isActivityError(err)) throw err;
+        throw LlmError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'llm local', message: `the local model process failed: ${(err as Error).message}` }, { cause: err });
       }
-      Context.current().log.debug('local model turn', { model: detail.model, ms: out.ms, inputTokens: out.inputTokens, outputTokens: out.outputTokens, stopReason: out.stopReason });
+      Context.current().log.debug('local model turn', { model: path.basename(modelPath), ms: out.ms, inputTokens: out.inputTokens, outputTokens: out.outputTokens, stopReason: out.stopReason });
       return { ...parseLocalAnswer(out.text, { callNumber: req.callNumber }), usage: { inputTokens: out.inputTokens, outputTokens: out.outputTokens } };
     },
   };

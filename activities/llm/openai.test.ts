@@ -4,6 +4,7 @@ import { toolSpecs } from '../../core/tools';
 import { openAiCompletion, openAiError, startFakeServer, type FakeServer } from '../../test/helpers/fake-llm-server';
 import { factsOf, failureOf, llmRequest as request, quietActivityEnv as activityEnv } from '../../test/helpers/llm-activity';
 import { createOpenAiProvider, fromOpenAiResponse, toOpenAiRequest, toolNameCodec } from './openai';
+import { callLlm } from './provider';
 import { providerMessage } from './provider-message';
 
 describe('toolNameCodec', () => {
@@ -134,9 +135,9 @@ describe('the OpenAI provider against a local chat completions server', () => {
   afterAll(() => server.close());
   beforeEach(() => server.requests.splice(0));
 
-  const target = () => ({ model: 'fake', baseUrl: `${server.url}/v1` });
+  const target = () => ({ provider: 'openai' as const, model: 'fake', baseUrl: `${server.url}/v1` });
   const run = (opts: Parameters<typeof createOpenAiProvider>[0], env = activityEnv()): Promise<LlmResponse> =>
-    env.run(() => createOpenAiProvider(opts).generate(request(), target()));
+    env.run(() => callLlm(createOpenAiProvider(opts), request(), target()));
 
   it('posts to /v1/chat/completions with the bearer key and returns the mapped answer', async () => {
     reply = () => ({ json: openAiCompletion({ toolCalls: [{ id: 'call_1', name: 'fs_read', arguments: '{"path":"notes.md"}' }], usage: { prompt: 50, completion: 5 } }) });
@@ -204,7 +205,7 @@ describe('the OpenAI provider against a local chat completions server', () => {
   it('surfaces a cancellation as the activity’s cancellation and aborts the request', async () => {
     reply = () => ({ json: openAiCompletion({ text: 'too late' }), delayMs: 30_000 });
     const env = activityEnv();
-    const p = env.run(() => createOpenAiProvider({ apiKey: 'k' }).generate(request(), target()));
+    const p = env.run(() => callLlm(createOpenAiProvider({ apiKey: 'k' }), request(), target()));
     await server.waitForRequests(1);
     env.cancel();
     await expect(p).rejects.toBeInstanceOf(CancelledFailure);
@@ -217,13 +218,13 @@ describe('the OpenAI provider without a server', () => {
     const down = await startFakeServer(() => ({ json: {} }));
     const baseUrl = `${down.url}/v1`;
     await down.close();
-    const f = await failureOf(activityEnv().run(() => createOpenAiProvider({ apiKey: 'k' }).generate(request(), { model: 'm', baseUrl })));
+    const f = await failureOf(activityEnv().run(() => callLlm(createOpenAiProvider({ apiKey: 'k' }), request(), { provider: 'openai', model: 'm', baseUrl })));
     expect(f).toMatchObject({ type: 'ECONNREFUSED', nonRetryable: false });
     expect(factsOf(f).message).toContain(new URL(baseUrl).origin);
   });
 
   it('rejects a base URL that is not http(s) without retrying', async () => {
-    const f = await failureOf(activityEnv().run(() => createOpenAiProvider({}).generate(request(), { model: 'm', baseUrl: 'ftp://x' })));
+    const f = await failureOf(activityEnv().run(() => callLlm(createOpenAiProvider({}), request(), { provider: 'openai', model: 'm', baseUrl: 'ftp://x' })));
     expect(f).toMatchObject({ type: 'EINVAL', nonRetryable: true });
   });
 });

@@ -3,13 +3,12 @@
  * {baseUrl}/chat/completions` per LLM call, with plain fetch. The base URL comes from the `--llm` spec;
  * the API key only from the worker (options or environment), never from the request.
  */
-import { Context } from '@temporalio/activity';
-import { normalizedError, type NormalizedError } from '../../core/errors';
 import type { ChatMessage, LlmRequest, LlmResponse, LlmToolCall, ToolSpec } from '../../core/llm';
+import type { LlmSpec } from '../../core/llm-spec';
 import { classifyHttpStatus, classifyNetworkError, retryAfterMs } from '../../core/provider-errors';
-import { throwAsFailure } from '../failures';
-import { withHeartbeats } from '../heartbeat';
-import { rethrowIfCancelled, withoutUndiciTimeouts } from './in-flight';
+import { LlmError } from '../activity-error';
+import { withoutUndiciTimeouts } from './in-flight';
+import type { LlmProvider } from './provider';
 import { providerMessage } from './provider-message';
 
 const SOURCE = 'llm openai';
@@ -24,10 +23,8 @@ export interface OpenAiProviderOptions {
   env?: Record<string, string | undefined>;
 }
 
-/** A provider: one chat completion per call. */
-export interface OpenAiProvider {
-  generate(req: LlmRequest, target: { model: string; baseUrl: string }): Promise<LlmResponse>;
-}
+/** The spec this provider serves: `openai:MODEL@BASE_URL`. */
+export type OpenAiSpec = Extract<LlmSpec, { provider: 'openai' }>;
 
 // ---------------------------------------------------------------------------------------------------
 // Wire shapes (the subset we send and read).
@@ -200,94 +197,80 @@ function resolveKey(opts: OpenAiProviderOptions): { apiKey?: string; credential:
   return { credential: 'the API key (none is set: set OPENAI_API_KEY or STARRY_OPENAI_API_KEY on the worker)' };
 }
 
-/** A failure of one call, with what Temporal needs to retry it. */
-interface CallFailure {
-  error: NormalizedError;
-  retryAfterMs?: number;
-}
-
 /**
  * Create the OpenAI-compatible provider. The key is resolved once, from the options or the worker's
  * environment.
  *
  * ```ts
  * const openai = createOpenAiProvider({ apiKey: 'sk-test' });
- * const res = await openai.generate(req, { model: 'gpt-4o-mini', baseUrl: 'http://127.0.0.1:8000/v1' });
+ * const res = await callLlm(openai, req, { provider: 'openai', model: 'gpt-4o-mini', baseUrl: 'http://127.0.0.1:8000/v1' });
  * ```
  */
-export function createOpenAiProvider(opts: OpenAiProviderOptions = {}): OpenAiProvider {
+export function createOpenAiProvider(opts: OpenAiProviderOptions = {}): LlmProvider<OpenAiSpec> {
   const { apiKey, credential } = resolveKey(opts);
   return {
-    async generate(req, target) {
+    preflight: (spec) => openAiSetupProblem(spec, opts),
+    async generate(req, target, { signal }) {
       let url: URL;
       try {
         url = new URL(`${target.baseUrl.replace(/\/+$/, '')}/chat/completions`);
         if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`unsupported protocol ${url.protocol}`);
       } catch (err) {
-        return throwAsFailure(
-          normalizedError({
-            code: 'EINVAL',
-            kind: 'execution',
-            source: SOURCE,
-            message: `the base URL "${target.baseUrl}" in the --llm spec is not an http(s) URL: ${(err as Error).message}`,
-            suggestion: 'Use openai:MODEL@BASE_URL, e.g. openai:gpt-4o-mini@https://api.openai.com/v1.',
-          }),
-        );
+        throw LlmError.of({
+          code: 'EINVAL',
+          kind: 'execution',
+          source: SOURCE,
+          message: `the base URL "${target.baseUrl}" in the --llm spec is not an http(s) URL: ${(err as Error).message}`,
+          suggestion: 'Use openai:MODEL@BASE_URL, e.g. openai:gpt-4o-mini@https://api.openai.com/v1.',
+        });
       }
-      let body: OpenAiRequestBody;
-      try {
-        body = toOpenAiRequest(req, target);
-      } catch (err) {
-        return throwAsFailure(normalizedError({ code: 'E_INTERNAL', kind: 'fatal', source: SOURCE, message: (err as Error).message }));
-      }
+      const body = toOpenAiRequest(req, target);
       const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
       if (apiKey) headers.authorization = `Bearer ${apiKey}`;
 
-      const ctx = Context.current();
-      let status: number;
-      let responseHeaders: Headers;
+      let res: Response;
       let text: string;
       try {
-        ({ status, responseHeaders, text } = await withHeartbeats(
-          (async () => {
-            const res = await fetch(url, withoutUndiciTimeouts({ method: 'POST', headers, body: JSON.stringify(body), signal: ctx.cancellationSignal }));
-            return { status: res.status, responseHeaders: res.headers, text: await res.text() };
-          })(),
-          { provider: 'openai', model: target.model, callNumber: req.callNumber },
-        ));
+        res = await fetch(url, withoutUndiciTimeouts({ method: 'POST', headers, body: JSON.stringify(body), signal }));
+        text = await res.text();
       } catch (err) {
-        rethrowIfCancelled();
-        const failed = failureOfThrown(err, url);
-        return throwAsFailure(failed.error, failed);
+        const network = classifyNetworkError(err, SOURCE);
+        // The origin and undici's hidden reason say which server could not be reached, and why.
+        throw network ? new LlmError({ ...network, message: `${url.origin}: ${network.message}${causeText(err)}` }, undefined, { cause: err }) : err;
       }
-      if (status < 200 || status >= 300) {
-        const error = classifyHttpStatus({ status, message: providerMessage(text, status), source: SOURCE, credential });
-        return throwAsFailure(error, { retryAfterMs: retryAfterMs(responseHeaders, Date.now()) });
+      if (res.status < 200 || res.status >= 300) {
+        const error = classifyHttpStatus({ status: res.status, message: providerMessage(text, res.status), source: SOURCE, credential });
+        throw new LlmError(error, retryAfterMs(res.headers, Date.now()));
       }
-      let json: unknown;
       try {
-        json = JSON.parse(text);
         const promptChars = req.messages.reduce((n, m) => n + ('text' in m && m.text ? m.text.length : 0), 0);
-        return fromOpenAiResponse(json, { tools: req.tools, callNumber: req.callNumber, promptChars });
+        return fromOpenAiResponse(JSON.parse(text), { tools: req.tools, callNumber: req.callNumber, promptChars });
       } catch (err) {
         // A proxy's error page or a truncated body: worth another attempt, and the message says what came.
-        return throwAsFailure(
-          normalizedError({
-            code: 'E_UNAVAILABLE',
-            kind: 'transient',
-            source: SOURCE,
-            message: `${url.origin} answered ${status} with something that is not a chat completion (${(err as Error).message}): ${text.slice(0, 200)}`,
-          }),
+        throw LlmError.of(
+          { code: 'E_UNAVAILABLE', kind: 'transient', source: SOURCE, message: `${url.origin} answered ${res.status} with something that is not a chat completion (${(err as Error).message}): ${text.slice(0, 200)}` },
+          { cause: err },
         );
       }
     },
   };
 }
 
-function failureOfThrown(err: unknown, url: URL): CallFailure {
-  const network = classifyNetworkError(err, SOURCE);
-  if (network) return { error: { ...network, message: `${url.origin}: ${network.message}${causeText(err)}` } };
-  return { error: normalizedError({ code: 'E_INTERNAL', kind: 'fatal', source: SOURCE, message: err instanceof Error ? err.message : String(err) }) };
+/**
+ * The problem with `spec` on this worker, or undefined: a base URL that is not a URL, or no key for
+ * api.openai.com (a local server needs none). Contacts nothing.
+ */
+function openAiSetupProblem(spec: OpenAiSpec, options: OpenAiProviderOptions): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(spec.baseUrl);
+  } catch {
+    return `--llm openai:${spec.model}@${spec.baseUrl}: the base URL is not a URL (e.g. https://api.openai.com/v1)`;
+  }
+  if (url.hostname === 'api.openai.com' && !resolveKey(options).apiKey) {
+    return `--llm openai:${spec.model}@${spec.baseUrl}: api.openai.com needs an API key: set OPENAI_API_KEY (or STARRY_OPENAI_API_KEY) where the worker runs`;
+  }
+  return undefined;
 }
 
 /** undici reports "fetch failed" and hides the reason in `cause`. */

@@ -4,10 +4,14 @@
  * same turn; `error` fails the first `attempts` attempts of that turn, then the turn's content returns.
  */
 import { readFile } from 'node:fs/promises';
+import { Context } from '@temporalio/activity';
 import { parseScript, type Script } from '../../core/script';
 import { normalizedError, type NormalizedError } from '../../core/errors';
 import type { LlmRequest, LlmResponse } from '../../core/llm';
+import type { LlmSpec } from '../../core/llm-spec';
 import { classifyHttpStatus } from '../../core/provider-errors';
+import { LlmError } from '../activity-error';
+import type { LlmProvider } from './provider';
 
 export { ScriptSchema, type Script, type ScriptedTurn } from '../../core/script';
 
@@ -95,4 +99,35 @@ export function stepFor(
   const response: LlmResponse = { toolCalls, usage };
   if (turn.text !== undefined) response.text = turn.text;
   return { kind: 'answer', response, delayMs };
+}
+
+/** The spec this provider serves: `scripted:FILE`. */
+export type ScriptedSpec = Extract<LlmSpec, { provider: 'scripted' }>;
+
+/**
+ * Create the scripted provider: the turn of each call comes from the script file, by call number and
+ * attempt (Temporal's), so retries and replays see the same turn.
+ *
+ * ```ts
+ * const res = await callLlm(createScriptedProvider(), req, { provider: 'scripted', file: '/abs/turns.json' });
+ * ```
+ */
+export function createScriptedProvider(): LlmProvider<ScriptedSpec> {
+  return {
+    // The CLI checks the file at the edge (core/script.ts); a worker has nothing else to check.
+    preflight: () => undefined,
+    async generate(req, { file }) {
+      let script: Script;
+      try {
+        script = await loadScript(file);
+      } catch (err) {
+        throw LlmError.of({ code: 'EINVAL', kind: 'execution', source: 'llm scripted', message: (err as Error).message }, { cause: err });
+      }
+      const step = stepFor(script, req, Context.current().info.attempt);
+      // Context.sleep rejects as soon as the activity is cancelled.
+      if (step.delayMs > 0) await Context.current().sleep(step.delayMs);
+      if (step.kind === 'fail') throw new LlmError(step.error, step.retryAfterMs);
+      return step.response;
+    },
+  };
 }

@@ -3,31 +3,24 @@
  * tool implementations and turned into data (or a Temporal failure) once, in `index.ts`.
  */
 import { kindOf, normalizedError, toErrorCode, type ErrorCode, type NormalizedError } from '../../core/errors';
+import { ActivityError, type ErrorFields } from '../activity-error';
 
 const TOOL_ERROR = Symbol.for('openstarry.ToolError');
 
 /**
- * An Error that carries a NormalizedError, plus `retryAfterMs` for transient errors that know when to
- * come back (HTTP 429 `Retry-After`).
+ * A tool's failure: an ActivityError (activities/activity-error.ts) that carries a NormalizedError, plus
+ * `retryAfterMs` for transient errors that know when to come back (HTTP 429 `Retry-After`).
  *
  * ```ts
  * throw ToolError.of({ code: 'EPERM', message: 'EPERM: command not allowed', source: 'shell.run' });
  * ```
  */
-export class ToolError extends Error {
+export class ToolError extends ActivityError {
   readonly [TOOL_ERROR] = true;
-  override readonly name = 'ToolError';
-
-  constructor(
-    readonly error: NormalizedError,
-    readonly retryAfterMs?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(error.message, options);
-  }
+  override readonly name: string = 'ToolError';
 
   /** Build from the fields of `normalizedError` (the kind defaults to the code's own). */
-  static of(e: Parameters<typeof normalizedError>[0], opts: { retryAfterMs?: number; cause?: unknown } = {}): ToolError {
+  static of(e: ErrorFields, opts: { retryAfterMs?: number; cause?: unknown } = {}): ToolError {
     return new ToolError(normalizedError(e), opts.retryAfterMs, { cause: opts.cause });
   }
 

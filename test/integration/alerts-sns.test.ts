@@ -13,6 +13,7 @@ import { startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { startMoto, type Moto } from '../helpers/moto';
 import { runScenario, SCENARIOS } from '../helpers/scenarios';
 import { completedAttempts, hasCompleted, settledHistory } from '../helpers/workflow-history';
+import { agentWorkflowId } from '../../workflows/messages';
 
 jest.setTimeout(120_000);
 
@@ -76,7 +77,7 @@ describe('alerts on SNS', () => {
     refusalsLeft = 2; // the webhook refuses twice: the activity runs three times
     const run = await runScenario(h, SCENARIOS.fatalLlm);
     expect(run.result).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
-    const history = await settledHistory(h.agents.client, `agent-${run.agentId}`, hasCompleted('alert'));
+    const history = await settledHistory(h.agents.client, agentWorkflowId(run.agentId), hasCompleted('alert'));
     expect(completedAttempts(history, 'alert')).toEqual([3]);
 
     const messages = await drain(queueUrl);
@@ -97,7 +98,7 @@ describe('alerts on SNS', () => {
     refusalsLeft = 0;
     const run = await runScenario(h, SCENARIOS.fatalLlm, { agentId: uniqueId('sns-refused') });
     expect(run.result).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED' });
-    const history = await settledHistory(h.agents.client, `agent-${run.agentId}`, (hist) => (hist.events ?? []).some((e) => e.activityTaskFailedEventAttributes));
+    const history = await settledHistory(h.agents.client, agentWorkflowId(run.agentId), (hist) => (hist.events ?? []).some((e) => e.activityTaskFailedEventAttributes));
     const failed = (history.events ?? []).find((e) => e.activityTaskFailedEventAttributes)?.activityTaskFailedEventAttributes;
     expect(failed?.failure?.message).toMatch(/^E_AUTH: NotFound/);
     expect(failed?.retryState).toBe(2); // NON_RETRYABLE_FAILURE: not retried

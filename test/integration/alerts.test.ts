@@ -11,6 +11,7 @@ import { RefusedError } from '../../client/agent-client';
 import { startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { contractViolations, runScenario, SCENARIOS, type ScenarioRun } from '../helpers/scenarios';
 import { completedAttempts, hasCompleted, replayAll, scheduledInputs, settledHistory, type History } from '../helpers/workflow-history';
+import { agentWorkflowId } from '../../workflows/messages';
 
 // The retried webhook waits for Temporal's backoff (1 s, then 2 s); replays start a replay worker.
 jest.setTimeout(60_000);
@@ -56,11 +57,10 @@ afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
 });
 
-const agentWorkflowId = (run: ScenarioRun) => `agent-${run.agentId}`;
 const postsFor = (agentId: string) => posts.filter((p) => p.body.agentId === agentId);
 const logFor = (agentId: string) => lines.map((l) => JSON.parse(l) as AlertEvent).filter((e) => e.agentId === agentId);
 /** The agent's history once its alert activity has completed. */
-const afterAlert = (run: ScenarioRun) => settledHistory(h.agents.client, agentWorkflowId(run), hasCompleted('alert'));
+const afterAlert = (run: ScenarioRun) => settledHistory(h.agents.client, agentWorkflowId(run.agentId), hasCompleted('alert'));
 
 describe('the fatal path', () => {
   it('fails the task on an LLM 401, pauses the agent (ERROR_PAUSED, FATAL) and raises one alert through the log and the webhook', async () => {
@@ -86,7 +86,7 @@ describe('the fatal path', () => {
     expect(delivered).toHaveLength(1);
     expect(delivered[0]).toMatchObject({ method: 'POST', contentType: 'application/json', body: expected });
     expect(new Date(delivered[0]?.body.at ?? '').toISOString()).toBe(delivered[0]?.body.at);
-    expect(delivered[0]?.body.id).toMatch(new RegExp(`^${agentWorkflowId(run)}/[0-9a-f-]+/\\d+$`));
+    expect(delivered[0]?.body.id).toMatch(new RegExp(`^${agentWorkflowId(run.agentId)}/[0-9a-f-]+/\\d+$`));
     expect(delivered[0]?.idempotencyKey).toBe(delivered[0]?.body.id);
     // The log line is the same JSON event.
     expect(logFor(run.agentId)).toEqual([delivered[0]?.body]);
@@ -94,7 +94,7 @@ describe('the fatal path', () => {
     const status = await h.agents.status(run.agentId);
     expect(status).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
     await expect(h.agents.submit(run.agentId, { goal: 'anything', config: run.config })).rejects.toThrow(RefusedError);
-    const reports = await replayAll(h.agents.client, [run.workflowId, agentWorkflowId(run)]);
+    const reports = await replayAll(h.agents.client, [run.workflowId, agentWorkflowId(run.agentId)]);
     expect(reports.map((x) => [x.workflowType, x.ok, x.error])).toEqual([
       ['taskWorkflow', true, undefined],
       ['agentWorkflow', true, undefined],
@@ -162,7 +162,7 @@ describe('safety alerts', () => {
   it('does not page the daemon for a repeat lockout', async () => {
     const run = await runScenario(h, SCENARIOS.repeatLockout);
     expect(run.result).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', reason: { code: 'REPEATED_FAILURE' } });
-    const history = await settledHistory(h.agents.client, agentWorkflowId(run));
+    const history = await settledHistory(h.agents.client, agentWorkflowId(run.agentId));
     expect(scheduledInputs(history, 'alert')).toEqual([]);
     expect(postsFor(run.agentId)).toEqual([]);
     expect(logFor(run.agentId)).toEqual([]);
@@ -175,8 +175,8 @@ describe('safety alerts', () => {
     expect(run.result).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED' });
 
     const failedAlert = (history: History) => (history.events ?? []).some((e) => !!e.activityTaskFailedEventAttributes);
-    await settledHistory(h.agents.client, agentWorkflowId(run), failedAlert);
-    const described = await h.agents.client.workflow.getHandle(agentWorkflowId(run)).describe();
+    await settledHistory(h.agents.client, agentWorkflowId(run.agentId), failedAlert);
+    const described = await h.agents.client.workflow.getHandle(agentWorkflowId(run.agentId)).describe();
     expect(described.status.name).toBe('RUNNING');
     const status = await h.agents.status(agentId);
     expect(status).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });

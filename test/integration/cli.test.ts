@@ -8,6 +8,7 @@ import path from 'node:path';
 import { projectRoot } from '../../workers/paths';
 import { address, makeWorkspace, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { eventually } from '../helpers/history-trace';
+import { taskWorkflowId } from '../../workflows/messages';
 
 jest.setTimeout(180_000);
 
@@ -182,10 +183,10 @@ describe('with a worker polling (as under `starry dev`)', () => {
     const { stdout } = watch.out();
     expect(stdout).toMatch(/▶ task-2 \(agent-.*-task-2\)\n[\s\S]*→ fs\.list \{\}\n {2}← fs\.list ok\n[\s\S]*│ Listed\.[\s\S]*◀ outcome COMPLETED/);
 
-    const logs = await starryAsync(['logs', `agent-${agent}-task-1`], queue);
+    const logs = await starryAsync(['logs', taskWorkflowId(agent, 'task-1')], queue);
     expect(logs.code).toBe(0);
     expect(logs.stdout).toMatch(/^tick 1 · \d+ tokens\n {2}→ fs\.list \{\}\n {2}← fs\.list ok\ntick 2 [\s\S]*│ Listed\.\noutcome COMPLETED/);
-    expect(await starryAsync(['logs', `agent-${agent}-task-9`], queue)).toMatchObject({ code: 1, stderr: expect.stringMatching(/no task workflow agent-.*-task-9/) });
+    expect(await starryAsync(['logs', taskWorkflowId(agent, 'task-9')], queue)).toMatchObject({ code: 1, stderr: expect.stringMatching(/no task workflow agent-.*-task-9/) });
   });
 });
 
@@ -275,7 +276,7 @@ describe('starry replay', () => {
     const agent = uniqueId('cli-replay');
     const run = starry(['run', 'x', '--agent', agent, '--config', path.join(projectRoot(), 'examples/eperm/agent.json'), '--json']);
     expect(run.code).toBe(0);
-    const r = starry(['replay', `agent-${agent}-task-1`]);
+    const r = starry(['replay', taskWorkflowId(agent, 'task-1')]);
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/replay ok: agent-.*-task-1 \(taskWorkflow, \d+ events\) is deterministic/);
     expect(r.code).toBe(0);

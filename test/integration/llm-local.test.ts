@@ -10,6 +10,7 @@ import { parseAgentConfig } from '../../core/config';
 import type { LlmResponse } from '../../core/llm';
 import { TOOL_NAMES } from '../../core/tools';
 import { createLocalProvider, DEFAULT_LOCAL_MODEL, localModelProcesses, stopLocalModels } from '../../activities/llm/local';
+import { callLlm } from '../../activities/llm/provider';
 import { projectRoot } from '../../workers/paths';
 import { makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { llmRequest, quietActivityEnv } from '../helpers/llm-activity';
@@ -89,17 +90,17 @@ describe('the local model', () => {
   it('stops a call at once when the activity is cancelled, even while the model loads, and keeps the process for the next call', async () => {
     stopLocalModels(); // a fresh process, so the cancellation lands while the model is still loading
     const local = createLocalProvider();
-    const spec = { modelPath };
+    const spec = { provider: 'local' as const, modelPath };
     const req = llmRequest({ llm: `local:${modelPath}`, maxOutputTokens: 2048 });
 
     const env = quietActivityEnv();
-    const cancelled = env.run(() => local.generate(req, spec));
+    const cancelled = env.run(() => callLlm(local, req, spec));
     setTimeout(() => env.cancel(), 50);
     await expect(cancelled).rejects.toBeInstanceOf(CancelledFailure);
     const started = localModelProcesses().find((p) => p.modelPath === modelPath);
     expect(started?.pid).toEqual(expect.any(Number));
 
-    const answer: LlmResponse = await quietActivityEnv().run(() => local.generate({ ...req, callNumber: 2 }, spec));
+    const answer: LlmResponse = await quietActivityEnv().run(() => callLlm(local, { ...req, callNumber: 2 }, spec));
     expect(answer.toolCalls.length + (answer.text !== undefined ? 1 : 0)).toBe(1);
     for (const call of answer.toolCalls) expect(TOOL_NAMES).toContain(call.name);
     expect(answer.usage.inputTokens).toBeGreaterThan(0);

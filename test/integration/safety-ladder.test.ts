@@ -10,6 +10,7 @@ import type { TaskResult } from '../../core/types';
 import { startHarness, type Harness } from '../helpers/harness';
 import { contractViolations, runScenario, SCENARIOS, type ScenarioRun } from '../helpers/scenarios';
 import { llmInputs, replayAll, settledHistory, toolInputs } from '../helpers/workflow-history';
+import { agentWorkflowId } from '../../workflows/messages';
 
 // Replays start a replay worker each: more than jest's default 5 s.
 jest.setTimeout(60_000);
@@ -24,7 +25,6 @@ afterAll(async () => h?.stop());
 const injections = (r: TaskResult) => r.injections.map((i) => [i.tick, i.kind]);
 const calls = (r: TaskResult) => r.toolCalls.map((c) => [c.tick, c.name, c.status, c.error?.code]);
 const taskHistory = (run: ScenarioRun) => settledHistory(h.agents.client, run.workflowId);
-const agentWorkflowId = (run: ScenarioRun) => `agent-${run.agentId}`;
 
 /** The messages the model saw on LLM call `n` (1-based) of the run's task. */
 async function messagesOfCall(run: ScenarioRun, n: number): Promise<ChatMessage[]> {
@@ -43,10 +43,10 @@ function tail(messages: ChatMessage[], r: TaskResult, count: number): string[] {
 }
 
 async function expectReplays(run: ScenarioRun): Promise<void> {
-  const reports = await replayAll(h.agents.client, [run.workflowId, agentWorkflowId(run)]);
+  const reports = await replayAll(h.agents.client, [run.workflowId, agentWorkflowId(run.agentId)]);
   expect(reports.map((r) => ({ workflowId: r.workflowId, ok: r.ok, error: r.error }))).toEqual([
     { workflowId: run.workflowId, ok: true, error: undefined },
-    { workflowId: agentWorkflowId(run), ok: true, error: undefined },
+    { workflowId: agentWorkflowId(run.agentId), ok: true, error: undefined },
   ]);
 }
 

@@ -1,5 +1,5 @@
 import { parseLlmSpec } from '../../core/llm-spec';
-import { llmSetupProblem } from './preflight';
+import { llmSetupProblem } from './index';
 
 describe('llmSetupProblem', () => {
   it('says what Gemini on Vertex AI is missing', () => {

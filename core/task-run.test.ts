@@ -1,0 +1,323 @@
+import { parseAgentConfig, type AgentConfigInput } from './config';
+import { LIMITS, TaskProgressSchema, TaskResultSchema, TaskStatusSchema } from './contract';
+import { normalizedError } from './errors';
+import type { LlmResponse, LlmToolCall } from './llm';
+import { initialCounters } from './safety-counters';
+import { HISTORY_LIMITS } from './safety-rungs';
+import { TaskRun, type TaskEnd, type TaskRunInput } from './task-run';
+import type { TaskCheckpoint } from './types';
+
+const QUIET = { events: 10, bytes: 1000 };
+
+/** A run of a task with the given config (scripted controller) and input overrides. */
+function runOf(config: AgentConfigInput = {}, over: Partial<TaskRunInput> = {}): TaskRun {
+  return new TaskRun(
+    { agentId: 'a1', taskId: 'task-1', goal: 'read notes.md', config: parseAgentConfig(config, 'scripted:x.json'), counters: initialCounters(), agentTokensUsed: 0, ...over },
+    'agent-a1-task-1',
+  );
+}
+
+const answer = (toolCalls: LlmToolCall[], text?: string): LlmResponse => ({ ...(text !== undefined ? { text } : {}), toolCalls, usage: { inputTokens: 10, outputTokens: 5 } });
+const read = (id: string, path = 'notes.md'): LlmToolCall => ({ id, name: 'fs.read', args: { path } });
+/** A call that fails validation (unknown tool): a failure without any activity, its fingerprint fixed by `arg`. */
+const bad = (id: string, arg = 'same'): LlmToolCall => ({ id, name: 'fs.nope', args: { arg } });
+
+/** Start a tick and answer its LLM call with `calls`; returns the calls to run. */
+function tickWith(run: TaskRun, calls: LlmToolCall[]): LlmToolCall[] {
+  expect(run.startTick(QUIET)).toBeUndefined();
+  const call = run.llmCall();
+  if ('end' in call) throw new Error(`ended: ${JSON.stringify(call.end)}`);
+  const next = run.llmAnswered(answer(calls));
+  if (!('calls' in next)) throw new Error(`no calls: ${JSON.stringify(next)}`);
+  return next.calls;
+}
+
+/** Run a turn in which every valid call succeeds with `data`; returns how the turn ended. */
+function turn(run: TaskRun, calls: LlmToolCall[], data: unknown = 'ok'): TaskEnd | undefined {
+  for (const c of tickWith(run, calls)) {
+    const step = run.beforeTool(c);
+    if (step.run) run.afterTool(step.pending, { success: true, data });
+  }
+  return run.endTurn();
+}
+
+describe('TaskRun: a tick', () => {
+  it('starts from the anchored system prompt and goal, counts the tick and asks the LLM with every tool', () => {
+    const run = runOf();
+    expect(run.checkpoint.messages.map((m) => m.role)).toEqual(['system', 'user']);
+    expect(run.checkpoint.messages[1]).toEqual({ role: 'user', text: 'read notes.md' });
+    expect(run.startTick(QUIET)).toBeUndefined();
+    const call = run.llmCall();
+    expect('request' in call && call.request).toMatchObject({ llm: 'scripted:x.json', agentId: 'a1', taskId: 'task-1', callNumber: 1, tick: 1, maxOutputTokens: 8192, maxRetryDelayMs: 30_000 });
+    expect('request' in call && call.request.tools.map((t) => t.name)).toEqual(['fs.read', 'fs.write', 'fs.list', 'shell.run', 'http.get']);
+    expect(run.checkpoint.ticks).toBe(1);
+  });
+
+  it('shows waiting human messages at the start of the next tick, in order', () => {
+    const run = runOf({}, { messages: [{ text: 'first' }] });
+    expect(run.receive({ text: 'use v2', by: 'ana' })).toBeUndefined();
+    run.startTick(QUIET);
+    expect(run.checkpoint.injections).toEqual([
+      { tick: 1, kind: 'MESSAGE', text: 'Message from a human operator: first' },
+      { tick: 1, kind: 'MESSAGE', text: 'Message from ana: use v2' },
+    ]);
+    expect(run.checkpoint.messages.at(-1)).toEqual({ role: 'user', text: 'Message from ana: use v2' });
+  });
+
+  it('refuses a malformed message and more than the per-run limit, saying why', () => {
+    const run = runOf();
+    expect(run.receive({ text: 42 })).toMatch(/text/);
+    for (let i = 0; i < LIMITS.messagesPerRun; i++) expect(run.receive({ text: `m${i}` })).toBeUndefined();
+    expect(run.receive({ text: 'one too many' })).toBe(`more than ${LIMITS.messagesPerRun} this run`);
+  });
+
+  it('suspends at the loop cap, counting ticks from the start of the allowance (a resume gets a fresh one)', () => {
+    const run = runOf({ safety: { maxTicks: 1 } });
+    expect(turn(run, [read('c1')])).toBeUndefined();
+    const end = run.startTick(QUIET);
+    expect(end).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', lock: { reason: { code: 'LOOP_CAP' } } });
+    const resumed = runOf({ safety: { maxTicks: 1 } }, { checkpoint: run.close(end!).checkpoint! });
+    expect(resumed.startTick(QUIET)).toBeUndefined();
+    expect(resumed.checkpoint.ticks).toBe(2);
+  });
+
+  it("suspends near Temporal's history limits, before the server would terminate the task", () => {
+    expect(runOf().startTick({ events: HISTORY_LIMITS.events, bytes: 0 })).toMatchObject({ outcome: 'SUSPENDED', lock: { reason: { code: 'HISTORY_LIMIT' } } });
+  });
+
+  it('is cancelled at the next tick after a halt', () => {
+    const run = runOf();
+    run.halt();
+    expect(run.startTick(QUIET)).toEqual({ outcome: 'CANCELLED', agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT', message: 'stopped by a human' } });
+  });
+
+  it('stops before the LLM call when the agent has used its budget, and caps the output to what is left', () => {
+    const spent = runOf({ safety: { tokenBudget: 1000 } }, { agentTokensUsed: 1000 });
+    spent.startTick(QUIET);
+    expect(spent.llmCall()).toMatchObject({ end: { outcome: 'SUSPENDED', agentState: 'STOPPED', lock: { reason: { code: 'BUDGET_EXHAUSTED' } } } });
+    const low = runOf({ safety: { tokenBudget: 1000 } }, { agentTokensUsed: 900 });
+    low.startTick(QUIET);
+    expect(low.llmCall()).toMatchObject({ request: { maxOutputTokens: 100 } });
+  });
+
+  it('fails with E_OUTPUT_TOO_LARGE when the context cannot be one LLM payload', () => {
+    const run = runOf({}, { goal: 'x'.repeat(LIMITS.llmInputBytes) });
+    run.startTick(QUIET);
+    expect(run.llmCall()).toMatchObject({ end: { outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error: { code: 'E_OUTPUT_TOO_LARGE', kind: 'execution' } } });
+  });
+
+  it('counts every call’s tokens, for the run and for the task', () => {
+    const run = runOf();
+    turn(run, [read('c1')]);
+    turn(run, [read('c2')]);
+    expect(run.runTokens).toBe(30);
+    expect(run.checkpoint.tokensUsed).toBe(30);
+    expect(run.progress()).toMatchObject({ tick: 2, tokensUsed: 30, runTokens: 30 });
+  });
+});
+
+describe('TaskRun: the final answer', () => {
+  it('asks for verification once before accepting a final answer (the default), then completes', () => {
+    const run = runOf();
+    run.startTick(QUIET);
+    run.llmCall();
+    expect(run.llmAnswered(answer([], 'done'))).toEqual({ verify: true });
+    expect(run.checkpoint.injections).toEqual([expect.objectContaining({ tick: 1, kind: 'VERIFY' })]);
+    run.startTick(QUIET);
+    run.llmCall();
+    expect(run.llmAnswered(answer([], 'verified'))).toEqual({ end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'verified' } });
+  });
+
+  it('completes at once when verification is off', () => {
+    const run = runOf({ verify: false });
+    run.startTick(QUIET);
+    run.llmCall();
+    expect(run.llmAnswered(answer([], 'done'))).toEqual({ end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'done' } });
+  });
+
+  it('keeps the assistant turn as the model gave it, provider parts included', () => {
+    const run = runOf();
+    run.startTick(QUIET);
+    run.llmCall();
+    run.llmAnswered({ ...answer([read('c1')], 'reading'), providerParts: [{ thoughtSignature: 's' }] });
+    expect(run.checkpoint.messages.at(-1)).toEqual({ role: 'assistant', text: 'reading', toolCalls: [read('c1')], providerParts: [{ thoughtSignature: 's' }] });
+  });
+});
+
+describe('TaskRun: tool calls', () => {
+  it('runs a valid call with its checked arguments and the summary of what it acts on', () => {
+    const run = runOf();
+    const [c] = tickWith(run, [{ id: 'c1', name: 'fs.read', rawArguments: '{"path":"notes.md"}' }]);
+    const step = run.beforeTool(c!);
+    expect(step).toMatchObject({ run: true, args: { path: 'notes.md' }, summary: 'tool fs.read notes.md' });
+    if (step.run) run.afterTool(step.pending, { success: true, data: { text: 'hi' } });
+    expect(run.checkpoint.toolCalls).toEqual([expect.objectContaining({ tick: 1, name: 'fs.read', args: { path: 'notes.md' }, status: 'ok' })]);
+    expect(run.checkpoint.messages.at(-1)).toEqual({ role: 'tool', callId: 'c1', name: 'fs.read', text: '{"text":"hi"}' });
+    expect(run.counters.window).toEqual(['ok']);
+  });
+
+  it('records a malformed call as pain without running it', () => {
+    const run = runOf();
+    const [c] = tickWith(run, [bad('c1')]);
+    expect(run.beforeTool(c!)).toEqual({ run: false });
+    expect(run.checkpoint.toolCalls[0]).toMatchObject({ status: 'failed', error: { code: 'E_UNKNOWN_TOOL' } });
+    expect(run.checkpoint.injections).toEqual([expect.objectContaining({ kind: 'PAIN' })]);
+    expect(run.lastErrorCode).toBe('E_UNKNOWN_TOOL');
+    expect(run.counters.consecutiveFailures).toBe(1);
+  });
+
+  it("gives the guide the counters with this failure in them: a first failure is 'consecutive failures: 1'", () => {
+    const run = runOf({ guide: 'debugging' });
+    const [c] = tickWith(run, [bad('c1')]);
+    run.beforeTool(c!);
+    expect(run.checkpoint.injections[0]?.text).toContain('consecutive failures: 1');
+  });
+
+  it('injects the turn’s alerts after its tool results, frustration first even when a repeat alert came earlier', () => {
+    // A,A,A (REPEAT_ALERT on the 3rd), B, C (FRUSTRATION on the 5th consecutive failure).
+    const run = runOf();
+    for (const c of tickWith(run, [bad('1'), bad('2'), bad('3'), bad('4', 'b'), bad('5', 'c')])) run.beforeTool(c);
+    const roles = run.checkpoint.messages.slice(3).map((m) => m.role);
+    expect(roles).toEqual(['tool', 'tool', 'tool', 'tool', 'tool']);
+    expect(run.endTurn()).toBeUndefined();
+    expect(run.checkpoint.injections.map((i) => i.kind)).toEqual(['PAIN', 'PAIN', 'PAIN', 'PAIN', 'PAIN', 'FRUSTRATION', 'REPEAT_ALERT']);
+    expect(run.checkpoint.messages.slice(-2).map((m) => m.role)).toEqual(['user', 'user']);
+  });
+
+  it('skips the rest of the turn after a frustration intervention, without counting the skipped calls', () => {
+    const run = runOf({ safety: { frustrationThreshold: 2 } });
+    const calls = tickWith(run, [bad('1', 'a'), bad('2', 'b'), read('3')]);
+    expect(calls.map((c) => run.beforeTool(c).run)).toEqual([false, false, false]);
+    expect(run.checkpoint.toolCalls.map((r) => r.status)).toEqual(['failed', 'failed', 'skipped']);
+    expect(run.checkpoint.toolCalls[2]?.error?.message).toBe('frustration intervention: the rest of this turn was skipped');
+    expect(run.counters.window).toEqual(['failed', 'failed']);
+    expect(run.endTurn()).toBeUndefined();
+  });
+
+  it('locks on the 4th identical failure of one turn, skips the rest and suspends at the end of the turn', () => {
+    const run = runOf();
+    for (const c of tickWith(run, [bad('1'), bad('2'), bad('3'), bad('4'), read('5')])) run.beforeTool(c);
+    expect(run.checkpoint.toolCalls.map((r) => r.status)).toEqual(['failed', 'failed', 'failed', 'failed', 'skipped']);
+    expect(run.checkpoint.toolCalls[4]?.error?.message).toBe('REPEATED_FAILURE: the agent was locked before this call started');
+    const end = run.endTurn();
+    expect(end).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', lock: { reason: { code: 'REPEATED_FAILURE' }, raiseAlert: false } });
+    expect(run.checkpoint.injections.filter((i) => i.kind === 'REPEAT_ALERT')).toHaveLength(1);
+    expect(run.close(end!).result.reason?.code).toBe('REPEATED_FAILURE');
+  });
+
+  it('skips the calls after a halt and ends the turn cancelled', () => {
+    const run = runOf();
+    const [a, b] = tickWith(run, [read('1'), read('2')]);
+    const step = run.beforeTool(a!);
+    run.halt();
+    if (step.run) run.toolCancelled(step.pending);
+    expect(run.beforeTool(b!)).toEqual({ run: false });
+    expect(run.checkpoint.toolCalls.map((r) => [r.status, r.error?.message])).toEqual([
+      ['skipped', 'SYSTEM_HALT: cancelled while running'],
+      ['skipped', 'SYSTEM_HALT: stopped by a human before this call started'],
+    ]);
+    expect(run.checkpoint.messages.at(-1)).toEqual({ role: 'tool', callId: '2', name: 'fs.read', text: 'Not executed: SYSTEM_HALT: stopped by a human before this call started.' });
+    expect(run.endTurn()).toMatchObject({ outcome: 'CANCELLED', agentState: 'STOPPED' });
+  });
+
+  it('turns a transient failure whose retries ran out into execution pain that carries the retry history', () => {
+    const run = runOf();
+    const [c] = tickWith(run, [{ id: '1', name: 'http.get', args: { url: 'http://x.test/' } }]);
+    const step = run.beforeTool(c!);
+    if (!step.run) throw new Error('should run');
+    const error = normalizedError({ code: 'ECONNRESET', message: 'socket hang up', source: 'http.get' });
+    expect(run.toolFailed(step.pending, { error, retriesExhausted: true })).toBeUndefined();
+    expect(run.checkpoint.toolCalls[0]?.error).toMatchObject({ code: 'ECONNRESET', kind: 'execution', suggestion: expect.stringContaining('Tried 5 times') });
+    expect(run.counters.consecutiveFailures).toBe(1);
+  });
+
+  it('fails the task on a fatal tool error: ERROR_PAUSED, FATAL, alert', () => {
+    const run = runOf();
+    const [c] = tickWith(run, [read('1')]);
+    const step = run.beforeTool(c!);
+    if (!step.run) throw new Error('should run');
+    const error = normalizedError({ code: 'ENOMEM', message: 'out of memory', source: 'fs.read' });
+    const end = run.toolFailed(step.pending, { error, retriesExhausted: false });
+    expect(end).toEqual({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', error, lock: { agentState: 'ERROR_PAUSED', reason: { code: 'FATAL', message: 'ENOMEM: out of memory' }, raiseAlert: true } });
+    expect(run.checkpoint.toolCalls[0]).toMatchObject({ status: 'failed', error: { code: 'ENOMEM' } });
+    expect(run.lastErrorCode).toBe('ENOMEM');
+  });
+});
+
+describe('TaskRun: the LLM failing', () => {
+  it('fails the task with the provider’s error, and pauses the agent when it is fatal', () => {
+    const transient = normalizedError({ code: 'E_RATE_LIMIT', message: '429', source: 'llm openai' });
+    expect(runOf().llmFailed(transient)).toEqual({ outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error: transient });
+    const fatal = normalizedError({ code: 'E_AUTH', message: '401', source: 'llm openai' });
+    const run = runOf();
+    expect(run.llmFailed(fatal)).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', lock: { reason: { code: 'FATAL', message: 'E_AUTH: 401' }, raiseAlert: true } });
+    expect(run.status().lastErrorCode).toBe('E_AUTH');
+  });
+});
+
+describe('TaskRun: closing', () => {
+  it('returns a result that matches the contract, the reason taken from the lock', () => {
+    const run = runOf();
+    turn(run, [read('1')]);
+    const out = run.close({ outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'done' });
+    expect(TaskResultSchema.parse(out.result)).toEqual(out.result);
+    expect(out.result).toMatchObject({ agentId: 'a1', taskId: 'task-1', workflowId: 'agent-a1-task-1', outcome: 'COMPLETED', ticks: 1, tokensUsed: 15, finalText: 'done' });
+    expect(out).toMatchObject({ runTokens: 15, counters: { window: ['ok'] } });
+    expect(out.checkpoint).toBeUndefined();
+  });
+
+  it('carries a suspended run’s checkpoint with the anchored head and the window only', () => {
+    const run = runOf({ contextWindow: 2 });
+    for (let i = 0; i < 3; i++) turn(run, [read(`c${i}`)]);
+    const lock = { agentState: 'SAFETY_LOCKOUT' as const, reason: { code: 'LOOP_CAP' as const, message: 'cap' }, raiseAlert: false };
+    const { checkpoint, lock: kept } = run.close({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', lock });
+    expect(kept).toEqual(lock);
+    expect(checkpoint?.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
+    expect(checkpoint).toMatchObject({ ticks: 3, callNumber: 3, tokensUsed: 45 });
+  });
+
+  it('hands back the messages the LLM never saw', () => {
+    const run = runOf();
+    run.receive({ text: 'too late' });
+    expect(run.close(run.cancelled()).undelivered).toEqual([{ text: 'too late' }]);
+  });
+
+  it('is plain data: the output survives a JSON round trip unchanged', () => {
+    const run = runOf();
+    turn(run, [bad('1')]);
+    const out = run.close({ outcome: 'SUSPENDED', agentState: 'STOPPED', lock: { agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: 'spent' }, raiseAlert: false } });
+    expect(JSON.parse(JSON.stringify(out))).toEqual(out);
+    const resumed: TaskCheckpoint = JSON.parse(JSON.stringify(out.checkpoint));
+    expect(runOf({}, { checkpoint: resumed }).checkpoint).toEqual(out.checkpoint);
+  });
+});
+
+describe('TaskRun: what it reports', () => {
+  it('answers the state query with the full status so far (the contract’s TaskStatus)', () => {
+    const run = runOf();
+    turn(run, [bad('1')]);
+    run.halt();
+    const status = run.status();
+    expect(TaskStatusSchema.parse(status)).toEqual(status);
+    expect(status).toMatchObject({ running: true, halted: true, ticks: 1, tokensUsed: 15, lastErrorCode: 'E_UNKNOWN_TOOL', counters: { consecutiveFailures: 1 } });
+    expect(status.toolCalls).toHaveLength(1);
+    expect(status.injections).toHaveLength(1);
+  });
+
+  it('reports progress in the contract’s shape', () => {
+    const run = runOf();
+    turn(run, [read('1')]);
+    expect(TaskProgressSchema.parse(run.progress())).toEqual({ taskId: 'task-1', tick: 1, tokensUsed: 15, runTokens: 15, counters: run.counters });
+  });
+
+  it('describes the task for the Web UI', () => {
+    const run = runOf();
+    expect(run.details('EXECUTING')).toContain('- no tool call yet');
+    turn(run, [bad('1')]);
+    const details = run.details('SAFETY_LOCKOUT', 'LOOP_CAP');
+    expect(details).toContain('### Task task-1 · SAFETY_LOCKOUT');
+    expect(details).toContain('tokens **15** / 100000');
+    expect(details).toContain('- last tool: `fs.nope` failed (E_UNKNOWN_TOOL)');
+    expect(details).toContain('- **LOOP_CAP**');
+  });
+});

@@ -1,0 +1,435 @@
+/**
+ * One task run's bookkeeping (docs/ARCHITECTURE.md#workflows): the transcript, the counters, the turn's
+ * skip reasons and alerts, and how the run ends. Pure, like `AgentEntity` for the agent: the task
+ * workflow (`workflows/task.ts`) calls one named step per part of the tick and performs what it is told
+ * (the LLM and tool activities, the reports), so every rule of the loop is here and unit-tested.
+ *
+ * A tick: `startTick` → `llmCall` → the LLM activity → `llmAnswered` (or `llmFailed`) → per tool call
+ * `beforeTool` → the tool activity → `afterTool` (or `toolCancelled` / `toolFailed`) → `endTurn`. Any step
+ * may return a `TaskEnd`; `close` turns it into the run's output.
+ */
+import { fitResult, jsonBytes } from './compact';
+import type { AgentConfig } from './config';
+import { assembleContext } from './context';
+import { HumanMessageSchema, LIMITS, type HumanMessage, type TaskProgress, type TaskStatus } from './contract';
+import { failure, normalizedError, type NormalizedError, type ToolExecutionResult } from './errors';
+import { fingerprint } from './fingerprint';
+import { getGuide, type Guide, type PainContext } from './guides';
+import type { LlmRequest, LlmResponse, LlmToolCall } from './llm';
+import { SafetyMonitor, type LockVerdict, type SafetyCounters } from './safety-monitor';
+import { fatalLock, historyLimit } from './safety-rungs';
+import { toolSpecs, toolSummary, validateToolCall } from './tools';
+import { frustrationFirst, retryHistory, skippedText, toolResultText, verifyText } from './transcript';
+import type { AgentState, Injection, LockReason, TaskCheckpoint, TaskOutcome, TaskResult, ToolCallRecord } from './types';
+
+/** The task workflow's input. */
+export interface TaskRunInput {
+  agentId: string;
+  taskId: string;
+  goal: string;
+  config: AgentConfig;
+  counters: SafetyCounters;
+  /** The agent's cumulative usage before this run: the budget is per agent. */
+  agentTokensUsed: number;
+  /** Present when `admin:unlock --resume` continues a suspended task. */
+  checkpoint?: TaskCheckpoint;
+  /** Human messages that arrived while no task was running. */
+  messages?: HumanMessage[];
+}
+
+/** The outcome of a task run: the task workflow's result, and what the agent consumes. */
+export interface TaskRunOutput {
+  result: TaskResult;
+  counters: SafetyCounters;
+  /** Tokens this run used, to add to the agent's total. */
+  runTokens: number;
+  lock?: LockVerdict;
+  /** Present when SUSPENDED. */
+  checkpoint?: TaskCheckpoint;
+  /** Human messages that arrived too late for this task's LLM; the agent keeps them for its next run. */
+  undelivered?: HumanMessage[];
+}
+
+/** How a run ends: its outcome, the agent's state after it, and what the result carries. */
+export interface TaskEnd {
+  outcome: TaskOutcome;
+  agentState: AgentState;
+  error?: NormalizedError;
+  finalText?: string;
+  reason?: LockReason;
+  /** A breaker or a fatal error: the agent locks (and may alert). */
+  lock?: LockVerdict;
+}
+
+/** A tool call between `beforeTool` and its recording; pass it back to `afterTool` and its siblings. */
+export interface PendingCall {
+  call: LlmToolCall;
+  record: ToolCallRecord;
+}
+
+/**
+ * What `beforeTool` asks of the workflow: run the tool with these checked arguments (and this activity
+ * summary), or nothing (the call is already recorded).
+ */
+export type ToolStep = { run: true; pending: PendingCall; args: unknown; summary: string } | { run: false };
+
+/** What `llmAnswered` asks of the workflow next. */
+export type AnswerStep = { end: TaskEnd } | { verify: true } | { calls: LlmToolCall[] };
+
+interface Turn {
+  tick: number;
+  alerts: Array<{ kind: Injection['kind']; text: string }>;
+  skipReason?: string;
+  lock?: LockVerdict;
+}
+
+const HALTED_BEFORE = 'SYSTEM_HALT: stopped by a human before this call started';
+const HALTED_WHILE = 'SYSTEM_HALT: cancelled while running';
+
+/** A new task's checkpoint: the anchored system prompt and goal, nothing done yet. */
+function freshCheckpoint(guide: Guide, config: AgentConfig, goal: string): TaskCheckpoint {
+  return {
+    messages: [
+      { role: 'system', text: guide.systemPrompt(config) },
+      { role: 'user', text: goal },
+    ],
+    ticks: 0,
+    callNumber: 0,
+    tokensUsed: 0,
+    toolCalls: [],
+    injections: [],
+    verifyAsked: false,
+  };
+}
+
+/**
+ * One run of a task workflow, over plain data.
+ *
+ * ```ts
+ * const run = new TaskRun(input, workflowInfo().workflowId);
+ * for (;;) {
+ *   const end = run.startTick({ events, bytes });
+ *   if (end) return finish(end);
+ *   const call = run.llmCall();
+ *   if ('end' in call) return finish(call.end);
+ *   const next = run.llmAnswered(await llm(call.request));
+ *   // ... tools, then run.endTurn()
+ * }
+ * ```
+ */
+export class TaskRun {
+  readonly checkpoint: TaskCheckpoint;
+  counters: SafetyCounters;
+  /** Tokens this run has used. */
+  runTokens = 0;
+  halted = false;
+  lastErrorCode?: string;
+  private readonly guide: Guide;
+  private readonly inbox: HumanMessage[];
+  private readonly allowanceStart: number;
+  private received = 0;
+  private turn: Turn = { tick: 0, alerts: [] };
+
+  constructor(
+    readonly input: TaskRunInput,
+    readonly workflowId: string,
+  ) {
+    this.guide = getGuide(input.config.guide);
+    this.checkpoint = input.checkpoint ?? freshCheckpoint(this.guide, input.config, input.goal);
+    this.counters = input.counters;
+    this.inbox = [...(input.messages ?? [])];
+    // Ticks since the start (or the resume) are what the loop cap counts.
+    this.allowanceStart = this.checkpoint.ticks;
+  }
+
+  private get config(): AgentConfig {
+    return this.input.config;
+  }
+
+  /** SYSTEM_HALT arrived: no further call starts. */
+  halt(): void {
+    this.halted = true;
+  }
+
+  /**
+   * A human message for the next tick, checked like at the agent and bounded per run. Returns why it
+   * was ignored, or undefined when it was taken.
+   */
+  receive(raw: unknown): string | undefined {
+    const m = HumanMessageSchema.safeParse(raw);
+    if (!m.success) return m.error.message;
+    if (this.received >= LIMITS.messagesPerRun) return `more than ${LIMITS.messagesPerRun} this run`;
+    this.received++;
+    this.inbox.push(m.data);
+    return undefined;
+  }
+
+  /** The task's `state` query: everything its result has so far, plus the counters and the halt flag. */
+  status(): TaskStatus {
+    return { ...this.soFar(), running: true, halted: this.halted, counters: this.counters, ...this.lastError() };
+  }
+
+  /** What the task reports to its agent after a tick. */
+  progress(): TaskProgress {
+    const cp = this.checkpoint;
+    return { taskId: this.input.taskId, tick: cp.ticks, tokensUsed: cp.tokensUsed, runTokens: this.runTokens, counters: this.counters, ...this.lastError() };
+  }
+
+  /** The Web UI's current details of the task (markdown). */
+  details(agentState: AgentState, lockReason?: string): string {
+    const { safety } = this.config;
+    const last = this.checkpoint.toolCalls.at(-1);
+    return [
+      `### Task ${this.input.taskId} · ${agentState}`,
+      `- tick **${this.checkpoint.ticks}** (cap ${safety.maxTicks}) · tokens **${this.input.agentTokensUsed + this.runTokens}** / ${safety.tokenBudget}`,
+      `- consecutive failures **${this.counters.consecutiveFailures}** · window ${this.counters.window.join(' ') || '—'}`,
+      last ? `- last tool: \`${last.name}\` ${last.status}${last.error ? ` (${last.error.code})` : ''}` : '- no tool call yet',
+      lockReason ? `- **${lockReason}**` : '',
+    ].join('\n');
+  }
+
+  /**
+   * Start a tick: a halt, the loop cap (per allowance) and Temporal's history limits end the run;
+   * otherwise the tick is counted and the waiting human messages enter the context.
+   */
+  startTick(history: { events: number; bytes: number }): TaskEnd | undefined {
+    if (this.halted) return this.cancelled();
+    const cp = this.checkpoint;
+    const start = SafetyMonitor.onEventLoopStart(this.config.safety, { tick: cp.ticks - this.allowanceStart + 1 });
+    if (start.lock) return suspended(start.lock);
+    // Before the server would terminate the task with nothing kept.
+    const limit = historyLimit(history);
+    if (limit?.lock) return suspended(limit.lock);
+    const tick = ++cp.ticks;
+    for (const m of this.inbox.splice(0)) this.inject(tick, 'MESSAGE', `Message from ${m.by ?? 'a human operator'}: ${m.text}`);
+    return undefined;
+  }
+
+  /**
+   * The tick's LLM request: the context with the system prompt and goal anchored, checked against the
+   * payload limit, and the budget (`beforeLLMCall`, which also caps the output tokens).
+   */
+  llmCall(): { end: TaskEnd } | { request: LlmRequest } {
+    const { config, input } = this;
+    const cp = this.checkpoint;
+    const tick = cp.ticks;
+    const messages = assembleContext({ messages: cp.messages, window: config.contextWindow });
+    // An LLM call's input is one payload: past Temporal's limit it could not even be scheduled.
+    const contextBytes = jsonBytes(messages);
+    if (contextBytes > LIMITS.llmInputBytes) {
+      const error = normalizedError({
+        code: 'E_OUTPUT_TOO_LARGE',
+        kind: 'execution',
+        source: 'task context',
+        message: `the context of tick ${tick} is ${Math.ceil(contextBytes / 1000)} KB, more than the ${LIMITS.llmInputBytes / 1000} KB an LLM call may carry (Temporal's payload limit is 2 MB): lower contextWindow or tools.maxOutputBytes and submit again`,
+      });
+      return { end: { outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error } };
+    }
+    const budget = SafetyMonitor.beforeLLMCall(config.safety, { tokensUsed: input.agentTokensUsed + this.runTokens });
+    if (budget.lock) return { end: suspended(budget.lock) };
+    const callNumber = ++cp.callNumber;
+    return {
+      request: {
+        llm: config.llm,
+        agentId: input.agentId,
+        taskId: input.taskId,
+        callNumber,
+        tick,
+        messages,
+        tools: toolSpecs(),
+        maxOutputTokens: budget.maxOutputTokens,
+        maxRetryDelayMs: config.retry.maximumIntervalMs,
+      },
+    };
+  }
+
+  /**
+   * The LLM call failed for good: the controller cannot feel pain about itself, so the task fails;
+   * a fatal error (401/403, a bug) also pauses the agent.
+   */
+  llmFailed(error: NormalizedError): TaskEnd {
+    this.lastErrorCode = error.code;
+    return failed(error);
+  }
+
+  /**
+   * The model answered: count its tokens and keep its turn. No tool call is the final answer, after one
+   * verification round when configured; otherwise the turn's calls are next.
+   */
+  llmAnswered(response: LlmResponse): AnswerStep {
+    const cp = this.checkpoint;
+    const used = response.usage.inputTokens + response.usage.outputTokens;
+    this.runTokens += used;
+    cp.tokensUsed += used;
+    cp.messages.push({
+      role: 'assistant',
+      ...(response.text !== undefined ? { text: response.text } : {}),
+      ...(response.toolCalls.length ? { toolCalls: response.toolCalls } : {}),
+      ...(response.providerParts ? { providerParts: response.providerParts } : {}),
+    });
+    if (response.toolCalls.length === 0) {
+      if (this.config.verify && !cp.verifyAsked) {
+        cp.verifyAsked = true;
+        this.inject(cp.ticks, 'VERIFY', verifyText(this.input.goal));
+        return { verify: true };
+      }
+      return { end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ...(response.text !== undefined ? { finalText: response.text } : {}) } };
+    }
+    this.turn = { tick: cp.ticks, alerts: [] };
+    return { calls: response.toolCalls };
+  }
+
+  /**
+   * Before a tool call: skipped when a halt, a lock or a frustration intervention stopped the turn;
+   * rejected (recorded as pain) when the call is malformed; otherwise the workflow runs it.
+   */
+  beforeTool(call: LlmToolCall): ToolStep {
+    const args = call.rawArguments !== undefined && call.args === undefined ? call.rawArguments : (call.args ?? {});
+    const pending: PendingCall = { call, record: { tick: this.turn.tick, name: call.name, args, fingerprint: fingerprint(call.name, args), status: 'ok' } };
+    if (this.halted) this.turn.skipReason = HALTED_BEFORE;
+    if (this.turn.skipReason) {
+      this.skip(pending, this.turn.skipReason);
+      return { run: false };
+    }
+    const checked = validateToolCall(call);
+    if (!checked.ok) {
+      this.afterTool(pending, failure(checked.error));
+      return { run: false };
+    }
+    pending.record.args = checked.args;
+    return { run: true, pending, args: checked.args, summary: toolSummary(call.name, checked.args) };
+  }
+
+  /** A halt cancelled the call while it ran: recorded as skipped; the rest of the turn is skipped too. */
+  toolCancelled(pending: PendingCall): void {
+    this.skip(pending, HALTED_WHILE);
+  }
+
+  /**
+   * The tool activity failed for good. Fatal ends the run; a transient error whose retries ran out
+   * becomes execution pain carrying the retry history.
+   */
+  toolFailed(pending: PendingCall, facts: { error: NormalizedError; retriesExhausted: boolean }): TaskEnd | undefined {
+    const { error, retriesExhausted } = facts;
+    if (error.kind === 'fatal') {
+      this.lastErrorCode = error.code;
+      this.checkpoint.toolCalls.push({ ...pending.record, status: 'failed', error });
+      return failed(error);
+    }
+    this.afterTool(pending, failure({ ...error, kind: 'execution', suggestion: retryHistory(error, this.config.retry, retriesExhausted) }));
+    return undefined;
+  }
+
+  /**
+   * Record a tool's outcome. `afterToolExecution` runs first, so the pain text sees the counters with
+   * this failure in them; its alerts wait for the end of the turn, a lock or a frustration
+   * intervention skips the turn's remaining calls.
+   */
+  afterTool(pending: PendingCall, result: ToolExecutionResult): void {
+    const { call, record } = pending;
+    const cp = this.checkpoint;
+    const verdict = SafetyMonitor.afterToolExecution(this.config.safety, this.counters, { toolName: call.name, fingerprint: record.fingerprint, success: result.success });
+    this.counters = verdict.counters;
+    let text: string;
+    if (result.success) {
+      text = toolResultText(result.data);
+    } else {
+      const error = result.error as NormalizedError;
+      this.lastErrorCode = error.code;
+      record.status = 'failed';
+      record.error = error;
+      text = this.guide.interpretPain(error, this.painContext(record));
+      cp.injections.push({ tick: record.tick, kind: 'PAIN', text });
+    }
+    cp.toolCalls.push(record);
+    cp.messages.push({ role: 'tool', callId: call.id, name: call.name, text });
+    for (const alert of verdict.alerts) this.turn.alerts.push({ kind: alert.kind, text: this.guide.interpretAlert(alert, this.painContext(record)) });
+    if (verdict.lock) {
+      this.turn.lock = verdict.lock;
+      this.turn.skipReason = `${verdict.lock.reason.code}: the agent was locked before this call started`;
+    } else if (verdict.skipRest) {
+      this.turn.skipReason = 'frustration intervention: the rest of this turn was skipped';
+    }
+  }
+
+  /**
+   * End the turn: its alerts enter the context after the tool results (so every provider's message
+   * order stays valid), frustration first; then a lock suspends the run and a halt cancels it.
+   */
+  endTurn(): TaskEnd | undefined {
+    const { tick, alerts, lock } = this.turn;
+    for (const a of frustrationFirst(alerts)) this.inject(tick, a.kind, a.text);
+    if (lock) return suspended(lock);
+    if (this.halted) return this.cancelled();
+    return undefined;
+  }
+
+  /** The run was halted: CANCELLED, the agent STOPPED. */
+  cancelled(): TaskEnd {
+    return { outcome: 'CANCELLED', agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT', message: 'stopped by a human' } };
+  }
+
+  /**
+   * The run's output for `end`: the result (bounded, so a completion never passes Temporal's payload
+   * limit), the counters, a SUSPENDED run's checkpoint and the messages the LLM never saw.
+   */
+  close(end: TaskEnd): TaskRunOutput {
+    const { outcome, agentState, error, finalText, lock } = end;
+    const reason = lock?.reason ?? end.reason;
+    const result = fitResult(
+      {
+        ...this.soFar(),
+        outcome,
+        agentState,
+        ...(error ? { error } : {}),
+        ...(finalText !== undefined ? { finalText } : {}),
+        ...(reason ? { reason } : {}),
+      },
+      LIMITS.taskResultBytes,
+    );
+    const out: TaskRunOutput = { result, counters: this.counters, runTokens: this.runTokens };
+    if (lock) out.lock = lock;
+    // A resumed task sees only the anchored head and the window again, so that is all it carries.
+    if (outcome === 'SUSPENDED') out.checkpoint = { ...this.checkpoint, messages: assembleContext({ messages: this.checkpoint.messages, window: this.config.contextWindow }) };
+    if (this.inbox.length) out.undelivered = this.inbox.splice(0);
+    return out;
+  }
+
+  private soFar(): Omit<TaskResult, 'outcome' | 'agentState'> {
+    const { agentId, taskId } = this.input;
+    const cp = this.checkpoint;
+    return { agentId, taskId, workflowId: this.workflowId, ticks: cp.ticks, tokensUsed: cp.tokensUsed, toolCalls: cp.toolCalls, injections: cp.injections };
+  }
+
+  private lastError(): { lastErrorCode?: string } {
+    return this.lastErrorCode ? { lastErrorCode: this.lastErrorCode } : {};
+  }
+
+  /** A call that did not run: recorded as skipped, its tool result says why. */
+  private skip(pending: PendingCall, reason: string): void {
+    const { call, record } = pending;
+    this.checkpoint.toolCalls.push({ ...record, status: 'skipped', error: normalizedError({ code: 'E_SKIPPED', kind: 'execution', source: call.name, message: reason }) });
+    this.checkpoint.messages.push({ role: 'tool', callId: call.id, name: call.name, text: skippedText(reason) });
+  }
+
+  private painContext(record: ToolCallRecord): PainContext {
+    return { tick: record.tick, toolName: record.name, args: record.args, consecutiveFailures: this.counters.consecutiveFailures, workspace: this.config.workspace };
+  }
+
+  private inject(tick: number, kind: Injection['kind'], text: string): void {
+    this.checkpoint.injections.push({ tick, kind, text });
+    this.checkpoint.messages.push({ role: 'user', text });
+  }
+}
+
+/** A breaker stopped the run: SUSPENDED, the agent in the lock's state. */
+function suspended(lock: LockVerdict): TaskEnd {
+  return { outcome: 'SUSPENDED', agentState: lock.agentState, lock };
+}
+
+/** The run failed: a fatal error also pauses the agent (FATAL, alert); any other leaves it waiting. */
+function failed(error: NormalizedError): TaskEnd {
+  return error.kind === 'fatal'
+    ? { outcome: 'FAILED', agentState: 'ERROR_PAUSED', error, lock: fatalLock(error) }
+    : { outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error };
+}
