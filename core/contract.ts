@@ -41,6 +41,11 @@ export const LIMITS = {
   taskResultBytes: 512_000,
   /** Bytes (JSON) of the messages one LLM call carries; a larger context fails the task, named. */
   llmInputBytes: 1_500_000,
+  /**
+   * Times one LLM or tool call is run again after its worker was lost mid-call (heartbeats stopped, not
+   * the call's own failure, so no pain and no spent retry); one more loss counts as the call's failure.
+   */
+  workerLossReruns: 5,
   /** Bytes (JSON) of all an agent carries: a submit that would pass it is refused. */
   agentStateBytes: 1_500_000,
   /** Tokens one unlock may add to the budget. */

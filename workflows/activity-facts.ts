@@ -2,7 +2,7 @@
  * Reading activity failures inside the workflow: facts come from the NormalizedError that the activity
  * boundary put in the failure's details (`activities/failures.ts`), never from message text.
  */
-import { RetryState } from '@temporalio/common';
+import { RetryState, TimeoutType } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
 import { normalizedError, toErrorCode, type NormalizedError } from '../core/errors';
 
@@ -32,4 +32,12 @@ export function factsOf(err: unknown, source: string): { error: NormalizedError;
   }
   const message = cause instanceof Error ? cause.message : String(cause);
   return { error: normalizedError({ code: 'E_INTERNAL', kind: 'fatal', source, message }), retriesExhausted };
+}
+
+/**
+ * True when an activity failed because its worker stopped heartbeating: the worker died (or froze)
+ * mid-call. That is not the call's failure, so it is neither pain nor a spent retry (the task re-runs it).
+ */
+export function isWorkerLoss(err: unknown): boolean {
+  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.HEARTBEAT;
 }

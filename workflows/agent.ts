@@ -11,7 +11,9 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   startChild,
@@ -23,7 +25,7 @@ import { AgentEntity, newAgentData, type AgentData } from '../core/agent-entity'
 import type { AgentConfig } from '../core/config';
 import { HaltInputSchema, HumanMessageSchema, TaskProgressSchema, UnlockInputSchema, parsePayload, type HumanMessage, type MessageResult } from '../core/contract';
 import { normalizedError } from '../core/errors';
-import { isRequestError } from '../core/request-errors';
+import { RefusedError, isRequestError } from '../core/request-errors';
 import { fatalLock } from '../core/safety-rungs';
 import type { TaskRunOutput } from '../core/task-run';
 import { ordered } from '../core/priority-inbox';
@@ -45,6 +47,14 @@ import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKe
 import { TASK_FAILED, taskWorkflow } from './task';
 
 type Activities = ReturnType<typeof createActivities>;
+
+/** Patch: submitTask asks a worker whether the task's limits lie within its policy. */
+const CHECK_LIMITS_AT_SUBMIT = 'check-limits-at-submit';
+
+const { checkTaskLimits } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 3 },
+});
 
 const { alert } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -71,8 +81,18 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   // Either way it never reaches the agent's state, so no payload can wedge the workflow.
   setHandler(
     submitTaskUpdate,
-    (raw) => {
-      const out = agent.submit(agent.parseSubmit(raw));
+    async (raw) => {
+      const input = agent.parseSubmit(raw);
+      // The worker's operator sets the outer limits: a task config wider than the policy of the workers
+      // that would run its tools is refused to the submitter now, not found out at its first tool call.
+      if (patched(CHECK_LIMITS_AT_SUBMIT)) {
+        const { workspace, tools } = input.config ?? agent.data.config;
+        const { refused } = await checkTaskLimits({ workspace, tools });
+        if (refused) typed(() => { throw new RefusedError(refused); });
+      }
+      // Checked again: the state may have changed while the worker looked at the limits.
+      typed(() => agent.validateSubmit(input));
+      const out = agent.submit(input);
       report();
       return out;
     },

@@ -9,6 +9,7 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -18,17 +19,21 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { llmLabel, parseLlmSpec } from '../core/llm-spec';
+import { LIMITS } from '../core/contract';
 import type { LlmResponse } from '../core/llm';
 import type { ToolExecutionResult } from '../core/errors';
 import { TaskRun, type TaskEnd, type TaskRunInput, type TaskRunOutput } from '../core/task-run';
 import type { AgentState } from '../core/types';
-import { factsOf } from './activity-facts';
+import { factsOf, isWorkerLoss } from './activity-facts';
 import { haltSignal, messageSignal, taskProgressSignal, taskStateQuery } from './messages';
 import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
 
 export type { TaskRunInput, TaskRunOutput } from '../core/task-run';
 
 type Activities = ReturnType<typeof createActivities>;
+
+/** Patch: a call whose worker was lost is run again (before it, the loss was the call's failure). */
+const RERUN_AFTER_WORKER_LOSS = 'rerun-after-worker-loss';
 
 /** The failure type a FAILED task's workflow fails with; its first detail is the TaskRunOutput. */
 export const TASK_FAILED = 'TaskFailed';
@@ -75,13 +80,21 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     description: 'The task so far: everything its result has yet, its counters, the last error code and whether a halt arrived.',
   });
 
-  /** Run an activity so that SYSTEM_HALT can cancel it. */
-  async function cancellable<T>(fn: () => Promise<T>): Promise<T> {
-    scope = new CancellationScope();
-    try {
-      return await scope.run(fn);
-    } finally {
-      scope = undefined;
+  /**
+   * Run an activity so that SYSTEM_HALT can cancel it, and run it again when its worker was lost
+   * mid-call: a dead worker is not the call's pain (side-effecting tools apply a call once, by its id).
+   */
+  async function cancellable<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    for (let lost = 0; ; lost++) {
+      scope = new CancellationScope();
+      try {
+        return await scope.run(fn);
+      } catch (err) {
+        if (run.halted || !isWorkerLoss(err) || lost >= LIMITS.workerLossReruns || !patched(RERUN_AFTER_WORKER_LOSS)) throw err;
+        log.warn('the worker running this call was lost (heartbeats stopped): running the call again, not counted as a failure', { call: what, lost: lost + 1 });
+      } finally {
+        scope = undefined;
+      }
     }
   }
 
@@ -106,7 +119,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     let response: LlmResponse;
     try {
       const { tick } = call.request;
-      response = await cancellable(() => llm.executeWithOptions({ ...llmOptions, summary: `llm ${llmLabel(spec)} · tick ${tick}` }, [call.request]));
+      response = await cancellable(`llm · tick ${tick}`, () => llm.executeWithOptions({ ...llmOptions, summary: `llm ${llmLabel(spec)} · tick ${tick}` }, [call.request]));
     } catch (err) {
       if (run.halted && isCancellation(err)) return finish(run.cancelled());
       // A retryable LLM error that ran out of attempts is still the provider's error, as it was.
@@ -119,14 +132,15 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       continue;
     }
 
-    for (const toolCall of next.calls) {
+    for (const [index, toolCall] of next.calls.entries()) {
       const step = run.beforeTool(toolCall);
       if (!step.run) continue;
+      const { tick } = step.pending.record;
       let result: ToolExecutionResult;
       try {
-        result = await cancellable(() =>
+        result = await cancellable(step.summary, () =>
           tool.executeWithOptions({ ...toolOptions, summary: step.summary }, [
-            { name: toolCall.name, args: step.args, tick: step.pending.record.tick, workspace: config.workspace, tools: config.tools, toolTimeoutMs: safety.toolTimeoutMs, maxRetryDelayMs: config.retry.maximumIntervalMs },
+            { name: toolCall.name, args: step.args, tick, callId: `t${tick}.${index}`, workspace: config.workspace, tools: config.tools, toolTimeoutMs: safety.toolTimeoutMs, maxRetryDelayMs: config.retry.maximumIntervalMs },
           ]),
         );
       } catch (err) {

@@ -7,7 +7,7 @@ import { Context } from '@temporalio/activity';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentConfig } from '../../core/config';
-import type { WorkerPolicy } from '../../core/worker-policy';
+import type { TaskLimits, WorkerPolicy } from '../../core/worker-policy';
 import { failure, success, type ToolExecutionResult } from '../../core/errors';
 import { validateToolCall, type ToolArgs, type ToolName } from '../../core/tools';
 import { retryDelayWithin } from '../../core/provider-errors';
@@ -16,6 +16,7 @@ import { withHeartbeats } from '../heartbeat';
 import type { ToolCallRef } from './call-journal';
 import type { ToolContext } from './context';
 import { checkPolicy } from './policy-check';
+import { reapOrphanedSandboxes } from './confine';
 import { listDir, readFile, writeFile } from './fs';
 import { httpGet } from './http';
 import { runShell } from './shell';
@@ -34,6 +35,11 @@ export interface ToolRequest {
   toolTimeoutMs: number;
   /** The retry policy's maximum interval: a server's `Retry-After` is honoured up to this. */
   maxRetryDelayMs?: number;
+  /**
+   * The call's place in its task (`t<tick>.<index>`): with the workflow's id and run, the stable id a
+   * side-effecting tool applies once by. Absent in histories recorded before it: the activity id then.
+   */
+  callId?: string;
 }
 
 /** A tool outcome plus, for a transient failure, how long the server asked us to wait. */
@@ -94,19 +100,38 @@ export async function runTool(req: ToolRequest, signal?: AbortSignal, run: RunOp
  * const worker = await Worker.create({ activities: { ...createToolActivities(workerPolicyFromEnv()), ...llmActivities }, ... });
  * ```
  */
-export function createToolActivities(policy: WorkerPolicy): { tool(req: ToolRequest): Promise<ToolExecutionResult> } {
+export function createToolActivities(policy: WorkerPolicy): {
+  tool(req: ToolRequest): Promise<ToolExecutionResult>;
+  checkTaskLimits(task: TaskLimits): Promise<{ refused?: string }>;
+} {
   const journalDir = policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
+  // Sandboxes a killed predecessor on this host left behind end now, not at their next shell call.
+  reapOrphanedSandboxes().catch(() => undefined);
   return {
     async tool(req: ToolRequest): Promise<ToolExecutionResult> {
       const { info, cancellationSignal } = Context.current();
-      // The same for every attempt of this call, and for no other call.
+      // The same for every attempt of this call (and for its re-run after a lost worker), for no other call.
       const run = info.workflowExecution;
-      const call = run ? { id: `${run.workflowId}/${run.runId}/${info.activityId}`, journalDir } : undefined;
+      const call = run ? { id: `${run.workflowId}/${run.runId}/${req.callId ?? info.activityId}`, journalDir } : undefined;
       const { retryAfterMs, ...result } = await withHeartbeats(runTool(req, cancellationSignal, { policy, ...(call ? { call } : {}) }), { tool: req.name, tick: req.tick });
       if (!result.success && result.error !== undefined && result.error.kind !== 'execution') {
         throwAsFailure(result.error, { retryAfterMs: retryDelayWithin(retryAfterMs, req.maxRetryDelayMs) });
       }
       return result;
+    },
+
+    /**
+     * The submit-time check (a local activity of the agent's submit update): a task whose limits are
+     * wider than this worker's policy is refused to its submitter, before it is queued.
+     */
+    async checkTaskLimits(task: TaskLimits): Promise<{ refused?: string }> {
+      try {
+        await checkPolicy(policy, task, 'submitTask');
+        return {};
+      } catch (err) {
+        if (ToolError.is(err)) return { refused: err.error.message };
+        throw err;
+      }
     },
   };
 }

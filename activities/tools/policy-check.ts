@@ -27,7 +27,10 @@ export async function checkPolicy(policy: WorkerPolicy, task: TaskLimits, source
   for (const root of task.workspace) {
     const real = await fs.realpath(root).catch(() => root); // a missing root is reported by the tool itself
     if (!allowed.some((a) => isWithin(real, a))) {
-      throw refuse(`workspace: '${root}' resolves to ${real}, outside every root the worker allows (${policy.roots.join(', ')})`);
+      throw refuse(
+        `The task's config is wider than the worker's policy; a task may only narrow it:\n  - workspace: '${root}' resolves to ${real}, outside every root the worker allows (${policy.roots.join(', ')})\n` +
+          'Narrow the agent config, or ask the worker operator to widen STARRY_WORKER_POLICY.',
+      );
     }
   }
 }

@@ -9,7 +9,7 @@ import { constants as fsConstants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { ToolArgs } from '../../core/tools';
 import type { ToolContext } from './context';
-import { confinedSpawn } from './confine';
+import { confinedSpawn, reapOrphanedSandboxes } from './confine';
 import { resolveInWorkspace } from './sandbox';
 import { ToolError, nodeCode, toToolError } from './tool-error';
 
@@ -59,6 +59,8 @@ export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): P
   }
   await refuseHardlinks(roots);
   const spawnArgs = confinedSpawn({ command, argv, roots, cwd, env, dropRoot: ctx.dropRoot === true });
+  // A sandbox left by a worker killed mid-start must not run on beside this one.
+  await reapOrphanedSandboxes();
   return spawnCapped({ command, spawnArgs, timeoutMs, cap: ctx.tools.maxOutputBytes, signal: ctx.signal });
 }
 

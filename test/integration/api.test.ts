@@ -98,6 +98,16 @@ describe('every route end to end', () => {
     expect((await call('GET', '/v1/agents?state=SAFETY_LOCKOUT&pageSize=200', { token: viewer })).json.agents).not.toContainEqual(expect.objectContaining({ agentId }));
   });
 
+  it('refuses with 409 a task config wider than the worker policy, naming the field, and queues nothing', async () => {
+    const agentId = uniqueId('api-wider');
+    const op = await token('operator');
+    const wide = { ...config(), tools: { shellAllow: ['ls', 'sh'], httpAllow: [], maxOutputBytes: 1000 } };
+    const refused = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body: { goal: 'read the worker env', config: wide } });
+    expect(refused.status).toBe(409);
+    expect(refused.json.detail).toMatch(/tools.shellAllow: 'sh' not allowed by the worker/);
+    expect(await h.agents.status(agentId)).toMatchObject({ queue: [], tasks: [] });
+  });
+
   it('halts an agent with a task in flight, records who, refuses a second unlock with 409, and resumes after unlock', async () => {
     const agentId = uniqueId('api-halt');
     const op = await token('operator', 'alice');

@@ -4,13 +4,13 @@
  * The worker processes are the compiled `lib/workers/main.js` (npm test builds it first). And the dev
  * server's SQLite file keeps agents across a server restart.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, startDevServer, type DevServer } from '../../workers/dev-server';
-import { projectRoot } from '../../workers/paths';
-import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import { startWorkerProcess as startWorker } from '../helpers/worker-process';
 
 let h: Harness;
 const children: ChildProcess[] = [];
@@ -24,23 +24,10 @@ afterAll(async () => {
   await h?.stop();
 });
 
-function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
-  const main = path.join(projectRoot(), 'lib', 'workers', 'main.js');
-  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm test does it)`);
-  const child = spawn(process.execPath, [main], {
-    env: { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: taskQueue },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
+  const child = await startWorker(taskQueue);
   children.push(child);
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (d) => {
-      out += String(d);
-      if (out.includes('worker ready')) resolve(child);
-    });
-    child.stderr?.on('data', (d) => (out += String(d)));
-    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${out}`)));
-  });
+  return child;
 }
 
 async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {

@@ -1,0 +1,36 @@
+/**
+ * Workers as separate processes (`node lib/workers/main.js`, built by `npm test`), for tests that kill
+ * them: durability and chaos.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { projectRoot } from '../../workers/paths';
+import { address } from './harness';
+
+/** Start a worker process on `taskQueue`; resolves once it polls. Kill what it returns (SIGKILL is fine). */
+export function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
+  const main = path.join(projectRoot(), 'lib', 'workers', 'main.js');
+  if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm test does it)`);
+  const child = spawn(process.execPath, [main], {
+    env: { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: taskQueue },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout?.on('data', (d) => {
+      out += String(d);
+      if (out.includes('worker ready')) resolve(child);
+    });
+    child.stderr?.on('data', (d) => (out += String(d)));
+    child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${out}`)));
+  });
+}
+
+/** SIGKILL a worker process and wait until it is gone. */
+export async function killWorker(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await gone;
+}
