@@ -9,6 +9,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import { normalizedError, type NormalizedError } from '../core/errors';
 import type { AgentState, LockReason } from '../core/types';
 import { classifyHttpStatus, classifyNetworkError } from '../core/provider-errors';
+import { agentWorkflowId, webUiLink } from '../workflows/messages';
 import { throwAsFailure } from './failures';
 
 export interface AlertInput {
@@ -58,14 +59,14 @@ export function createAlertActivities(sinks: AlertSinks = {}) {
     async alert(input: AlertInput): Promise<{ delivered: string[] }> {
       const ctx = Context.current();
       const info = ctx.info;
-      const workflowId = input.workflowId ?? `agent-${input.agentId}`;
+      const workflowId = input.workflowId ?? agentWorkflowId(input.agentId);
       const event: AlertEvent = {
         type: 'openstarry.alert',
         severity: 'critical',
         id: `${info.workflowExecution ? `${info.workflowExecution.workflowId}/${info.workflowExecution.runId}` : input.agentId}/${info.activityId}`,
         at: new Date(info.scheduledTimestampMs).toISOString(),
         ...input,
-        ...(sinks.uiUrl ? { link: `${sinks.uiUrl.replace(/\/$/, '')}/namespaces/${sinks.namespace ?? 'default'}/workflows/${encodeURIComponent(workflowId)}` } : {}),
+        ...(sinks.uiUrl ? { link: webUiLink(sinks.uiUrl, workflowId, sinks.namespace) } : {}),
       };
       // What earlier attempts delivered (heartbeat details survive a failed attempt): never twice.
       const done = new Set<string>(((info.heartbeatDetails as { delivered?: string[] } | undefined)?.delivered ?? []).concat(info.attempt > 1 ? ['log'] : []));

@@ -1,7 +1,7 @@
 /**
  * Heartbeats for every activity that waits (LLM calls, tools, scripted delays). Temporal delivers a
  * cancellation only in a heartbeat's answer, so this cadence, with the worker's heartbeat throttle
- * (workers/worker.ts), bounds how fast SYSTEM_HALT reaches work in flight.
+ * (worker/worker.ts), bounds how fast SYSTEM_HALT reaches work in flight.
  */
 import { Context } from '@temporalio/activity';
 

@@ -10,7 +10,7 @@ export interface ActivityDeps {
   alerts?: AlertSinks;
   /** LLM provider settings (credentials, endpoints); absent fields come from the worker's environment. */
   llm?: LlmProviderOptions;
-  /** The operator's outer limits for every tool call (workers/worker-policy-env.ts reads them). */
+  /** The operator's outer limits for every tool call (worker/env.ts reads them). */
   policy: WorkerPolicy;
 }
 

@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_LOCAL_MODEL } from '../activities/llm/local';
 import { parseAgentConfig } from '../core/config';
-import { projectRoot } from '../workers/paths';
+import { projectRoot } from '../dev/paths';
 import { taskWorkflowId } from '../workflows/messages';
 import { environmentLine, eventMs, percentile, startBenchStack } from './stack';
 

@@ -1,6 +1,6 @@
 /**
  * What every benchmark stands on: its own in-memory `temporal server start-dev` on free ports and an
- * in-process worker with production settings (`workers/worker.ts`), and a line that says where the
+ * in-process worker with production settings (`worker/worker.ts`), and a line that says where the
  * figures were measured.
  */
 import { execFileSync } from 'node:child_process';
@@ -10,9 +10,9 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { AgentClient } from '../client/agent-client';
-import { type DevServer, freePort, startDevServer } from '../workers/dev-server';
-import { temporalCliPath } from '../workers/paths';
-import { createWorker } from '../workers/worker';
+import { type DevServer, freePort, startDevServer } from '../dev/dev-server';
+import { temporalCliPath } from '../dev/paths';
+import { createWorker } from '../worker/worker';
 
 export interface BenchStack {
   agents: AgentClient;

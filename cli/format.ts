@@ -46,7 +46,3 @@ export function formatStatus(s: AgentStatus): string {
   return lines.filter(Boolean).join('\n');
 }
 
-/** The Web UI page of a workflow. */
-export function webUiLink(uiBase: string, workflowId: string, namespace = 'default'): string {
-  return `${uiBase}/namespaces/${namespace}/workflows/${encodeURIComponent(workflowId)}`;
-}

@@ -12,15 +12,16 @@ import { isRequestError } from '../core/request-errors';
 import { guideIds } from '../core/guides';
 import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
 import { llmSetupProblem } from '../activities/llm';
-import { agentWorkflowId } from '../workflows/messages';
+import { agentWorkflowId, webUiLink } from '../workflows/messages';
 import { isLocked, type TaskResult } from '../core/types';
 import type { AgentList, AgentState } from '../core/contract';
 import { connectClient, TASK_QUEUE, temporalEnv } from '../client/connection';
-import { startDevServer, stopDevServer } from '../workers/dev-server';
-import { projectRoot } from '../workers/paths';
-import { fetchHistory, loadHistoryFile, replayHistory } from '../workers/replay';
-import { hasLiveWorker, quietRuntime, startEmbeddedWorker, type EmbeddedWorker } from './embedded';
-import { formatOutcome, formatStatus, reasonText, webUiLink } from './format';
+import { startDevServer, stopDevServer } from '../dev/dev-server';
+import { projectRoot } from '../dev/paths';
+import { fetchHistory, loadHistoryFile, replayHistory } from '../dev/replay';
+import { hasLiveWorker, quietRuntime, startEmbeddedWorker, type EmbeddedWorker } from '../dev/embedded';
+import { runWorker } from '../worker/main';
+import { formatOutcome, formatStatus, reasonText } from './format';
 import { printTask } from './live';
 import type { Role } from '../api/auth';
 import type { LocalApi } from '../api/serve';
@@ -406,15 +407,10 @@ async function main(argv: string[]): Promise<number> {
 
   program
     .command('worker')
-    .description('run a worker (connects from TEMPORAL_ADDRESS / TEMPORAL_NAMESPACE / TEMPORAL_API_KEY)')
+    .description('run a worker (its environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, STARRY_WORKER_POLICY, … — docs/ARCHITECTURE.md#the-worker)')
     .action(async () => {
       quietRuntime('INFO');
-      // SIGTERM (ECS, systemd) lets activities in flight finish for up to 45 s; Ctrl-C likewise.
-      const w = await startEmbeddedWorker(temporalEnv(), TASK_QUEUE, { shutdownGraceTime: '45 seconds' });
-      process.stderr.write(`worker running on ${temporalEnv().address}, task queue ${TASK_QUEUE}; Ctrl-C stops it\n`);
-      await untilSignal();
-      process.stderr.write('stopping the worker…\n');
-      await w.stop();
+      await runWorker();
     });
 
   program
@@ -494,7 +490,7 @@ async function main(argv: string[]): Promise<number> {
       process.exitCode = await main(args);
       if (!o.json) {
         process.stdout.write(`\nAgent workflow: ${webUiLink(server.uiUrl, agentWorkflowId(agentId))}\n`);
-        process.stdout.write(`All workflows:  ${server.uiUrl}/namespaces/default/workflows\n`);
+        process.stdout.write(`All workflows:  ${webUiLink(server.uiUrl)}\n`);
         process.stdout.write(`The dev server keeps running for the Web UI; \`npm run stop\` stops it.\n`);
       }
     });

@@ -7,6 +7,7 @@ import { App, Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { API_ENV_NAMES } from '../api/env';
+import { WorkerEnvSchema } from '../worker/env';
 import { StarryStack } from './stack';
 
 const projectRoot = path.join(__dirname, '..');
@@ -52,6 +53,13 @@ describe('the workers on Fargate', () => {
         }),
       ],
     });
+  });
+
+  it('set only variables the worker reads (worker/env.ts)', () => {
+    const [def] = Object.values(template.findResources('AWS::ECS::TaskDefinition')) as Array<{ Properties: { ContainerDefinitions: Array<{ Environment: { Name: string }[]; Secrets: { Name: string }[] }> } }>;
+    const names = def!.Properties.ContainerDefinitions.flatMap((c) => [...c.Environment, ...c.Secrets].map((v) => v.Name));
+    expect(names.length).toBeGreaterThan(3);
+    expect(names.filter((n) => !(n in WorkerEnvSchema.shape))).toEqual([]);
   });
 
   it('keep at least one worker and scale on CPU', () => {

@@ -21,6 +21,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Subscription, SubscriptionProtocol, Topic } from 'aws-cdk-lib/aws-sns';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
+import type { WorkerEnvName } from '../worker/env';
 
 export interface StarryStackProps extends StackProps {
   /** Temporal's gRPC address, e.g. `my-ns.a1b2c.tmprl.cloud:7233` or `temporal.internal:7233`. */
@@ -79,7 +80,8 @@ export class StarryStack extends Stack {
     // --- Workers on Fargate.
     const workerLogs = new LogGroup(this, 'WorkerLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
     const task = new FargateTaskDefinition(this, 'WorkerTask', { cpu: 1024, memoryLimitMiB: 2048 });
-    const secrets: Record<string, EcsSecret> = {
+    // Typed by the worker's own list of variables (worker/env.ts): the stack cannot set one it ignores.
+    const secrets: Partial<Record<WorkerEnvName, EcsSecret>> = {
       OPENAI_API_KEY: EcsSecret.fromSecretsManager(openaiApiKey),
       GEMINI_API_KEY: EcsSecret.fromSecretsManager(geminiApiKey),
       ...(temporalApiKey ? { TEMPORAL_API_KEY: EcsSecret.fromSecretsManager(temporalApiKey) } : {}),
@@ -94,8 +96,8 @@ export class StarryStack extends Stack {
         TEMPORAL_ADDRESS: props.temporalAddress,
         TEMPORAL_NAMESPACE: props.temporalNamespace,
         STARRY_ALERT_TOPIC_ARN: this.alertTopic.topicArn,
-      },
-      secrets,
+      } satisfies Partial<Record<WorkerEnvName, string>>,
+      secrets: secrets as Record<string, EcsSecret>,
       logging: LogDrivers.awsLogs({ streamPrefix: 'worker', logGroup: workerLogs }),
       // SIGTERM, then 60 s: the worker lets activities in flight finish for 45 s (shutdownGraceTime).
       stopTimeout: Duration.seconds(60),

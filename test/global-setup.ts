@@ -8,14 +8,15 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { writeFileSync } from 'node:fs';
-import { ensureSearchAttributes, freePort, startDevServer } from '../workers/dev-server';
-import { projectRoot } from '../workers/paths';
+import { ensureSearchAttributes, freePort, startDevServer } from '../dev/dev-server';
+import { projectRoot } from '../dev/paths';
 
 export default async function globalSetup(): Promise<void> {
   // One folder per run: concurrent jest runs must not share a bundle, a log or a server.
   const dir = path.join(projectRoot(), '.temporal', `test-${process.pid}`);
   mkdirSync(dir, { recursive: true });
   process.env.STARRY_TEST_DIR = dir;
+  process.env.STARRY_TEST_STARTED_AT = new Date().toISOString();
   // The tests' workers: workspaces in the temp dir, local HTTP servers on any port, and (in CI
   // containers) root, said out loud. Tests of the policy itself pass their own.
   process.env.STARRY_WORKER_POLICY ??= JSON.stringify({

@@ -13,7 +13,6 @@ import {
   log,
   patched,
   proxyActivities,
-  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   startChild,
@@ -49,11 +48,16 @@ import { TASK_FAILED, taskWorkflow } from './task';
 type Activities = ReturnType<typeof createActivities>;
 
 /** Patch: submitTask asks a worker whether the task's limits lie within its policy. */
-const CHECK_LIMITS_AT_SUBMIT = 'check-limits-at-submit';
+const CHECK_LIMITS_AT_SUBMIT = 'check-task-limits-at-submit';
 
-const { checkTaskLimits } = proxyLocalActivities<Activities>({
+// A regular activity, not a local one: several submits check at once, and concurrent local activities
+// resume their handlers in completion order live but in scheduling order on replay, which reorders the
+// handlers' commands (a nondeterminism the replay-every-history check of the test run caught). Activity
+// completions are history events, so the order replays exactly.
+const { checkTaskLimits } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
-  retry: { maximumAttempts: 3 },
+  scheduleToCloseTimeout: '1 minute',
+  retry: { initialInterval: '200 milliseconds', maximumAttempts: 3 },
 });
 
 const { alert } = proxyActivities<Activities>({

@@ -36,3 +36,9 @@ export const taskProgressSignal = defineSignal<[TaskProgress]>('taskProgress');
 /** Workflow ids: one entity per agent, one workflow per task. */
 export const agentWorkflowId = (agentId: string) => `agent-${agentId}`;
 export const taskWorkflowId = (agentId: string, taskId: string) => `agent-${agentId}-${taskId}`;
+
+/** The Web UI page of a workflow (of every workflow of the namespace without one): CLI output and alert links. */
+export function webUiLink(uiBase: string, workflowId?: string, namespace = 'default'): string {
+  const list = `${uiBase.replace(/\/$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows`;
+  return workflowId ? `${list}/${encodeURIComponent(workflowId)}` : list;
+}

@@ -121,7 +121,7 @@ export function createToolActivities(policy: WorkerPolicy): {
     },
 
     /**
-     * The submit-time check (a local activity of the agent's submit update): a task whose limits are
+     * The submit-time check (an activity of the agent's submit update): a task whose limits are
      * wider than this worker's policy is refused to its submitter, before it is queued.
      */
     async checkTaskLimits(task: TaskLimits): Promise<{ refused?: string }> {

@@ -9,7 +9,7 @@ import { Connection } from '@temporalio/client';
 import { NativeConnection, type Worker } from '@temporalio/worker';
 import { AgentClient } from '../../client/agent-client';
 import { parseAgentConfig, type AgentConfig, type AgentConfigInput } from '../../core/config';
-import { createWorker, type CreateWorkerOptions } from '../../workers/worker';
+import { createWorker, type CreateWorkerOptions } from '../../worker/worker';
 import type { ActivityDeps } from '../../activities';
 
 export interface Harness {

@@ -4,8 +4,8 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
-import { freePort } from '../../workers/dev-server';
-import { projectRoot } from '../../workers/paths';
+import { freePort } from '../../dev/dev-server';
+import { projectRoot } from '../../dev/paths';
 
 export interface Moto {
   endpoint: string;

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { AgentConfig, AgentConfigInput } from '../../core/config';
 import type { TaskResult } from '../../core/types';
-import { projectRoot } from '../../workers/paths';
+import { projectRoot } from '../../dev/paths';
 import { makeWorkspace, scriptedConfig, uniqueId, writeScript, type Harness } from './harness';
 
 /** A tool call of a scripted turn (docs/ARCHITECTURE.md#the-scripted-controller). */

@@ -1,11 +1,11 @@
 /**
- * Workers as separate processes (`node lib/workers/main.js`, built by `npm test`), for tests that kill
+ * Workers as separate processes (`node lib/worker/main.js`, built by `npm test`), for tests that kill
  * them: durability and chaos.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../../workers/paths';
+import { projectRoot } from '../../dev/paths';
 import { address } from './harness';
 
 /** Start a worker process on `taskQueue`; resolves once it polls. Kill what it returns (SIGKILL is fine). */
@@ -18,11 +18,12 @@ export function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
   });
   return new Promise((resolve, reject) => {
     let out = '';
-    child.stdout?.on('data', (d) => {
+    const read = (d: Buffer) => {
       out += String(d);
       if (out.includes('worker ready')) resolve(child);
-    });
-    child.stderr?.on('data', (d) => (out += String(d)));
+    };
+    child.stdout?.on('data', read);
+    child.stderr?.on('data', read);
     child.once('exit', (code) => reject(new Error(`worker exited early (${code}): ${out}`)));
   });
 }

@@ -7,7 +7,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { ToolRequest } from '../../activities/tools';
 import type { LlmRequest } from '../../core/llm';
-import { replayHistory, type ReplayReport } from '../../workers/replay';
+import { replayHistory, type ReplayReport } from '../../dev/replay';
 
 export type History = temporal.api.history.v1.IHistory;
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;

@@ -18,7 +18,7 @@ import { activityRunning } from '../helpers/history-trace';
 import { startMoto } from '../helpers/moto';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { taskWorkflowId } from '../../workflows/messages';
-import { projectRoot } from '../../workers/paths';
+import { projectRoot } from '../../dev/paths';
 
 jest.setTimeout(180_000);
 

@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { projectRoot } from '../../workers/paths';
+import { projectRoot } from '../../dev/paths';
 import { address, makeWorkspace, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { eventually } from '../helpers/history-trace';
 import { taskWorkflowId } from '../../workflows/messages';

@@ -1,14 +1,14 @@
 /**
  * Durability: the worker process dies (SIGKILL) while a task is inside a slow LLM turn; a new worker
  * process picks the task up and finishes it with the same result, and no completed tool call runs twice.
- * The worker processes are the compiled `lib/workers/main.js` (npm test builds it first). And the dev
+ * The worker processes are the compiled `lib/worker/main.js` (npm test builds it first). And the dev
  * server's SQLite file keeps agents across a server restart.
  */
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { freePort, startDevServer, type DevServer } from '../../workers/dev-server';
+import { freePort, startDevServer, type DevServer } from '../../dev/dev-server';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { startWorkerProcess as startWorker } from '../helpers/worker-process';
 

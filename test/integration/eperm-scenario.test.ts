@@ -3,7 +3,7 @@
  * EPERM → pain → the agent lists its permitted paths → reads a permitted file → completes.
  */
 import path from 'node:path';
-import { projectRoot } from '../../workers/paths';
+import { projectRoot } from '../../dev/paths';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, type Harness } from '../helpers/harness';
 
 let h: Harness;

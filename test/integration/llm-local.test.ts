@@ -11,7 +11,7 @@ import type { LlmResponse } from '../../core/llm';
 import { TOOL_NAMES } from '../../core/tools';
 import { createLocalProvider, DEFAULT_LOCAL_MODEL, localModelProcesses, stopLocalModels } from '../../activities/llm/local';
 import { callLlm } from '../../activities/llm/provider';
-import { projectRoot } from '../../workers/paths';
+import { projectRoot } from '../../dev/paths';
 import { makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { llmRequest, quietActivityEnv } from '../helpers/llm-activity';
 

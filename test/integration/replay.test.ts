@@ -5,7 +5,7 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { loadHistoryFile, replayHistory } from '../../workers/replay';
+import { loadHistoryFile, replayHistory } from '../../dev/replay';
 
 const dir = path.join(__dirname, '..', 'fixtures', 'histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();

@@ -9,7 +9,7 @@ import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AgentClient } from '../../client/agent-client';
-import { projectRoot } from '../../workers/paths';
+import { projectRoot } from '../../dev/paths';
 import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript } from '../helpers/harness';
 import { activityRunning } from '../helpers/history-trace';
 import { completedAttempts, settledHistory, hasCompleted } from '../helpers/workflow-history';

@@ -5,16 +5,17 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
-import { TASK_QUEUE } from './connection';
-import { workerPolicyFromEnv } from './worker-policy-env';
+import { workerConfigFromEnv, type WorkerConfig } from './env';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
   namespace?: string;
   taskQueue?: string;
-  /** A prebuilt bundle (tests share one); otherwise the workflows are bundled at start. */
+  /** A prebuilt bundle (tests share one); otherwise the config's, else lib/workflow-bundle.js, else bundled at start. */
   workflowBundlePath?: string;
-  /** Activity settings; the policy defaults to the worker's environment (workers/worker-policy-env.ts). */
+  /** The worker's configuration; default: read from its environment (worker/env.ts). */
+  config?: WorkerConfig;
+  /** Activity settings over the config's (tests pass their own policy, alert sinks, providers). */
   activities?: Partial<ActivityDeps>;
   identity?: string;
   /**
@@ -47,21 +48,18 @@ export function workflowSource(bundlePath?: string): { workflowBundle: { codePat
  * ```
  */
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
+  const config = opts.config ?? workerConfigFromEnv();
+  const namespace = opts.namespace ?? config.temporal.namespace;
   const options: WorkerOptions = {
     connection: opts.connection,
-    namespace: opts.namespace ?? 'default',
-    taskQueue: opts.taskQueue ?? TASK_QUEUE,
+    namespace,
+    taskQueue: opts.taskQueue ?? config.taskQueue,
     activities: createActivities({
+      llm: config.llm,
       ...opts.activities,
-      policy: opts.activities?.policy ?? workerPolicyFromEnv(),
-      // After the spread, so alert sinks given without a webhook keep the environment's.
-      alerts: {
-        webhookUrl: process.env.STARRY_ALERT_WEBHOOK,
-        snsTopicArn: process.env.STARRY_ALERT_TOPIC_ARN,
-        uiUrl: process.env.STARRY_UI_URL,
-        namespace: opts.namespace ?? 'default',
-        ...opts.activities?.alerts,
-      },
+      policy: opts.activities?.policy ?? config.policy,
+      // After the spread, so alert sinks given without a webhook keep the configured ones.
+      alerts: { ...config.alerts, namespace, ...opts.activities?.alerts },
     }),
     ...(opts.shutdownGraceTime ? { shutdownGraceTime: opts.shutdownGraceTime } : {}),
     // Heartbeats reach the server at least every 500 ms, so a cancellation (SYSTEM_HALT) lands fast.
@@ -69,7 +67,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     defaultHeartbeatThrottleInterval: '500 milliseconds',
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(opts.interceptors ? { interceptors: opts.interceptors } : {}),
-    ...workflowSource(opts.workflowBundlePath),
+    ...workflowSource(opts.workflowBundlePath ?? config.workflowBundlePath),
   };
   return Worker.create(options);
 }

@@ -5,9 +5,9 @@
 import os from 'node:os';
 import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
 import type { Connection } from '@temporalio/client';
-import { connectWorker, TASK_QUEUE, type TemporalEnv } from '../workers/connection';
-import { isAlive } from '../workers/dev-server';
-import { createWorker, type CreateWorkerOptions } from '../workers/worker';
+import { connectWorker, TASK_QUEUE, type TemporalEnv } from '../worker/connection';
+import { isAlive } from './dev-server';
+import { createWorker, type CreateWorkerOptions } from '../worker/worker';
 
 let runtimeInstalled = false;
 
@@ -29,7 +29,7 @@ export interface EmbeddedWorker {
 export async function startEmbeddedWorker(env: TemporalEnv, taskQueue = TASK_QUEUE, opts: Pick<CreateWorkerOptions, 'shutdownGraceTime'> = {}): Promise<EmbeddedWorker> {
   quietRuntime();
   const connection = await connectWorker(env);
-  const worker = await createWorker({ connection, namespace: env.namespace, taskQueue, workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE, ...opts });
+  const worker = await createWorker({ connection, namespace: env.namespace, taskQueue, ...opts });
   const running = worker.run();
   return {
     worker,

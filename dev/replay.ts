@@ -8,7 +8,7 @@ import type { Client } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { workflowSource } from './worker';
+import { workflowSource } from '../worker/worker';
 
 type History = temporal.api.history.v1.IHistory;
 

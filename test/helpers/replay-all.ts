@@ -1,0 +1,58 @@
+/**
+ * Replay every agent and task history the integration run produced against the code under test.
+ * A workflow that behaves differently live and on replay (a nondeterminism) passes its own test and
+ * only fails later, on another worker or after a cache eviction; replaying each history catches it.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { workflowSource } from '../../worker/worker';
+
+export interface ReplayAllReport {
+  replayed: number;
+  /** `workflowId/runId`, the replayer's message, and where the history was saved. */
+  failures: { workflowId: string; error: string; file: string }[];
+}
+
+/** Replays the closed and running agent/task workflows started since `since`; failing histories are saved under `saveDir`. */
+export async function replayAllHistories(address: string, since: Date, saveDir: string): Promise<ReplayAllReport> {
+  // The replaying worker's own lifecycle lines are noise here; failures come back in the report.
+  try {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+  } catch {
+    // A runtime is already installed in this process: its logger stays.
+  }
+  const connection = await Connection.connect({ address });
+  try {
+    const client = new Client({ connection });
+    const query = `WorkflowType IN ('agentWorkflow', 'taskWorkflow') AND StartTime >= '${since.toISOString()}'`;
+    async function* histories() {
+      for await (const wf of client.workflow.list({ query })) {
+        yield { workflowId: `${wf.workflowId}/${wf.runId}`, history: await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory() };
+      }
+    }
+    const report: ReplayAllReport = { replayed: 0, failures: [] };
+    const kept = new Map<string, unknown>();
+    async function* keeping() {
+      for await (const h of histories()) {
+        kept.set(h.workflowId, h.history);
+        yield h;
+      }
+    }
+    for await (const result of Worker.runReplayHistories({ ...workflowSource(process.env.STARRY_WORKFLOW_BUNDLE), replayName: 'replay-all' }, keeping())) {
+      report.replayed++;
+      if (result.error) {
+        mkdirSync(saveDir, { recursive: true });
+        const file = path.join(saveDir, `${result.workflowId.replace(/[^\w.-]+/g, '_')}.json`);
+        writeFileSync(file, JSON.stringify(historyToJSON(kept.get(result.workflowId) as never)));
+        report.failures.push({ workflowId: result.workflowId, error: String(result.error.message).slice(0, 600), file });
+      }
+      kept.delete(result.workflowId);
+    }
+    return report;
+  } finally {
+    await connection.close();
+  }
+}

@@ -1,0 +1,60 @@
+import path from 'node:path';
+import { ConfigError } from '../core/request-errors';
+import { workerConfigFromEnv } from './env';
+
+describe('workerConfigFromEnv', () => {
+  it('defaults to the local dev server, the openstarry queue and the working directory as the root', () => {
+    const c = workerConfigFromEnv({}, '/srv/work');
+    expect(c.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default' });
+    expect(c.taskQueue).toBe('openstarry');
+    expect(c.policy.roots).toContain('/srv/work');
+    expect(c.alerts).toEqual({ webhookUrl: undefined, snsTopicArn: undefined, uiUrl: undefined });
+    expect(c.workflowBundlePath).toBeUndefined();
+  });
+
+  it('reads every part from its variables, empty ones counting as unset', () => {
+    const c = workerConfigFromEnv(
+      {
+        TEMPORAL_ADDRESS: 'ns.tmprl.cloud:7233',
+        TEMPORAL_NAMESPACE: 'ns',
+        TEMPORAL_API_KEY: 'key',
+        STARRY_TASK_QUEUE: 'q1',
+        STARRY_WORKSPACE_ROOTS: 'a:/abs',
+        STARRY_TOOLS_ALLOW_ROOT: '1',
+        STARRY_ALERT_WEBHOOK: 'https://hooks.example.com/x',
+        STARRY_ALERT_TOPIC_ARN: 'arn:aws:sns:eu-west-1:123456789012:alerts',
+        STARRY_UI_URL: '',
+        OPENAI_API_KEY: 'sk-test',
+        STARRY_LOCAL_THREADS: '3',
+      },
+      '/srv',
+    );
+    expect(c.temporal).toEqual({ address: 'ns.tmprl.cloud:7233', namespace: 'ns', apiKey: 'key', tls: true });
+    expect(c.taskQueue).toBe('q1');
+    expect(c.policy).toMatchObject({ roots: [path.resolve('/srv/a'), '/abs'], allowRoot: true });
+    expect(c.alerts).toEqual({ webhookUrl: 'https://hooks.example.com/x', snsTopicArn: 'arn:aws:sns:eu-west-1:123456789012:alerts', uiUrl: undefined });
+    expect(c.llm.openai?.env).toMatchObject({ OPENAI_API_KEY: 'sk-test', STARRY_LOCAL_THREADS: '3' });
+  });
+
+  it('takes the policy inline and refuses an invalid one naming the field', () => {
+    expect(workerConfigFromEnv({ STARRY_WORKER_POLICY: '{"roots": ["/data"], "shellAllow": ["ls"]}' }).policy).toMatchObject({ roots: ['/data'], shellAllow: ['ls'] });
+    expect(() => workerConfigFromEnv({ STARRY_WORKER_POLICY: '{"roots": ["relative"]}' })).toThrow(/STARRY_WORKER_POLICY[\s\S]*roots/);
+    expect(() => workerConfigFromEnv({ STARRY_WORKER_POLICY: '/no/such/policy.json' })).toThrow(/Cannot read STARRY_WORKER_POLICY file \/no\/such\/policy.json/);
+  });
+
+  it('names every invalid variable at once, with what it should hold', () => {
+    let err: unknown;
+    try {
+      workerConfigFromEnv({ STARRY_TOOLS_ALLOW_ROOT: 'yes', STARRY_ALERT_WEBHOOK: 'ftp://x', STARRY_ALERT_TOPIC_ARN: 'alerts', STARRY_LOCAL_THREADS: '0' });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    const message = (err as Error).message;
+    expect(message).toMatch(/^Invalid worker environment/);
+    expect(message).toMatch(/STARRY_TOOLS_ALLOW_ROOT: must be 0 or 1/);
+    expect(message).toMatch(/STARRY_ALERT_WEBHOOK: must be an http\(s\) URL/);
+    expect(message).toMatch(/STARRY_ALERT_TOPIC_ARN: must be an SNS topic ARN/);
+    expect(message).toMatch(/STARRY_LOCAL_THREADS/);
+  });
+});

@@ -1,0 +1,122 @@
+/**
+ * The worker's configuration, read once from its own environment (never from a task) and checked with
+ * zod: `WorkerEnvSchema` is the list of every variable a worker reads — the CDK stack types its
+ * container's environment and secrets with `WorkerEnvName`, so it cannot set one the worker ignores.
+ *
+ * ```ts
+ * const config = workerConfigFromEnv(); // { temporal, taskQueue, policy, alerts, llm, workflowBundlePath? }
+ * const worker = await createWorker({ connection: await connectWorker(config.temporal), config });
+ * ```
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { z } from 'zod';
+import { temporalEnv, type TemporalEnv } from '../client/connection';
+import { formatIssues } from '../core/config';
+import { ConfigError } from '../core/request-errors';
+import { parseWorkerPolicy, type WorkerPolicy } from '../core/worker-policy';
+import type { LlmProviderOptions } from '../activities/llm';
+import type { AlertSinks } from '../activities/alert';
+import { projectRoot } from '../dev/paths';
+
+const text = (what: string) => z.string().trim().min(1).optional().describe(what);
+const url = (what: string) => z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional().describe(what);
+const count = (what: string) => z.coerce.number().int().positive().optional().describe(what);
+
+/** Every variable a worker reads. Empty values count as unset. */
+export const WorkerEnvSchema = z.object({
+  // Temporal (client/connection.ts)
+  TEMPORAL_ADDRESS: text('host:port of the Temporal frontend; default 127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: text('the namespace; default `default`'),
+  TEMPORAL_API_KEY: text('an API key (Temporal Cloud); turns TLS on'),
+  TEMPORAL_TLS_CERT: text('mTLS client certificate: PEM content or the path of a PEM file'),
+  TEMPORAL_TLS_KEY: text('mTLS client key: PEM content or the path of a PEM file'),
+  STARRY_TASK_QUEUE: text('the task queue; default `openstarry`'),
+  STARRY_WORKFLOW_BUNDLE: text('a prebuilt workflow bundle; default lib/workflow-bundle.js'),
+  // The trust boundary (core/worker-policy.ts)
+  STARRY_WORKER_POLICY: text('the outer limits of every tool call: JSON inline or the path of a JSON file'),
+  STARRY_WORKSPACE_ROOTS: text('without a policy: the `:`-separated roots tasks may use'),
+  STARRY_TOOLS_ALLOW_ROOT: z.enum(['0', '1'], { error: 'must be 0 or 1' }).optional().describe('1: tools may run as root when the worker does'),
+  // Alerts (activities/alert.ts)
+  STARRY_ALERT_WEBHOOK: url('a webhook that receives each alert as JSON'),
+  STARRY_ALERT_TOPIC_ARN: z.string().regex(/^arn:aws[\w-]*:sns:/, 'must be an SNS topic ARN').optional().describe('an SNS topic for alerts'),
+  STARRY_UI_URL: url('the Web UI, for links in alerts'),
+  // LLM providers (activities/llm/, docs/LLM-PROVIDERS.md)
+  OPENAI_API_KEY: text('the OpenAI-compatible provider key'),
+  STARRY_OPENAI_API_KEY: text('the OpenAI-compatible provider key (wins over OPENAI_API_KEY)'),
+  GEMINI_API_KEY: text('a Gemini API key'),
+  GOOGLE_API_KEY: text('a Gemini API key (wins over GEMINI_API_KEY)'),
+  GOOGLE_CLOUD_PROJECT: text('the Vertex AI project (Application Default Credentials)'),
+  GOOGLE_CLOUD_LOCATION: text('the Vertex AI location; default global'),
+  GOOGLE_GENAI_USE_VERTEXAI: z.enum(['true', 'false', 'TRUE', 'FALSE', 'True', 'False']).optional().describe('false: the Gemini Developer API instead of Vertex AI'),
+  GOOGLE_APPLICATION_CREDENTIALS: text('a service account key file for Application Default Credentials'),
+  STARRY_GEMINI_BASE_URL: url('another Gemini endpoint (tests, proxies)'),
+  STARRY_LOCAL_THREADS: count('llama.cpp CPU threads'),
+  STARRY_LOCAL_CONTEXT: count('llama.cpp context size in tokens'),
+  STARRY_LLAMA_RUNTIME: text('where node-llama-cpp is installed; default .tools/llama'),
+});
+
+/** The name of a variable the worker reads. */
+export type WorkerEnvName = keyof typeof WorkerEnvSchema.shape;
+export type WorkerEnv = z.output<typeof WorkerEnvSchema>;
+
+/** What a worker runs with. */
+export interface WorkerConfig {
+  temporal: TemporalEnv;
+  taskQueue: string;
+  policy: WorkerPolicy;
+  alerts: Pick<AlertSinks, 'webhookUrl' | 'snsTopicArn' | 'uiUrl'>;
+  llm: LlmProviderOptions;
+  workflowBundlePath?: string;
+}
+
+/**
+ * Read and check the worker's environment.
+ *
+ * @throws ConfigError naming every invalid variable (and what it should hold).
+ */
+export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): WorkerConfig {
+  const present = Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== undefined && v.trim() !== ''));
+  const parsed = WorkerEnvSchema.safeParse(present);
+  if (!parsed.success) throw new ConfigError(`Invalid worker environment:\n${formatIssues(parsed.error)}`);
+  const env = parsed.data;
+  // Temporal and the providers read their variables from this checked copy, never from process.env again.
+  const llmEnv: Record<string, string | undefined> = { ...env, STARRY_LOCAL_THREADS: env.STARRY_LOCAL_THREADS?.toString(), STARRY_LOCAL_CONTEXT: env.STARRY_LOCAL_CONTEXT?.toString() };
+  return {
+    temporal: temporalEnv(llmEnv),
+    taskQueue: env.STARRY_TASK_QUEUE ?? 'openstarry',
+    policy: workerPolicy(env, cwd),
+    alerts: { webhookUrl: env.STARRY_ALERT_WEBHOOK, snsTopicArn: env.STARRY_ALERT_TOPIC_ARN, uiUrl: env.STARRY_UI_URL },
+    llm: {
+      openai: { env: llmEnv },
+      gemini: { env: llmEnv },
+      local: { env: llmEnv },
+    },
+    ...(env.STARRY_WORKFLOW_BUNDLE ? { workflowBundlePath: env.STARRY_WORKFLOW_BUNDLE } : {}),
+  };
+}
+
+/**
+ * The policy (core/worker-policy.ts): `STARRY_WORKER_POLICY`, or else the roots `STARRY_WORKSPACE_ROOTS`
+ * or the worker's working directory and the project folder (so the README's quick start works), the
+ * default shell allow-list, no HTTP host, a 1 MiB output cap. `STARRY_TOOLS_ALLOW_ROOT` overrides
+ * the policy's `allowRoot` (default: `shell.run` drops to `nobody` when the worker is root).
+ */
+function workerPolicy(env: WorkerEnv, cwd: string): WorkerPolicy {
+  const raw = env.STARRY_WORKER_POLICY;
+  let policy: unknown;
+  if (raw) {
+    const origin = raw.startsWith('{') ? 'STARRY_WORKER_POLICY' : `STARRY_WORKER_POLICY file ${raw}`;
+    try {
+      policy = JSON.parse(raw.startsWith('{') ? raw : readFileSync(raw, 'utf8'));
+    } catch (err) {
+      throw new ConfigError(`Cannot read ${origin}: ${(err as Error).message}. Give a JSON object or the path of a JSON file.`);
+    }
+  } else {
+    const roots = env.STARRY_WORKSPACE_ROOTS?.split(':').filter(Boolean).map((r) => path.resolve(cwd, r));
+    policy = { roots: roots?.length ? roots : [...new Set([path.resolve(cwd), projectRoot()])] };
+  }
+  const parsed = parseWorkerPolicy(policy, raw ? 'STARRY_WORKER_POLICY' : 'worker policy');
+  if (env.STARRY_TOOLS_ALLOW_ROOT !== undefined) return { ...parsed, allowRoot: env.STARRY_TOOLS_ALLOW_ROOT === '1' };
+  return parsed;
+}

@@ -1,0 +1,33 @@
+/**
+ * The one worker entry point: `starry worker`, and `node lib/worker/main.js` (what tests kill). Reads
+ * its configuration once from the environment (worker/env.ts), runs until SIGTERM or SIGINT, then lets
+ * activities in flight finish for up to 45 s (the Fargate task's stopTimeout is 60 s).
+ */
+import { connectWorker } from './connection';
+import { workerConfigFromEnv, type WorkerConfig } from './env';
+import { createWorker } from './worker';
+
+/**
+ * Run a worker until the process is asked to stop.
+ *
+ * @throws ConfigError when the environment is invalid (before anything connects).
+ */
+export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): Promise<void> {
+  const connection = await connectWorker(config.temporal);
+  try {
+    const worker = await createWorker({ connection, config, shutdownGraceTime: '45 seconds' });
+    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => process.stderr.write(`${signal}: stopping the worker (activities in flight may finish for 45 s)…\n`));
+    process.stderr.write(`worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.taskQueue}); SIGTERM or Ctrl-C stops it\n`);
+    // The SDK shuts the worker down on SIGTERM/SIGINT; run() returns once it has drained.
+    await worker.run();
+  } finally {
+    await connection.close();
+  }
+}
+
+if (require.main === module) {
+  runWorker().catch((err) => {
+    process.stderr.write(`worker failed: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  });
+}
