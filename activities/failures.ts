@@ -18,7 +18,8 @@ import { retryDelayWithin } from '../core/provider-errors';
 export function throwAsFailure(error: NormalizedError, opts: { retryAfterMs?: number } = {}): never {
   throw ApplicationFailure.create({
     type: error.code,
-    message: `${error.code}: ${error.message}`,
+    // Node's own messages already start with their code ("EPERM: operation not permitted…"): never say it twice.
+    message: error.message.startsWith(`${error.code}:`) ? error.message : `${error.code}: ${error.message}`,
     nonRetryable: error.kind !== 'transient',
     details: [error],
     nextRetryDelay: error.kind === 'transient' && opts.retryAfterMs !== undefined ? opts.retryAfterMs : undefined,

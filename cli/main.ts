@@ -391,7 +391,8 @@ async function main(argv: string[]): Promise<number> {
     .option('--json', 'print the report as JSON')
     .action(async (workflowId: string | undefined, o: { file?: string; json?: boolean }) => {
       if (!workflowId && !o.file) throw new ExitError('give a WORKFLOW_ID or --file HISTORY.json', EXIT.USAGE);
-      quietRuntime();
+      // The report says what failed; the replayer's own warning about it would only repeat it.
+      quietRuntime('ERROR');
       const report = o.file
         ? await replayHistory(loadHistoryFile(path.resolve(o.file)), path.basename(o.file, '.json'))
         : await withClient(async (agents) => replayHistory(await fetchHistory(agents.client, workflowId as string), workflowId));
@@ -409,7 +410,7 @@ async function main(argv: string[]): Promise<number> {
     .command('worker')
     .description('run a worker (its environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, STARRY_WORKER_POLICY, … — docs/ARCHITECTURE.md#the-worker)')
     .action(async () => {
-      quietRuntime('INFO');
+      // runWorker installs the worker's logger: every failure as one line, pain included.
       await runWorker();
     });
 

@@ -112,6 +112,12 @@ export class TaskEventDecoder {
       if (s?.type === 'llm') return [{ kind: 'llm-failed', tick: (s.input as LlmRequest).tick, message }];
       if (s?.type === 'tool') {
         const req = s.input as { name: string; tick: number };
+        // A failed call carries its NormalizedError: unless fatal, the agent feels it as pain, as it does a result.
+        const error = decode<NormalizedError>(failed.failure?.applicationFailureInfo?.details);
+        if (error?.code && error.kind !== 'fatal') {
+          this.failedTools.add(req.name);
+          return [{ kind: 'tool', tick: req.tick, name: req.name, ok: false, error }];
+        }
         return [{ kind: 'tool-failed', tick: req.tick, name: req.name, message }];
       }
       return [];

@@ -60,6 +60,30 @@ describe('AgentEntity: the priority inbox', () => {
   });
 });
 
+describe('AgentEntity: a submit delivered again', () => {
+  it('answers the same update id with its first answer, once, even after its task ran, after a lock and after continue-as-new', () => {
+    const agent = agentOf();
+    const first = agent.submit({ goal: 'once', taskId: 'task-x' }, 'update-1');
+    agent.startNext();
+    agent.finish(runOutput(agent, { outcome: 'SUSPENDED', lock: loopCap, checkpoint }));
+    // The continued run carries the answers; the agent is locked and the task id used, yet the same update is answered.
+    const next = new AgentEntity(structuredClone(agent.data), (taskId) => `wf-${taskId}`);
+    expect(() => next.validateSubmit({ goal: 'once', taskId: 'task-x' }, 'update-1')).not.toThrow();
+    expect(next.submit({ goal: 'once', taskId: 'task-x' }, 'update-1')).toEqual(first);
+    expect(next.data.inbox.items).toEqual([]);
+    // Another update with the same task id is a new request, refused as before.
+    expect(() => next.validateSubmit({ goal: 'once', taskId: 'task-x' }, 'update-2')).toThrow(RefusedError);
+  });
+
+  it('remembers a bounded number of answers', () => {
+    const agent = agentOf();
+    for (let i = 0; i < LIMITS.rememberedSubmits + 5; i++) agent.submit({ goal: `g${i}` }, `u${i}`);
+    expect(agent.data.submits).toHaveLength(LIMITS.rememberedSubmits);
+    expect(agent.answered('u0')).toBeUndefined();
+    expect(agent.answered(`u${LIMITS.rememberedSubmits + 4}`)).toMatchObject({ taskId: `task-${LIMITS.rememberedSubmits + 5}` });
+  });
+});
+
 describe('AgentEntity: lockout', () => {
   it('refuses tasks while locked, naming the state, the reason and the way out', () => {
     const agent = agentOf();

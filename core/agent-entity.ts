@@ -58,6 +58,11 @@ export interface AgentData {
   pendingMessages: HumanMessage[];
   /** Tokens humans added with `unlock --add-tokens`: kept on top of the budget of every later task's config. */
   addedTokens?: number;
+  /**
+   * The answers to the latest submits, by update id. Temporal may deliver an update again to the run
+   * after a continue-as-new (temporalio/temporal#6375): the same update gets the same answer, once.
+   */
+  submits?: { updateId: string; result: SubmitTaskResult }[];
 }
 
 /** A `submitTask` payload after checking: its config complete. */
@@ -135,7 +140,8 @@ export class AgentEntity {
    * Why a submit is refused, or nothing. The payload's shape is checked before (SubmitTaskInputSchema);
    * this checks it against the agent's state.
    */
-  validateSubmit(input: { goal: string; priority?: number; taskId?: string; config?: unknown }): void {
+  validateSubmit(input: { goal: string; priority?: number; taskId?: string; config?: unknown }, updateId?: string): void {
+    if (this.answered(updateId)) return;
     const d = this.data;
     if (this.locked) {
       const why = d.reason ? ` (${d.reason.code}: ${d.reason.message})` : '';
@@ -169,7 +175,14 @@ export class AgentEntity {
     );
   }
 
-  submit(input: ParsedSubmit): SubmitTaskResult {
+  /** The answer already given to this submit update, when Temporal delivers it again. */
+  answered(updateId: string | undefined): SubmitTaskResult | undefined {
+    return updateId === undefined ? undefined : this.data.submits?.find((s) => s.updateId === updateId)?.result;
+  }
+
+  submit(input: ParsedSubmit, updateId?: string): SubmitTaskResult {
+    const again = this.answered(updateId);
+    if (again) return again;
     this.validateSubmit(input);
     const d = this.data;
     let taskId = input.taskId;
@@ -181,7 +194,9 @@ export class AgentEntity {
     // A cancelled task submitted again under its id is no longer cancelled.
     d.cancelledTasks = d.cancelledTasks.filter((c) => c.taskId !== taskId);
     const position = ordered(d.inbox).findIndex((t) => t.taskId === taskId) + (d.current ? 1 : 0);
-    return { taskId, workflowId: this.workflowIdOf(taskId), position };
+    const result = { taskId, workflowId: this.workflowIdOf(taskId), position };
+    if (updateId !== undefined) d.submits = [...(d.submits ?? []), { updateId, result }].slice(-LIMITS.rememberedSubmits);
+    return result;
   }
 
   /** True when the loop has something to start. */

@@ -19,6 +19,8 @@ export const LIMITS = {
   queuedTasks: 100,
   /** Tasks cancelled by halts that the agent remembers (the newest), each with its whole input. */
   cancelledTasks: 100,
+  /** Submit answers the agent remembers by update id, so an update delivered again is answered once. */
+  rememberedSubmits: 64,
   /** Finished task results an agent keeps in its state (the newest). */
   keptResults: 20,
   /** Characters of one human message. */
@@ -223,6 +225,12 @@ export const TaskProgressSchema = z
   .strict();
 /** What a task reports to its agent after each tick (for the agent's state query and search attributes). */
 export type TaskProgress = z.infer<typeof TaskProgressSchema>;
+
+/**
+ * A cancelled task's output, sent to its agent before the task workflow ends CANCELED (a cancelled
+ * workflow has no result to carry it). The rest of the output (lock, checkpoint, undelivered) passes through.
+ */
+export const TaskEndedSchema = z.object({ result: TaskResultSchema, counters: SafetyCountersSchema, runTokens: z.number().int().min(0) }).passthrough();
 
 export const TaskStatusSchema = TaskResultSchema.omit({ outcome: true, agentState: true }).extend({
   running: z.literal(true),

@@ -1,6 +1,6 @@
 import { parseAgentConfig, type AgentConfigInput } from './config';
 import { LIMITS, TaskProgressSchema, TaskResultSchema, TaskStatusSchema } from './contract';
-import { normalizedError } from './errors';
+import { failure, normalizedError } from './errors';
 import type { LlmResponse, LlmToolCall } from './llm';
 import { initialCounters } from './safety-counters';
 import { HISTORY_LIMITS } from './safety-rungs';
@@ -229,6 +229,21 @@ describe('TaskRun: tool calls', () => {
     expect(run.toolFailed(step.pending, { error, retriesExhausted: true })).toBeUndefined();
     expect(run.checkpoint.toolCalls[0]?.error).toMatchObject({ code: 'ECONNRESET', kind: 'execution', suggestion: expect.stringContaining('Tried 5 times') });
     expect(run.counters.consecutiveFailures).toBe(1);
+  });
+
+  it('records an execution error that failed its activity exactly like one returned as data', () => {
+    const error = normalizedError({ code: 'EPERM', message: 'outside the workspace', source: 'fs.read' });
+    const [thrown, returned] = [runOf(), runOf()];
+    for (const run of [thrown, returned]) {
+      const [c] = tickWith(run, [read('1')]);
+      const step = run.beforeTool(c!);
+      if (!step.run) throw new Error('should run');
+      if (run === thrown) expect(run.toolFailed(step.pending, { error, retriesExhausted: false })).toBeUndefined();
+      else run.afterTool(step.pending, failure(error));
+    }
+    expect(thrown.checkpoint).toEqual(returned.checkpoint);
+    expect(thrown.counters).toEqual(returned.counters);
+    expect(thrown.checkpoint.toolCalls[0]).toMatchObject({ status: 'failed', error: { code: 'EPERM', kind: 'execution' } });
   });
 
   it('fails the task on a fatal tool error: ERROR_PAUSED, FATAL, alert', () => {

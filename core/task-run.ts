@@ -311,6 +311,11 @@ export class TaskRun {
    */
   toolFailed(pending: PendingCall, facts: { error: NormalizedError; retriesExhausted: boolean }): TaskEnd | undefined {
     const { error, retriesExhausted } = facts;
+    // An execution error fails its activity (red in the Web UI) but is the same pain as one returned as data.
+    if (error.kind === 'execution') {
+      this.afterTool(pending, failure(error));
+      return undefined;
+    }
     if (error.kind === 'fatal') {
       this.lastErrorCode = error.code;
       this.checkpoint.toolCalls.push({ ...pending.record, status: 'failed', error });

@@ -3,21 +3,20 @@
  * stderr at WARN, so `--json` output on stdout stays one clean object.
  */
 import os from 'node:os';
-import { DefaultLogger, Runtime, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import type { Connection } from '@temporalio/client';
 import { connectWorker, TASK_QUEUE, type TemporalEnv } from '../worker/connection';
 import { isAlive } from './dev-server';
+import { installWorkerLogger } from '../worker/log';
 import { createWorker, type CreateWorkerOptions } from '../worker/worker';
 
 let runtimeInstalled = false;
 
-/** Route the SDK's logs to stderr at `level` (once per process). */
-export function quietRuntime(level: 'WARN' | 'INFO' = 'WARN'): void {
+/** Route the SDK's logs to stderr at `level` (once per process), without the expected outcomes (pain). */
+export function quietRuntime(level: 'ERROR' | 'WARN' | 'INFO' = 'WARN'): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  Runtime.install({
-    logger: new DefaultLogger(level, (entry) => process.stderr.write(`[worker ${entry.level}] ${entry.message}\n`)),
-  });
+  installWorkerLogger(level, { quiet: true });
 }
 
 export interface EmbeddedWorker {

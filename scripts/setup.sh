@@ -56,18 +56,27 @@ if [ "${STARRY_MOTO:-1}" != "0" ] && [ ! -f "$MOTO_DIR/.version-$MOTO_VERSION" ]
   touch "$MOTO_DIR/.version-$MOTO_VERSION"
 fi
 
-# 3c. bubblewrap: shell.run confines its programs with bwrap and refuses to run without it
-# (activities/tools/confine.ts). Debian's package, installed when we may (root, or sudo without a password).
-if ! command -v bwrap >/dev/null 2>&1; then
+# 3c. Debian packages, installed when we may (root, or sudo without a password).
+apt_install() { # package, why
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
-    log "installing bubblewrap (apt) for shell.run's sandbox"
-    apt-get install -y -q bubblewrap >&2 || { apt-get update -q >&2 && apt-get install -y -q bubblewrap >&2; }
+    log "installing $1 (apt) $2"
+    apt-get install -y -q --no-install-recommends "$1" >&2 || { apt-get update -q >&2 && apt-get install -y -q --no-install-recommends "$1" >&2; }
   elif command -v apt-get >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
-    log "installing bubblewrap (sudo apt) for shell.run's sandbox"
-    sudo -n apt-get install -y -q bubblewrap >&2 || { sudo -n apt-get update -q >&2 && sudo -n apt-get install -y -q bubblewrap >&2; }
+    log "installing $1 (sudo apt) $2"
+    sudo -n apt-get install -y -q --no-install-recommends "$1" >&2 || { sudo -n apt-get update -q >&2 && sudo -n apt-get install -y -q --no-install-recommends "$1" >&2; }
   else
-    log "bubblewrap (bwrap) is missing: shell.run will refuse to run until it is installed (apt-get install bubblewrap)"
+    return 1
   fi
+}
+# bubblewrap: shell.run confines its programs with bwrap and refuses to run without it (activities/tools/confine.ts).
+if ! command -v bwrap >/dev/null 2>&1; then
+  apt_install bubblewrap "for shell.run's sandbox" \
+    || log "bubblewrap (bwrap) is missing: shell.run will refuse to run until it is installed (apt-get install bubblewrap)"
+fi
+# chromium: the Web UI test drives the dev server's UI in a real browser (playwright-core). The demo skips it.
+if [ "${STARRY_BROWSER:-1}" != "0" ] && ! command -v chromium >/dev/null 2>&1; then
+  apt_install chromium "for the Web UI test" \
+    || log "chromium is missing: the Web UI test will fail until it is installed (apt-get install chromium)"
 fi
 
 # --- 4. Local offline model (`--llm local:PATH.gguf`) -------------------------------------------------

@@ -28,6 +28,7 @@ export default async function globalSetup(): Promise<void> {
     const port = await freePort();
     const server = await startDevServer({ port, uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log') });
     process.env.TEMPORAL_ADDRESS = server.address;
+    process.env.STARRY_UI_URL = server.uiUrl;
     process.env.STARRY_TEST_SERVER_PID = String(server.pid);
   } else {
     const conn = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS });

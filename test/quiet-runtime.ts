@@ -3,16 +3,9 @@
  * WARN, so a passing run reads as passing; a test that provokes warnings on purpose declares them with
  * `expectWarnings` (test/helpers/expected-logs.ts) and they are counted instead of printed.
  */
-import { DefaultLogger, Runtime, type LogEntry } from '@temporalio/worker';
+import { describeLogEntry, installWorkerLogger } from '../worker/log';
 import { expectedLog } from './helpers/expected-logs';
 
-try {
-  Runtime.install({
-    logger: new DefaultLogger('WARN', (entry: LogEntry) => {
-      if (expectedLog(entry.message)) return;
-      process.stderr.write(`[worker ${entry.level}] ${entry.message} ${entry.meta ? JSON.stringify(entry.meta) : ''}\n`);
-    }),
-  });
-} catch {
-  // Already installed in this process by an earlier test file: its logger stays.
-}
+// Failures the project classified (pain, retried transients, fatal errors, failed tasks) are what the
+// tests provoke and assert on; anything else (a crash, an unexpected warning) is printed.
+installWorkerLogger('WARN', { coreErrorsOnly: true, skip: (entry) => expectedLog(entry.message) || describeLogEntry(entry) !== undefined });

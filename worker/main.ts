@@ -5,6 +5,7 @@
  */
 import { connectWorker } from './connection';
 import { workerConfigFromEnv, type WorkerConfig } from './env';
+import { installWorkerLogger } from './log';
 import { createWorker } from './worker';
 
 /**
@@ -13,6 +14,8 @@ import { createWorker } from './worker';
  * @throws ConfigError when the environment is invalid (before anything connects).
  */
 export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): Promise<void> {
+  // One readable line per failure (what, why, which attempt, what next); an embedding process may have installed its own.
+  installWorkerLogger('INFO');
   const connection = await connectWorker(config.temporal);
   try {
     const worker = await createWorker({ connection, config, shutdownGraceTime: '45 seconds' });

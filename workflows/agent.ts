@@ -4,10 +4,12 @@
  */
 import {
   ApplicationFailure,
+  CancelledFailure,
   ChildWorkflowFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
+  currentUpdateInfo,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -22,7 +24,7 @@ import {
 import type { createActivities } from '../activities';
 import { AgentEntity, newAgentData, type AgentData } from '../core/agent-entity';
 import type { AgentConfig } from '../core/config';
-import { HaltInputSchema, HumanMessageSchema, TaskProgressSchema, UnlockInputSchema, parsePayload, type HumanMessage, type MessageResult } from '../core/contract';
+import { HaltInputSchema, HumanMessageSchema, TaskEndedSchema, TaskProgressSchema, UnlockInputSchema, parsePayload, type HumanMessage, type MessageResult } from '../core/contract';
 import { normalizedError } from '../core/errors';
 import { RefusedError, isRequestError } from '../core/request-errors';
 import { fatalLock } from '../core/safety-rungs';
@@ -35,6 +37,7 @@ import {
   messageUpdate,
   stopSignal,
   submitTaskUpdate,
+  taskEndedSignal,
   taskProgressSignal,
   taskWorkflowId,
   unlockSignal,
@@ -46,6 +49,9 @@ import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKe
 import { TASK_FAILED, taskWorkflow } from './task';
 
 type Activities = ReturnType<typeof createActivities>;
+
+/** Patch: SYSTEM_HALT cancels the running task workflow (it ends CANCELED) instead of signalling it. */
+const HALT_CANCELS_TASK = 'halt-cancels-task';
 
 /** Patch: submitTask asks a worker whether the task's limits lie within its policy. */
 const CHECK_LIMITS_AT_SUBMIT = 'check-task-limits-at-submit';
@@ -86,6 +92,9 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   setHandler(
     submitTaskUpdate,
     async (raw) => {
+      const updateId = currentUpdateInfo()?.id;
+      const again = agent.answered(updateId);
+      if (again) return again;
       const input = agent.parseSubmit(raw);
       // The worker's operator sets the outer limits: a task config wider than the policy of the workers
       // that would run its tools is refused to the submitter now, not found out at its first tool call.
@@ -95,12 +104,12 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
         if (refused) typed(() => { throw new RefusedError(refused); });
       }
       // Checked again: the state may have changed while the worker looked at the limits.
-      typed(() => agent.validateSubmit(input));
-      const out = agent.submit(input);
+      typed(() => agent.validateSubmit(input, updateId));
+      const out = agent.submit(input, updateId);
       report();
       return out;
     },
-    { validator: (raw) => typed(() => agent.validateSubmit(agent.parseSubmit(raw))), description: 'Submit a task: {goal, priority?, config?, taskId?}. Refused while the agent is locked.' },
+    { validator: (raw) => typed(() => agent.validateSubmit(agent.parseSubmit(raw), currentUpdateInfo()?.id)), description: 'Submit a task: {goal, priority?, config?, taskId?}. Refused while the agent is locked.' },
   );
 
   // SYSTEM_HALT is priority 0 and always stops the agent, even when its payload is malformed.
@@ -110,7 +119,10 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
     const h = parsed.success ? parsed.data : {};
     const { forwardTo } = agent.halt(h);
     report();
-    if (forwardTo) await signalTask(forwardTo, (handle) => handle.signal(haltSignal, h));
+    if (forwardTo) {
+      if (patched(HALT_CANCELS_TASK)) await signalTask(forwardTo, (handle) => handle.cancel());
+      else await signalTask(forwardTo, (handle) => handle.signal(haltSignal, h));
+    }
   };
   setHandler(haltSignal, halt, { description: 'Priority-0 kill switch: stop the agent now, cancel the running call, clear the queue. Payload {by?, note?}.' });
   setHandler(stopSignal, halt, { description: 'Alias of SYSTEM_HALT.' });
@@ -157,6 +169,17 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
     { description: 'Internal: sent by the running task after each tick. Not for humans.' },
   );
 
+  // A cancelled task's output: a workflow that ends CANCELED has no result, so the task sends it first.
+  const ended = new Map<string, TaskRunOutput>();
+  setHandler(
+    taskEndedSignal,
+    (raw) =>
+      ifValid(TaskEndedSchema, raw, 'taskEnded', (out) => {
+        ended.set(out.result.workflowId, out as TaskRunOutput);
+      }),
+    { description: 'Internal: sent by a cancelled task with its output, just before it ends. Not for humans.' },
+  );
+
   setHandler(agentStateQuery, (): AgentStatus => status(agent), { description: 'The agent\'s full status: state, reason, tokens, queue, current/suspended task, recent results, unlock records.' });
 
   function report(): void {
@@ -200,7 +223,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
     const next = agent.startNext();
     if (!next) continue;
     report();
-    const output = await runTask(agent, next);
+    const output = await runTask(agent, next, ended);
     agent.finish(output);
     report();
     if (output.lock?.raiseAlert) {
@@ -222,7 +245,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   }
 }
 
-async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEntity['startNext']>>): Promise<TaskRunOutput> {
+async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEntity['startNext']>>, ended: Map<string, TaskRunOutput>): Promise<TaskRunOutput> {
   const d = agent.data;
   try {
     const handle = await startChild(taskWorkflow, {
@@ -247,6 +270,9 @@ async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEnt
     if (err instanceof ChildWorkflowFailure && err.cause instanceof ApplicationFailure && err.cause.type === TASK_FAILED) {
       return err.cause.details?.[0] as TaskRunOutput;
     }
+    const delivered = ended.get(next.workflowId);
+    ended.delete(next.workflowId);
+    if (err instanceof ChildWorkflowFailure && err.cause instanceof CancelledFailure && delivered) return delivered;
     if (isCancellation(err)) throw err;
     // The task workflow broke (a bug, a termination): the agent records it and stops for a human.
     const message = err instanceof Error ? `${err.message}${err.cause instanceof Error ? `: ${err.cause.message}` : ''}` : String(err);

@@ -4,6 +4,7 @@
  * `admin:unlock`, `message`, `state`.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { TaskRunOutput } from '../core/task-run';
 import type {
   AgentStatus,
   HaltInput,
@@ -32,6 +33,8 @@ export const messageUpdate = defineUpdate<MessageResult, [HumanMessage]>('sendMe
 export const agentStateQuery = defineQuery<AgentStatus>('state');
 export const taskStateQuery = defineQuery<TaskStatus>('state');
 export const taskProgressSignal = defineSignal<[TaskProgress]>('taskProgress');
+/** Internal: a cancelled task's output to its agent (TaskRunOutput), just before the task ends CANCELED. */
+export const taskEndedSignal = defineSignal<[TaskRunOutput]>('taskEnded');
 
 /** Workflow ids: one entity per agent, one workflow per task. */
 export const agentWorkflowId = (agentId: string) => `agent-${agentId}`;

@@ -6,6 +6,7 @@ import {
   ActivityCancellationType,
   ApplicationFailure,
   CancellationScope,
+  CancelledFailure,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -25,7 +26,7 @@ import type { ToolExecutionResult } from '../core/errors';
 import { TaskRun, type TaskEnd, type TaskRunInput, type TaskRunOutput } from '../core/task-run';
 import type { AgentState } from '../core/types';
 import { factsOf, isWorkerLoss } from './activity-facts';
-import { haltSignal, messageSignal, taskProgressSignal, taskStateQuery } from './messages';
+import { haltSignal, messageSignal, taskEndedSignal, taskProgressSignal, taskStateQuery } from './messages';
 import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
 
 export type { TaskRunInput, TaskRunOutput } from '../core/task-run';
@@ -34,6 +35,8 @@ type Activities = ReturnType<typeof createActivities>;
 
 /** Patch: a call whose worker was lost is run again (before it, the loss was the call's failure). */
 const RERUN_AFTER_WORKER_LOSS = 'rerun-after-worker-loss';
+/** Patch: a cancellation request halts the task, which ends CANCELED after sending its output to the agent. */
+const CANCEL_IS_HALT = 'cancel-is-halt';
 
 /** The failure type a FAILED task's workflow fails with; its first detail is the TaskRunOutput. */
 export const TASK_FAILED = 'TaskFailed';
@@ -63,11 +66,23 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   const run = new TaskRun(input, workflowInfo().workflowId);
   let scope: CancellationScope | undefined;
 
-  // The halt works whatever its payload; a message is checked like at the agent, and bounded per run.
+  // SYSTEM_HALT reaches a task as a cancellation request from its agent (a human may also cancel the
+  // task workflow in the Web UI): the run is halted, its call in flight cancelled (the call's scope is
+  // a child of this one), and the workflow ends CANCELED, so the Web UI shows what happened.
+  const root = CancellationScope.current();
+  let cancelIsHalt = false;
+  root.cancelRequested.catch(() => {
+    if (!patched(CANCEL_IS_HALT)) return;
+    cancelIsHalt = true;
+    run.halt();
+  });
+  const halted = () => run.halted || cancelIsHalt;
+
+  // The halt signal of agents from before CANCEL_IS_HALT; a message is checked like at the agent, and bounded per run.
   setHandler(haltSignal, () => {
     run.halt();
     scope?.cancel();
-  }, { description: 'Stop this task now (sent by its agent on SYSTEM_HALT): cancels the call in flight.' });
+  }, { description: 'Stop this task now: cancels the call in flight and ends the task (SYSTEM_HALT sent to the agent does this for you). Payload {by?, note?}.' });
   setHandler(
     messageSignal,
     (raw) => {
@@ -90,7 +105,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       try {
         return await scope.run(fn);
       } catch (err) {
-        if (run.halted || !isWorkerLoss(err) || lost >= LIMITS.workerLossReruns || !patched(RERUN_AFTER_WORKER_LOSS)) throw err;
+        if (halted() || !isWorkerLoss(err) || lost >= LIMITS.workerLossReruns || !patched(RERUN_AFTER_WORKER_LOSS)) throw err;
         log.warn('the worker running this call was lost (heartbeats stopped): running the call again, not counted as a failure', { call: what, lost: lost + 1 });
       } finally {
         scope = undefined;
@@ -108,58 +123,75 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     return out;
   };
 
-  report(run, 'EXECUTING');
-  for (;;) {
-    const info = workflowInfo();
-    const stop = run.startTick({ events: info.historyLength, bytes: info.historySize });
-    if (stop) return finish(stop);
+  async function ticks(): Promise<TaskRunOutput> {
+    report(run, 'EXECUTING');
+    for (;;) {
+      const info = workflowInfo();
+      const stop = run.startTick({ events: info.historyLength, bytes: info.historySize });
+      if (stop) return finish(stop);
 
-    const call = run.llmCall();
-    if ('end' in call) return finish(call.end);
-    let response: LlmResponse;
-    try {
-      const { tick } = call.request;
-      response = await cancellable(`llm · tick ${tick}`, () => llm.executeWithOptions({ ...llmOptions, summary: `llm ${llmLabel(spec)} · tick ${tick}` }, [call.request]));
-    } catch (err) {
-      if (run.halted && isCancellation(err)) return finish(run.cancelled());
-      // A retryable LLM error that ran out of attempts is still the provider's error, as it was.
-      return finish(run.llmFailed(factsOf(err, `llm ${spec.provider}`).error));
-    }
-    const next = run.llmAnswered(response);
-    if ('end' in next) return finish(next.end);
-    if ('verify' in next) {
-      await sendProgress(run);
-      continue;
-    }
-
-    for (const [index, toolCall] of next.calls.entries()) {
-      const step = run.beforeTool(toolCall);
-      if (!step.run) continue;
-      const { tick } = step.pending.record;
-      let result: ToolExecutionResult;
+      const call = run.llmCall();
+      if ('end' in call) return finish(call.end);
+      let response: LlmResponse;
       try {
-        result = await cancellable(step.summary, () =>
-          tool.executeWithOptions({ ...toolOptions, summary: step.summary }, [
-            { name: toolCall.name, args: step.args, tick, callId: `t${tick}.${index}`, workspace: config.workspace, tools: config.tools, toolTimeoutMs: safety.toolTimeoutMs, maxRetryDelayMs: config.retry.maximumIntervalMs },
-          ]),
-        );
+        const { tick } = call.request;
+        response = await cancellable(`llm · tick ${tick}`, () => llm.executeWithOptions({ ...llmOptions, summary: `llm ${llmLabel(spec)} · tick ${tick}` }, [call.request]));
       } catch (err) {
-        if (run.halted && isCancellation(err)) {
-          // The turn's remaining calls are recorded as skipped (none starts); the task ends after the loop.
-          run.toolCancelled(step.pending);
-          continue;
-        }
-        const fatal = run.toolFailed(step.pending, factsOf(err, toolCall.name));
-        if (fatal) return finish(fatal);
+        if (halted() && isCancellation(err)) return finish(run.cancelled());
+        // A retryable LLM error that ran out of attempts is still the provider's error, as it was.
+        return finish(run.llmFailed(factsOf(err, `llm ${spec.provider}`).error));
+      }
+      const next = run.llmAnswered(response);
+      if ('end' in next) return finish(next.end);
+      if ('verify' in next) {
+        await sendProgress(run);
         continue;
       }
-      run.afterTool(step.pending, result);
+
+      for (const [index, toolCall] of next.calls.entries()) {
+        const step = run.beforeTool(toolCall);
+        if (!step.run) continue;
+        const { tick } = step.pending.record;
+        let result: ToolExecutionResult;
+        try {
+          result = await cancellable(step.summary, () =>
+            tool.executeWithOptions({ ...toolOptions, summary: step.summary }, [
+              { name: toolCall.name, args: step.args, tick, callId: `t${tick}.${index}`, workspace: config.workspace, tools: config.tools, toolTimeoutMs: safety.toolTimeoutMs, maxRetryDelayMs: config.retry.maximumIntervalMs },
+            ]),
+          );
+        } catch (err) {
+          if (halted() && isCancellation(err)) {
+            // The turn's remaining calls are recorded as skipped (none starts); the task ends after the loop.
+            run.toolCancelled(step.pending);
+            continue;
+          }
+          const fatal = run.toolFailed(step.pending, factsOf(err, toolCall.name));
+          if (fatal) return finish(fatal);
+          continue;
+        }
+        run.afterTool(step.pending, result);
+      }
+      const end = run.endTurn();
+      if (end) return finish(end);
+      report(run, 'EXECUTING');
+      await sendProgress(run);
     }
-    const end = run.endTurn();
-    if (end) return finish(end);
-    report(run, 'EXECUTING');
-    await sendProgress(run);
   }
+
+  let out: TaskRunOutput;
+  try {
+    out = await ticks();
+  } catch (err) {
+    // A cancellation that arrived at an await outside a call (between calls, sending progress).
+    if (!(cancelIsHalt && isCancellation(err))) throw err;
+    out = finish(run.cancelled());
+  }
+  if (cancelIsHalt && out.result.outcome === 'CANCELLED') {
+    // A cancelled workflow carries no result: the agent gets the output by signal first (it may be gone).
+    await CancellationScope.nonCancellable(() => sendToAgent((parent) => getExternalWorkflowHandle(parent).signal(taskEndedSignal, out)));
+    throw new CancelledFailure('SYSTEM_HALT: the task was halted');
+  }
+  return out;
 }
 
 /** Live state for the Web UI and the agent's `state` query. */
@@ -178,12 +210,17 @@ function report(run: TaskRun, agentState: AgentState, lockReason?: string, closi
   setCurrentDetails(run.details(agentState, lockReason));
 }
 
-/** The tick's progress to the agent, best effort: the agent may have closed (halted, continued-as-new). */
+/** The tick's progress to the agent. */
 async function sendProgress(run: TaskRun): Promise<void> {
+  await sendToAgent((parent) => getExternalWorkflowHandle(parent).signal(taskProgressSignal, run.progress()));
+}
+
+/** Signal the parent agent, best effort: the agent may have closed (halted, continued-as-new). */
+async function sendToAgent(send: (parentWorkflowId: string) => Promise<void>): Promise<void> {
   const parent = workflowInfo().parent;
   if (!parent) return;
   try {
-    await getExternalWorkflowHandle(parent.workflowId).signal(taskProgressSignal, run.progress());
+    await send(parent.workflowId);
   } catch (err) {
     if (isCancellation(err)) throw err;
   }

@@ -44,11 +44,13 @@ describe('the tool activity', () => {
     expect(result).toEqual({ success: true, data: { path: path.join(ws.root, 'a.txt'), content: 'abc', bytes: 3, truncated: false } });
   });
 
-  it('returns an execution error as data, not as a thrown failure', async () => {
+  it('throws an execution error as a non-retryable ApplicationFailure carrying the NormalizedError (a red activity, pain for the agent)', async () => {
     const env = mockEnvironment();
-    const result = await env.run(createToolActivities(policy).tool, request('fs.read', { path: '/root/secret.txt' }));
-    expect(result).toMatchObject({ success: false, error: { code: 'EPERM', kind: 'execution' } });
-    expect(result).not.toHaveProperty('retryAfterMs');
+    const failure = await env.run(createToolActivities(policy).tool, request('fs.read', { path: '/root/secret.txt' })).catch((e: unknown) => e);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'EPERM', nonRetryable: true, message: expect.stringMatching(/^EPERM: /) });
+    expect((failure as ApplicationFailure).details?.[0]).toMatchObject({ code: 'EPERM', kind: 'execution', source: 'fs.read' });
+    expect((failure as ApplicationFailure).nextRetryDelay).toBeUndefined();
   });
 
   it('throws a fatal error as a non-retryable ApplicationFailure carrying the NormalizedError', async () => {

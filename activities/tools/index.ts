@@ -94,7 +94,8 @@ export async function runTool(req: ToolRequest, signal?: AbortSignal, run: RunOp
 
 /**
  * The Temporal activities for tools. Heartbeats while the tool runs and passes the activity's
- * cancellation signal on; execution failures are returned, transient and fatal ones thrown.
+ * cancellation signal on; a failed call is thrown as a typed ApplicationFailure (its NormalizedError in the details),
+ * retryable only when transient.
  *
  * ```ts
  * const worker = await Worker.create({ activities: { ...createToolActivities(workerPolicyFromEnv()), ...llmActivities }, ... });
@@ -114,7 +115,9 @@ export function createToolActivities(policy: WorkerPolicy): {
       const run = info.workflowExecution;
       const call = run ? { id: `${run.workflowId}/${run.runId}/${req.callId ?? info.activityId}`, journalDir } : undefined;
       const { retryAfterMs, ...result } = await withHeartbeats(runTool(req, cancellationSignal, { policy, ...(call ? { call } : {}) }), { tool: req.name, tick: req.tick });
-      if (!result.success && result.error !== undefined && result.error.kind !== 'execution') {
+      // Every failure fails the activity, so the Web UI shows a failed call in red with its error: an
+      // execution error is not retried (the workflow feeds it back as pain), a transient one is.
+      if (!result.success && result.error !== undefined) {
         throwAsFailure(result.error, { retryAfterMs: retryDelayWithin(retryAfterMs, req.maxRetryDelayMs) });
       }
       return result;

@@ -54,5 +54,7 @@ export async function replayAllHistories(address: string, since: Date, saveDir: 
     return report;
   } finally {
     await connection.close();
+    // The runtime's native threads would keep jest's parent process alive after the run.
+    await Runtime.instance().shutdown();
   }
 }

@@ -10,7 +10,7 @@ import { address } from './harness';
 
 /** Start a worker process on `taskQueue`; resolves once it polls. Kill what it returns (SIGKILL is fine). */
 export function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
-  const main = path.join(projectRoot(), 'lib', 'workers', 'main.js');
+  const main = path.join(projectRoot(), 'lib', 'worker', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm test does it)`);
   const child = spawn(process.execPath, [main], {
     env: { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: taskQueue },

@@ -23,7 +23,7 @@ import { AgentClient } from '../../client/agent-client';
 import { LIMITS } from '../../core/contract';
 import { jsonBytes } from '../../core/compact';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
-import { eventually } from '../helpers/history-trace';
+import { activityRunning, eventually } from '../helpers/history-trace';
 import { expectWarnings, seenWarnings } from '../helpers/expected-logs';
 
 jest.setTimeout(180_000);
@@ -213,8 +213,9 @@ describe('a bug inside a task workflow', () => {
   it('pauses the agent for a human with FATAL E_INTERNAL when its task workflow ends abnormally', async () => {
     const agentId = uniqueId('task-dies');
     const slow = scriptedConfig(writeScript([{ delayMs: 60_000, text: 'slow' }, DONE]), makeWorkspace());
-    const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'dies', config: slow });
-    await eventually('the task running', async () => ((await h.agents.status(agentId)).currentTask?.taskId === taskId ? true : undefined));
+    const { workflowId } = await h.agents.submit(agentId, { goal: 'dies', config: slow });
+    // The agent names its current task before the child has started: wait for the child's LLM call.
+    await activityRunning(h.agents.client, workflowId, 'llm');
     await h.agents.client.workflow.getHandle(workflowId).terminate('operator terminated the task workflow');
     const s = await eventually('the agent paused', async () => {
       const st = await h.agents.status(agentId);

@@ -3,7 +3,8 @@
  * embedded worker. Exit codes: 0 completed, 1 failed, 2 locked/stopped/refused, 64 usage.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
 import { address, makeWorkspace, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
@@ -280,5 +281,17 @@ describe('starry replay', () => {
     expect(r.stderr).toBe('');
     expect(r.stdout).toMatch(/replay ok: agent-.*-task-1 \(taskWorkflow, \d+ events\) is deterministic/);
     expect(r.code).toBe(0);
+  });
+
+  it('names the first non-deterministic event of a history file, exits 1, and prints no raw log line of the replayer', () => {
+    const file = path.join(projectRoot(), 'test/fixtures/histories/eperm-task.json');
+    const tampered = path.join(mkdtempSync(path.join(os.tmpdir(), 'starry-replay-')), 'tampered.json');
+    writeFileSync(tampered, readFileSync(file, 'utf8').replace(/"name": "tool"/, '"name": "toolRenamed"'));
+    const r = starry(['replay', '--file', tampered]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/^replay FAILED: tampered\nfirst non-deterministic event: #\d+ ACTIVITY_TASK_SCHEDULED\n/);
+    expect(r.stdout).toMatch(/[Nn]ondeterminism/);
+    expect(r.stderr).not.toContain('\u001b[');
+    expect(r.stderr).not.toMatch(/WARN|temporalio_sdk_core/);
   });
 });

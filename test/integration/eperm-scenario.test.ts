@@ -4,7 +4,9 @@
  */
 import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
+import { temporal } from '@temporalio/proto';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, type Harness } from '../helpers/harness';
+import { activitiesIn, historyOf } from '../helpers/history-trace';
 
 let h: Harness;
 beforeAll(async () => {
@@ -44,6 +46,21 @@ describe('the EPERM pain scenario', () => {
     const status = await h.agents.status(agentId);
     expect(status).toMatchObject({ agentState: 'WAITING_FOR_EVENT', tokensUsed: result.tokensUsed, tokenBudget: 100000, queue: [] });
     expect(status.counters.consecutiveFailures).toBe(0);
+
+    // In the Web UI the refused read is a failed (red) activity carrying the normalized error, tried
+    // once (execution errors are not retried); the calls that worked completed.
+    const events = await historyOf(h.agents.client, workflowId);
+    const tools = activitiesIn(events).filter((a) => a.activityType === 'tool');
+    expect(tools.map((a) => [(a.input as { name: string }).name, a.events.at(-1)])).toEqual([
+      ['fs.read', 'failed'],
+      ['fs.list', 'completed'],
+      ['fs.read', 'completed'],
+    ]);
+    const failed = events.find((e) => e.kind === 'activityTaskFailed')?.activityTaskFailedEventAttributes;
+    expect(failed?.failure?.message).toBe("EPERM: operation not permitted, access outside the workspace: '/root/secret.txt'");
+    expect(failed?.failure?.applicationFailureInfo).toMatchObject({ type: 'EPERM', nonRetryable: true });
+    expect(failed?.retryState).toBe(temporal.api.enums.v1.RetryState.RETRY_STATE_NON_RETRYABLE_FAILURE);
+    expect(events.filter((e) => e.kind === 'activityTaskStarted').map((e) => e.activityTaskStartedEventAttributes?.attempt)).not.toContain(2);
   });
 
   it('runs the same scenario without the verification step when the config turns it off', async () => {

@@ -93,8 +93,11 @@ describe('SYSTEM_HALT', () => {
     expect(activities[0]?.events).toEqual(expect.arrayContaining(['cancelRequested', 'canceled']));
     expect(activities[0]?.events).not.toContain('completed');
     expect(activities[0]?.events).not.toContain('failed');
-    const haltAt = eventIdOf(events, 'workflowExecutionSignaled', (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'SYSTEM_HALT');
+    // The agent forwards the halt as a cancellation request, and the task ends CANCELED (the Web UI's word for it).
+    const haltAt = eventIdOf(events, 'workflowExecutionCancelRequested');
     expect(haltAt).toBeDefined();
+    expect(events.at(-1)?.kind).toBe('workflowExecutionCanceled');
+    expect((await h.agents.client.workflow.getHandle(taskWf).describe()).status.name).toBe('CANCELLED');
     const scheduledAfterHalt = events.filter((e) => e.kind === 'activityTaskScheduled' && Number(e.eventId) > (haltAt ?? 0));
     expect(scheduledAfterHalt).toEqual([]);
 
@@ -134,8 +137,28 @@ describe('SYSTEM_HALT', () => {
     // The tool activity acknowledged the cancellation: it rejects only once the killed process closed.
     expect(activities[1]?.events).toEqual(expect.arrayContaining(['cancelRequested', 'canceled']));
     expect(activities[1]?.events).not.toContain('completed');
-    const haltAt = eventIdOf(events, 'workflowExecutionSignaled', (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'SYSTEM_HALT') ?? 0;
+    const haltAt = eventIdOf(events, 'workflowExecutionCancelRequested') ?? 0;
+    expect(haltAt).toBeGreaterThan(0);
     expect(events.filter((e) => e.kind === 'activityTaskScheduled' && Number(e.eventId) > haltAt)).toEqual([]);
+    expect(events.at(-1)?.kind).toBe('workflowExecutionCanceled');
+  });
+
+  it('treats a task cancelled from outside (Web UI, temporal workflow cancel) as halted: CANCELED, recorded, and the agent goes on', async () => {
+    const agentId = uniqueId('cancel-outside');
+    const config = configFor([{ delayMs: 30_000, text: 'slow turn', toolCalls: [{ name: 'fs.list', args: {} }] }, DONE]);
+    const first = await h.agents.submit(agentId, { goal: 'a slow task', config });
+    const second = await h.agents.submit(agentId, { goal: 'the next task', config: configFor([DONE]) });
+    const taskWf = taskWorkflowId(agentId, first.taskId);
+    await activityRunning(h.agents.client, taskWf, 'llm');
+
+    await h.agents.client.workflow.getHandle(taskWf).cancel();
+    expect(await h.agents.waitForTask(agentId, first.taskId)).toMatchObject({ outcome: 'CANCELLED', ticks: 1, toolCalls: [] });
+    expect((await h.agents.client.workflow.getHandle(taskWf).describe()).status.name).toBe('CANCELLED');
+    const llm = activitiesIn(await historyOf(h.agents.client, taskWf))[0];
+    expect(llm?.events).toEqual(expect.arrayContaining(['cancelRequested', 'canceled']));
+    // Not a halt of the agent: it is not locked, and its next task runs.
+    expect((await h.agents.waitForTask(agentId, second.taskId)).outcome).toBe('COMPLETED');
+    expect((await h.agents.status(agentId)).agentState).toBe('WAITING_FOR_EVENT');
   });
 
   it('refuses tasks while STOPPED by a halt, naming the state and reason, and accepts them again after unlock', async () => {
