@@ -6,6 +6,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { followTask, type TaskEvent } from '../client/follow';
 import { cut } from '../core/compact';
+import { reasonText } from './format';
 
 const oneLine = (v: unknown, max = 160) => cut(typeof v === 'string' ? v : JSON.stringify(v) ?? '', max).replace(/\s+/g, ' ');
 const indent = (text: string, by = '    ') => text.replace(/^/gm, by);
@@ -37,7 +38,7 @@ export function eventLines(e: TaskEvent): string[] {
     case 'tool-call':
       return [`  → ${e.name} ${oneLine(e.args)}`];
     case 'tool':
-      return [`  ← ${e.name} ${e.ok ? 'ok' : `FAILED ${e.error?.code ?? ''}: ${oneLine(e.error?.message ?? '', 300)}`}`];
+      return [`  ← ${e.name} ${e.ok ? 'ok' : `FAILED ${oneLine(e.error ? reasonText({ code: e.error.code, message: e.error.message }) : '', 300)}`}`];
     case 'tool-failed':
       return [`  ← ${e.name} FAILED: ${oneLine(e.message, 300)}`];
     case 'alert':

@@ -81,6 +81,25 @@ function configFlags(cmd: Command): ConfigFlags {
   return { config: o.config, llm: o.llm, workspace: o.workspace, guide: o.guide };
 }
 
+/** No config flag at all: the task goes to an existing agent and runs with the agent's own config. */
+function noConfigFlags(f: ConfigFlags): boolean {
+  return !f.config && !f.llm && !f.workspace?.length && !f.guide;
+}
+
+/** Submit to `agentId`: with the flags' config (starting the agent when new), or, with none, to the agent as it is. */
+async function submitWith(agents: AgentClient, agentId: string, goal: string, flags: ConfigFlags, priority?: number) {
+  const extra = priority !== undefined ? { priority } : {};
+  if (!noConfigFlags(flags)) return agents.submit(agentId, { goal, config: loadAgentConfig(flags), ...extra });
+  try {
+    return await agents.submitExisting(agentId, { goal, ...extra });
+  } catch (err) {
+    if (isRequestError(err) && err.type === 'NotFound') {
+      throw new ExitError(`agent ${agentId} does not exist yet: give it a controller to start it (--llm scripted:FILE, gemini:MODEL, … or --config FILE)`, EXIT.USAGE);
+    }
+    throw err;
+  }
+}
+
 function addTaskOptions(cmd: Command): Command {
   return cmd
     .argument('[goal]', 'what the agent should do')
@@ -192,14 +211,15 @@ async function workerIfNeeded(connection: Connection, mode: 'auto' | 'always' | 
 async function runTask(goal: string | undefined, cmd: Command): Promise<number> {
   const o = cmd.opts<{ agent: string; priority?: number; json?: boolean; worker: 'auto' | 'always' | 'never' }>();
   const g = requireGoal(goal);
-  const config = loadAgentConfig(configFlags(cmd));
+  const flags = configFlags(cmd);
+  const config = noConfigFlags(flags) ? undefined : loadAgentConfig(flags);
   return withClient(async (agents, connection) => {
     const embedded = await workerIfNeeded(connection, o.worker);
     try {
       // The embedded worker reads this process's environment: check its provider settings up front.
-      const problem = embedded ? llmSetupProblem(parseLlmSpec(config.llm)) : undefined;
+      const problem = embedded && config ? llmSetupProblem(parseLlmSpec(config.llm)) : undefined;
       if (problem) throw new ConfigError(problem);
-      const submitted = await agents.submit(o.agent, { goal: g, config, ...(o.priority !== undefined ? { priority: o.priority } : {}) });
+      const submitted = await submitWith(agents, o.agent, g, flags, o.priority);
       if (!o.json) process.stderr.write(`submitted ${submitted.taskId} to agent ${o.agent} (${submitted.workflowId})\n`);
       // Ctrl-C detaches at once: the task is a workflow and goes on without this process.
       const detach = onInterrupt(() => detachedHint(o.agent, submitted.taskId, submitted.workflowId, !!embedded));
@@ -241,9 +261,10 @@ async function main(argv: string[]): Promise<number> {
   addTaskOptions(program.command('submit').description('submit a task and return at once')).action(async (goal: string | undefined, _o, cmd: Command) => {
     const o = cmd.opts<{ agent: string; priority?: number; json?: boolean }>();
     const g = requireGoal(goal);
-    const config = loadAgentConfig(configFlags(cmd));
+    const flags = configFlags(cmd);
+    if (!noConfigFlags(flags)) loadAgentConfig(flags); // a bad config is a usage error before anything connects
     await withClient(async (agents) => {
-      const r = await agents.submit(o.agent, { goal: g, config, ...(o.priority !== undefined ? { priority: o.priority } : {}) });
+      const r = await submitWith(agents, o.agent, g, flags, o.priority);
       process.stdout.write(o.json ? `${JSON.stringify({ agentId: o.agent, ...r })}\n` : `${r.taskId} queued for agent ${o.agent} at position ${r.position} (${r.workflowId})\n`);
     }, 'required');
   });

@@ -9,11 +9,15 @@ import type { AddressInfo } from 'node:net';
 import { CreateTopicCommand, SNSClient, SubscribeCommand } from '@aws-sdk/client-sns';
 import { CreateQueueCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { AlertEvent } from '../../activities/alert';
+import { expectWarnings } from '../helpers/expected-logs';
 import { startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { startMoto, type Moto } from '../helpers/moto';
 import { runScenario, SCENARIOS } from '../helpers/scenarios';
 import { completedAttempts, hasCompleted, settledHistory } from '../helpers/workflow-history';
 import { agentWorkflowId } from '../../workflows/messages';
+
+// An alert that cannot be delivered is logged by the agent (and the failed activity by the worker): provoked here on purpose.
+expectWarnings(/^the daemon alert could not be delivered/);
 
 jest.setTimeout(120_000);
 

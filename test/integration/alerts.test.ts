@@ -8,10 +8,14 @@ import type { AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AlertEvent } from '../../activities/alert';
 import { RefusedError } from '../../client/agent-client';
+import { expectWarnings } from '../helpers/expected-logs';
 import { startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { contractViolations, runScenario, SCENARIOS, type ScenarioRun } from '../helpers/scenarios';
 import { completedAttempts, hasCompleted, replayAll, scheduledInputs, settledHistory, type History } from '../helpers/workflow-history';
 import { agentWorkflowId } from '../../workflows/messages';
+
+// An alert that cannot be delivered is logged by the agent (and the failed activity by the worker): provoked here on purpose.
+expectWarnings(/^the daemon alert could not be delivered/, /^Activity failed/);
 
 // The retried webhook waits for Temporal's backoff (1 s, then 2 s); replays start a replay worker.
 jest.setTimeout(60_000);
