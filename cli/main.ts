@@ -11,16 +11,14 @@ import { ConfigError } from '../core/config';
 import { isRequestError } from '../core/request-errors';
 import { guideIds } from '../core/guides';
 import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
-import { llmSetupProblem } from '../activities/llm';
 import { agentWorkflowId, webUiLink } from '../workflows/messages';
 import { isLocked, type TaskResult } from '../core/types';
 import type { AgentList, AgentState } from '../core/contract';
-import { connectClient, TASK_QUEUE, temporalEnv } from '../client/connection';
-import { startDevServer, stopDevServer } from '../dev/dev-server';
+import { connectClient, hasLiveWorker, TASK_QUEUE, temporalEnv } from '../client/connection';
 import { projectRoot } from '../dev/paths';
-import { fetchHistory, loadHistoryFile, replayHistory } from '../dev/replay';
-import { hasLiveWorker, quietRuntime, startEmbeddedWorker, type EmbeddedWorker } from '../dev/embedded';
-import { runWorker } from '../worker/main';
+// The native worker, the replayer, the dev server and the LLM providers are imported by the commands
+// that use them (`await import`): every other command starts without loading them.
+import type { EmbeddedWorker } from '../dev/embedded';
 import { formatOutcome, formatStatus, reasonText } from './format';
 import { printTask } from './live';
 import type { Role } from '../api/auth';
@@ -205,7 +203,7 @@ async function workerIfNeeded(connection: Connection, mode: 'auto' | 'always' | 
   if (mode === 'never') return undefined;
   const env = temporalEnv();
   if (mode === 'auto' && (await hasLiveWorker(connection, env))) return undefined;
-  return startEmbeddedWorker(env);
+  return (await import('../dev/embedded')).startEmbeddedWorker(env);
 }
 
 async function runTask(goal: string | undefined, cmd: Command): Promise<number> {
@@ -217,7 +215,7 @@ async function runTask(goal: string | undefined, cmd: Command): Promise<number> 
     const embedded = await workerIfNeeded(connection, o.worker);
     try {
       // The embedded worker reads this process's environment: check its provider settings up front.
-      const problem = embedded && config ? llmSetupProblem(parseLlmSpec(config.llm)) : undefined;
+      const problem = embedded && config ? (await import('../activities/llm')).llmSetupProblem(parseLlmSpec(config.llm)) : undefined;
       if (problem) throw new ConfigError(problem);
       const submitted = await submitWith(agents, o.agent, g, flags, o.priority);
       if (!o.json) process.stderr.write(`submitted ${submitted.taskId} to agent ${o.agent} (${submitted.workflowId})\n`);
@@ -413,7 +411,8 @@ async function main(argv: string[]): Promise<number> {
     .action(async (workflowId: string | undefined, o: { file?: string; json?: boolean }) => {
       if (!workflowId && !o.file) throw new ExitError('give a WORKFLOW_ID or --file HISTORY.json', EXIT.USAGE);
       // The report says what failed; the replayer's own warning about it would only repeat it.
-      quietRuntime('ERROR');
+      const { fetchHistory, loadHistoryFile, replayHistory } = await import('../dev/replay');
+      (await import('../dev/embedded')).quietRuntime('ERROR');
       const report = o.file
         ? await replayHistory(loadHistoryFile(path.resolve(o.file)), path.basename(o.file, '.json'))
         : await withClient(async (agents) => replayHistory(await fetchHistory(agents.client, workflowId as string), workflowId));
@@ -432,7 +431,7 @@ async function main(argv: string[]): Promise<number> {
     .description('run a worker (its environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, STARRY_WORKER_POLICY, … — docs/ARCHITECTURE.md#the-worker)')
     .action(async () => {
       // runWorker installs the worker's logger: every failure as one line, pain included.
-      await runWorker();
+      await (await import('../worker/main')).runWorker();
     });
 
   program
@@ -478,9 +477,10 @@ async function main(argv: string[]): Promise<number> {
     .option('--db <file>', 'SQLite file (default .temporal/dev.db)')
     .option('--api-port <n>', 'port of the HTTP API beside the worker (0: none)', parsePort, 8080)
     .action(async (o: { port: number; db?: string; apiPort: number }) => {
+      const { startDevServer } = await import('../dev/dev-server');
       const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
       process.env.TEMPORAL_ADDRESS = server.address;
-      const w = await startEmbeddedWorker(temporalEnv());
+      const w = await (await import('../dev/embedded')).startEmbeddedWorker(temporalEnv());
       // The API comes up beside the worker; with no auth configured it is the loopback-only dev mode.
       const secured = !!(process.env.STARRY_API_JWT_SECRET || process.env.STARRY_API_JWKS_URL);
       const api = o.apiPort ? await startApi(o.apiPort, !secured).catch((err: Error) => void process.stderr.write(`starry: the HTTP API did not start: ${err.message}\n`)) : undefined;
@@ -502,7 +502,7 @@ async function main(argv: string[]): Promise<number> {
     .action(async (o: { json?: boolean }) => {
       const root = projectRoot();
       process.stderr.write('starting the Temporal dev server (SQLite in .temporal/, kept running for the Web UI)…\n');
-      const server = await startDevServer({ port: 7233, detached: true });
+      const server = await (await import('../dev/dev-server')).startDevServer({ port: 7233, detached: true });
       process.env.TEMPORAL_ADDRESS = server.address;
       process.env.STARRY_UI_URL = server.uiUrl;
       const agentId = `demo-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`;
@@ -523,6 +523,8 @@ async function main(argv: string[]): Promise<number> {
     .argument('<action>', 'start | stop')
     .option('--port <n>', 'gRPC port', (v) => Number(v), 7233)
     .action(async (action: string, o: { port: number }) => {
+      // The dev server's module is loaded only by the commands that start one: the others start faster.
+      const { startDevServer, stopDevServer } = await import('../dev/dev-server');
       if (action === 'start') {
         const s = await startDevServer({ port: o.port, detached: true });
         process.stdout.write(`${s.started ? 'started' : 'already running'}: ${s.address} · Web UI ${s.uiUrl}\n`);

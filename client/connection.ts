@@ -4,6 +4,7 @@
  * `@temporalio/worker` here, so the HTTP API's Lambda bundle never pulls the native worker.
  */
 import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import { Connection } from '@temporalio/client';
 
 export const TASK_QUEUE = process.env.STARRY_TASK_QUEUE ?? 'openstarry';
@@ -49,5 +50,36 @@ export async function connectClient(e: TemporalEnv = temporalEnv()): Promise<Con
     throw new Error(
       `cannot reach Temporal at ${e.address} (${(err as Error).message}). Start one with \`starry dev\` or set TEMPORAL_ADDRESS.`,
     );
+  }
+}
+
+/**
+ * True when some worker polled the task queue recently (long polls last up to ~60 s) and, when it ran on
+ * this host, its process is still alive: the server keeps listing a worker for a minute after it exits,
+ * and an identity is `pid@host` by default, so a dead local worker is recognised at once.
+ */
+export async function hasLiveWorker(connection: Connection, env: TemporalEnv, taskQueue = TASK_QUEUE): Promise<boolean> {
+  const res = await connection.workflowService.describeTaskQueue({
+    namespace: env.namespace,
+    taskQueue: { name: taskQueue, kind: 1 },
+    taskQueueType: 1,
+  });
+  const now = Date.now();
+  return (res.pollers ?? []).some((p) => {
+    const seconds = Number(p.lastAccessTime?.seconds ?? 0);
+    if (now - seconds * 1000 >= 70_000) return false;
+    const [pid, host] = (p.identity ?? '').split('@');
+    if (host === os.hostname() && /^\d+$/.test(pid ?? '')) return isAlive(Number(pid));
+    return true;
+  });
+}
+
+/** The process `pid` exists (signal 0 checks without sending anything). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
   }
 }

@@ -334,5 +334,15 @@ describe('TaskRun: what it reports', () => {
     expect(details).toContain('tokens **15** / 100000');
     expect(details).toContain('- last tool: `fs.nope` failed (E_UNKNOWN_TOOL)');
     expect(details).toContain('- **LOOP_CAP**');
+    expect(details).not.toContain('waiting for a human');
+  });
+
+  it('says on a suspended task’s page that it waits for a human, and how to resume it', () => {
+    const run = runOf();
+    turn(run, [bad('1')]);
+    const details = run.details('SAFETY_LOCKOUT', 'LOOP_CAP', 'SUSPENDED');
+    expect(details).toContain('### Task task-1 · SUSPENDED · agent SAFETY_LOCKOUT');
+    expect(details).toContain('**suspended, waiting for a human**: `starry unlock a1 --resume` continues it');
+    expect(run.details('WAITING_FOR_EVENT', undefined, 'COMPLETED')).not.toContain('waiting for a human');
   });
 });

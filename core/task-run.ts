@@ -175,12 +175,17 @@ export class TaskRun {
     return { taskId: this.input.taskId, tick: cp.ticks, tokensUsed: cp.tokensUsed, runTokens: this.runTokens, counters: this.counters, ...this.lastError() };
   }
 
-  /** The Web UI's current details of the task (markdown). */
-  details(agentState: AgentState, lockReason?: string): string {
+  /**
+   * The Web UI's current details of the task (markdown). A closed task says how it ended: a suspended
+   * one shows as Completed in the list, so its page says that it waits for a human and how to resume.
+   */
+  details(agentState: AgentState, lockReason?: string, outcome?: TaskOutcome): string {
     const { safety } = this.config;
     const last = this.checkpoint.toolCalls.at(-1);
+    const agentId = this.input.agentId;
     return [
-      `### Task ${this.input.taskId} · ${agentState}`,
+      outcome ? `### Task ${this.input.taskId} · ${outcome} · agent ${agentState}` : `### Task ${this.input.taskId} · ${agentState}`,
+      outcome === 'SUSPENDED' ? `- **suspended, waiting for a human**: \`starry unlock ${agentId} --resume\` continues it in a new run of this workflow; plain \`starry unlock ${agentId}\` ends it ABORTED` : '',
       `- tick **${this.checkpoint.ticks}** (cap ${safety.maxTicks}) · tokens **${this.input.agentTokensUsed + this.runTokens}** / ${safety.tokenBudget}`,
       `- consecutive failures **${this.counters.consecutiveFailures}** · window ${this.counters.window.join(' ') || '—'}`,
       last ? `- last tool: \`${last.name}\` ${last.status}${last.error ? ` (${last.error.code})` : ''}` : '- no tool call yet',

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { isAlive, stopPid } from './dev-server';
+import { isAlive } from '../client/connection';
+import { stopPid } from './dev-server';
 
 describe('stopping a dev server by pid', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-state-'));

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } 
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { isAlive } from '../client/connection';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { stateDir, temporalCliPath } from './paths';
 
@@ -188,14 +189,4 @@ export async function stopDevServer(port = 7233): Promise<boolean> {
   const alive = isAlive(pid);
   await stopPid(pid, port);
   return alive;
-}
-
-/** True when a process with this pid exists. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }

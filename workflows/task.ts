@@ -24,7 +24,7 @@ import { LIMITS } from '../core/contract';
 import type { LlmResponse } from '../core/llm';
 import type { ToolExecutionResult } from '../core/errors';
 import { TaskRun, type TaskEnd, type TaskRunInput, type TaskRunOutput } from '../core/task-run';
-import type { AgentState } from '../core/types';
+import type { AgentState, TaskOutcome } from '../core/types';
 import { factsOf, isWorkerLoss } from './activity-facts';
 import { haltSignal, messageSignal, taskEndedSignal, taskProgressSignal, taskStateQuery } from './messages';
 import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
@@ -115,7 +115,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
 
   const finish = (end: TaskEnd): TaskRunOutput => {
     const out = run.close(end);
-    report(run, end.agentState, out.result.reason?.code, true);
+    report(run, end.agentState, out.result.reason?.code, end.outcome);
     if (end.outcome === 'FAILED') {
       // The workflow itself fails (red in the Web UI), carrying the transcript to the agent.
       throw ApplicationFailure.create({ type: TASK_FAILED, message: end.error?.message ?? 'task failed', nonRetryable: true, details: [out] });
@@ -195,7 +195,8 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
 }
 
 /** Live state for the Web UI and the agent's `state` query. */
-function report(run: TaskRun, agentState: AgentState, lockReason?: string, closing = false): void {
+function report(run: TaskRun, agentState: AgentState, lockReason?: string, closedAs?: TaskOutcome): void {
+  const closing = closedAs !== undefined;
   const cp = run.checkpoint;
   upsertSearchAttributes([
     { key: AgentIdKey, value: run.input.agentId },
@@ -207,7 +208,7 @@ function report(run: TaskRun, agentState: AgentState, lockReason?: string, closi
     ...(run.lastErrorCode ? [{ key: LastErrorCodeKey, value: run.lastErrorCode }] : []),
     ...(lockReason ? [{ key: LockReasonKey, value: lockReason }] : []),
   ]);
-  setCurrentDetails(run.details(agentState, lockReason));
+  setCurrentDetails(run.details(agentState, lockReason, closedAs));
 }
 
 /** The tick's progress to the agent. */

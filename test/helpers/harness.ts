@@ -11,6 +11,8 @@ import { AgentClient } from '../../client/agent-client';
 import { parseAgentConfig, type AgentConfig, type AgentConfigInput } from '../../core/config';
 import { createWorker, type CreateWorkerOptions } from '../../worker/worker';
 import type { ActivityDeps } from '../../activities';
+import type { AlertEvent } from '../../activities/alert';
+import { eventually } from './history-trace';
 
 export interface Harness {
   agents: AgentClient;
@@ -18,6 +20,8 @@ export interface Harness {
   taskQueue: string;
   /** Absent with `withWorker: false`. */
   worker?: Worker;
+  /** The daemon alerts' log lines, kept here (not on stderr) so a test that provokes one can read it. */
+  alerts: string[];
   stop(): Promise<void>;
 }
 
@@ -46,6 +50,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   const taskQueue = opts.taskQueue ?? uniqueId(`tq-${opts.name}`);
   const server = opts.address ?? address();
   const native = await NativeConnection.connect({ address: server });
+  const alerts: string[] = [];
   const worker =
     opts.withWorker === false
       ? undefined
@@ -53,7 +58,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
           connection: native,
           taskQueue,
           workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE,
-          activities: opts.activities,
+          activities: { ...opts.activities, alerts: { log: (line) => alerts.push(line), ...opts.activities?.alerts } },
           interceptors: opts.interceptors,
         });
   const running = worker?.run();
@@ -64,6 +69,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
     connection,
     taskQueue,
     worker,
+    alerts,
     async stop() {
       if (worker && running) {
         worker.shutdown();
@@ -73,6 +79,13 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       await native.close();
     },
   };
+}
+
+/** The daemon alert the harness's worker raised for an agent (the agent raises it after the task ends). */
+export function alertFor(h: Harness, agentId: string): Promise<AlertEvent> {
+  return eventually(`the daemon alert of ${agentId}`, async () =>
+    h.alerts.map((line) => JSON.parse(line) as AlertEvent).find((a) => a.agentId === agentId),
+  );
 }
 
 /** A scripted controller file in a temp dir. */

@@ -10,7 +10,7 @@ import type { AgentConfigInput } from '../../core/config';
 import type { AgentWorkflowInput } from '../../workflows/agent';
 import { agentWorkflowId, submitTaskUpdate, taskStateQuery, taskWorkflowId } from '../../workflows/messages';
 import { startGatedHarness, type LlmGate } from '../helpers/gated-llm';
-import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import { alertFor, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { activitiesIn, activityRunning, eventually, eventIdOf, firstPayload, historyOf } from '../helpers/history-trace';
 
 // A project-level testTimeout is not applied by jest; these tests run real workflows.
@@ -334,6 +334,7 @@ describe('lockout and admin:unlock', () => {
     const agentId = uniqueId('lock-fatal');
     const { taskId } = await h.agents.submit(agentId, { goal: 'auth fails', config: configFor([{ error: { status: 401 } }]) });
     expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
+    expect(await alertFor(h, agentId)).toMatchObject({ type: 'openstarry.alert', agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
 
     const message = await refusal(h.agents, agentId, { goal: 'refused', config: configFor([DONE]) });
     expect(message).toContain('ERROR_PAUSED');

@@ -6,7 +6,7 @@
  */
 import { parseAgentConfig, type AgentConfig } from '../../core/config';
 import { geminiError, geminiResponse, startFakeServer, vertexModelOf, type FakeReply, type FakeRequest, type FakeServer, type WireBody } from '../helpers/fake-llm-server';
-import { makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
+import { alertFor, makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
 
 const GOOD_KEY = 'vertex-good-key';
 const PROJECT_PATH = '/v1beta1/projects/starry-test/locations/us-central1/publishers/google/models/';
@@ -124,6 +124,7 @@ describe('the Gemini provider on Vertex AI', () => {
     // Express mode: no project in the path.
     expect(server.requests.at(-1)?.path).toBe('/v1beta1/publishers/google/models/roundtrip:generateContent');
     expect(await wrongKey.agents.status(agentId)).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
+    expect(await alertFor(wrongKey, agentId)).toMatchObject({ agentState: 'ERROR_PAUSED', error: { code: 'E_AUTH' } });
   });
 
   it('fails the task on 400 with the provider’s message, without retrying', async () => {

@@ -5,7 +5,7 @@
  */
 import { parseAgentConfig, type AgentConfig, type AgentConfigInput } from '../../core/config';
 import { openAiCompletion, openAiError, startFakeServer, type FakeReply, type FakeRequest, type FakeServer, type WireBody } from '../helpers/fake-llm-server';
-import { makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
+import { alertFor, makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
 
 const GOOD_KEY = 'sk-good';
 let server: FakeServer;
@@ -132,6 +132,7 @@ describe('the OpenAI-compatible provider', () => {
     expect(result.reason?.message).toContain('the API key in OPENAI_API_KEY was rejected');
     expect(server.requests.length - before).toBe(1); // never retried
     expect(await wrongKey.agents.status(agentId)).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
+    expect(await alertFor(wrongKey, agentId)).toMatchObject({ agentState: 'ERROR_PAUSED', error: { code: 'E_AUTH' } });
   });
 
   it('fails the task on 400 with the provider’s message, without retrying', async () => {

@@ -4,7 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import { alertFor, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { activityRunning } from '../helpers/history-trace';
 import { agentWorkflowId, taskWorkflowId } from '../../workflows/messages';
 
@@ -105,6 +105,7 @@ describe('the Web UI', () => {
     expect(eperm).toMatch(/COMPLETED/);
     expect(eperm).toMatch(/tool fs\.read \/etc\/hostname/);
     expect(await openWorkflow(taskWorkflowId(ids.fatal, 'task-1'), /FAILED/)).toMatch(/FAILED/);
+    expect(await alertFor(h, ids.fatal)).toMatchObject({ reason: { code: 'FATAL' } });
   });
 
   it('says why an agent is locked and how to get it going in its details', async () => {
@@ -112,5 +113,12 @@ describe('the Web UI', () => {
     const text = await openWorkflow(agentWorkflowId(ids.locked), why, 'user-metadata');
     expect(text).toMatch(why);
     expect(text).toMatch(/starry unlock .* --resume/);
+  });
+
+  it('says on a suspended task’s page that it waits for a human (the list shows it Completed)', async () => {
+    const waits = /suspended, waiting for a human/;
+    const text = await openWorkflow(taskWorkflowId(ids.locked, 'task-1'), waits, 'user-metadata');
+    expect(text).toMatch(/Task task-1 · SUSPENDED · agent SAFETY_LOCKOUT/);
+    expect(text).toMatch(new RegExp(`starry unlock ${ids.locked} --resume`));
   });
 });
