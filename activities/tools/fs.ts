@@ -99,12 +99,7 @@ export async function writeFile(args: ToolArgs['fs.write'], ctx: ToolContext): P
   const source = 'fs.write';
   const file = await resolveInWorkspace(ctx.roots, args.path, { mustExist: false, source });
   const appended = args.append === true;
-  try {
-    // The resolved path is real and inside a root, so every directory created here is inside too.
-    await fs.mkdir(path.dirname(file), { recursive: true });
-  } catch (err) {
-    throw toToolError(err, source, args.path);
-  }
+  // Missing directories are created beneath the root by descriptor (openConfined), never by path.
   const handle = await openForWrite(ctx.roots, file, args.path);
   try {
     const stat = await handle.stat();
@@ -129,7 +124,7 @@ export async function writeFile(args: ToolArgs['fs.write'], ctx: ToolContext): P
 
 /** Open an existing file, or create a new one (never through a symlink), confined. */
 async function openForWrite(roots: string[], file: string, shown: string): Promise<FileHandle> {
-  const opts = { source: 'fs.write', shown };
+  const opts = { source: 'fs.write', shown, createDirs: true };
   try {
     return await openConfined(roots, file, constants.O_WRONLY, opts);
   } catch (err) {

@@ -4,8 +4,9 @@
  * dangling ones, for files about to be created) cannot lead outside.
  *
  * The check is done twice: on the path (for a clear error before anything happens) and on what was
- * actually opened (`openConfined`): the file is opened with O_NOFOLLOW, its real location is read back
- * from `/proc/self/fd`, and it is used through that descriptor only. So a symlink swapped in between
+ * actually opened (`openConfined`): the directory chain is opened from the root one name at a time
+ * through descriptors, each with O_NOFOLLOW, the file likewise, its real location is read back from
+ * `/proc/self/fd`, and it is used through that descriptor only. So a symlink swapped in between
  * the check and the use (the check-then-use race) is caught by the same operation that uses the file,
  * and a hardlink to an outside file (more than one link) is refused.
  */
@@ -150,28 +151,32 @@ async function danglingTarget(file: string): Promise<string | undefined> {
 
 /**
  * Open `file` (a path `resolveInWorkspace` returned) and prove that what was opened lies inside a root:
- * O_NOFOLLOW refuses a final symlink, `/proc/self/fd/N` names the opened file's real location whatever
- * happened to the path meanwhile, and a regular file with more than one link (a hardlink, maybe to an
- * outside file) is refused. Use the handle, or `fdPath(handle)`, never the path again.
+ * its directory is opened beneath the root by descriptor (`openDirBeneath`), the file is opened
+ * through that descriptor with O_NOFOLLOW (a final symlink is refused), `/proc/self/fd/N` names the
+ * opened file's real location whatever happened to the path meanwhile (checked again), and a regular
+ * file with more than one link (a hardlink, maybe to an outside file) is refused. Use the handle, or `fdPath(handle)`, never the path again.
  *
  * ```ts
  * const handle = await openConfined(ctx.roots, file, constants.O_RDONLY, { source: 'fs.read', shown: 'a.txt' });
  * ```
  * @throws ToolError EPERM when the opened file is outside every root or has several links.
  */
-export async function openConfined(roots: string[], file: string, flags: number, opts: { source: string; shown: string; mode?: number }): Promise<FileHandle> {
+export async function openConfined(roots: string[], file: string, flags: number, opts: { source: string; shown: string; mode?: number; createDirs?: boolean }): Promise<FileHandle> {
   const { source, shown } = opts;
+  const realRoots = await realRootsOf(roots, source);
   let handle: FileHandle;
-  try {
-    handle = await fs.open(file, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, opts.mode ?? 0o644);
-  } catch (err) {
-    // The path was checked a moment ago; a symlink there now was swapped in.
-    if (nodeCode(err) === 'ELOOP') throw outside(roots, source, `'${shown}' is a symbolic link`);
-    throw new ToolError(normalizeThrown(err, source, shown), undefined, { cause: err });
+  if (realRoots.includes(file)) {
+    handle = await openChecked(file, flags, opts, roots);
+  } else {
+    const dir = await openDirBeneath(realRoots, roots, path.dirname(file), opts);
+    try {
+      handle = await openChecked(`${fdPath(dir)}/${path.basename(file)}`, flags, opts, roots);
+    } finally {
+      await dir.close();
+    }
   }
   try {
     const where = await fs.readlink(fdPath(handle));
-    const realRoots = await realRootsOf(roots, source);
     if (!realRoots.some((root) => isInside(where, root))) throw outside(roots, source, `'${shown}' (opened ${where})`);
     const stat = await handle.stat();
     if (stat.isFile() && stat.nlink > 1) {
@@ -187,6 +192,45 @@ export async function openConfined(roots: string[], file: string, flags: number,
     await handle.close();
     throw err;
   }
+}
+
+/** `open` with O_NOFOLLOW: a symlink found where the checked path had none was swapped in. */
+async function openChecked(file: string, flags: number, opts: { source: string; shown: string; mode?: number }, roots: string[]): Promise<FileHandle> {
+  try {
+    return await fs.open(file, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, opts.mode ?? 0o644);
+  } catch (err) {
+    if (nodeCode(err) === 'ELOOP') throw outside(roots, opts.source, `'${opts.shown}' is a symbolic link`);
+    throw new ToolError(normalizeThrown(err, opts.source, opts.shown), undefined, { cause: err });
+  }
+}
+
+/**
+ * Open the directory `dir` (a real path inside a root) the way `openat` would, from its root down one
+ * name at a time, each opened through the previous directory's descriptor (`/proc/self/fd/N/name`)
+ * with O_NOFOLLOW. A directory swapped for a symlink after the path was checked is refused, never
+ * followed, and with `createDirs` missing directories are made the same way: nothing is ever created
+ * outside, whatever another process does to the path meanwhile.
+ */
+async function openDirBeneath(realRoots: string[], roots: string[], dir: string, opts: { source: string; shown: string; createDirs?: boolean }): Promise<FileHandle> {
+  // The innermost root holding `dir`: roots may nest.
+  const root = realRoots.filter((r) => isInside(dir, r)).sort((a, b) => b.length - a.length)[0];
+  if (root === undefined) throw outside(roots, opts.source, `'${opts.shown}'`);
+  let handle = await openChecked(root, constants.O_RDONLY | constants.O_DIRECTORY, opts, roots);
+  for (const name of path.relative(root, dir).split(path.sep).filter(Boolean)) {
+    const next = `${fdPath(handle)}/${name}`;
+    try {
+      if (opts.createDirs) await fs.mkdir(next).catch((err: unknown) => {
+        if (nodeCode(err) !== 'EEXIST') throw new ToolError(normalizeThrown(err, opts.source, opts.shown), undefined, { cause: err });
+      });
+      const inner = await openChecked(next, constants.O_RDONLY | constants.O_DIRECTORY, opts, roots);
+      await handle.close();
+      handle = inner;
+    } catch (err) {
+      await handle.close();
+      throw err;
+    }
+  }
+  return handle;
 }
 
 /** The `/proc/self/fd` path of an open handle: it names exactly the opened file or directory. */
