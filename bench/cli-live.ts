@@ -3,7 +3,7 @@
  * call takes 3 s, and how soon Ctrl-C gives the terminal back while a call is in flight. Not a test:
  * it prints figures for docs/BENCHMARKS.md.
  *
- * Per run, the real CLI (`node bin/starry.js run … --worker never`) is spawned against this script's
+ * Per run (after one unmeasured warm-up run), the real CLI (`node bin/starry.js run … --worker never`) is spawned against this script's
  * dev server and in-process worker:
  *   (a) spawn → `submitted …` (stderr), → the line `tick 1 …` on stdout, and → the model's text of tick 1
  *       (the call sleeps 3 s);
@@ -94,12 +94,14 @@ async function main(): Promise<void> {
   const firstText = /I will list the workspace\./;
   const rows: Array<{ submitted: number; tick: number; text: number; exit: number; code: number | null; ctrlC: number; ctrlCCode: number | null; hint: boolean }> = [];
   try {
-    for (let i = 0; i < runs; i++) {
+    // Run 0 warms the server and the worker (first workflows, first activity) and is not counted.
+    for (let i = 0; i <= runs; i++) {
       const args = (goal: string, agent: string, file: string) => ['run', goal, '--agent', agent, '--llm', `scripted:${file}`, '--workspace', ws, '--worker', 'never'];
       const run = await starry(stack, args('list the workspace', `live-${i}`, twoTicks), [submitted, firstTick, firstText]);
       const ctrlC = await starry(stack, args('slow', `ctrlc-${i}`, slow), [], submitted);
       const sent = ctrlC.at.get(SIGINT_SENT) ?? NaN;
       if (run.code !== 0) throw new Error(`starry run exited ${run.code}:\n${run.stderr}`);
+      if (i === 0) continue;
       rows.push({
         submitted: run.at.get(submitted) ?? NaN,
         tick: run.at.get(firstTick) ?? NaN,
@@ -110,7 +112,7 @@ async function main(): Promise<void> {
         ctrlCCode: ctrlC.code,
         hint: /starry watch/.test(ctrlC.stderr),
       });
-      process.stderr.write(`run ${i + 1}/${runs} done\n`);
+      process.stderr.write(`run ${i}/${runs} done\n`);
     }
   } finally {
     await stack.stop();

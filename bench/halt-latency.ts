@@ -22,6 +22,7 @@ import type { Client } from '@temporalio/client';
 import type { AgentClient } from '../client/agent-client';
 import { parseAgentConfig } from '../core/config';
 import { agentStateQuery, agentWorkflowId, haltSignal, taskWorkflowId } from '../workflows/messages';
+import { eventually, until } from '../dev/poll';
 import { environmentLine, eventMs, percentile, startBenchStack } from './stack';
 
 interface Options {
@@ -49,16 +50,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Wall-clock milliseconds with sub-millisecond precision, comparable to the server's event times. */
 const nowMs = () => performance.timeOrigin + performance.now();
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, everyMs: number, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(everyMs);
-  }
-}
-
 /** The LLM activity of the task is running (picked up by the worker), not just scheduled. */
 async function llmRunning(client: Client, workflowId: string): Promise<boolean> {
   try {
@@ -82,7 +73,7 @@ async function oneRun(agents: AgentClient, config: ReturnType<typeof parseAgentC
   const agentId = `bench-${process.pid}-${Date.now().toString(36)}-${run}`;
   const { taskId } = await agents.submit(agentId, { goal: 'a 30 s LLM turn', config });
   const taskWf = taskWorkflowId(agentId, taskId);
-  await until('the LLM activity to run', async () => ((await llmRunning(client, taskWf)) ? true : undefined), 10);
+  await until('the LLM activity to run', () => llmRunning(client, taskWf), 60_000, 10);
 
   const q0 = performance.now();
   // One after the other: concurrent updates to one workflow contend for its workflow task and are slower.
@@ -97,22 +88,24 @@ async function oneRun(agents: AgentClient, config: ReturnType<typeof parseAgentC
   const sentAt = nowMs();
   await agent.signal(haltSignal, { by: 'halt-latency benchmark' });
   const signalledAt = nowMs();
-  const stoppedAt = await until(
+  const stoppedAt = await eventually(
     'STOPPED',
     async () => {
       const s = await agent.query(agentStateQuery);
       return s.agentState === 'STOPPED' && s.queue.length === 0 ? nowMs() : undefined;
     },
+    60_000,
     o.pollMs,
   );
 
-  const events = await until(
+  const events = await eventually(
     'ActivityTaskCanceled in the task history',
     async () => {
       const h = await client.workflow.getHandle(taskWf).fetchHistory();
       const ev = h.events ?? [];
       return ev.some((e) => e.activityTaskCanceledEventAttributes) ? ev : undefined;
     },
+    60_000,
     20,
   );
   if (events.some((e) => e.activityTaskCompletedEventAttributes)) throw new Error(`run ${run}: the LLM activity completed instead of being cancelled`);

@@ -1,18 +1,17 @@
 /**
- * What every benchmark stands on: its own in-memory `temporal server start-dev` on free ports and an
- * in-process worker with production settings (`worker/worker.ts`), and a line that says where the
- * figures were measured.
+ * What every benchmark stands on: its own in-memory `temporal server start-dev` on free ports, an
+ * in-process worker with production settings (`dev/embedded.ts`, as the CLI and the tests start
+ * theirs), and a line that says where the figures were measured.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
 import { AgentClient } from '../client/agent-client';
 import { type DevServer, freePort, startDevServer } from '../dev/dev-server';
 import { temporalCliPath } from '../dev/paths';
-import { createWorker } from '../worker/worker';
+import { startEmbeddedWorker } from '../dev/embedded';
 
 export interface BenchStack {
   agents: AgentClient;
@@ -37,10 +36,9 @@ export async function startBenchStack(name: string): Promise<BenchStack> {
 }
 
 async function connectTo(server: DevServer, name: string, dir: string): Promise<BenchStack> {
-  const native = await NativeConnection.connect({ address: server.address });
   const taskQueue = `bench-${name}-${process.pid}`;
-  const worker = await createWorker({ connection: native, taskQueue, activities: { alerts: { log: () => undefined } } });
-  const running = worker.run();
+  // The same in-process worker the CLI embeds and the tests use, with production settings.
+  const worker = await startEmbeddedWorker({ address: server.address, namespace: 'default' }, taskQueue, { activities: { alerts: { log: () => undefined } } });
   const connection = await Connection.connect({ address: server.address });
   return {
     agents: new AgentClient({ connection, taskQueue }),
@@ -48,10 +46,8 @@ async function connectTo(server: DevServer, name: string, dir: string): Promise<
     taskQueue,
     dir,
     async stop() {
-      worker.shutdown();
-      await running;
+      await worker.stop();
       await connection.close();
-      await native.close();
       await server.stop();
     },
   };

@@ -21,11 +21,21 @@ export interface EmbeddedWorker {
   stop(): Promise<void>;
 }
 
-/** Start a worker in this process; `stop` drains it. */
-export async function startEmbeddedWorker(env: TemporalEnv, taskQueue = TASK_QUEUE, opts: Pick<CreateWorkerOptions, 'shutdownGraceTime'> = {}): Promise<EmbeddedWorker> {
-  quietRuntime();
+/** Options of `startEmbeddedWorker`: the worker factory's, and whether to route the SDK's logs here. */
+export type EmbeddedWorkerOptions = Omit<CreateWorkerOptions, 'connection' | 'namespace' | 'taskQueue'> & {
+  /** Install the quiet runtime logger (default true); false when the process installed its own (tests). */
+  logs?: boolean;
+};
+
+/**
+ * Start a worker in this process; `stop` drains it. The CLI's embedded worker, the test harness and the
+ * benchmarks all start theirs here.
+ */
+export async function startEmbeddedWorker(env: TemporalEnv, taskQueue = TASK_QUEUE, opts: EmbeddedWorkerOptions = {}): Promise<EmbeddedWorker> {
+  const { logs = true, ...workerOptions } = opts;
+  if (logs) quietRuntime();
   const connection = await connectWorker(env);
-  const worker = await createWorker({ connection, namespace: env.namespace, taskQueue, ...opts });
+  const worker = await createWorker({ connection, namespace: env.namespace, taskQueue, ...workerOptions });
   const running = worker.run();
   return {
     worker,
@@ -36,4 +46,3 @@ export async function startEmbeddedWorker(env: TemporalEnv, taskQueue = TASK_QUE
     },
   };
 }
-

@@ -6,13 +6,14 @@ import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
-import { NativeConnection, type Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { AgentClient } from '../../client/agent-client';
 import { parseAgentConfig, type AgentConfig, type AgentConfigInput } from '../../core/config';
-import { createWorker, type CreateWorkerOptions } from '../../worker/worker';
+import { startEmbeddedWorker } from '../../dev/embedded';
+import type { CreateWorkerOptions } from '../../worker/worker';
 import type { ActivityDeps } from '../../activities';
 import type { AlertEvent } from '../../activities/alert';
-import { eventually } from './history-trace';
+import { eventually } from '../../dev/poll';
 
 export interface Harness {
   agents: AgentClient;
@@ -48,35 +49,29 @@ export interface HarnessOptions {
 
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
   const taskQueue = opts.taskQueue ?? uniqueId(`tq-${opts.name}`);
-  const server = opts.address ?? address();
-  const native = await NativeConnection.connect({ address: server });
+  const env = { address: opts.address ?? address(), namespace: 'default' };
   const alerts: string[] = [];
-  const worker =
+  // The worker the CLI embeds, on the run's bundle; test/quiet-runtime.ts has installed the logger.
+  const embedded =
     opts.withWorker === false
       ? undefined
-      : await createWorker({
-          connection: native,
-          taskQueue,
+      : await startEmbeddedWorker(env, taskQueue, {
+          logs: false,
           workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE,
           activities: { ...opts.activities, alerts: { log: (line) => alerts.push(line), ...opts.activities?.alerts } },
           interceptors: opts.interceptors,
         });
-  const running = worker?.run();
-  const connection = await Connection.connect({ address: server });
+  const connection = await Connection.connect({ address: env.address });
   const agents = new AgentClient({ connection, taskQueue, continueAsNewAfterEvents: opts.continueAsNewAfterEvents });
   return {
     agents,
     connection,
     taskQueue,
-    worker,
+    worker: embedded?.worker,
     alerts,
     async stop() {
-      if (worker && running) {
-        worker.shutdown();
-        await running;
-      }
+      await embedded?.stop();
       await connection.close();
-      await native.close();
     },
   };
 }

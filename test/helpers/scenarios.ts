@@ -10,24 +10,16 @@ import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AgentConfig, AgentConfigInput } from '../../core/config';
+import type { ScriptedTurn } from '../../core/script';
+import { RefusedError } from '../../client/agent-client';
+import type { AgentStatus } from '../../core/contract';
 import type { TaskResult } from '../../core/types';
 import { projectRoot } from '../../dev/paths';
 import { makeWorkspace, scriptedConfig, uniqueId, writeScript, type Harness } from './harness';
 
-/** A tool call of a scripted turn (docs/ARCHITECTURE.md#the-scripted-controller). */
-export interface ScriptedCall {
-  name: string;
-  args?: unknown;
-  rawArguments?: string;
-}
-
-/** One turn of a scripted controller. */
-export interface ScriptedTurn {
-  text?: string;
-  toolCalls?: ScriptedCall[];
-  usage?: { inputTokens: number; outputTokens: number };
-  error?: { status: number; message?: string; retryAfterMs?: number; attempts?: number };
-}
+/** A tool call of a scripted turn, and a turn: the scripted controller's own schema (core/script.ts). */
+export type ScriptedCall = NonNullable<ScriptedTurn['toolCalls']>[number];
+export type { ScriptedTurn };
 
 /** Stated usage of every turn unless a scenario says otherwise: 110 tokens a call. */
 export const USAGE = { inputTokens: 100, outputTokens: 10 } as const;
@@ -205,6 +197,25 @@ export async function runScenario(h: Harness, scenario: Scenario, opts: { agentI
   const { taskId, workflowId } = await h.agents.submit(agentId, { goal: scenario.goal, config });
   const result = await h.agents.waitForTask(agentId, taskId);
   return { agentId, taskId, workflowId, result, config, workspace };
+}
+
+/**
+ * The run ended with the agent locked, as every client sees it: the task's result (SUSPENDED, in the
+ * lock's state, with its reason and tick count; the contract's shape), the agent's status (the same
+ * lock, the task kept for `unlock --resume`), and a new task refused with a `Refused` error.
+ *
+ * ```ts
+ * await expectLocked(h, run, { agentState: 'SAFETY_LOCKOUT', code: 'LOOP_CAP', ticks: 3 });
+ * ```
+ */
+export async function expectLocked(h: Harness, run: ScenarioRun, lock: { agentState: 'SAFETY_LOCKOUT' | 'ERROR_PAUSED' | 'STOPPED'; code: string; ticks: number }): Promise<AgentStatus> {
+  const { agentState, code, ticks } = lock;
+  expect(contractViolations(run.result)).toEqual([]);
+  expect(run.result).toMatchObject({ outcome: 'SUSPENDED', agentState, ticks, reason: { code } });
+  const status = await h.agents.status(run.agentId);
+  expect(status).toMatchObject({ agentState, reason: { code }, suspendedTask: { taskId: run.taskId } });
+  await expect(h.agents.submit(run.agentId, { goal: 'refused while locked', config: run.config })).rejects.toThrow(RefusedError);
+  return status;
 }
 
 const OUTCOMES = ['COMPLETED', 'FAILED', 'CANCELLED', 'SUSPENDED', 'ABORTED'];

@@ -1,23 +1,27 @@
 /**
- * Reading workflow histories in integration tests: the activities a workflow scheduled (with their
- * decoded inputs), waiting for a history to settle, and replaying it against the current code.
+ * Reading workflow histories in integration tests. The history is the proof (a cancellation
+ * acknowledged, a tool never scheduled, an attempt number), not timing: events by kind, each
+ * activity's lifecycle (scheduled → cancel requested → cancelled) and decoded input, waiting until an
+ * activity is in flight or the history has settled, and replaying it against the current code.
  */
 import type { Client } from '@temporalio/client';
-import { defaultPayloadConverter } from '@temporalio/common';
+import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { ToolRequest } from '../../activities/tools';
 import type { LlmRequest } from '../../core/llm';
+import { eventually, until } from '../../dev/poll';
 import { replayHistory, type ReplayReport } from '../../dev/replay';
 
 export type History = temporal.api.history.v1.IHistory;
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+export type TracedEvent = HistoryEvent & { kind: string };
 
 /** The decoded first argument of every activity of `type` the workflow scheduled, in order. */
 export function scheduledInputs<T>(history: History, type: string): T[] {
   return (history.events ?? [])
     .map((e) => e.activityTaskScheduledEventAttributes)
     .filter((a): a is NonNullable<typeof a> => !!a && a.activityType?.name === type)
-    .map((a) => defaultPayloadConverter.fromPayload<T>(a.input?.payloads?.[0] ?? {}));
+    .map((a) => firstPayload<T>(a.input) as T);
 }
 
 export const llmInputs = (history: History) => scheduledInputs<LlmRequest>(history, 'llm');
@@ -48,24 +52,26 @@ function isIdle(events: HistoryEvent[]): boolean {
 
 /**
  * The history of `workflowId` once the workflow is idle (its last workflow task has completed, or the
- * workflow has closed) and `until` holds: a stable snapshot to assert on, replay or record.
+ * workflow has closed) and `settled` holds: a stable snapshot to assert on, replay or record.
  */
-export async function settledHistory(client: Client, workflowId: string, until: (h: History) => boolean = () => true, timeoutMs = 30_000): Promise<History> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const history = await client.workflow.getHandle(workflowId).fetchHistory();
-    const events = history.events ?? [];
-    const last = events.at(-1);
-    const closed = !!(
-      last?.workflowExecutionCompletedEventAttributes ||
-      last?.workflowExecutionFailedEventAttributes ||
-      last?.workflowExecutionTerminatedEventAttributes ||
-      last?.workflowExecutionContinuedAsNewEventAttributes
-    );
-    if ((closed || isIdle(events)) && until(history)) return history;
-    if (Date.now() > deadline) throw new Error(`the history of ${workflowId} did not settle in ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+export async function settledHistory(client: Client, workflowId: string, settled: (h: History) => boolean = () => true, timeoutMs = 30_000): Promise<History> {
+  return eventually(
+    `the history of ${workflowId} to settle`,
+    async () => {
+      const history = await client.workflow.getHandle(workflowId).fetchHistory();
+      const events = history.events ?? [];
+      const last = events.at(-1);
+      const closed = !!(
+        last?.workflowExecutionCompletedEventAttributes ||
+        last?.workflowExecutionFailedEventAttributes ||
+        last?.workflowExecutionTerminatedEventAttributes ||
+        last?.workflowExecutionContinuedAsNewEventAttributes
+      );
+      return (closed || isIdle(events)) && settled(history) ? history : undefined;
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 /** True once an activity of `type` has completed in the history. */
@@ -76,4 +82,75 @@ export async function replayAll(client: Client, workflowIds: string[]): Promise<
   const reports: ReplayReport[] = [];
   for (const id of workflowIds) reports.push(await replayHistory(await settledHistory(client, id), id));
   return reports;
+}
+
+/** The event's kind from its attributes field: `activityTaskScheduled`, `workflowExecutionSignaled`, … */
+export function kindOf(e: HistoryEvent): string {
+  const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as unknown as Record<string, unknown>)[k] != null);
+  return key ? key.slice(0, -'EventAttributes'.length) : 'unknown';
+}
+
+/** The events of one run (the latest when `runId` is omitted), each with its kind. */
+export async function historyOf(client: Client, workflowId: string, runId?: string): Promise<TracedEvent[]> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  return (history.events ?? []).map((e) => Object.assign(e, { kind: kindOf(e) }));
+}
+
+/** Decode the first payload of a list (an activity's input, an update's argument, a workflow's input). */
+export function firstPayload<T = unknown>(payloads: { payloads?: Payload[] | null } | null | undefined): T | undefined {
+  const p = payloads?.payloads?.[0];
+  return p ? defaultPayloadConverter.fromPayload<T>(p) : undefined;
+}
+
+/** An activity's lifecycle in a history: what was scheduled, and the kinds of the events that followed. */
+export interface ActivityTrace {
+  scheduledEventId: number;
+  activityType: string;
+  input: unknown;
+  /** `scheduled`, then e.g. `started`, `cancelRequested`, `canceled`, `completed`, `failed`. */
+  events: string[];
+}
+
+/** Every activity of a history, in scheduling order. */
+export function activitiesIn(events: TracedEvent[]): ActivityTrace[] {
+  const traces = new Map<number, ActivityTrace>();
+  for (const e of events) {
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled) {
+      const id = Number(e.eventId);
+      traces.set(id, { scheduledEventId: id, activityType: scheduled.activityType?.name ?? '', input: firstPayload(scheduled.input), events: ['scheduled'] });
+      continue;
+    }
+    const attrs = (e as unknown as Record<string, unknown>)[`${e.kind}EventAttributes`] as { scheduledEventId?: unknown } | undefined;
+    if (e.kind.startsWith('activityTask') && attrs?.scheduledEventId != null) {
+      const step = e.kind.slice('activityTask'.length);
+      traces.get(Number(attrs.scheduledEventId))?.events.push(step.charAt(0).toLowerCase() + step.slice(1));
+    }
+  }
+  return [...traces.values()];
+}
+
+/** Event id of the first event of `kind` that matches `pred`. */
+export function eventIdOf(events: TracedEvent[], kind: string, pred: (e: HistoryEvent) => boolean = () => true): number | undefined {
+  const e = events.find((x) => x.kind === kind && pred(x));
+  return e ? Number(e.eventId) : undefined;
+}
+
+
+/** PENDING_ACTIVITY_STATE_STARTED: a worker picked the activity up and it runs. */
+const STARTED = 2;
+
+/** True when the workflow has a running activity of `activityType` (not just scheduled). */
+export async function isActivityRunning(client: Client, workflowId: string, activityType: string): Promise<boolean> {
+  try {
+    const d = await client.workflow.getHandle(workflowId).describe();
+    return (d.raw.pendingActivities ?? []).some((p) => p.activityType?.name === activityType && p.state === STARTED);
+  } catch {
+    return false; // the workflow is not there yet
+  }
+}
+
+/** Wait until the workflow's activity of `activityType` is in flight. */
+export async function activityRunning(client: Client, workflowId: string, activityType: string, everyMs = 50): Promise<void> {
+  await until(`a running ${activityType} activity in ${workflowId}`, () => isActivityRunning(client, workflowId, activityType), 60_000, everyMs);
 }

@@ -14,7 +14,7 @@ import { createApp } from '../../api/app';
 import { authenticator, devToken, type Role } from '../../api/auth';
 import type { paths } from '../../api/openapi';
 import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
-import { activityRunning } from '../helpers/history-trace';
+import { activityRunning } from '../helpers/workflow-history';
 import { startMoto } from '../helpers/moto';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { taskWorkflowId } from '../../workflows/messages';

@@ -23,7 +23,8 @@ import { AgentClient } from '../../client/agent-client';
 import { LIMITS } from '../../core/contract';
 import { jsonBytes } from '../../core/compact';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
-import { activityRunning, eventually } from '../helpers/history-trace';
+import { eventually } from '../../dev/poll';
+import { activityRunning } from '../helpers/workflow-history';
 import { expectWarnings, seenWarnings } from '../helpers/expected-logs';
 
 jest.setTimeout(180_000);

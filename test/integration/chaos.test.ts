@@ -7,8 +7,9 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { until } from '../../dev/poll';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
-import { historyOf } from '../helpers/history-trace';
+import { historyOf } from '../helpers/workflow-history';
 import { killWorker, startWorkerProcess } from '../helpers/worker-process';
 
 const AGENTS = 3;
@@ -37,14 +38,6 @@ function pgrep(pattern: string): number[] {
 
 /** Sandboxes (bwrap processes) running a shell call of this test; of one worker's, given its `pid.` */
 const shellProcesses = (owner = '') => pgrep(`STARRY_SANDBOX_OWNER ${owner}.* sleep ${SLEEP}`);
-
-async function until(what: string, check: () => boolean, timeoutMs: number, everyMs = 50): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
 
 describe('a worker SIGKILLed during side-effecting tasks', () => {
   it('repeats no side effect, counts no pain and leaves no process behind', async () => {

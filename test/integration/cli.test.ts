@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
 import { address, makeWorkspace, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
-import { eventually } from '../helpers/history-trace';
+import { eventually } from '../../dev/poll';
 import { taskWorkflowId } from '../../workflows/messages';
 
 jest.setTimeout(180_000);

@@ -9,6 +9,7 @@ import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { freePort, startDevServer, type DevServer } from '../../dev/dev-server';
+import { until } from '../../dev/poll';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { startWorkerProcess as startWorker } from '../helpers/worker-process';
 
@@ -30,14 +31,6 @@ async function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
   return child;
 }
 
-async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('a worker killed mid-task', () => {
   it('finishes the task on a new worker with the same result and no tool call executed twice', async () => {
     const workspace = makeWorkspace();
@@ -54,7 +47,7 @@ describe('a worker killed mid-task', () => {
 
     // Kill it while the second (slow) LLM call is running: the first write is done, the second is not.
     const task = h.agents.client.workflow.getHandle(workflowId);
-    await waitFor('the slow LLM turn to start', async () => {
+    await until('the slow LLM turn to start', async () => {
       if (!existsSync(log)) return false;
       const d = await task.describe().catch(() => undefined);
       return !!d?.raw.pendingActivities?.some((a) => a.activityType?.name === 'llm' && Number(a.state) === 2 /* STARTED */);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
 import { temporal } from '@temporalio/proto';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, type Harness } from '../helpers/harness';
-import { activitiesIn, historyOf } from '../helpers/history-trace';
+import { activitiesIn, historyOf } from '../helpers/workflow-history';
 
 let h: Harness;
 beforeAll(async () => {

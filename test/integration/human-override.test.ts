@@ -11,7 +11,8 @@ import type { AgentWorkflowInput } from '../../workflows/agent';
 import { agentWorkflowId, submitTaskUpdate, taskStateQuery, taskWorkflowId } from '../../workflows/messages';
 import { startGatedHarness, type LlmGate } from '../helpers/gated-llm';
 import { alertFor, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
-import { activitiesIn, activityRunning, eventually, eventIdOf, firstPayload, historyOf } from '../helpers/history-trace';
+import { eventually } from '../../dev/poll';
+import { activitiesIn, activityRunning, eventIdOf, firstPayload, historyOf } from '../helpers/workflow-history';
 
 // A project-level testTimeout is not applied by jest; these tests run real workflows.
 jest.setTimeout(120_000);

@@ -16,8 +16,8 @@ jest.setTimeout(300_000);
 const NOT_RUN: Array<[RegExp, string]> = [
   [/^npx starry dev\b/, 'runs until Ctrl-C (test/integration/cli.test.ts runs `starry dev`)'],
   [/^npx starry watch\b/, 'follows until Ctrl-C (test/integration/cli.test.ts runs `starry watch`)'],
-  [/--llm gemini:/, 'needs Vertex AI credentials (test/integration/llm-gemini.test.ts speaks its wire protocol)'],
-  [/--llm openai:.*api\.openai\.com/, 'needs an OpenAI key (test/integration/llm-openai.test.ts speaks its wire protocol)'],
+  [/--llm gemini:/, 'needs Vertex AI credentials (test/integration/llm-providers.test.ts speaks its wire protocol)'],
+  [/--llm openai:.*api\.openai\.com/, 'needs an OpenAI key (test/integration/llm-providers.test.ts speaks its wire protocol)'],
 ];
 
 /** The commands of the README's "Using it" block, optional `[...]` parts dropped, comments cut. */

@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { alertFor, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
-import { activityRunning } from '../helpers/history-trace';
+import { activityRunning } from '../helpers/workflow-history';
 import { agentWorkflowId, taskWorkflowId } from '../../workflows/messages';
 
 jest.setTimeout(180_000);

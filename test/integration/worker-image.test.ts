@@ -11,8 +11,7 @@ import path from 'node:path';
 import { AgentClient } from '../../client/agent-client';
 import { projectRoot } from '../../dev/paths';
 import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript } from '../helpers/harness';
-import { activityRunning } from '../helpers/history-trace';
-import { completedAttempts, settledHistory, hasCompleted } from '../helpers/workflow-history';
+import { activityRunning, completedAttempts, hasCompleted, settledHistory } from '../helpers/workflow-history';
 import { Connection } from '@temporalio/client';
 
 jest.setTimeout(300_000);
