@@ -11,6 +11,7 @@ import {
   type Connection,
 } from '@temporalio/client';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
+import { temporal } from '@temporalio/proto';
 import type { AgentConfig } from '../core/config';
 import {
   AgentIdSchema,
@@ -184,27 +185,65 @@ export class AgentClient {
   async waitForTask(agentId: string, taskId: string, opts: { pollMs?: number; timeoutMs?: number; after?: (r: TaskResult) => boolean } = {}): Promise<TaskResult> {
     const deadline = Date.now() + (opts.timeoutMs ?? 30 * 60_000);
     const accept = opts.after ?? (() => true);
+    const workflowId = taskWorkflowId(agentId, taskId);
     for (;;) {
-      const s = await this.status(agentId);
-      const result = s.tasks.find((t) => t.taskId === taskId);
-      if (result && accept(result) && s.currentTask?.taskId !== taskId) return (await this.fullResult(result)) ?? result;
-      const cancelled = s.cancelledTasks.find((t) => t.taskId === taskId);
-      if (cancelled) {
-        return {
-          agentId,
-          taskId,
-          workflowId: taskWorkflowId(agentId, taskId),
-          outcome: 'CANCELLED',
-          agentState: s.agentState,
-          reason: s.reason ?? { code: 'SYSTEM_HALT', message: cancelled.reason },
-          ticks: 0,
-          tokensUsed: 0,
-          toolCalls: [],
-          injections: [],
-        };
+      const s = await this.statusWhileBusy(agentId);
+      if (s) {
+        const result = s.tasks.find((t) => t.taskId === taskId);
+        if (result && accept(result) && s.currentTask?.taskId !== taskId) return (await this.fullResult(result)) ?? result;
+        const cancelled = s.cancelledTasks.find((t) => t.taskId === taskId);
+        if (cancelled) {
+          return {
+            agentId,
+            taskId,
+            workflowId,
+            outcome: 'CANCELLED',
+            agentState: s.agentState,
+            reason: s.reason ?? { code: 'SYSTEM_HALT', message: cancelled.reason },
+            ticks: 0,
+            tokensUsed: 0,
+            toolCalls: [],
+            injections: [],
+          };
+        }
       }
       if (Date.now() > deadline) throw new Error(`task ${taskId} of agent ${agentId} did not finish in time`);
+      // While the task runs, wait for its workflow to close on the server (a long poll the worker never
+      // sees) rather than asking the agent again and again: with many agents, polling queries is what
+      // would keep a worker busy. Then a moment for the agent to record the result.
+      if (s?.currentTask?.taskId === taskId && (await this.closedWithin(workflowId, Math.min(10_000, deadline - Date.now()))) === 'open') continue;
       await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
+    }
+  }
+
+  /** The agent's status, or undefined when its worker is too busy to answer a query in time (ask again). */
+  private async statusWhileBusy(agentId: string): Promise<AgentStatus | undefined> {
+    try {
+      return await this.status(agentId);
+    } catch (err) {
+      if (isQueryTimeout(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Wait up to `ms` for the workflow's latest run to close: `closed`, or `open` when the time ran out. */
+  private async closedWithin(workflowId: string, ms: number): Promise<'closed' | 'open'> {
+    const { connection, options } = this.client;
+    try {
+      const res = await connection.withDeadline(Date.now() + Math.max(ms, 100), () =>
+        connection.workflowService.getWorkflowExecutionHistory({
+          namespace: options.namespace,
+          execution: { workflowId },
+          waitNewEvent: true,
+          historyEventFilterType: temporal.api.enums.v1.HistoryEventFilterType.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT,
+          skipArchival: true,
+        }),
+      );
+      return res.history?.events?.length ? 'closed' : 'open';
+    } catch (err) {
+      if ((err as { code?: number }).code === grpcStatus.DEADLINE_EXCEEDED) return 'open';
+      // Not there (yet), or anything else: the status query decides.
+      return 'closed';
     }
   }
 
@@ -307,4 +346,13 @@ function causeMessage(err: Error): string {
   let e: unknown = err;
   while ((e as Error).cause) e = (e as Error).cause;
   return (e as Error).message;
+}
+
+/** gRPC's DEADLINE_EXCEEDED. */
+const grpcStatus = { DEADLINE_EXCEEDED: 4 } as const;
+
+/** A query that no worker answered in time (busy or absent): the server's DEADLINE_EXCEEDED, wrapped. */
+function isQueryTimeout(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: number } }).cause;
+  return (err as { code?: number }).code === grpcStatus.DEADLINE_EXCEEDED || cause?.code === grpcStatus.DEADLINE_EXCEEDED;
 }

@@ -1,0 +1,157 @@
+/**
+ * Throughput against Temporal's own floor (issue 17): per-tick latency and ticks per second as agents
+ * multiply. Not a test: it prints a table for docs/BENCHMARKS.md.
+ *
+ * One in-memory dev server, one process with two in-process workers of the same settings
+ * (`dev/embedded.ts`): the project's, and a floor worker whose workflow does two no-op activities per
+ * iteration (`bench/floor-workflows.ts`). For each scenario (agents × ticks) the floor runs first, then
+ * the project: each agent gets one task whose scripted controller calls `fs.list` on every tick but the
+ * last (an instant LLM turn + a tool call per tick, like the floor's two activities). Measured from the
+ * first start to the last completion; workflow tasks and events are counted from the histories after.
+ *
+ * ```sh
+ * npm run build && node lib/bench/throughput.js                    # 1×40, 50×10, 200×10
+ * npm run build && node lib/bench/throughput.js --scenarios 1x40,50x10,200x10,1000x10
+ * ```
+ */
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Client } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
+import { connectWorker } from '../worker/connection';
+import { parseAgentConfig } from '../core/config';
+import { agentWorkflowId } from '../workflows/messages';
+import { environmentLine, startBenchStack, type BenchStack } from './stack';
+
+interface Scenario {
+  agents: number;
+  ticks: number;
+}
+
+function parseArgs(argv: string[]): Scenario[] {
+  let spec = '1x40,50x10,200x10';
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--scenarios' && argv[i + 1]) spec = argv[++i] as string;
+    else throw new RangeError(`usage: throughput [--scenarios AxT,AxT,...]; bad ${argv[i]}`);
+  }
+  return spec.split(',').map((s) => {
+    const [a, t] = s.split('x').map(Number);
+    if (!Number.isInteger(a) || !Number.isInteger(t) || (a as number) < 1 || (t as number) < 2) throw new RangeError(`bad scenario "${s}": AGENTSxTICKS, ticks >= 2`);
+    return { agents: a as number, ticks: t as number };
+  });
+}
+
+interface Measure {
+  wallMs: number;
+  ticks: number;
+  workflowTasks: number;
+  events: number;
+}
+
+/** Workflow tasks completed and events in the histories of `ids`. */
+async function count(client: Client, ids: string[]): Promise<{ workflowTasks: number; events: number }> {
+  let workflowTasks = 0;
+  let events = 0;
+  for (let i = 0; i < ids.length; i += 20) {
+    const histories = await Promise.all(ids.slice(i, i + 20).map((id) => client.workflow.getHandle(id).fetchHistory()));
+    for (const h of histories) {
+      const ev = h.events ?? [];
+      events += ev.length;
+      workflowTasks += ev.filter((e) => e.workflowTaskCompletedEventAttributes).length;
+    }
+  }
+  return { workflowTasks, events };
+}
+
+async function floor(stack: BenchStack, s: Scenario, run: string): Promise<Measure> {
+  const client = stack.agents.client;
+  const ids = Array.from({ length: s.agents }, (_, i) => `floor-${run}-${i}`);
+  const t0 = performance.now();
+  const handles = await Promise.all(ids.map((workflowId) => client.workflow.start('floorWorkflow', { taskQueue: `${stack.taskQueue}-floor`, workflowId, args: [s.ticks] })));
+  await Promise.all(handles.map((h) => h.result()));
+  const wallMs = performance.now() - t0;
+  return { wallMs, ticks: s.agents * s.ticks, ...(await count(client, ids)) };
+}
+
+async function project(stack: BenchStack, s: Scenario, run: string): Promise<Measure> {
+  const dir = path.join(stack.dir, run);
+  mkdirSync(path.join(dir, 'ws'), { recursive: true });
+  writeFileSync(path.join(dir, 'ws', 'notes.md'), '# Notes\n');
+  const turn = { toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 100, outputTokens: 10 } };
+  const script = path.join(dir, 'turns.json');
+  writeFileSync(script, JSON.stringify({ turns: [...Array.from({ length: s.ticks - 1 }, () => turn), { text: 'Done.', usage: { inputTokens: 100, outputTokens: 5 } }] }));
+  const config = parseAgentConfig({ workspace: [path.join(dir, 'ws')], verify: false, safety: { maxTicks: s.ticks + 5 } }, `scripted:${script}`);
+  const agentIds = Array.from({ length: s.agents }, (_, i) => `tp-${run}-${i}`);
+  const t0 = performance.now();
+  const submitted = await Promise.all(agentIds.map((agentId) => stack.agents.submit(agentId, { goal: 'list the workspace', config })));
+  const results = await Promise.all(submitted.map((r, i) => stack.agents.waitForTask(agentIds[i] as string, r.taskId, { timeoutMs: 60 * 60_000 })));
+  const wallMs = performance.now() - t0;
+  const bad = results.filter((r) => r.outcome !== 'COMPLETED' || r.ticks !== s.ticks);
+  if (bad.length) throw new Error(`${bad.length} tasks did not complete in ${s.ticks} ticks: ${JSON.stringify(bad[0]).slice(0, 300)}`);
+  const ids = [...submitted.map((r) => r.workflowId), ...agentIds.map(agentWorkflowId)];
+  return { wallMs, ticks: s.agents * s.ticks, ...(await count(stack.agents.client, ids)) };
+}
+
+function serverErrors(logFile: string): number {
+  try {
+    return readFileSync(logFile, 'utf8').split('\n').filter((l) => /"level":"error"|level=error|\tERROR\t/i.test(l)).length;
+  } catch {
+    return 0;
+  }
+}
+
+async function main(): Promise<void> {
+  const scenarios = parseArgs(process.argv.slice(2));
+  process.env.STARRY_WORKSPACE_ROOTS ??= os.tmpdir();
+  const stack = await startBenchStack('throughput');
+  // The floor's worker: the same SDK defaults and heartbeat settings as the project's (worker/worker.ts).
+  const floorWorker = await Worker.create({
+    connection: await connectWorker({ address: stack.address, namespace: 'default' }),
+    taskQueue: `${stack.taskQueue}-floor`,
+    workflowsPath: require.resolve('./floor-workflows'),
+    activities: { async noop() {} },
+    maxHeartbeatThrottleInterval: '500 milliseconds',
+    defaultHeartbeatThrottleInterval: '500 milliseconds',
+  });
+  const floorRunning = floorWorker.run();
+  const rows: string[] = [];
+  let failed: unknown;
+  try {
+    for (const [i, s] of scenarios.entries()) {
+      const name = `${s.agents}×${s.ticks}`;
+      const f = await floor(stack, s, `${i}`);
+      process.stderr.write(`${name} floor: ${(f.wallMs / 1000).toFixed(1)} s\n`);
+      const p = await project(stack, s, `${i}`);
+      process.stderr.write(`${name} project: ${(p.wallMs / 1000).toFixed(1)} s\n`);
+      const perTick = (m: Measure) => (s.agents === 1 ? m.wallMs / m.ticks : NaN);
+      const rate = (m: Measure) => m.ticks / (m.wallMs / 1000);
+      const rss = (process.memoryUsage().rss / 2 ** 20).toFixed(0);
+      rows.push(
+        `| ${name} | floor | ${s.agents === 1 ? perTick(f).toFixed(0) : '—'} | ${rate(f).toFixed(1)} | 1.00 | ${(f.workflowTasks / f.ticks).toFixed(2)} | ${(f.events / f.ticks).toFixed(1)} | |`,
+        `| ${name} | project | ${s.agents === 1 ? perTick(p).toFixed(0) : '—'} | ${rate(p).toFixed(1)} | ${(rate(p) / rate(f)).toFixed(2)} | ${(p.workflowTasks / p.ticks).toFixed(2)} | ${(p.events / p.ticks).toFixed(1)} | ${rss} |`,
+      );
+    }
+  } catch (err) {
+    failed = err;
+    console.error('the benchmark failed:', err);
+  } finally {
+    floorWorker.shutdown();
+    await floorRunning;
+    const errors = serverErrors(path.join(stack.dir, 'server.log'));
+    await stack.stop();
+    console.log(environmentLine());
+    console.log('one dev server (in memory), one process: the project worker and the floor worker (same settings)\n');
+    console.log('| agents × ticks | run | ms/tick (1 agent) | ticks/s | ratio to floor | workflow tasks/tick | events/tick | RSS MB |');
+    console.log('|---|---|---|---|---|---|---|---|');
+    for (const r of rows) console.log(r);
+    console.log(`\nserver errors in its log: ${errors}`);
+  }
+  if (failed) process.exit(1);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
