@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError as CommanderInvalidArgumentError, Option } from 'commander';
 import type { Connection } from '@temporalio/client';
 import { AgentClient } from '../client/agent-client';
-import { ConfigError } from '../core/config';
+import { ConfigError, type AgentConfig } from '../core/config';
 import { isRequestError } from '../core/request-errors';
 import { guideIds } from '../core/guides';
 import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
@@ -84,10 +84,10 @@ function noConfigFlags(f: ConfigFlags): boolean {
   return !f.config && !f.llm && !f.workspace?.length && !f.guide;
 }
 
-/** Submit to `agentId`: with the flags' config (starting the agent when new), or, with none, to the agent as it is. */
-async function submitWith(agents: AgentClient, agentId: string, goal: string, flags: ConfigFlags, priority?: number) {
+/** Submit to `agentId`: with a config (starting the agent when new), or, with none, to the agent as it is. */
+async function submitWith(agents: AgentClient, agentId: string, goal: string, config: AgentConfig | undefined, priority?: number) {
   const extra = priority !== undefined ? { priority } : {};
-  if (!noConfigFlags(flags)) return agents.submit(agentId, { goal, config: loadAgentConfig(flags), ...extra });
+  if (config) return agents.submit(agentId, { goal, config, ...extra });
   try {
     return await agents.submitExisting(agentId, { goal, ...extra });
   } catch (err) {
@@ -217,7 +217,7 @@ async function runTask(goal: string | undefined, cmd: Command): Promise<number> 
       // The embedded worker reads this process's environment: check its provider settings up front.
       const problem = embedded && config ? (await import('../activities/llm')).llmSetupProblem(parseLlmSpec(config.llm)) : undefined;
       if (problem) throw new ConfigError(problem);
-      const submitted = await submitWith(agents, o.agent, g, flags, o.priority);
+      const submitted = await submitWith(agents, o.agent, g, config, o.priority);
       if (!o.json) process.stderr.write(`submitted ${submitted.taskId} to agent ${o.agent} (${submitted.workflowId})\n`);
       // Ctrl-C detaches at once: the task is a workflow and goes on without this process.
       const detach = onInterrupt(() => detachedHint(o.agent, submitted.taskId, submitted.workflowId, !!embedded));
@@ -260,9 +260,10 @@ async function main(argv: string[]): Promise<number> {
     const o = cmd.opts<{ agent: string; priority?: number; json?: boolean }>();
     const g = requireGoal(goal);
     const flags = configFlags(cmd);
-    if (!noConfigFlags(flags)) loadAgentConfig(flags); // a bad config is a usage error before anything connects
+    // A bad config is a usage error before anything connects.
+    const config = noConfigFlags(flags) ? undefined : loadAgentConfig(flags);
     await withClient(async (agents) => {
-      const r = await submitWith(agents, o.agent, g, flags, o.priority);
+      const r = await submitWith(agents, o.agent, g, config, o.priority);
       process.stdout.write(o.json ? `${JSON.stringify({ agentId: o.agent, ...r })}\n` : `${r.taskId} queued for agent ${o.agent} at position ${r.position} (${r.workflowId})\n`);
     }, 'required');
   });

@@ -154,7 +154,8 @@ async function danglingTarget(file: string): Promise<string | undefined> {
  * its directory is opened beneath the root by descriptor (`openDirBeneath`), the file is opened
  * through that descriptor with O_NOFOLLOW (a final symlink is refused), `/proc/self/fd/N` names the
  * opened file's real location whatever happened to the path meanwhile (checked again), and a regular
- * file with more than one link (a hardlink, maybe to an outside file) is refused. Use the handle, or `fdPath(handle)`, never the path again.
+ * file with more than one link (a hardlink, maybe to an outside file) is refused. Use the handle, or
+ * `fdPath(handle)`, never the path again.
  *
  * ```ts
  * const handle = await openConfined(ctx.roots, file, constants.O_RDONLY, { source: 'fs.read', shown: 'a.txt' });
