@@ -5,6 +5,8 @@ import { createAlertActivities, type AlertSinks } from './alert';
 import { createLlmActivities, type LlmProviderOptions } from './llm';
 import type { WorkerPolicy } from '../core/worker-policy';
 import { createToolActivities } from './tools';
+import { storeFromEnv, type BlobStore } from './store';
+import { transcriptStore } from './transcript';
 
 export interface ActivityDeps {
   alerts?: AlertSinks;
@@ -12,12 +14,15 @@ export interface ActivityDeps {
   llm?: LlmProviderOptions;
   /** The operator's outer limits for every tool call (worker/env.ts reads them). */
   policy: WorkerPolicy;
+  /** Where transcripts live (the worker's environment chooses: STARRY_STORE_BUCKET, STARRY_STORE_DIR, or the dev server's folder). */
+  store?: BlobStore;
 }
 
 export function createActivities(deps: ActivityDeps) {
+  const transcripts = transcriptStore(deps.store ?? storeFromEnv());
   return {
-    ...createLlmActivities(deps.llm),
-    ...createToolActivities(deps.policy),
+    ...createLlmActivities(deps.llm, transcripts),
+    ...createToolActivities(deps.policy, transcripts),
     ...createAlertActivities(deps.alerts),
   };
 }

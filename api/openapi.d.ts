@@ -58,7 +58,7 @@ export interface paths {
                                 status: "ok" | "failed" | "skipped";
                                 error?: {
                                     /** @enum {string} */
-                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED";
+                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED" | "E_BLOB_MISSING";
                                     message: string;
                                     source: string;
                                     suggestion?: string;
@@ -79,12 +79,23 @@ export interface paths {
                             };
                             error?: {
                                 /** @enum {string} */
-                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED";
+                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED" | "E_BLOB_MISSING";
                                 message: string;
                                 source: string;
                                 suggestion?: string;
                                 /** @enum {string} */
                                 kind: "execution" | "transient" | "fatal";
+                            };
+                            transcript?: {
+                                manifest?: string;
+                                tail: ({
+                                    /** @enum {string} */
+                                    role: "system" | "user" | "assistant" | "tool";
+                                    ref?: string;
+                                    text?: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
                             };
                         };
                     };
@@ -263,7 +274,7 @@ export interface paths {
                                     status: "ok" | "failed" | "skipped";
                                     error?: {
                                         /** @enum {string} */
-                                        code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED";
+                                        code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED" | "E_BLOB_MISSING";
                                         message: string;
                                         source: string;
                                         suggestion?: string;
@@ -284,12 +295,23 @@ export interface paths {
                                 };
                                 error?: {
                                     /** @enum {string} */
-                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED";
+                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED" | "E_BLOB_MISSING";
                                     message: string;
                                     source: string;
                                     suggestion?: string;
                                     /** @enum {string} */
                                     kind: "execution" | "transient" | "fatal";
+                                };
+                                transcript?: {
+                                    manifest?: string;
+                                    tail: ({
+                                        /** @enum {string} */
+                                        role: "system" | "user" | "assistant" | "tool";
+                                        ref?: string;
+                                        text?: string;
+                                    } & {
+                                        [key: string]: unknown;
+                                    })[];
                                 };
                             }[];
                             unlocks: {
@@ -500,7 +522,7 @@ export interface paths {
                                 status: "ok" | "failed" | "skipped";
                                 error?: {
                                     /** @enum {string} */
-                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED";
+                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED" | "E_BLOB_MISSING";
                                     message: string;
                                     source: string;
                                     suggestion?: string;
@@ -521,12 +543,23 @@ export interface paths {
                             };
                             error?: {
                                 /** @enum {string} */
-                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED";
+                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_SKIPPED" | "E_BLOB_MISSING";
                                 message: string;
                                 source: string;
                                 suggestion?: string;
                                 /** @enum {string} */
                                 kind: "execution" | "transient" | "fatal";
+                            };
+                            transcript?: {
+                                manifest?: string;
+                                tail: ({
+                                    /** @enum {string} */
+                                    role: "system" | "user" | "assistant" | "tool";
+                                    ref?: string;
+                                    text?: string;
+                                } & {
+                                    [key: string]: unknown;
+                                })[];
                             };
                         };
                     };

@@ -49,6 +49,8 @@ export function eventLines(e: TaskEvent): string[] {
       if (e.name === 'message') return [`  ✉ message${p.by ? ` from ${p.by}` : ''}: ${oneLine(p.text ?? '', 300)}`];
       return [];
     }
+    case 'continued':
+      return [`  ↻ the task continued in a fresh history (run ${e.runId})`];
     case 'end':
       return e.status === 'completed' ? [] : [`  task workflow ${e.status}${e.message ? `: ${e.message}` : ''}`];
   }

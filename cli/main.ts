@@ -14,6 +14,7 @@ import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
 import { agentWorkflowId, webUiLink } from '../workflows/messages';
 import { isLocked, type TaskResult } from '../core/types';
 import type { AgentList, AgentState } from '../core/contract';
+import type { ChatMessage, TranscriptEntry } from '../core/llm';
 import { connectClient, hasLiveWorker, TASK_QUEUE, temporalEnv } from '../client/connection';
 import { projectRoot } from '../dev/paths';
 // The native worker, the replayer, the dev server and the LLM providers are imported by the commands
@@ -340,9 +341,14 @@ async function main(argv: string[]): Promise<number> {
     .description("a task's log from its workflow history: each tick's model text, tool calls and results, pain, signals")
     .argument('<workflowId>', 'the task workflow, e.g. agent-a1-task-3 (printed by run, submit and status)')
     .option('--json', 'print the task result JSON instead')
-    .action(async (workflowId: string, o: { json?: boolean }) => {
+    .option('--transcript', 'print the whole transcript instead: every message the model saw and said, read from the transcript store')
+    .action(async (workflowId: string, o: { json?: boolean; transcript?: boolean }) => {
       await withClient(async (agents) => {
         const result = await agents.taskResult(workflowId);
+        if (o.transcript) {
+          process.stdout.write(await transcriptText(workflowId, result));
+          return;
+        }
         if (o.json) {
           if (!result) throw new ExitError(`task ${workflowId} is still running: \`starry logs\` without --json shows it so far`, EXIT.FAILED);
           process.stdout.write(`${JSON.stringify(result)}\n`);
@@ -570,3 +576,28 @@ function untilSignal(): Promise<void> {
 }
 
 export { main };
+
+/**
+ * A finished task's whole transcript, resolved through the transcript store this process's environment
+ * names (the worker's: STARRY_STORE_BUCKET or STARRY_STORE_DIR). A missing blob is an error naming it.
+ */
+async function transcriptText(workflowId: string, result: TaskResult | undefined): Promise<string> {
+  if (!result) throw new ExitError(`task ${workflowId} is still running: its transcript is complete once it ends (\`starry watch\` follows it live)`, EXIT.FAILED);
+  if (!result.transcript?.manifest) throw new ExitError(`task ${workflowId} has no stored transcript (it ran before the transcript store, or made no LLM call): \`starry logs ${workflowId}\` shows its ticks`, EXIT.FAILED);
+  const [{ storeFromEnv, BlobMissingError }, { transcriptStore }] = await Promise.all([import('../activities/store'), import('../activities/transcript')]);
+  let messages;
+  try {
+    messages = await transcriptStore(storeFromEnv()).transcript(result.transcript.manifest, result.transcript.tail as TranscriptEntry[]);
+  } catch (err) {
+    if (err instanceof BlobMissingError) throw new ExitError(err.message, EXIT.FAILED);
+    throw err;
+  }
+  return messages.map(messageText).join('\n');
+}
+
+/** One transcript message as text: who, what they said, the calls the model asked for. */
+function messageText(m: ChatMessage): string {
+  const head = m.role === 'tool' ? `[tool ${m.name}]` : `[${m.role}]`;
+  const calls = m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => `  → ${c.name} ${JSON.stringify(c.args ?? c.rawArguments ?? {})}`) : [];
+  return [head, ...('text' in m && m.text ? [m.text] : []), ...calls, ''].join('\n');
+}

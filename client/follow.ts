@@ -7,7 +7,7 @@ import { setMaxListeners } from 'node:events';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import type { ChatMessage, LlmRequest, LlmResponse } from '../core/llm';
+import { isStored, type LlmCallInput, type LlmResponse, type TranscriptEntry } from '../core/llm';
 import type { NormalizedError } from '../core/errors';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -26,6 +26,8 @@ export type TaskEvent =
   | { kind: 'tool-failed'; tick: number; name: string; message: string }
   | { kind: 'alert'; reason: string }
   | { kind: 'signal'; name: string; payload: unknown }
+  /** The task moved to a fresh history (continue-as-new); following goes on in the new run. */
+  | { kind: 'continued'; runId: string }
   | { kind: 'end'; status: 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed out' | 'continued as new'; message?: string };
 
 const decode = <T>(payloads: { payloads?: Payload[] | null } | null | undefined): T | undefined => {
@@ -35,15 +37,23 @@ const decode = <T>(payloads: { payloads?: Payload[] | null } | null | undefined)
 
 /**
  * What the system put after the model's last answer: the results of tools that failed (the guide's pain
- * text) and the messages it injected (alerts, human messages).
+ * text) and the messages it injected (alerts, human messages). A call whose context is a delta appends
+ * exactly that (after its base, which ends with the answer); a whole context has it after the last answer.
  */
-function injectedSince(messages: ChatMessage[], failedTools: Set<string>): { label: 'pain' | 'injected'; text: string }[] {
-  let last = -1;
-  messages.forEach((m, i) => {
-    if (m.role === 'assistant') last = i;
-  });
-  if (last < 0) return [];
-  return messages.slice(last + 1).flatMap((m): { label: 'pain' | 'injected'; text: string }[] => {
+function injectedSince(req: LlmCallInput, failedTools: Set<string>): { label: 'pain' | 'injected'; text: string }[] {
+  let since: TranscriptEntry[];
+  if (req.context) {
+    if (!req.context.base) return [];
+    since = req.context.append;
+  } else {
+    const messages = req.messages ?? [];
+    const last = messages.map((m) => m.role).lastIndexOf('assistant');
+    if (last < 0) return [];
+    since = messages.slice(last + 1);
+  }
+  // What the workflow wrote is inline; stored entries are tool output, never pain.
+  return since.flatMap((m): { label: 'pain' | 'injected'; text: string }[] => {
+    if (isStored(m)) return [];
     if (m.role === 'tool') return failedTools.has(m.name) ? [{ label: 'pain', text: m.text }] : [];
     return m.role === 'user' || m.role === 'system' ? [{ label: 'injected', text: m.text }] : [];
   });
@@ -66,8 +76,8 @@ export class TaskEventDecoder {
       const input = decode<unknown>(a.input);
       this.scheduled.set(id, { type, input });
       if (type === 'llm') {
-        const req = input as LlmRequest;
-        const injected = injectedSince(req.messages ?? [], this.failedTools);
+        const req = input as LlmCallInput;
+        const injected = injectedSince(req, this.failedTools);
         this.failedTools = new Set();
         return [{ kind: 'llm-call', tick: req.tick, injected }];
       }
@@ -85,7 +95,7 @@ export class TaskEventDecoder {
     if (done) {
       const s = this.scheduled.get(String(done.scheduledEventId ?? ''));
       if (s?.type === 'llm') {
-        const req = s.input as LlmRequest;
+        const req = s.input as LlmCallInput;
         const res = decode<LlmResponse>(done.result);
         return [
           {
@@ -109,7 +119,7 @@ export class TaskEventDecoder {
     if (failed) {
       const s = this.scheduled.get(String(failed.scheduledEventId ?? ''));
       const message = failed.failure?.cause?.message ?? failed.failure?.message ?? 'failed';
-      if (s?.type === 'llm') return [{ kind: 'llm-failed', tick: (s.input as LlmRequest).tick, message }];
+      if (s?.type === 'llm') return [{ kind: 'llm-failed', tick: (s.input as LlmCallInput).tick, message }];
       if (s?.type === 'tool') {
         const req = s.input as { name: string; tick: number };
         // A failed call carries its NormalizedError: unless fatal, the agent feels it as pain, as it does a result.
@@ -131,7 +141,8 @@ export class TaskEventDecoder {
     if (e.workflowExecutionCanceledEventAttributes) return [{ kind: 'end', status: 'canceled' }];
     if (e.workflowExecutionTerminatedEventAttributes) return [{ kind: 'end', status: 'terminated', message: e.workflowExecutionTerminatedEventAttributes.reason ?? undefined }];
     if (e.workflowExecutionTimedOutEventAttributes) return [{ kind: 'end', status: 'timed out' }];
-    if (e.workflowExecutionContinuedAsNewEventAttributes) return [{ kind: 'end', status: 'continued as new' }];
+    const next = e.workflowExecutionContinuedAsNewEventAttributes;
+    if (next) return next.newExecutionRunId ? [{ kind: 'continued', runId: next.newExecutionRunId }] : [{ kind: 'end', status: 'continued as new' }];
     return [];
   }
 }
@@ -150,11 +161,13 @@ export async function* followTask(client: Client, workflowId: string, opts: { si
   // Each long poll listens on the signal for its own duration; a long task makes many of them.
   if (opts.signal) setMaxListeners(0, opts.signal);
   let nextPageToken: Uint8Array | undefined;
+  // A task that continued as new is followed from its first run.
+  let runId = opts.runId ?? (await firstRunId(client, workflowId, opts.signal));
   for (;;) {
     if (opts.signal?.aborted) return;
     const request = {
       namespace: client.options.namespace,
-      execution: { workflowId, ...(opts.runId ? { runId: opts.runId } : {}) },
+      execution: { workflowId, ...(runId ? { runId } : {}) },
       waitNewEvent: live,
       ...(nextPageToken?.length ? { nextPageToken } : {}),
     };
@@ -166,13 +179,28 @@ export async function* followTask(client: Client, workflowId: string, opts: { si
       if (opts.signal?.aborted) return;
       throw err;
     }
+    let continued: string | undefined;
     for (const e of res.history?.events ?? []) {
       for (const te of decoder.decode(e)) {
         yield te;
         if (te.kind === 'end') return;
+        if (te.kind === 'continued') continued = te.runId;
       }
+    }
+    if (continued) {
+      // The next run's history, from its first event.
+      runId = continued;
+      nextPageToken = undefined;
+      continue;
     }
     nextPageToken = res.nextPageToken ?? undefined;
     if (!nextPageToken?.length) return;
   }
+}
+
+/** The first run of a workflow's chain of runs (continue-as-new keeps the id, not the run). */
+async function firstRunId(client: Client, workflowId: string, signal?: AbortSignal): Promise<string | undefined> {
+  const describe = () => client.workflowService.describeWorkflowExecution({ namespace: client.options.namespace, execution: { workflowId } });
+  const res = signal ? await client.withAbortSignal(signal, describe) : await describe();
+  return res.workflowExecutionInfo?.firstRunId || undefined;
 }

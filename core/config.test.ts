@@ -43,7 +43,7 @@ describe('parseAgentConfig', () => {
 
   it('bounds every number so payloads and histories stay inside Temporal limits', () => {
     const e = catchError(() => parseAgentConfig({ safety: { maxTicks: 1_000_000 }, tools: { maxOutputBytes: 16 * 1024 * 1024 } }, 'scripted:/x.json'));
-    expect(e.issues).toEqual(['safety.maxTicks: must be <= 1000', 'tools.maxOutputBytes: must be <= 1048576']);
+    expect(e.issues).toEqual(['safety.maxTicks: must be <= 100000', 'tools.maxOutputBytes: must be <= 1048576']);
   });
 
   it('refuses unknown fields and an inverted cascade', () => {

@@ -19,7 +19,8 @@ const positiveInt = (max: number) =>
 
 export const SafetyConfigSchema = z
   .object({
-    maxTicks: positiveInt(1000).default(50),
+    // Tasks continue as new when Temporal suggests it, so the loop cap is not bound by one history.
+    maxTicks: positiveInt(100_000).default(50),
     tokenBudget: positiveInt(1_000_000_000).default(100_000),
     repeatThreshold: positiveInt(100).default(3),
     frustrationThreshold: positiveInt(100).default(5),
@@ -70,6 +71,12 @@ export const AgentConfigSchema = z
     workspace: z.array(z.string().min(1).max(4096)).min(1, 'workspace needs at least one root').max(32).default(['./workspace']),
     /** Number of messages kept besides the anchored system prompt and goal. */
     contextWindow: positiveInt(1000).default(40),
+    /**
+     * Tokens of the target model one LLM call's context may hold: the anchored head always, then the
+     * newest turns that fit; a single tool result is cut to half the room. Estimated from bytes,
+     * calibrated by the provider's own counts.
+     */
+    contextTokens: z.number({ error: 'must be a number' }).int('must be a whole number').min(1000, 'must be >= 1000').max(10_000_000, 'must be <= 10000000').default(64_000),
     /**
      * The seeds' verification step: before a final answer is accepted the model is asked once to check
      * it against the goal. On by default; `false` turns it off.

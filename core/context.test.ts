@@ -1,5 +1,5 @@
-import { assembleContext } from './context';
-import type { ChatMessage } from './llm';
+import { assembleContext, calibrate, entryBytes, estimateTokens, resultChars, windowStart } from './context';
+import type { ChatMessage, TranscriptEntry } from './llm';
 
 const system: ChatMessage = { role: 'system', text: 'system prompt' };
 const goal: ChatMessage = { role: 'user', text: 'the goal' };
@@ -30,5 +30,56 @@ describe('assembleContext', () => {
     const ctx = assembleContext({ messages, window: 3 });
     expect(ctx[2]?.role).toBe('assistant');
     expect(ctx).toHaveLength(4);
+  });
+});
+
+describe('the token-aware window', () => {
+  const stored = (role: 'assistant' | 'tool', bytes: number, ref = 'r'): TranscriptEntry => ({ role, ref, bytes });
+  /** A head of 2 entries, then `n` turns of an assistant message and a tool result of `bytes` each. */
+  function transcript(n: number, bytes: number): TranscriptEntry[] {
+    return [system, goal, ...Array.from({ length: n }, (_, i) => [stored('assistant', 200, `a${i}`), stored('tool', bytes, `t${i}`)]).flat()];
+  }
+  const limits = { maxMessages: 40, maxTokens: 64_000, bytesPerToken: 4 };
+
+  it('opens where the message window would when the tokens do not bind', () => {
+    const entries = transcript(30, 1000);
+    expect(windowStart(entries, limits)).toBe(entries.length - 40);
+    expect(windowStart(transcript(3, 1000), limits)).toBe(2);
+  });
+
+  it('keeps only the newest turns that fit the tokens, never opening on a tool result', () => {
+    // Each turn is 50 + 2,500 tokens; 10,000 tokens less the head hold 3 turns.
+    const entries = transcript(10, 10_000);
+    const start = windowStart(entries, { ...limits, maxTokens: 10_000 });
+    expect(entries.length - start).toBe(6);
+    expect(entries[start]?.role).toBe('assistant');
+  });
+
+  it('always sends the newest turn whole, however large', () => {
+    const entries = transcript(3, 1_000_000);
+    expect(windowStart(entries, { ...limits, maxTokens: 1000 })).toBe(entries.length - 2);
+  });
+
+  it('counts tokens at the calibrated ratio: the same bytes fit twice as well at 8 bytes a token', () => {
+    const entries = transcript(20, 4000);
+    const at4 = windowStart(entries, { ...limits, maxTokens: 10_000 });
+    const at8 = windowStart(entries, { ...limits, maxTokens: 10_000, bytesPerToken: 8 });
+    expect(entries.length - at8).toBeGreaterThan(entries.length - at4);
+  });
+
+  it('calibrates bytes per token from what was sent and what the provider counted, within 1..16', () => {
+    expect(calibrate(36_000, 10_000, 4)).toBe(3.6);
+    expect(calibrate(36_000, 0, 4)).toBe(4);
+    expect(calibrate(100, 10_000, 4)).toBe(1);
+    expect(calibrate(1e9, 10, 4)).toBe(16);
+  });
+
+  it('lets one tool result fill half the room the head leaves, between 500 and the cap', () => {
+    const head = [system, goal];
+    expect(resultChars(head, limits, 16_000)).toBe(16_000);
+    const small = resultChars(head, { ...limits, maxTokens: 4000 }, 16_000);
+    expect(small).toBeLessThan(16_000);
+    expect(small).toBe(Math.floor((4000 - head.reduce((n, m) => n + estimateTokens(entryBytes(m), 4), 0)) * 0.5 * 4));
+    expect(resultChars(head, { ...limits, maxTokens: 10 }, 16_000)).toBe(500);
   });
 });

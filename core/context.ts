@@ -2,8 +2,20 @@
  * Context strategy (seeds: Context Anchoring). The system prompt and the goal are anchored and never
  * trimmed; the rest is a sliding window over the latest messages, cut only where the provider message
  * order stays valid (a tool result is never separated from the assistant turn that asked for it).
+ *
+ * The window is measured in tokens of the target model (`contextTokens`) as well as in messages
+ * (`contextWindow`). Tokens are estimated from bytes, calibrated by the provider's own count: after each
+ * call, the bytes sent over the input tokens the provider reported is the next estimate's ratio.
  */
-import type { ChatMessage } from './llm';
+import { jsonBytes } from './compact';
+import { isStored, type ChatMessage, type TranscriptEntry } from './llm';
+
+/** Bytes per token before the provider has counted any (English and JSON run at 3–4). */
+export const DEFAULT_BYTES_PER_TOKEN = 4;
+/** A tool result may fill at most this share of the window's room after the anchored head. */
+const RESULT_SHARE = 0.5;
+/** Characters a tool result keeps at least, however small the window. */
+const MIN_RESULT_CHARS = 500;
 
 /**
  * Messages to send: the anchored head (system prompt, goal) plus at most `window` recent messages.
@@ -12,7 +24,7 @@ import type { ChatMessage } from './llm';
  * assembleContext({ messages, window: 40 })
  * ```
  */
-export function assembleContext(opts: { messages: readonly ChatMessage[]; window: number; anchored?: number }): ChatMessage[] {
+export function assembleContext<M extends { role: ChatMessage['role'] }>(opts: { messages: readonly M[]; window: number; anchored?: number }): M[] {
   const anchored = opts.anchored ?? 2;
   const head = opts.messages.slice(0, anchored);
   const rest = opts.messages.slice(anchored);
@@ -21,4 +33,79 @@ export function assembleContext(opts: { messages: readonly ChatMessage[]; window
   // A window that opens on tool results would orphan them from their assistant turn: move past them.
   while (start < rest.length && rest[start]?.role === 'tool') start++;
   return [...head, ...rest.slice(start)];
+}
+
+/** Bytes of a transcript entry: a stored one knows its size, an inline one is measured. */
+export function entryBytes(m: TranscriptEntry): number {
+  return isStored(m) ? m.bytes : jsonBytes(m);
+}
+
+/** Estimated tokens of `bytes` at the calibrated ratio. */
+export function estimateTokens(bytes: number, bytesPerToken: number): number {
+  return Math.ceil(bytes / bytesPerToken);
+}
+
+/** The next estimate's ratio from what a call sent and what the provider counted (kept in 1..16). */
+export function calibrate(sentBytes: number, inputTokens: number, previous: number): number {
+  if (!(sentBytes > 0 && inputTokens > 0)) return previous;
+  return Math.min(16, Math.max(1, sentBytes / inputTokens));
+}
+
+export interface WindowLimits {
+  /** Messages kept besides the anchored head (`contextWindow`). */
+  maxMessages: number;
+  /** Tokens of the whole context (`contextTokens`). */
+  maxTokens: number;
+  bytesPerToken: number;
+  /** Entries anchored at the start: system prompt, goal. */
+  anchored?: number;
+}
+
+/**
+ * Where the window opens: the index of the oldest entry after the anchored head that the next call
+ * sends. The head always goes; the newest turn (the last assistant message and what followed it) always
+ * goes whole; older entries go newest first while they fit the messages and the tokens left.
+ *
+ * ```ts
+ * const start = windowStart(entries, { maxMessages: 40, maxTokens: 64_000, bytesPerToken: 4 });
+ * const context = [...entries.slice(0, 2), ...entries.slice(start)];
+ * ```
+ */
+export function windowStart(entries: readonly TranscriptEntry[], limits: WindowLimits): number {
+  const anchored = limits.anchored ?? 2;
+  const tokens = (m: TranscriptEntry) => estimateTokens(entryBytes(m), limits.bytesPerToken);
+  let room = limits.maxTokens - entries.slice(0, anchored).reduce((n, m) => n + tokens(m), 0);
+  let lastAssistant = entries.length;
+  for (let i = entries.length - 1; i >= anchored; i--) {
+    if (entries[i]?.role === 'assistant') {
+      lastAssistant = i;
+      break;
+    }
+  }
+  let start = entries.length;
+  while (start > anchored) {
+    const m = entries[start - 1] as TranscriptEntry;
+    const t = tokens(m);
+    const newestTurn = start - 1 >= lastAssistant;
+    if (!newestTurn && (entries.length - start + 1 > limits.maxMessages || t > room)) break;
+    room -= t;
+    start--;
+  }
+  // A window that opens on tool results would orphan them from their assistant turn: move past them.
+  while (start < entries.length && entries[start]?.role === 'tool') start++;
+  return start;
+}
+
+/**
+ * Characters a single tool result may keep in a window of these limits: half of the room the anchored
+ * head leaves, never more than `cap` (MAX_RESULT_CHARS) and never less than 500.
+ *
+ * ```ts
+ * resultChars(head, { maxMessages: 40, maxTokens: 4_000, bytesPerToken: 4 }, 16_000) // 6_000 with a 1,000-token head
+ * ```
+ */
+export function resultChars(head: readonly TranscriptEntry[], limits: WindowLimits, cap: number): number {
+  const headTokens = head.reduce((n, m) => n + estimateTokens(entryBytes(m), limits.bytesPerToken), 0);
+  const room = Math.max(0, limits.maxTokens - headTokens);
+  return Math.max(MIN_RESULT_CHARS, Math.min(cap, Math.floor(room * RESULT_SHARE * limits.bytesPerToken)));
 }

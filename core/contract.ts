@@ -132,6 +132,16 @@ export const TaskResultSchema = z.object({
   omitted: z.object({ toolCalls: z.number().int().min(0), injections: z.number().int().min(0) }).optional(),
   /** Present when the task FAILED: what the provider or the system said. */
   error: NormalizedErrorSchema.optional(),
+  /**
+   * Where the whole transcript lives in the content store: the manifest of the last LLM call's context
+   * (it links to every earlier one) and the messages after it. `starry logs --transcript` prints it.
+   */
+  transcript: z
+    .object({
+      manifest: z.string().optional(),
+      tail: z.array(z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']), ref: z.string().optional(), text: z.string().optional() }).passthrough()),
+    })
+    .optional(),
 });
 /** The result JSON of `starry run --json`, of `GET /v1/tasks/{workflowId}` and of the `state` query's task entries. */
 export type TaskResult = z.infer<typeof TaskResultSchema>;

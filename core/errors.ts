@@ -29,6 +29,8 @@ export const ERROR_CODES = [
   'E_AUTH',
   'E_INTERNAL',
   'E_SKIPPED',
+  /** A transcript blob the history refers to is not in the content store. */
+  'E_BLOB_MISSING',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -49,10 +51,12 @@ export interface ToolExecutionResult {
   success: boolean;
   data?: unknown;
   error?: NormalizedError;
+  /** With the transcript store: the result as the tool message the LLM will see, stored (no `data`). */
+  message?: StoredMessage;
 }
 
 const TRANSIENT = new Set<string>(['ETIMEDOUT', 'ECONNREFUSED', 'ECONNRESET', 'EAI_AGAIN', 'E_RATE_LIMIT', 'E_UNAVAILABLE']);
-const FATAL = new Set<string>(['ENOMEM', 'E_AUTH', 'E_INTERNAL']);
+const FATAL = new Set<string>(['ENOMEM', 'E_AUTH', 'E_INTERNAL', 'E_BLOB_MISSING']);
 
 /**
  * The default kind of a code: transient codes are retried, fatal ones stop the agent, the rest are pain.
@@ -100,4 +104,5 @@ export function failure(error: NormalizedError): ToolExecutionResult {
 /** A successful ToolExecutionResult. */
 export function success(data: unknown): ToolExecutionResult {
   return { success: true, data };
-}
+}import type { StoredMessage } from './llm';
+

@@ -24,6 +24,41 @@ export type ChatMessage =
     }
   | { role: 'tool'; callId: string; name: string; text: string };
 
+/**
+ * A message of the transcript kept in the content store (issue: history grows with new content only):
+ * the workflow holds its address and size, the LLM activity reads it back. `ref` is the SHA-256 of the
+ * message's JSON; `bytes` its size, what the token-aware window counts.
+ */
+export interface StoredMessage {
+  role: ChatMessage['role'];
+  ref: string;
+  bytes: number;
+}
+
+/** A message as the task workflow keeps it: inline (what the workflow wrote itself) or stored. */
+export type TranscriptEntry = ChatMessage | StoredMessage;
+
+/** True when the entry's content lives in the store. */
+export function isStored(m: TranscriptEntry): m is StoredMessage {
+  return 'ref' in m;
+}
+
+/**
+ * An LLM call's context as references: the messages of an earlier call's context (`base`, a manifest
+ * the LLM activity stored), minus the oldest `drop` after its anchored head, plus `append`. A tick's
+ * activity input then carries only what is new, whatever the size of the context.
+ */
+export interface ContextDelta {
+  /** The manifest of an earlier call's context (its answer included); absent on the first call. */
+  base?: string;
+  /** The anchored head (system prompt, goal): on the first call only, the base has it after. */
+  head?: TranscriptEntry[];
+  /** Messages of the base after its head left out, oldest first. */
+  drop: number;
+  /** Messages after the base's, in order. */
+  append: TranscriptEntry[];
+}
+
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
@@ -53,12 +88,39 @@ export interface LlmRequest {
   maxRetryDelayMs?: number;
 }
 
+/**
+ * Input of the LLM activity: an `LlmRequest` whose context is either whole (`messages` and `tools`, as
+ * recorded before the transcript store) or references (`context`; `tools` only when it has no base).
+ * The activity resolves it into the `LlmRequest` a provider receives.
+ */
+export type LlmCallInput = Omit<LlmRequest, 'messages' | 'tools'> & { messages?: ChatMessage[]; tools?: ToolSpec[]; context?: ContextDelta };
+
 /** Output of an LLM activity. */
 export interface LlmResponse {
   text?: string;
   toolCalls: LlmToolCall[];
   usage: TokenUsage;
   providerParts?: unknown[];
+  /** With a `context` request: the answer as stored (its provider parts live there, not here). */
+  message?: StoredMessage;
+  /**
+   * With a `context` request: the manifest of this call's context with the answer appended (the next
+   * call's base), and the bytes of the messages and tools it sent (to calibrate the token estimate).
+   */
+  context?: { ref: string; sentBytes: number };
+}
+
+/**
+ * The model's turn as a message of the transcript: what it said, the calls it asked for and its own
+ * parts, each only when present (the shape every provider maps back onto its wire).
+ */
+export function assistantMessage(response: Pick<LlmResponse, 'text' | 'toolCalls' | 'providerParts'>): ChatMessage {
+  return {
+    role: 'assistant',
+    ...(response.text !== undefined ? { text: response.text } : {}),
+    ...(response.toolCalls.length ? { toolCalls: response.toolCalls } : {}),
+    ...(response.providerParts ? { providerParts: response.providerParts } : {}),
+  };
 }
 
 /**

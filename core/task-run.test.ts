@@ -1,10 +1,10 @@
 import { parseAgentConfig, type AgentConfigInput } from './config';
 import { LIMITS, TaskProgressSchema, TaskResultSchema, TaskStatusSchema } from './contract';
 import { failure, normalizedError } from './errors';
-import type { LlmResponse, LlmToolCall } from './llm';
+import type { LlmCallInput, LlmResponse, LlmToolCall } from './llm';
 import { initialCounters } from './safety-counters';
 import { HISTORY_LIMITS } from './safety-rungs';
-import { TaskRun, type TaskEnd, type TaskRunInput } from './task-run';
+import { CARRIED_RECORDS, TaskRun, type TaskEnd, type TaskRunInput } from './task-run';
 import type { TaskCheckpoint } from './types';
 
 const QUIET = { events: 10, bytes: 1000 };
@@ -49,7 +49,7 @@ describe('TaskRun: a tick', () => {
     expect(run.startTick(QUIET)).toBeUndefined();
     const call = run.llmCall();
     expect('request' in call && call.request).toMatchObject({ llm: 'scripted:x.json', agentId: 'a1', taskId: 'task-1', callNumber: 1, tick: 1, maxOutputTokens: 8192, maxRetryDelayMs: 30_000 });
-    expect('request' in call && call.request.tools.map((t) => t.name)).toEqual(['fs.read', 'fs.write', 'fs.list', 'shell.run', 'http.get']);
+    expect('request' in call && call.request.tools?.map((t) => t.name)).toEqual(['fs.read', 'fs.write', 'fs.list', 'shell.run', 'http.get']);
     expect(run.checkpoint.ticks).toBe(1);
   });
 
@@ -344,5 +344,103 @@ describe('TaskRun: what it reports', () => {
     expect(details).toContain('### Task task-1 · SUSPENDED · agent SAFETY_LOCKOUT');
     expect(details).toContain('**suspended, waiting for a human**: `starry unlock a1 --resume` continues it');
     expect(run.details('WAITING_FOR_EVENT', undefined, 'COMPLETED')).not.toContain('waiting for a human');
+  });
+});
+
+describe('TaskRun: the transcript in the store', () => {
+  const storeRun = (config: AgentConfigInput = {}, over: Partial<TaskRunInput> = {}) =>
+    new TaskRun(
+      { agentId: 'a1', taskId: 'task-1', goal: 'read notes.md', config: parseAgentConfig(config, 'scripted:x.json'), counters: initialCounters(), agentTokensUsed: 0, ...over },
+      'agent-a1-task-1',
+      { store: true },
+    );
+  /** Answer the tick's call as the LLM activity does with a store: the answer and the context's manifest stored. */
+  function storedTick(run: TaskRun, n: number, calls: LlmToolCall[]): { request: LlmCallInput; calls: LlmToolCall[] } {
+    expect(run.startTick(QUIET)).toBeUndefined();
+    const call = run.llmCall();
+    if ('end' in call) throw new Error('ended');
+    const next = run.llmAnswered({ ...answer(calls), message: { role: 'assistant', ref: `answer-${n}`, bytes: 300 }, context: { ref: `manifest-${n}`, sentBytes: 8000 } });
+    return { request: call.request, calls: 'calls' in next ? next.calls : [] };
+  }
+  const storedResult = (n: number, bytes = 2000) => ({ success: true, message: { role: 'tool' as const, ref: `result-${n}`, bytes } });
+
+  it('sends the head and the tools once, then only what came after the last call, by reference', () => {
+    const run = storeRun();
+    const first = storedTick(run, 1, [read('c1')]);
+    expect(first.request.messages).toBeUndefined();
+    expect(first.request.tools?.map((t) => t.name)).toContain('fs.read');
+    expect(first.request.context).toEqual({ head: [expect.objectContaining({ role: 'system' }), { role: 'user', text: 'read notes.md' }], drop: 0, append: [] });
+    const step = run.beforeTool(first.calls[0] as LlmToolCall);
+    if (!step.run) throw new Error('not run');
+    run.afterTool(step.pending, storedResult(1));
+    run.endTurn();
+
+    const second = storedTick(run, 2, [bad('c2')]);
+    expect(second.request.tools).toBeUndefined();
+    expect(second.request.context).toEqual({ base: 'manifest-1', drop: 0, append: [{ role: 'tool', ref: 'result-1', bytes: 2000 }] });
+    run.beforeTool(second.calls[0] as LlmToolCall); // invalid: pain, written inline by the workflow
+    run.endTurn();
+    const third = storedTick(run, 3, []);
+    expect(third.request.context?.base).toBe('manifest-2');
+    expect(third.request.context?.append).toEqual([expect.objectContaining({ role: 'tool', text: expect.stringContaining('E_UNKNOWN_TOOL') })]);
+    // The calibration: 8,000 bytes sent for 10 input tokens is off the scale, kept at 16.
+    expect(run.checkpoint.bytesPerToken).toBe(16);
+  });
+
+  it('drops from the base what the window no longer holds, and keeps only the head and the window itself', () => {
+    const run = storeRun({ contextWindow: 4 });
+    for (let n = 1; n <= 6; n++) {
+      const { request, calls } = storedTick(run, n, [read(`c${n}`)]);
+      if (n > 3) expect(request.context?.drop).toBe(2);
+      const step = run.beforeTool(calls[0] as LlmToolCall);
+      if (step.run) run.afterTool(step.pending, storedResult(n));
+      run.endTurn();
+    }
+    // Head + the last call's window of 4 + its answer + this turn's result: it does not grow with the ticks.
+    expect(run.checkpoint.messages).toHaveLength(2 + 4 + 1 + 1);
+    expect(run.checkpoint.sent).toEqual({ ref: 'manifest-6', from: 2, to: run.checkpoint.messages.length - 1 });
+    expect(run.transcript()).toEqual({ manifest: 'manifest-6', tail: [{ role: 'tool', ref: 'result-6', bytes: 2000 }] });
+  });
+
+  it('asks the tool activity to cut a result to what a small window holds', () => {
+    expect(storeRun().resultChars()).toBe(16_000);
+    expect(storeRun({ contextTokens: 2000 }).resultChars()).toBeLessThan(4000);
+  });
+
+  it('continues as new with everything it counted: tokens, the loop cap allowance, messages taken, counters', () => {
+    const run = storeRun({ safety: { maxTicks: 3 } });
+    for (let n = 1; n <= 2; n++) {
+      const { calls } = storedTick(run, n, [bad(`c${n}`)]);
+      run.beforeTool(calls[0] as LlmToolCall);
+      run.endTurn();
+    }
+    expect(run.receive({ text: 'keep going' })).toBeUndefined();
+    const next = JSON.parse(JSON.stringify(run.continuation())) as TaskRunInput;
+    expect(next.continued).toEqual({ runTokens: 30, allowanceStart: 0, received: 1, lastErrorCode: 'E_UNKNOWN_TOOL', omitted: { toolCalls: 0, injections: 0 } });
+    expect(next.messages).toEqual([{ text: 'keep going' }]);
+    expect(next.counters.consecutiveFailures).toBe(2);
+    expect(next.checkpoint?.sent?.ref).toBe('manifest-2');
+
+    const after = new TaskRun(next, 'agent-a1-task-1', { store: true });
+    expect(after.runTokens).toBe(30);
+    storedTick(after, 3, [bad('c3')]);
+    expect(after.checkpoint.injections.at(-1)).toMatchObject({ kind: 'MESSAGE', tick: 3 });
+    // The loop cap counts from the task's start, not from the new run: tick 4 is over the cap of 3.
+    expect(after.startTick(QUIET)).toMatchObject({ outcome: 'SUSPENDED', lock: { reason: { code: 'LOOP_CAP' } } });
+  });
+
+  it('carries at most the newest records into the next run, counting the rest as omitted', () => {
+    const run = storeRun({ safety: { maxTicks: 500, cascadeErrors: 1000, cascadeWindow: 1000, frustrationThreshold: 100, repeatThreshold: 100 } });
+    for (let n = 1; n <= CARRIED_RECORDS + 10; n++) {
+      const { calls } = storedTick(run, n, [read(`c${n}`)]);
+      const step = run.beforeTool(calls[0] as LlmToolCall);
+      if (step.run) run.afterTool(step.pending, storedResult(n));
+      run.endTurn();
+    }
+    const next = run.continuation();
+    expect(next.checkpoint?.toolCalls).toHaveLength(CARRIED_RECORDS);
+    expect(next.continued?.omitted).toEqual({ toolCalls: 10, injections: 0 });
+    const after = new TaskRun(next, 'agent-a1-task-1', { store: true });
+    expect(after.close({ outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT' }).result.omitted).toEqual({ toolCalls: 10, injections: 0 });
   });
 });

@@ -8,18 +8,18 @@
  * `beforeTool` → the tool activity → `afterTool` (or `toolCancelled` / `toolFailed`) → `endTurn`. Any step
  * may return a `TaskEnd`; `close` turns it into the run's output.
  */
-import { fitResult, jsonBytes } from './compact';
+import { cutStrings, fitResult, jsonBytes } from './compact';
 import type { AgentConfig } from './config';
-import { assembleContext } from './context';
+import { assembleContext, calibrate, DEFAULT_BYTES_PER_TOKEN, resultChars, windowStart, type WindowLimits } from './context';
 import { HumanMessageSchema, LIMITS, type HumanMessage, type TaskProgress, type TaskStatus } from './contract';
 import { failure, normalizedError, type NormalizedError, type ToolExecutionResult } from './errors';
 import { fingerprint } from './fingerprint';
 import { getGuide, type Guide, type PainContext } from './guides';
-import type { LlmRequest, LlmResponse, LlmToolCall } from './llm';
+import { assistantMessage, type ChatMessage, type ContextDelta, type LlmCallInput, type LlmResponse, type LlmToolCall } from './llm';
 import { SafetyMonitor, type LockVerdict, type SafetyCounters } from './safety-monitor';
 import { fatalLock, historyLimit } from './safety-rungs';
 import { toolSpecs, toolSummary, validateToolCall } from './tools';
-import { frustrationFirst, retryHistory, skippedText, toolResultText, verifyText } from './transcript';
+import { frustrationFirst, MAX_RESULT_CHARS, retryHistory, skippedText, toolResultText, verifyText } from './transcript';
 import type { AgentState, Injection, LockReason, TaskCheckpoint, TaskOutcome, TaskResult, ToolCallRecord } from './types';
 
 /** The task workflow's input. */
@@ -33,8 +33,31 @@ export interface TaskRunInput {
   agentTokensUsed: number;
   /** Present when `admin:unlock --resume` continues a suspended task. */
   checkpoint?: TaskCheckpoint;
-  /** Human messages that arrived while no task was running. */
+  /** Human messages that arrived while no task was running (or before the task continued as new). */
   messages?: HumanMessage[];
+  /** Present when the task continued as new: what the run before this one had counted. */
+  continued?: Continued;
+}
+
+/** What a task's next run takes over when it continues as new, besides the checkpoint. */
+export interface Continued {
+  runTokens: number;
+  /** The tick the loop cap counts from (the start or the last resume). */
+  allowanceStart: number;
+  /** Human messages taken this run, against `LIMITS.messagesPerRun`. */
+  received: number;
+  lastErrorCode?: string;
+  /** Oldest tool calls and injections no longer carried. */
+  omitted: { toolCalls: number; injections: number };
+}
+
+/** How a run keeps its transcript. */
+export interface TaskRunOptions {
+  /**
+   * Large content in the content store, the history carrying references (every run since the patch);
+   * without it, each LLM call carries the whole context, as recorded before.
+   */
+  store?: boolean;
 }
 
 /** The outcome of a task run: the task workflow's result, and what the agent consumes. */
@@ -86,6 +109,11 @@ interface Turn {
 const HALTED_BEFORE = 'SYSTEM_HALT: stopped by a human before this call started';
 const HALTED_WHILE = 'SYSTEM_HALT: cancelled while running';
 
+/** Tool calls and injections a task carries into its next run at most (the transcript keeps them all). */
+export const CARRIED_RECORDS = 50;
+/** Entries anchored at the start of every context: the system prompt and the goal. */
+const ANCHORED = 2;
+
 /** A new task's checkpoint: the anchored system prompt and goal, nothing done yet. */
 function freshCheckpoint(guide: Guide, config: AgentConfig, goal: string): TaskCheckpoint {
   return {
@@ -128,18 +156,31 @@ export class TaskRun {
   private readonly inbox: HumanMessage[];
   private readonly allowanceStart: number;
   private received = 0;
+  private omitted = { toolCalls: 0, injections: 0 };
   private turn: Turn = { tick: 0, alerts: [] };
+  private readonly store: boolean;
+  /** Where the window of the call in flight opened (store mode), to record what its manifest holds. */
+  private windowFrom = ANCHORED;
 
   constructor(
     readonly input: TaskRunInput,
     readonly workflowId: string,
+    opts: TaskRunOptions = {},
   ) {
     this.guide = getGuide(input.config.guide);
     this.checkpoint = input.checkpoint ?? freshCheckpoint(this.guide, input.config, input.goal);
     this.counters = input.counters;
     this.inbox = [...(input.messages ?? [])];
-    // Ticks since the start (or the resume) are what the loop cap counts.
-    this.allowanceStart = this.checkpoint.ticks;
+    this.store = opts.store ?? false;
+    const c = input.continued;
+    // Ticks since the start (or the resume) are what the loop cap counts; continuing as new is neither.
+    this.allowanceStart = c?.allowanceStart ?? this.checkpoint.ticks;
+    if (c) {
+      this.runTokens = c.runTokens;
+      this.received = c.received;
+      this.omitted = { ...c.omitted };
+      if (c.lastErrorCode) this.lastErrorCode = c.lastErrorCode;
+    }
   }
 
   private get config(): AgentConfig {
@@ -214,23 +255,30 @@ export class TaskRun {
    * The tick's LLM request: the context with the system prompt and goal anchored, checked against the
    * payload limit, and the budget (`beforeLLMCall`, which also caps the output tokens).
    */
-  llmCall(): { end: TaskEnd } | { request: LlmRequest } {
+  llmCall(): { end: TaskEnd } | { request: LlmCallInput } {
     const { config, input } = this;
     const cp = this.checkpoint;
     const tick = cp.ticks;
-    const messages = assembleContext({ messages: cp.messages, window: config.contextWindow });
-    // An LLM call's input is one payload: past Temporal's limit it could not even be scheduled.
-    const contextBytes = jsonBytes(messages);
-    if (contextBytes > LIMITS.llmInputBytes) {
-      const error = normalizedError({
-        code: 'E_OUTPUT_TOO_LARGE',
-        kind: 'execution',
-        source: 'task context',
-        message: `the context of tick ${tick} is ${Math.ceil(contextBytes / 1000)} KB, more than the ${LIMITS.llmInputBytes / 1000} KB an LLM call may carry (Temporal's payload limit is 2 MB): lower contextWindow or tools.maxOutputBytes and submit again`,
-      });
-      return { end: { outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error } };
-    }
     const budget = SafetyMonitor.beforeLLMCall(config.safety, { tokensUsed: input.agentTokensUsed + this.runTokens });
+    let context: Pick<LlmCallInput, 'messages' | 'tools' | 'context'>;
+    if (this.store) {
+      const delta = this.contextDelta();
+      context = { context: delta, ...(delta.base ? {} : { tools: toolSpecs() }) };
+    } else {
+      const messages = assembleContext({ messages: cp.messages as ChatMessage[], window: config.contextWindow });
+      // An LLM call's input is one payload: past Temporal's limit it could not even be scheduled.
+      const contextBytes = jsonBytes(messages);
+      if (contextBytes > LIMITS.llmInputBytes) {
+        const error = normalizedError({
+          code: 'E_OUTPUT_TOO_LARGE',
+          kind: 'execution',
+          source: 'task context',
+          message: `the context of tick ${tick} is ${Math.ceil(contextBytes / 1000)} KB, more than the ${LIMITS.llmInputBytes / 1000} KB an LLM call may carry (Temporal's payload limit is 2 MB): lower contextWindow or tools.maxOutputBytes and submit again`,
+        });
+        return { end: { outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error } };
+      }
+      context = { messages, tools: toolSpecs() };
+    }
     if (budget.lock) return { end: suspended(budget.lock) };
     const callNumber = ++cp.callNumber;
     return {
@@ -240,8 +288,7 @@ export class TaskRun {
         taskId: input.taskId,
         callNumber,
         tick,
-        messages,
-        tools: toolSpecs(),
+        ...context,
         maxOutputTokens: budget.maxOutputTokens,
         maxRetryDelayMs: config.retry.maximumIntervalMs,
       },
@@ -266,12 +313,12 @@ export class TaskRun {
     const used = response.usage.inputTokens + response.usage.outputTokens;
     this.runTokens += used;
     cp.tokensUsed += used;
-    cp.messages.push({
-      role: 'assistant',
-      ...(response.text !== undefined ? { text: response.text } : {}),
-      ...(response.toolCalls.length ? { toolCalls: response.toolCalls } : {}),
-      ...(response.providerParts ? { providerParts: response.providerParts } : {}),
-    });
+    if (response.message && response.context) {
+      cp.messages.push(response.message);
+      this.sent(response.context, response.usage.inputTokens);
+    } else {
+      cp.messages.push(assistantMessage(response));
+    }
     if (response.toolCalls.length === 0) {
       if (this.config.verify && !cp.verifyAsked) {
         cp.verifyAsked = true;
@@ -341,6 +388,12 @@ export class TaskRun {
     const verdict = SafetyMonitor.afterToolExecution(this.config.safety, this.counters, { toolName: call.name, fingerprint: record.fingerprint, success: result.success });
     this.counters = verdict.counters;
     let text: string;
+    if (result.success && result.message) {
+      cp.toolCalls.push(record);
+      cp.messages.push(result.message);
+      this.turnVerdict(verdict, record);
+      return;
+    }
     if (result.success) {
       text = toolResultText(result.data);
     } else {
@@ -353,6 +406,11 @@ export class TaskRun {
     }
     cp.toolCalls.push(record);
     cp.messages.push({ role: 'tool', callId: call.id, name: call.name, text });
+    this.turnVerdict(verdict, record);
+  }
+
+  /** The safety verdict of a call for the rest of its turn: alerts wait for its end, a lock or a frustration intervention skips it. */
+  private turnVerdict(verdict: ReturnType<typeof SafetyMonitor.afterToolExecution>, record: ToolCallRecord): void {
     for (const alert of verdict.alerts) this.turn.alerts.push({ kind: alert.kind, text: this.guide.interpretAlert(alert, this.painContext(record)) });
     if (verdict.lock) {
       this.turn.lock = verdict.lock;
@@ -394,13 +452,14 @@ export class TaskRun {
         ...(error ? { error } : {}),
         ...(finalText !== undefined ? { finalText } : {}),
         ...(reason ? { reason } : {}),
+        ...(this.store ? { transcript: this.transcript() } : {}),
       },
       LIMITS.taskResultBytes,
     );
     const out: TaskRunOutput = { result, counters: this.counters, runTokens: this.runTokens };
     if (lock) out.lock = lock;
     // A resumed task sees only the anchored head and the window again, so that is all it carries.
-    if (outcome === 'SUSPENDED') out.checkpoint = { ...this.checkpoint, messages: assembleContext({ messages: this.checkpoint.messages, window: this.config.contextWindow }) };
+    if (outcome === 'SUSPENDED') out.checkpoint = this.store ? this.carriedCheckpoint() : { ...this.checkpoint, messages: assembleContext({ messages: this.checkpoint.messages, window: this.config.contextWindow }) };
     if (this.inbox.length) out.undelivered = this.inbox.splice(0);
     return out;
   }
@@ -408,7 +467,83 @@ export class TaskRun {
   private soFar(): Omit<TaskResult, 'outcome' | 'agentState'> {
     const { agentId, taskId } = this.input;
     const cp = this.checkpoint;
-    return { agentId, taskId, workflowId: this.workflowId, ticks: cp.ticks, tokensUsed: cp.tokensUsed, toolCalls: cp.toolCalls, injections: cp.injections };
+    const omitted = this.omitted.toolCalls || this.omitted.injections ? { omitted: { ...this.omitted } } : {};
+    return { agentId, taskId, workflowId: this.workflowId, ticks: cp.ticks, tokensUsed: cp.tokensUsed, toolCalls: cp.toolCalls, injections: cp.injections, ...omitted };
+  }
+
+  /**
+   * The next run's input when the task continues as new: the checkpoint (bounded: the context still to
+   * send and the newest records), the counters, and what this run had counted, so neither the loop cap,
+   * the budget nor the message allowance starts over.
+   */
+  continuation(): TaskRunInput {
+    const checkpoint = this.carriedCheckpoint();
+    const { input } = this;
+    const continued: Continued = { runTokens: this.runTokens, allowanceStart: this.allowanceStart, received: this.received, omitted: { ...this.omitted }, ...this.lastError() };
+    const { messages: _pending, ...rest } = input;
+    const messages = this.inbox.splice(0);
+    return { ...rest, counters: this.counters, checkpoint, continued, ...(messages.length ? { messages } : {}) };
+  }
+
+  /**
+   * What the transcript store holds of this run (store mode): the manifest of the last call's context
+   * with its answer, and the entries after it. `starry logs --transcript` resolves it.
+   */
+  transcript(): NonNullable<TaskResult['transcript']> {
+    const cp = this.checkpoint;
+    type Tail = NonNullable<TaskResult['transcript']>['tail'];
+    const tail = cp.messages.slice(cp.sent?.to ?? 0) as unknown as Tail;
+    return { ...(cp.sent ? { manifest: cp.sent.ref } : {}), tail };
+  }
+
+  /**
+   * The checkpoint with its oldest records dropped (counted in `omitted`) and long strings cut, so what
+   * a run hands on stays far below the payload limit; the messages are already bounded.
+   */
+  private carriedCheckpoint(): TaskCheckpoint {
+    const cp = this.checkpoint;
+    const toolCalls = cutStrings(cp.toolCalls.slice(-CARRIED_RECORDS)) as ToolCallRecord[];
+    const injections = cutStrings(cp.injections.slice(-CARRIED_RECORDS)) as Injection[];
+    this.omitted = { toolCalls: this.omitted.toolCalls + cp.toolCalls.length - toolCalls.length, injections: this.omitted.injections + cp.injections.length - injections.length };
+    cp.toolCalls = toolCalls;
+    cp.injections = injections;
+    return { ...cp, messages: [...cp.messages] };
+  }
+
+  private limits(): WindowLimits {
+    const { contextWindow, contextTokens } = this.config;
+    return { maxMessages: contextWindow, maxTokens: contextTokens ?? Number.MAX_SAFE_INTEGER, bytesPerToken: this.checkpoint.bytesPerToken ?? DEFAULT_BYTES_PER_TOKEN, anchored: ANCHORED };
+  }
+
+  /** Characters the next tool result may keep in the context (store mode: the tool activity cuts it). */
+  resultChars(): number {
+    return resultChars(this.checkpoint.messages.slice(0, ANCHORED), this.limits(), MAX_RESULT_CHARS);
+  }
+
+  /**
+   * The next call's context as a delta: the base (the last call's manifest, its answer included) less
+   * what the window no longer holds, plus what came after it. The first call sends the head and the tools.
+   */
+  private contextDelta(): ContextDelta {
+    const cp = this.checkpoint;
+    const sent = cp.sent;
+    // The window only moves forward: what the base dropped is not sent again.
+    const start = Math.max(windowStart(cp.messages, this.limits()), sent?.from ?? ANCHORED);
+    this.windowFrom = start;
+    if (!sent) return { head: cp.messages.slice(0, ANCHORED), drop: 0, append: cp.messages.slice(start) };
+    return { base: sent.ref, drop: start - sent.from, append: cp.messages.slice(sent.to) };
+  }
+
+  /**
+   * The call's context is stored (its manifest holds the window and the answer): the workflow keeps only
+   * the head and that window, so its memory and what it carries stay bounded however long the task.
+   */
+  private sent(context: { ref: string; sentBytes: number }, inputTokens: number): void {
+    const cp = this.checkpoint;
+    cp.bytesPerToken = calibrate(context.sentBytes, inputTokens, cp.bytesPerToken ?? DEFAULT_BYTES_PER_TOKEN);
+    const from = this.windowFrom;
+    cp.messages = [...cp.messages.slice(0, ANCHORED), ...cp.messages.slice(from)];
+    cp.sent = { ref: context.ref, from: ANCHORED, to: cp.messages.length };
   }
 
   private lastError(): { lastErrorCode?: string } {

@@ -9,15 +9,20 @@ import type { NormalizedError } from './errors';
 export const MAX_RESULT_CHARS = 16_000;
 
 /**
- * A successful tool result as the LLM sees it.
+ * A successful tool result as the LLM sees it, cut to `maxChars`. A result cut to fit a small context
+ * window says how much was left out and how to get the rest; the fixed cap keeps its original note, so
+ * what models receive did not change.
  *
  * ```ts
  * toolResultText({ entries: [] }) // '{"entries":[]}'
  * ```
  */
-export function toolResultText(data: unknown): string {
+export function toolResultText(data: unknown, maxChars: number = MAX_RESULT_CHARS): string {
   const text = typeof data === 'string' ? data : JSON.stringify(data ?? null);
-  return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS)}… [cut at ${MAX_RESULT_CHARS} characters]` : text;
+  if (text.length <= maxChars) return text;
+  if (maxChars >= MAX_RESULT_CHARS) return `${text.slice(0, MAX_RESULT_CHARS)}… [cut at ${MAX_RESULT_CHARS} characters]`;
+  const left = text.length - maxChars;
+  return `${text.slice(0, maxChars)}… [cut to fit the context window: ${left} of ${text.length} characters left out. Ask for a smaller part to read the rest, e.g. fs.read with maxBytes, or a command that prints only the lines you need]`;
 }
 
 /** The tool result of a call that was not executed. */

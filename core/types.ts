@@ -3,7 +3,7 @@
  * `core/contract.ts` (the types are inferred from them); this module keeps the state predicates and the
  * suspended task's checkpoint, which is internal to the agent.
  */
-import type { ChatMessage } from './llm';
+import type { TranscriptEntry } from './llm';
 import type { AgentState, Injection, ToolCallRecord } from './contract';
 
 export type {
@@ -27,7 +27,12 @@ export function isLocked(state: AgentState): boolean {
 
 /** Everything a suspended task needs to continue where it stopped (`admin:unlock --resume`). */
 export interface TaskCheckpoint {
-  messages: ChatMessage[];
+  /** The anchored head, then (with the transcript store) the last call's window and what came after it. */
+  messages: TranscriptEntry[];
+  /** The manifest of the last call's context (its answer included): it holds `messages[from..to)` after the head. */
+  sent?: { ref: string; from: number; to: number };
+  /** Bytes per token of the target model, calibrated by the provider's counts. */
+  bytesPerToken?: number;
   ticks: number;
   callNumber: number;
   tokensUsed: number;

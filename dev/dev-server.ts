@@ -20,6 +20,8 @@ export interface DevServerOptions {
   /** Keep running after this process exits (the demo leaves the server up for the Web UI). */
   detached?: boolean;
   logFile?: string;
+  /** Dynamic config values (`--dynamic-config-value`), e.g. a low `limit.historyCount.suggestContinueAsNew` in a test. */
+  dynamicConfig?: Record<string, string | number>;
 }
 
 export interface DevServer {
@@ -136,6 +138,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   args.push('--ui-disable-news-fetch');
   if (dbFile) args.push('--db-filename', dbFile);
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const [key, value] of Object.entries(opts.dynamicConfig ?? {})) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
 
   const log = openSync(logFile, 'a');
   const child = spawn(cli, args, { stdio: ['ignore', log, log], detached: opts.detached ?? false });

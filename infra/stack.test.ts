@@ -44,6 +44,7 @@ describe('the workers on Fargate', () => {
             { Name: 'TEMPORAL_ADDRESS', Value: 'my-ns.a1b2c.tmprl.cloud:7233' },
             { Name: 'TEMPORAL_NAMESPACE', Value: 'my-ns.a1b2c' },
             Match.objectLike({ Name: 'STARRY_ALERT_TOPIC_ARN' }),
+            { Name: 'STARRY_STORE_BUCKET', Value: { Ref: Match.stringLikeRegexp('^Transcripts') } },
           ]),
           Secrets: [
             Match.objectLike({ Name: 'OPENAI_API_KEY', ValueFrom: { Ref: Match.stringLikeRegexp('^OpenAiApiKey') } }),
@@ -70,13 +71,19 @@ describe('the workers on Fargate', () => {
     });
   });
 
-  it('may publish to the alert topic and nothing else; the task role has no other policy', () => {
+  it('may publish to the alert topic and read and write the transcript bucket, nothing else (no delete); the task role has no other policy', () => {
     const policies = template.findResources('AWS::IAM::Policy');
     const taskRolePolicies = Object.values(policies).filter((p) => JSON.stringify(p).includes('WorkerTaskTaskRole'));
     expect(taskRolePolicies).toHaveLength(1);
-    expect(taskRolePolicies[0]?.Properties.PolicyDocument.Statement).toEqual([
+    const bucketArn = { 'Fn::GetAtt': [expect.stringMatching(/^Transcripts/), 'Arn'] };
+    const objects = { 'Fn::Join': ['', [bucketArn, '/*']] };
+    const statements = taskRolePolicies[0]?.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[];
+    expect(statements).toEqual([
       { Action: 'sns:Publish', Effect: 'Allow', Resource: { Ref: expect.stringMatching(/^Alerts/) } },
+      { Action: ['s3:GetObject*', 's3:GetBucket*', 's3:List*'], Effect: 'Allow', Resource: [bucketArn, objects] },
+      { Action: expect.arrayContaining(['s3:PutObject']), Effect: 'Allow', Resource: objects },
     ]);
+    expect(statements.flatMap((st) => st.Action).filter((a) => /Delete|^s3:\*$/.test(a))).toEqual([]);
   });
 
   it('alarm on worker errors, to the alert topic', () => {
@@ -117,6 +124,27 @@ describe('the HTTP API on Lambda', () => {
     const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p).includes('ApiFunctionServiceRole'));
     const actions = policies.flatMap((p) => (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => s.Action));
     expect([...new Set(actions)].sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+  });
+});
+
+describe('the transcript bucket', () => {
+  it('is private, encrypted, TLS-only, unversioned, and kept when the stack goes', () => {
+    template.resourceCountIs('AWS::S3::Bucket', 1);
+    template.hasResource('AWS::S3::Bucket', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: {
+        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+        VersioningConfiguration: Match.absent(),
+        // Deleting the blob of a live task breaks it: nothing expires them.
+        LifecycleConfiguration: Match.absent(),
+      },
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+    template.hasOutput('TranscriptBucketName', { Value: { Ref: Match.stringLikeRegexp('^Transcripts') } });
   });
 });
 

@@ -1,9 +1,10 @@
 /**
  * Everything but Temporal on AWS (docs/DEPLOY.md): workers on ECS Fargate, the HTTP API on Lambda
- * behind an API Gateway HTTP API, secrets in Secrets Manager, alerts on SNS, logs with retention and an
- * alarm on worker errors. Temporal itself is Temporal Cloud or your own cluster, given by address.
- * Least privilege: the worker's task role may publish to the alert topic and nothing else; its
- * execution role reads its secrets; the API's role reads its secrets.
+ * behind an API Gateway HTTP API, secrets in Secrets Manager, alerts on SNS, transcripts in S3, logs
+ * with retention and an alarm on worker errors. Temporal itself is Temporal Cloud or your own cluster,
+ * given by address. Least privilege: the worker's task role may publish to the alert topic and read and
+ * write the transcript bucket, nothing else; its execution role reads its secrets; the API's role reads
+ * its secrets.
  */
 import path from 'node:path';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
@@ -17,6 +18,7 @@ import { Cluster, ContainerImage, ContainerInsights, FargateService, FargateTask
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Subscription, SubscriptionProtocol, Topic } from 'aws-cdk-lib/aws-sns';
 import { NagSuppressions } from 'cdk-nag';
@@ -42,6 +44,7 @@ export interface StarryStackProps extends StackProps {
 
 export class StarryStack extends Stack {
   readonly alertTopic: Topic;
+  readonly transcripts: Bucket;
   readonly api: HttpApi;
 
   constructor(scope: Construct, id: string, props: StarryStackProps) {
@@ -66,6 +69,21 @@ export class StarryStack extends Stack {
     this.alertTopic = new Topic(this, 'Alerts', { displayName: 'OpenStarry alerts', enforceSSL: true });
     if (props.alertEmail) new Subscription(this, 'AlertEmail', { topic: this.alertTopic, protocol: SubscriptionProtocol.EMAIL, endpoint: props.alertEmail });
     NagSuppressions.addResourceSuppressions(this.alertTopic, [{ id: 'AwsSolutions-SNS2', reason: 'Alerts carry agent ids and reasons, no secrets; SSE with the AWS-managed key would block e-mail delivery setup without a CMK.' }]);
+
+    // --- Transcripts (activities/store/): blobs named by their SHA-256, which task histories refer to.
+    // Kept when the stack is deleted, and never expired here: deleting a blob a live (or suspended,
+    // waiting for a human) task refers to breaks that task. Not versioned: a key's content never changes.
+    this.transcripts = new Bucket(this, 'Transcripts', {
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      encryption: BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      versioned: false,
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+    NagSuppressions.addResourceSuppressions(this.transcripts, [
+      { id: 'AwsSolutions-S1', reason: 'Only the workers\' task role reads and writes it, by content hash; CloudTrail data events audit it when needed, without a second bucket of access logs.' },
+    ]);
 
     // --- Network: public subnets only (workers reach Temporal Cloud and LLM APIs; nothing reaches them).
     const flowLogs = new LogGroup(this, 'VpcFlowLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
@@ -96,14 +114,18 @@ export class StarryStack extends Stack {
         TEMPORAL_ADDRESS: props.temporalAddress,
         TEMPORAL_NAMESPACE: props.temporalNamespace,
         STARRY_ALERT_TOPIC_ARN: this.alertTopic.topicArn,
+        STARRY_STORE_BUCKET: this.transcripts.bucketName,
       } satisfies Partial<Record<WorkerEnvName, string>>,
       secrets: secrets as Record<string, EcsSecret>,
       logging: LogDrivers.awsLogs({ streamPrefix: 'worker', logGroup: workerLogs }),
       // SIGTERM, then 60 s: the worker lets activities in flight finish for 45 s (shutdownGraceTime).
       stopTimeout: Duration.seconds(60),
     });
-    // The task role (the worker's own AWS identity): publishing alerts, nothing else.
+    // The task role (the worker's own AWS identity): publishing alerts, reading and writing transcript
+    // blobs, nothing else. No delete: the store never deletes (content-addressed, shared by every task).
     this.alertTopic.grantPublish(task.taskRole);
+    this.transcripts.grantRead(task.taskRole);
+    this.transcripts.grantPut(task.taskRole);
 
     const service = new FargateService(this, 'Workers', {
       cluster,
@@ -181,6 +203,11 @@ export class StarryStack extends Stack {
       [
         { id: 'AwsSolutions-ECS2', reason: 'The environment holds only non-secret addresses; every secret is an ECS secret from Secrets Manager.' },
         { id: 'AwsSolutions-IAM5', reason: 'ecr:GetAuthorizationToken has no resource-level permissions: pulling an image built from the repository needs Resource *.', appliesTo: ['Resource::*'] },
+        {
+          id: 'AwsSolutions-IAM5',
+          reason: 'Transcript blobs are objects named by their hash, unknown in advance: the role reads and writes any object of its own bucket (CDK\'s grantRead and grantPut actions), and deletes none.',
+          appliesTo: ['Action::s3:GetObject*', 'Action::s3:GetBucket*', 'Action::s3:List*', 'Action::s3:Abort*', { regex: '/^Resource::<Transcripts[0-9A-F]+\\.Arn>\\/\\*$/' }],
+        },
       ],
       true,
     );
@@ -189,6 +216,7 @@ export class StarryStack extends Stack {
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint });
     new CfnOutput(this, 'AlertTopicArn', { value: this.alertTopic.topicArn });
+    new CfnOutput(this, 'TranscriptBucketName', { value: this.transcripts.bucketName });
     new CfnOutput(this, 'ApiJwtSecretArn', { value: jwtSecret.secretArn });
   }
 }

@@ -57,4 +57,18 @@ describe('workerConfigFromEnv', () => {
     expect(message).toMatch(/STARRY_ALERT_TOPIC_ARN: must be an SNS topic ARN/);
     expect(message).toMatch(/STARRY_LOCAL_THREADS/);
   });
+
+  it('accepts the transcript store variables and refuses a bucket that S3 would not name', () => {
+    expect(() => workerConfigFromEnv({ STARRY_STORE_BUCKET: 'starry-transcripts.eu-1', STARRY_STORE_PREFIX: 'blobs/', STARRY_STORE_DIR: '/var/lib/starry/blobs' })).not.toThrow();
+    const refusal = (bucket: string) => {
+      try {
+        workerConfigFromEnv({ STARRY_STORE_BUCKET: bucket });
+        return 'accepted';
+      } catch (err) {
+        return (err as Error).message.match(/STARRY_STORE_BUCKET: .*/)?.[0];
+      }
+    };
+    const bad = ['Starry', 'ab', 's3://starry', 'starry..transcripts', '192.168.1.1', '-starry', 'starry_transcripts', 'xn--starry'];
+    expect(bad.map(refusal)).toEqual(bad.map(() => expect.stringMatching(/must be an S3 bucket name/)));
+  });
 });

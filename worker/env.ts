@@ -41,6 +41,14 @@ export const WorkerEnvSchema = z.object({
   STARRY_ALERT_WEBHOOK: url('a webhook that receives each alert as JSON'),
   STARRY_ALERT_TOPIC_ARN: z.string().regex(/^arn:aws[\w-]*:sns:/, 'must be an SNS topic ARN').optional().describe('an SNS topic for alerts'),
   STARRY_UI_URL: url('the Web UI, for links in alerts'),
+  // The transcript store (activities/store/)
+  STARRY_STORE_BUCKET: z
+    .string()
+    .regex(/^(?!\d+\.\d+\.\d+\.\d+$)(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3–63 lowercase letters, digits, dots and hyphens)')
+    .optional()
+    .describe('an S3 bucket for transcript blobs, shared by every worker; default: a local directory'),
+  STARRY_STORE_PREFIX: text('the key prefix of transcript blobs in STARRY_STORE_BUCKET; default `blobs/`'),
+  STARRY_STORE_DIR: text('a directory for transcript blobs when there is no bucket; default .temporal/blobs'),
   // LLM providers (activities/llm/, docs/LLM-PROVIDERS.md)
   OPENAI_API_KEY: text('the OpenAI-compatible provider key'),
   STARRY_OPENAI_API_KEY: text('the OpenAI-compatible provider key (wins over OPENAI_API_KEY)'),

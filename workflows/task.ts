@@ -7,6 +7,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
+  continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
   log,
@@ -18,6 +19,7 @@ import {
   workflowInfo,
   type ActivityOptions,
 } from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { createActivities } from '../activities';
 import { llmLabel, parseLlmSpec } from '../core/llm-spec';
 import { LIMITS } from '../core/contract';
@@ -37,6 +39,15 @@ type Activities = ReturnType<typeof createActivities>;
 const RERUN_AFTER_WORKER_LOSS = 'rerun-after-worker-loss';
 /** Patch: a cancellation request halts the task, which ends CANCELED after sending its output to the agent. */
 const CANCEL_IS_HALT = 'cancel-is-halt';
+
+/**
+ * Patch: the transcript lives in the content store (LLM calls carry a context delta of references, tool
+ * results come back stored) and the task continues as new when Temporal suggests it.
+ */
+const TRANSCRIPT_STORE = 'transcript-store';
+
+/** Patch: a report upserts only the search attributes whose value changed. */
+const UPSERT_CHANGED_ONLY = 'upsert-changed-only';
 
 /** The failure type a FAILED task's workflow fails with; its first detail is the TaskRunOutput. */
 export const TASK_FAILED = 'TaskFailed';
@@ -63,7 +74,8 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   };
   const toolOptions: ActivityOptions = { ...llmOptions, startToCloseTimeout: safety.toolTimeoutMs };
   const { llm, tool } = proxyActivities<Activities>(llmOptions);
-  const run = new TaskRun(input, workflowInfo().workflowId);
+  const store = patched(TRANSCRIPT_STORE);
+  const run = new TaskRun(input, workflowInfo().workflowId, { store });
   let scope: CancellationScope | undefined;
 
   // SYSTEM_HALT reaches a task as a cancellation request from its agent (a human may also cancel the
@@ -127,6 +139,8 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     report(run, 'EXECUTING');
     for (;;) {
       const info = workflowInfo();
+      // A long task moves to a fresh history between ticks, everything it counted carried over.
+      if (store && info.continueAsNewSuggested && !halted()) await continueAsNew<typeof taskWorkflow>(run.continuation());
       const stop = run.startTick({ events: info.historyLength, bytes: info.historySize });
       if (stop) return finish(stop);
 
@@ -156,7 +170,17 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
         try {
           result = await cancellable(step.summary, () =>
             tool.executeWithOptions({ ...toolOptions, summary: step.summary }, [
-              { name: toolCall.name, args: step.args, tick, callId: `t${tick}.${index}`, workspace: config.workspace, tools: config.tools, toolTimeoutMs: safety.toolTimeoutMs, maxRetryDelayMs: config.retry.maximumIntervalMs },
+              {
+                name: toolCall.name,
+                args: step.args,
+                tick,
+                callId: `t${tick}.${index}`,
+                workspace: config.workspace,
+                tools: config.tools,
+                toolTimeoutMs: safety.toolTimeoutMs,
+                maxRetryDelayMs: config.retry.maximumIntervalMs,
+                ...(store ? { keep: { llmCallId: toolCall.id, maxChars: run.resultChars() } } : {}),
+              },
             ]),
           );
         } catch (err) {
@@ -198,7 +222,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
 function report(run: TaskRun, agentState: AgentState, lockReason?: string, closedAs?: TaskOutcome): void {
   const closing = closedAs !== undefined;
   const cp = run.checkpoint;
-  upsertSearchAttributes([
+  const updates: SearchAttributeUpdatePair[] = [
     { key: AgentIdKey, value: run.input.agentId },
     // A closed task drops AgentState, so `AgentState="SAFETY_LOCKOUT"` never lists tasks of agents
     // that were unlocked since: the agent workflow carries its live state.
@@ -207,7 +231,11 @@ function report(run: TaskRun, agentState: AgentState, lockReason?: string, close
     { key: TokensUsedKey, value: cp.tokensUsed },
     ...(run.lastErrorCode ? [{ key: LastErrorCodeKey, value: run.lastErrorCode }] : []),
     ...(lockReason ? [{ key: LockReasonKey, value: lockReason }] : []),
-  ]);
+  ];
+  // Only what changed: a tick then records its tick and tokens, not the agent's id and state again.
+  const current = workflowInfo().typedSearchAttributes;
+  const changed = patched(UPSERT_CHANGED_ONLY) ? updates.filter((u) => (current.get(u.key) ?? null) !== u.value) : updates;
+  if (changed.length) upsertSearchAttributes(changed);
   setCurrentDetails(run.details(agentState, lockReason, closedAs));
 }
 

@@ -4,13 +4,14 @@
  * shares (heartbeats, cancellation, classification, usage checks, the failure boundary) is `callLlm`
  * in `provider.ts`.
  */
-import type { LlmRequest, LlmResponse } from '../../core/llm';
+import type { LlmCallInput, LlmResponse } from '../../core/llm';
 import { parseLlmSpec, type LlmSpec } from '../../core/llm-spec';
 import { createGeminiProvider, type GeminiProviderOptions } from './gemini';
 import { createLocalProvider, type LocalProviderOptions } from './local';
 import { createOpenAiProvider, type OpenAiProviderOptions } from './openai';
 import { callLlm, providerFor, type LlmProviders } from './provider';
 import { createScriptedProvider } from './scripted';
+import { withStore, type TranscriptStore } from '../transcript';
 
 /** Provider settings for the LLM activity; every field optional (the worker's environment fills in). */
 export interface LlmProviderOptions {
@@ -58,12 +59,16 @@ export function llmSetupProblem(spec: LlmSpec, deps: LlmProviderOptions = {}): s
  * const worker = await Worker.create({ activities: { ...createLlmActivities({ openai: { apiKey: 'sk-test' } }) }, ... });
  * ```
  */
-export function createLlmActivities(deps: LlmProviderOptions = {}) {
+export function createLlmActivities(deps: LlmProviderOptions = {}, transcripts?: TranscriptStore) {
   const providers = createLlmProviders(deps);
   return {
-    async llm(req: LlmRequest): Promise<LlmResponse> {
-      const spec = parseLlmSpec(req.llm);
-      return callLlm(providerFor(providers, spec), req, spec);
+    async llm(input: LlmCallInput): Promise<LlmResponse> {
+      const spec = parseLlmSpec(input.llm);
+      if (!input.context) return callLlm(providerFor(providers, spec), { ...input, messages: input.messages ?? [], tools: input.tools ?? [] }, spec);
+      if (!transcripts) throw new Error('this worker has no transcript store for an LLM call that refers to one');
+      const { request, answer } = await withStore(() => transcripts.resolve(input));
+      const response = await callLlm(providerFor(providers, spec), request, spec);
+      return withStore(() => answer(response));
     },
   };
 }

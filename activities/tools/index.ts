@@ -9,6 +9,8 @@ import * as path from 'node:path';
 import type { AgentConfig } from '../../core/config';
 import type { TaskLimits, WorkerPolicy } from '../../core/worker-policy';
 import { failure, success, type ToolExecutionResult } from '../../core/errors';
+import { toolResultText } from '../../core/transcript';
+import { withStore, type TranscriptStore } from '../transcript';
 import { validateToolCall, type ToolArgs, type ToolName } from '../../core/tools';
 import { retryDelayWithin } from '../../core/provider-errors';
 import { throwAsFailure } from '../failures';
@@ -40,6 +42,11 @@ export interface ToolRequest {
    * side-effecting tool applies once by. Absent in histories recorded before it: the activity id then.
    */
   callId?: string;
+  /**
+   * With the transcript store: keep a successful result as the tool message the LLM will see (the id of
+   * the model's call, the result cut to `maxChars`) and return its reference instead of the data.
+   */
+  keep?: { llmCallId: string; maxChars: number };
 }
 
 /** A tool outcome plus, for a transient failure, how long the server asked us to wait. */
@@ -101,7 +108,10 @@ export async function runTool(req: ToolRequest, signal?: AbortSignal, run: RunOp
  * const worker = await Worker.create({ activities: { ...createToolActivities(workerPolicyFromEnv()), ...llmActivities }, ... });
  * ```
  */
-export function createToolActivities(policy: WorkerPolicy): {
+export function createToolActivities(
+  policy: WorkerPolicy,
+  transcripts?: TranscriptStore,
+): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
   checkTaskLimits(task: TaskLimits): Promise<{ refused?: string }>;
 } {
@@ -119,6 +129,11 @@ export function createToolActivities(policy: WorkerPolicy): {
       // execution error is not retried (the workflow feeds it back as pain), a transient one is.
       if (!result.success && result.error !== undefined) {
         throwAsFailure(result.error, { retryAfterMs: retryDelayWithin(retryAfterMs, req.maxRetryDelayMs) });
+      }
+      const { keep } = req;
+      if (keep && transcripts) {
+        const text = toolResultText(result.data, keep.maxChars);
+        return { success: true, message: await withStore(() => transcripts.keep({ role: 'tool', callId: keep.llmCallId, name: req.name, text })) };
       }
       return result;
     },

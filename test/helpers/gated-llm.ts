@@ -6,8 +6,9 @@
  */
 import { Context } from '@temporalio/activity';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import type { LlmRequest } from '../../core/llm';
+import type { LlmCallInput, LlmRequest } from '../../core/llm';
 import { startHarness, type Harness, type HarnessOptions } from './harness';
+import { resolveLlmInput } from './workflow-history';
 
 interface Waiter {
   req: LlmRequest;
@@ -60,8 +61,9 @@ export class LlmGate {
     return () => ({
       inbound: {
         execute: async (input, next) => {
-          const req = input.args[0] as LlmRequest;
-          if (Context.current().info.activityType === 'llm' && this.held.has(req.agentId)) await this.wait(req);
+          const call = input.args[0] as LlmCallInput;
+          // The test sees what the provider will receive: the context resolved through the store.
+          if (Context.current().info.activityType === 'llm' && this.held.has(call.agentId)) await this.wait(await resolveLlmInput(call));
           return next(input);
         },
       },

@@ -225,7 +225,7 @@ const CALL_STATUSES = ['ok', 'failed', 'skipped'];
 const INJECTION_KINDS = ['PAIN', 'REPEAT_ALERT', 'FRUSTRATION', 'VERIFY', 'MESSAGE'];
 const ERROR_KINDS = ['execution', 'transient', 'fatal'];
 // §6's fields, plus `error` (what failed a FAILED task).
-const RESULT_KEYS = ['agentId', 'taskId', 'workflowId', 'outcome', 'agentState', 'reason', 'ticks', 'tokensUsed', 'toolCalls', 'injections', 'finalText', 'error'];
+const RESULT_KEYS = ['agentId', 'taskId', 'workflowId', 'outcome', 'agentState', 'reason', 'ticks', 'tokensUsed', 'toolCalls', 'injections', 'finalText', 'omitted', 'error', 'transcript'];
 
 /**
  * How a result, as `starry run --json` prints it (one JSON object), departs from the result contract (docs/ARCHITECTURE.md#result-json): an empty

@@ -8,7 +8,9 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import type { ToolRequest } from '../../activities/tools';
-import type { LlmRequest } from '../../core/llm';
+import type { LlmCallInput, LlmRequest } from '../../core/llm';
+import { storeFromEnv } from '../../activities/store';
+import { transcriptStore } from '../../activities/transcript';
 import { eventually, until } from '../../dev/poll';
 import { replayHistory, type ReplayReport } from '../../dev/replay';
 
@@ -24,7 +26,16 @@ export function scheduledInputs<T>(history: History, type: string): T[] {
     .map((a) => firstPayload<T>(a.input) as T);
 }
 
-export const llmInputs = (history: History) => scheduledInputs<LlmRequest>(history, 'llm');
+/** The LLM activity inputs as recorded: a context delta of references into the transcript store. */
+export const llmInputs = (history: History) => scheduledInputs<LlmCallInput>(history, 'llm');
+
+/** An LLM activity input as its provider receives it, resolved through the worker's store as the activity does. */
+export async function resolveLlmInput(input: LlmCallInput): Promise<LlmRequest> {
+  return (await transcriptStore(storeFromEnv()).resolve(input)).request;
+}
+
+/** The requests every LLM call of the history sent its provider, in order. */
+export const llmRequests = (history: History): Promise<LlmRequest[]> => Promise.all(llmInputs(history).map(resolveLlmInput));
 export const toolInputs = (history: History) => scheduledInputs<ToolRequest>(history, 'tool');
 
 /** Attempt numbers of the completed activities of `type`, in order. */

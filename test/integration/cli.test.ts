@@ -98,7 +98,7 @@ describe('starry run', () => {
     expect(lines).toHaveLength(1);
     const result = JSON.parse(lines[0] as string);
     expect(Object.keys(result).sort()).toEqual(
-      ['agentId', 'agentState', 'finalText', 'injections', 'outcome', 'taskId', 'ticks', 'tokensUsed', 'toolCalls', 'workflowId'].sort(),
+      ['agentId', 'agentState', 'finalText', 'injections', 'outcome', 'taskId', 'ticks', 'tokensUsed', 'toolCalls', 'transcript', 'workflowId'].sort(),
     );
     expect(result).toMatchObject({ agentId: agent, taskId: 'task-1', workflowId: `agent-${agent}-task-1`, outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: 5 });
     // The example runs with the defaults, so the verification step asked once more after tick 4.
@@ -188,6 +188,11 @@ describe('with a worker polling (as under `starry dev`)', () => {
     expect(logs.code).toBe(0);
     expect(logs.stdout).toMatch(/^tick 1 · \d+ tokens\n {2}→ fs\.list \{\}\n {2}← fs\.list ok\ntick 2 [\s\S]*│ Listed\.\noutcome COMPLETED/);
     expect(await starryAsync(['logs', taskWorkflowId(agent, 'task-9')], queue)).toMatchObject({ code: 1, stderr: expect.stringMatching(/no task workflow agent-.*-task-9/) });
+
+    // The whole transcript, from the store: system prompt, goal, the model's call, the tool's result, the answer.
+    const transcript = await starryAsync(['logs', taskWorkflowId(agent, 'task-1'), '--transcript'], queue);
+    expect(transcript.code).toBe(0);
+    expect(transcript.stdout).toMatch(/^\[system\]\nYou are an OpenStarry agent[\s\S]*\n\[user\]\nfirst\n\n\[assistant\]\n {2}→ fs\.list \{\}\n\n\[tool fs\.list\]\n\{"path":[\s\S]*\[assistant\]\nListed\.\n/);
   });
 });
 

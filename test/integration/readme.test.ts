@@ -72,6 +72,7 @@ describe("the README's commands", () => {
     expect(runs.map((r) => /--config examples\/eperm\/agent\.json/.test(r.line) ? r.code : 'any')).toEqual([0, 'any']);
     for (const r of runs) expect(r.out).toMatch(/^outcome (COMPLETED|SUSPENDED|FAILED) · agent /m);
     expect(byCommand('logs')[0]?.out).toMatch(/fs\.read FAILED EPERM/);
+    expect(byCommand('logs')[1]?.out).toMatch(/^\[system\]\n[\s\S]*\[tool fs\.read\]\n【System Pain Alert】/);
     expect(byCommand('replay')[0]?.out).toMatch(/replay ok/);
     // resubmit names a task only a halt could have cancelled: as written there is none, and it says so.
     expect(byCommand('resubmit').map((r) => [r.code, r.out.trim()])).toEqual([[1, 'starry: agent a1 has no cancelled task task-3: a halt cancelled none of its tasks']]);

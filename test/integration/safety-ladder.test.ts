@@ -8,7 +8,7 @@ import type { ChatMessage } from '../../core/llm';
 import type { TaskResult } from '../../core/types';
 import { startHarness, type Harness } from '../helpers/harness';
 import { contractViolations, expectLocked, runScenario, SCENARIOS, type ScenarioRun } from '../helpers/scenarios';
-import { llmInputs, replayAll, settledHistory, toolInputs } from '../helpers/workflow-history';
+import { llmInputs, llmRequests, replayAll, resolveLlmInput, settledHistory, toolInputs } from '../helpers/workflow-history';
 import { agentWorkflowId } from '../../workflows/messages';
 
 // Replays start a replay worker each: more than jest's default 5 s.
@@ -29,7 +29,7 @@ const taskHistory = (run: ScenarioRun) => settledHistory(h.agents.client, run.wo
 async function messagesOfCall(run: ScenarioRun, n: number): Promise<ChatMessage[]> {
   const request = llmInputs(await taskHistory(run))[n - 1];
   if (!request) throw new Error(`LLM call #${n} of ${run.workflowId} was never scheduled`);
-  return request.messages;
+  return (await resolveLlmInput(request)).messages;
 }
 
 /** Roles and kinds of the last messages: 'tool', 'user:<injection kind>', 'assistant'. */
@@ -163,7 +163,7 @@ describe('frustration and the error cascade', () => {
     // Skipped calls never reach a tool activity.
     expect(toolInputs(history).map((t) => (t.args as { path: string }).path)).toEqual([1, 2, 3, 4, 5, 7, 8, 9].map((n) => `missing-${n}.txt`));
     // The second call sees: the 6 tool results (5 pain, 1 skipped), then the intervention.
-    const seen = llmInputs(history)[1]?.messages ?? [];
+    const seen = (await llmRequests(history))[1]?.messages ?? [];
     expect(tail(seen, r, 8)).toEqual(['assistant', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'user:FRUSTRATION']);
     expect(seen.at(-2)).toMatchObject({ role: 'tool', text: expect.stringMatching(/not executed|skipped/i) });
     await expectReplays(run);

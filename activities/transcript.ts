@@ -1,0 +1,129 @@
+/**
+ * The transcript in the content store, at message level: every message is a blob addressed by the
+ * SHA-256 of its JSON (identical content is stored once), and each LLM call's context is a manifest
+ * blob listing its messages, linked to the manifest it extended. The task workflow sends a delta of
+ * references (`ContextDelta`) and gets references back, so its history grows with new content only;
+ * the LLM activity resolves the delta here into the exact messages a provider sends.
+ */
+import { assistantMessage, isStored, type ChatMessage, type ContextDelta, type LlmCallInput, type LlmRequest, type LlmResponse, type StoredMessage, type ToolSpec, type TranscriptEntry } from '../core/llm';
+import { normalizedError } from '../core/errors';
+import { throwAsFailure } from './failures';
+import { BlobMissingError, type BlobStore } from './store';
+
+/** One LLM call's context as stored: the anchored head, the window, and what this call added. */
+export interface Manifest {
+  v: 1;
+  /** The blob of the tool specs sent. */
+  tools: string;
+  head: string[];
+  /** The window after the head, the call's answer last. */
+  rest: string[];
+  /** The manifest this one extended (absent on a task's first call). */
+  prev?: string;
+  /** Messages new in this manifest (what the delta appended, then the answer), for the full transcript. */
+  added: string[];
+}
+
+const json = (value: unknown) => JSON.stringify(value);
+
+/**
+ * Reads and writes transcripts in a blob store.
+ *
+ * ```ts
+ * const transcripts = transcriptStore(storeFromEnv());
+ * const { request, answer } = await transcripts.resolve(input);
+ * const response = await answer(await provider.generate(request));
+ * ```
+ */
+export function transcriptStore(store: BlobStore) {
+  async function readJson<T>(ref: string): Promise<{ value: T; bytes: number }> {
+    const bytes = await store.get(ref);
+    return { value: JSON.parse(bytes.toString('utf8')) as T, bytes: bytes.length };
+  }
+
+  /** A message's blob: a stored entry is one already, an inline one is stored now. */
+  const refOf = (m: TranscriptEntry): Promise<string> => (isStored(m) ? Promise.resolve(m.ref) : store.put(json(m)));
+
+  /** Store a message; its entry for the workflow. */
+  async function keep(message: ChatMessage): Promise<StoredMessage> {
+    const text = json(message);
+    return { role: message.role, ref: await store.put(text), bytes: Buffer.byteLength(text) };
+  }
+
+  /**
+   * The provider's request for an LLM activity input, and `answer`, which stores the model's answer
+   * and the call's manifest and returns the response the workflow records (references, no provider parts).
+   */
+  async function resolve(input: LlmCallInput): Promise<{ request: LlmRequest; answer(response: LlmResponse): Promise<LlmResponse> }> {
+    const { context, messages, tools, ...rest } = input;
+    if (!context) {
+      // Recorded before the store: the whole context is in the input, the answer goes back whole.
+      return { request: { ...rest, messages: messages ?? [], tools: tools ?? [] }, answer: async (r) => r };
+    }
+    const resolved = await manifestFor(context, tools);
+    const blobs = await Promise.all([resolved.tools, ...resolved.head, ...resolved.rest].map((ref) => readJson<unknown>(ref)));
+    const sentBytes = blobs.reduce((n, b) => n + b.bytes, 0);
+    const [toolBlob, ...messageBlobs] = blobs;
+    const request: LlmRequest = { ...rest, messages: messageBlobs.map((b) => b.value as ChatMessage), tools: toolBlob?.value as ToolSpec[] };
+    return {
+      request,
+      async answer(response) {
+        const message = await keep(assistantMessage(response));
+        const manifest: Manifest = { ...resolved, rest: [...resolved.rest, message.ref], added: [...resolved.added, message.ref] };
+        const ref = await store.put(json(manifest));
+        const { providerParts: _inStore, ...recorded } = response;
+        return { ...recorded, message, context: { ref, sentBytes } };
+      },
+    };
+  }
+
+  /** The manifest of a delta's context (without the answer yet): its base's, less `drop`, plus `append`. */
+  async function manifestFor(delta: ContextDelta, tools: ToolSpec[] | undefined): Promise<Manifest> {
+    const appended = await Promise.all(delta.append.map(refOf));
+    if (delta.base) {
+      const { value: base } = await readJson<Manifest>(delta.base);
+      return { v: 1, tools: base.tools, head: base.head, rest: [...base.rest, ...appended].slice(delta.drop), prev: delta.base, added: appended };
+    }
+    const head = await Promise.all((delta.head ?? []).map(refOf));
+    return { v: 1, tools: await store.put(json(tools ?? [])), head, rest: appended.slice(delta.drop), added: [...head, ...appended] };
+  }
+
+  /**
+   * Every message of a task's transcript up to and including the call whose manifest is `ref`, oldest
+   * first, following the manifests back to the task's first call (across runs of the workflow).
+   */
+  async function transcript(ref: string, tail: readonly TranscriptEntry[] = []): Promise<ChatMessage[]> {
+    const chain: Manifest[] = [];
+    for (let at: string | undefined = ref; at; ) {
+      const { value } = (await readJson<Manifest>(at)) as { value: Manifest };
+      chain.push(value);
+      at = value.prev;
+    }
+    const refs = chain.reverse().flatMap((m) => m.added);
+    const messages = await Promise.all(refs.map(async (r) => (await readJson<ChatMessage>(r)).value));
+    const rest = await Promise.all(tail.map(async (m) => (isStored(m) ? (await readJson<ChatMessage>(m.ref)).value : m)));
+    return [...messages, ...rest];
+  }
+
+  return { resolve, keep, transcript };
+}
+
+export type TranscriptStore = ReturnType<typeof transcriptStore>;
+
+/**
+ * Run a step that reads or writes the store: a missing blob fails the call for good, naming the blob
+ * (a human must restore it or point the worker at the right store); any other store failure is
+ * transient, so the retry policy tries again.
+ *
+ * ```ts
+ * const { request, answer } = await withStore(() => transcripts.resolve(input));
+ * ```
+ */
+export async function withStore<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof BlobMissingError) throwAsFailure(normalizedError({ code: 'E_BLOB_MISSING', kind: 'fatal', source: 'transcript store', message: err.message }));
+    throwAsFailure(normalizedError({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'transcript store', message: `the transcript store failed: ${err instanceof Error ? err.message : String(err)}` }));
+  }
+}
