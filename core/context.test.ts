@@ -67,19 +67,21 @@ describe('the token-aware window', () => {
     expect(entries.length - at8).toBeGreaterThan(entries.length - at4);
   });
 
-  it('calibrates bytes per token from what was sent and what the provider counted, within 1..16', () => {
+  it('calibrates bytes per token from what was sent and what the provider counted, within 1..6', () => {
     expect(calibrate(36_000, 10_000, 4)).toBe(3.6);
     expect(calibrate(36_000, 0, 4)).toBe(4);
     expect(calibrate(100, 10_000, 4)).toBe(1);
-    expect(calibrate(1e9, 10, 4)).toBe(16);
+    expect(calibrate(1e9, 10, 4)).toBe(6);
   });
 
-  it('lets one tool result fill half the room the head leaves, between 500 and the cap', () => {
+  it('lets a turn’s tool results fill half the room the head leaves together, each between 500 and the cap', () => {
     const head = [system, goal];
     expect(resultChars(head, limits, 16_000)).toBe(16_000);
     const small = resultChars(head, { ...limits, maxTokens: 4000 }, 16_000);
     expect(small).toBeLessThan(16_000);
     expect(small).toBe(Math.floor((4000 - head.reduce((n, m) => n + estimateTokens(entryBytes(m), 4), 0)) * 0.5 * 4));
     expect(resultChars(head, { ...limits, maxTokens: 10 }, 16_000)).toBe(500);
+    // A turn's results share the room: 100 calls get a hundredth each.
+    expect(resultChars(head, limits, 16_000, 100)).toBe(Math.floor(resultChars(head, limits, 1e9) / 100));
   });
 });

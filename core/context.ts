@@ -12,7 +12,9 @@ import { isStored, type ChatMessage, type TranscriptEntry } from './llm';
 
 /** Bytes per token before the provider has counted any (English and JSON run at 3–4). */
 export const DEFAULT_BYTES_PER_TOKEN = 4;
-/** A tool result may fill at most this share of the window's room after the anchored head. */
+/** The most bytes per token a calibration may conclude. */
+const MAX_BYTES_PER_TOKEN = 6;
+/** A turn's tool results may fill at most this share of the window's room after the anchored head. */
 const RESULT_SHARE = 0.5;
 /** Characters a tool result keeps at least, however small the window. */
 const MIN_RESULT_CHARS = 500;
@@ -45,10 +47,14 @@ export function estimateTokens(bytes: number, bytesPerToken: number): number {
   return Math.ceil(bytes / bytesPerToken);
 }
 
-/** The next estimate's ratio from what a call sent and what the provider counted (kept in 1..16). */
+/**
+ * The next estimate's ratio from what a call sent and what the provider counted, kept in 1..6: real
+ * tokenizers run at 1–5 bytes a token, and a provider that counts less than it was sent (a local model's
+ * own estimate) must not let the window grow past what the model can take.
+ */
 export function calibrate(sentBytes: number, inputTokens: number, previous: number): number {
   if (!(sentBytes > 0 && inputTokens > 0)) return previous;
-  return Math.min(16, Math.max(1, sentBytes / inputTokens));
+  return Math.min(MAX_BYTES_PER_TOKEN, Math.max(1, sentBytes / inputTokens));
 }
 
 export interface WindowLimits {
@@ -97,15 +103,17 @@ export function windowStart(entries: readonly TranscriptEntry[], limits: WindowL
 }
 
 /**
- * Characters a single tool result may keep in a window of these limits: half of the room the anchored
- * head leaves, never more than `cap` (MAX_RESULT_CHARS) and never less than 500.
+ * Characters one tool result may keep in a window of these limits, when its turn made `calls` calls:
+ * the turn's results share half of the room the anchored head leaves (the newest turn always goes
+ * whole, so its results must fit together), never more than `cap` (MAX_RESULT_CHARS) each and never
+ * less than 500.
  *
  * ```ts
  * resultChars(head, { maxMessages: 40, maxTokens: 4_000, bytesPerToken: 4 }, 16_000) // 6_000 with a 1,000-token head
  * ```
  */
-export function resultChars(head: readonly TranscriptEntry[], limits: WindowLimits, cap: number): number {
+export function resultChars(head: readonly TranscriptEntry[], limits: WindowLimits, cap: number, calls = 1): number {
   const headTokens = head.reduce((n, m) => n + estimateTokens(entryBytes(m), limits.bytesPerToken), 0);
   const room = Math.max(0, limits.maxTokens - headTokens);
-  return Math.max(MIN_RESULT_CHARS, Math.min(cap, Math.floor(room * RESULT_SHARE * limits.bytesPerToken)));
+  return Math.max(MIN_RESULT_CHARS, Math.min(cap, Math.floor((room * RESULT_SHARE * limits.bytesPerToken) / Math.max(1, calls))));
 }

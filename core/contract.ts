@@ -41,7 +41,7 @@ export const LIMITS = {
    */
   keptResultBytes: 16_000,
   taskResultBytes: 512_000,
-  /** Bytes (JSON) of the messages one LLM call carries; a larger context fails the task, named. */
+  /** Bytes (JSON) of the messages one LLM call carries in its input (runs recorded before the transcript store); more fails the task, named. */
   llmInputBytes: 1_500_000,
   /**
    * Times one LLM or tool call is run again after its worker was lost mid-call (heartbeats stopped, not

@@ -383,8 +383,8 @@ describe('TaskRun: the transcript in the store', () => {
     const third = storedTick(run, 3, []);
     expect(third.request.context?.base).toBe('manifest-2');
     expect(third.request.context?.append).toEqual([expect.objectContaining({ role: 'tool', text: expect.stringContaining('E_UNKNOWN_TOOL') })]);
-    // The calibration: 8,000 bytes sent for 10 input tokens is off the scale, kept at 16.
-    expect(run.checkpoint.bytesPerToken).toBe(16);
+    // The calibration: 8,000 bytes sent for 10 input tokens is off the scale, kept at 6.
+    expect(run.checkpoint.bytesPerToken).toBe(6);
   });
 
   it('drops from the base what the window no longer holds, and keeps only the head and the window itself', () => {

@@ -515,9 +515,9 @@ export class TaskRun {
     return { maxMessages: contextWindow, maxTokens: contextTokens ?? Number.MAX_SAFE_INTEGER, bytesPerToken: this.checkpoint.bytesPerToken ?? DEFAULT_BYTES_PER_TOKEN, anchored: ANCHORED };
   }
 
-  /** Characters the next tool result may keep in the context (store mode: the tool activity cuts it). */
-  resultChars(): number {
-    return resultChars(this.checkpoint.messages.slice(0, ANCHORED), this.limits(), MAX_RESULT_CHARS);
+  /** Characters each result of a turn of `calls` calls may keep in the context (store mode: the tool activity cuts it). */
+  resultChars(calls = 1): number {
+    return resultChars(this.checkpoint.messages.slice(0, ANCHORED), this.limits(), MAX_RESULT_CHARS, calls);
   }
 
   /**

@@ -179,7 +179,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
                 tools: config.tools,
                 toolTimeoutMs: safety.toolTimeoutMs,
                 maxRetryDelayMs: config.retry.maximumIntervalMs,
-                ...(store ? { keep: { llmCallId: toolCall.id, maxChars: run.resultChars() } } : {}),
+                ...(store ? { keep: { llmCallId: toolCall.id, maxChars: run.resultChars(next.calls.length) } } : {}),
               },
             ]),
           );

@@ -11,9 +11,10 @@ const dir = path.join(__dirname, '..', 'fixtures', 'histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
 describe('committed histories', () => {
-  it('hold the agent and the task workflow of each representative run, and nothing else', () => {
+  it('hold the agent and the task workflow of each representative run, before and after the transcript store, and nothing else', () => {
     const runs = ['budget-stop', 'eperm', 'fatal-llm', 'frustration-cascade', 'repeat-lockout'];
-    expect(files).toEqual(runs.flatMap((r) => [`${r}-agent.json`, `${r}-task.json`]).sort());
+    const generations = ['', '-store'];
+    expect(files).toEqual(runs.flatMap((r) => generations.flatMap((g) => [`${r}${g}-agent.json`, `${r}${g}-task.json`])).sort());
   });
 
   it.each(files)('%s replays deterministically with the current code', async (file) => {

@@ -60,10 +60,16 @@ async function listed(query: string): Promise<string[][]> {
   await page.goto(`${ui()}/namespaces/default/workflows?query=${encodeURIComponent(query)}`);
   const rows = page.locator('table tbody tr');
   await rows.first().waitFor({ timeout: 30_000 });
-  return (await rows.allInnerTexts()).map((r) => {
-    const words = r.split(/\s+/);
-    return [words.find((w) => /^(RUNNING|COMPLETED|FAILED|CANCELED|TERMINATED)$/.test(w)) ?? '?', words.find((w) => w.startsWith('agent-')) ?? '?'];
-  });
+  // A busy UI first shows placeholder rows: read the table once every row is a workflow.
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const parsed = (await rows.allInnerTexts()).map((r) => {
+      const words = r.split(/\s+/);
+      return [words.find((w) => /^(RUNNING|COMPLETED|FAILED|CANCELED|TERMINATED)$/.test(w)) ?? '?', words.find((w) => w.startsWith('agent-')) ?? '?'];
+    });
+    if (parsed.every(([status, id]) => status !== '?' && id !== '?') || Date.now() > deadline) return parsed;
+    await page.waitForTimeout(250);
+  }
 }
 
 /** The text of a workflow's page (its latest run) once it shows `expected` (the UI loads in parts). */

@@ -8,6 +8,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { localDirStore } from '../../activities/store';
 import { AgentClient } from '../../client/agent-client';
 import { projectRoot } from '../../dev/paths';
 import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript } from '../helpers/harness';
@@ -38,7 +39,10 @@ describe('the worker image’s command', () => {
 
   it('lets the activity in flight finish on SIGTERM, exits 0, and the task completes on another worker', async () => {
     const taskQueue = uniqueId('image');
-    const worker = spawn(process.execPath, ['bin/starry.js', 'worker'], { cwd: dir, env: { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: taskQueue }, stdio: ['ignore', 'pipe', 'pipe'] });
+    // The workers of a task queue share one transcript store (on AWS, the bucket).
+    const storeDir = mkdtempSync(path.join(os.tmpdir(), 'starry-image-store-'));
+    const env = { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: taskQueue, STARRY_STORE_DIR: storeDir };
+    const worker = spawn(process.execPath, ['bin/starry.js', 'worker'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     worker.stderr.on('data', (d) => (stderr += String(d)));
     const exited = new Promise<number | null>((r) => worker.on('exit', (code) => r(code)));
@@ -53,7 +57,7 @@ describe('the worker image’s command', () => {
       expect(await exited).toBe(0);
       expect(stderr).toMatch(/stopping the worker/);
 
-      const second = await startHarness({ name: 'image-second', taskQueue });
+      const second = await startHarness({ name: 'image-second', taskQueue, activities: { store: localDirStore(storeDir) } });
       try {
         const result = await agents.waitForTask(agentId, taskId);
         expect(result).toMatchObject({ outcome: 'COMPLETED', finalText: 'Done.' });
