@@ -16,7 +16,6 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { projectRoot } from '../dev/paths';
@@ -78,8 +77,6 @@ function script(stack: BenchStack, name: string, turns: unknown[]): string {
 
 async function main(): Promise<void> {
   const { runs } = parseArgs(process.argv.slice(2));
-  // The workspace is a temp folder: the in-process worker's policy must allow it.
-  process.env.STARRY_WORKSPACE_ROOTS ??= os.tmpdir();
   const stack = await startBenchStack('cli-live');
   const ws = path.join(stack.dir, 'ws');
   mkdirSync(ws, { recursive: true });

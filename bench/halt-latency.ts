@@ -77,7 +77,7 @@ async function oneRun(agents: AgentClient, config: ReturnType<typeof parseAgentC
 
   const q0 = performance.now();
   // One after the other: concurrent updates to one workflow contend for its workflow task and are slower.
-  for (let i = 1; i <= o.queued; i++) await agents.submit(agentId, { goal: `queued ${i}`, config, taskId: `q-${i}` });
+  for (let i = 1; i <= o.queued; i++) await agents.submit(agentId, { goal: `queued ${i}`, config, taskId: `task-q${i}` });
   const queueMs = performance.now() - q0;
   const agent = client.workflow.getHandle(agentWorkflowId(agentId));
   const before = await agent.query(agentStateQuery);

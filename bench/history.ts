@@ -225,7 +225,6 @@ function formatRow(r: Row): string {
 
 async function main(): Promise<void> {
   const o = parseArgs(process.argv.slice(2));
-  process.env.STARRY_WORKSPACE_ROOTS ??= os.tmpdir();
   // The worker's content-addressed store, when it has one: a fresh folder, measured per scenario.
   const storeDir = mkdtempSync(path.join(os.tmpdir(), 'starry-bench-store-'));
   process.env.STARRY_STORE_DIR = storeDir;

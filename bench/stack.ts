@@ -25,6 +25,8 @@ export interface BenchStack {
 
 /** Start a server and a worker for `name`; `stop()` stops both. */
 export async function startBenchStack(name: string): Promise<BenchStack> {
+  // The benchmarks' workspaces are temporary folders: the worker's policy must allow them.
+  process.env.STARRY_WORKSPACE_ROOTS ??= os.tmpdir();
   const dir = mkdtempSync(path.join(os.tmpdir(), `starry-bench-${name}-`));
   const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log') });
   try {

@@ -15,7 +15,6 @@
  * ```
  */
 import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
@@ -104,7 +103,6 @@ function serverErrors(logFile: string): number {
 
 async function main(): Promise<void> {
   const scenarios = parseArgs(process.argv.slice(2));
-  process.env.STARRY_WORKSPACE_ROOTS ??= os.tmpdir();
   const stack = await startBenchStack('throughput');
   // The floor's worker: the same SDK defaults and heartbeat settings as the project's (worker/worker.ts).
   const floorWorker = await Worker.create({

@@ -46,6 +46,9 @@ const CANCEL_IS_HALT = 'cancel-is-halt';
  */
 const TRANSCRIPT_STORE = 'transcript-store';
 
+/** Patch: the per-tick progress signal to the agent is not waited for. */
+const PROGRESS_IN_BACKGROUND = 'progress-in-background';
+
 /** Patch: a report upserts only the search attributes whose value changed. */
 const UPSERT_CHANGED_ONLY = 'upsert-changed-only';
 
@@ -158,7 +161,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       const next = run.llmAnswered(response);
       if ('end' in next) return finish(next.end);
       if ('verify' in next) {
-        await sendProgress(run);
+        await reportProgress(run);
         continue;
       }
 
@@ -198,7 +201,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       const end = run.endTurn();
       if (end) return finish(end);
       report(run, 'EXECUTING');
-      await sendProgress(run);
+      await reportProgress(run);
     }
   }
 
@@ -237,6 +240,17 @@ function report(run: TaskRun, agentState: AgentState, lockReason?: string, close
   const changed = patched(UPSERT_CHANGED_ONLY) ? updates.filter((u) => (current.get(u.key) ?? null) !== u.value) : updates;
   if (changed.length) upsertSearchAttributes(changed);
   setCurrentDetails(run.details(agentState, lockReason, closedAs));
+}
+
+/**
+ * The tick's progress to the agent, sent alongside the next LLM call instead of before it: waiting for
+ * the signal's delivery cost every tick a workflow task and a round trip of its own. The agent ignores
+ * a progress report that arrives after its task ended.
+ */
+function reportProgress(run: TaskRun): Promise<void> {
+  if (!patched(PROGRESS_IN_BACKGROUND)) return sendProgress(run);
+  sendProgress(run).catch(() => undefined);
+  return Promise.resolve();
 }
 
 /** The tick's progress to the agent. */
