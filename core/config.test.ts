@@ -46,6 +46,18 @@ describe('parseAgentConfig', () => {
     expect(e.issues).toEqual(['safety.maxTicks: must be <= 100000', 'tools.maxOutputBytes: must be <= 1048576']);
   });
 
+  it('takes the owner’s instructions and a tool allow-list, and names a tool that does not exist', () => {
+    const cfg = parseAgentConfig({ instructions: 'Answer in French.', tools: { allow: ['fs.read'] } }, 'scripted:/x.json');
+    expect(cfg).toMatchObject({ instructions: 'Answer in French.', tools: { allow: ['fs.read'] } });
+    expect(parseAgentConfig({}, 'scripted:/x.json').tools.allow).toBeUndefined();
+    const e = catchError(() => parseAgentConfig({ instructions: 'x'.repeat(16_001), tools: { allow: ['fs.delete'] } }, 'scripted:/x.json'));
+    expect(e.issues).toEqual([
+      'instructions: must be at most 16000 characters',
+      'tools.allow.0: unknown tool "fs.delete": use one of fs.read, fs.write, fs.list, shell.run, http.get',
+    ]);
+    expect(catchError(() => parseAgentConfig({ tools: { allow: [] } }, 'scripted:/x.json')).issues).toEqual(['tools.allow: allow needs at least one tool (leave it out to offer every tool)']);
+  });
+
   it('refuses unknown fields and an inverted cascade', () => {
     expect(catchError(() => parseAgentConfig({ colour: 'red' }, 'scripted:/x.json')).issues[0]).toMatch(/Unrecognized key/);
     expect(catchError(() => parseAgentConfig({ safety: { cascadeWindow: 3, cascadeErrors: 5 } }, 'scripted:/x.json')).issues).toEqual([

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { guideIds } from './guides';
 import { parseLlmSpec } from './llm-spec';
 import { ConfigError } from './request-errors';
+import { TOOL_NAMES } from './tools';
 import { DEFAULT_SHELL_ALLOW } from './worker-policy';
 
 export { ConfigError };
@@ -58,6 +59,12 @@ export const ToolsConfigSchema = z
     httpAllow: z.array(z.string().min(1).max(2048)).max(100).default([]),
     /** Bytes of tool output kept at most; more is E_OUTPUT_TOO_LARGE. */
     maxOutputBytes: positiveInt(1024 * 1024).default(64 * 1024),
+    /** The tools this agent is offered (absent: every tool); a call to another is E_UNKNOWN_TOOL pain. */
+    allow: z
+      .array(z.enum(TOOL_NAMES, { error: (i) => `unknown tool ${JSON.stringify(i.input)}: use one of ${TOOL_NAMES.join(', ')}` }))
+      .min(1, 'allow needs at least one tool (leave it out to offer every tool)')
+      .max(100)
+      .optional(),
   })
   .strict();
 
@@ -69,6 +76,11 @@ export const AgentConfigSchema = z
       .default('pain'),
     llm: z.string().superRefine(checkLlmSpec).optional(),
     workspace: z.array(z.string().min(1).max(4096)).min(1, 'workspace needs at least one root').max(32).default(['./workspace']),
+    /**
+     * The owner's instructions for this agent: placed after the guide's preamble in the system prompt,
+     * anchored like it (never out of the window).
+     */
+    instructions: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(16_000, 'must be at most 16000 characters').optional(),
     /** Number of messages kept besides the anchored system prompt and goal. */
     contextWindow: positiveInt(1000).default(40),
     /**

@@ -263,7 +263,7 @@ export class TaskRun {
     let context: Pick<LlmCallInput, 'messages' | 'tools' | 'context'>;
     if (this.store) {
       const delta = this.contextDelta();
-      context = { context: delta, ...(delta.base ? {} : { tools: toolSpecs() }) };
+      context = { context: delta, ...(delta.base ? {} : { tools: toolSpecs(config.tools.allow) }) };
     } else {
       const messages = assembleContext({ messages: cp.messages as ChatMessage[], window: config.contextWindow });
       // An LLM call's input is one payload: past Temporal's limit it could not even be scheduled.
@@ -277,7 +277,7 @@ export class TaskRun {
         });
         return { end: { outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error } };
       }
-      context = { messages, tools: toolSpecs() };
+      context = { messages, tools: toolSpecs(config.tools.allow) };
     }
     if (budget.lock) return { end: suspended(budget.lock) };
     const callNumber = ++cp.callNumber;
@@ -343,7 +343,7 @@ export class TaskRun {
       this.skip(pending, this.turn.skipReason);
       return { run: false };
     }
-    const checked = validateToolCall(call);
+    const checked = validateToolCall(call, this.config.tools.allow);
     if (!checked.ok) {
       this.afterTool(pending, failure(checked.error));
       return { run: false };

@@ -1,4 +1,4 @@
-import { TOOL_NAMES, toolSignature, toolSpecs, toolSummary, validateToolCall } from './tools';
+import { offeredTools, TOOL_NAMES, toolSignature, toolSpecs, toolSummary, validateToolCall } from './tools';
 
 describe('toolSpecs', () => {
   it('declares every tool with a description and a plain JSON Schema object', () => {
@@ -103,5 +103,19 @@ describe('toolSummary', () => {
   it('leaves the target out when the argument is absent, and cuts a long one at 80 characters', () => {
     expect(toolSummary('fs.list', {})).toBe('tool fs.list');
     expect(toolSummary('fs.write', { path: 'p'.repeat(200), content: '' })).toBe(`tool fs.write ${'p'.repeat(80)}`);
+  });
+});
+
+describe('an agent’s tool allow-list', () => {
+  it('offers only the allowed tools, in declaration order, to the model and in the prompt’s list', () => {
+    expect(offeredTools(['fs.list', 'fs.read'])).toEqual(['fs.read', 'fs.list']);
+    expect(toolSpecs(['fs.list']).map((t) => t.name)).toEqual(['fs.list']);
+    expect(toolSpecs().map((t) => t.name)).toEqual(TOOL_NAMES);
+  });
+
+  it('refuses a call to a tool the agent is not offered as E_UNKNOWN_TOOL, naming the tools it has', () => {
+    const checked = validateToolCall({ id: 'c1', name: 'shell.run', args: { command: 'ls' } }, ['fs.read', 'fs.list']);
+    expect(checked).toMatchObject({ ok: false, error: { code: 'E_UNKNOWN_TOOL', kind: 'execution', message: "Tool 'shell.run' is not offered to this agent.", suggestion: 'Tools you can call: fs.read, fs.list.' } });
+    expect(validateToolCall({ id: 'c2', name: 'fs.read', args: { path: 'a' } }, ['fs.read'])).toMatchObject({ ok: true });
   });
 });

@@ -95,14 +95,26 @@ function parametersOf(name: ToolName): Record<string, unknown> {
 }
 
 /**
- * The tools as declared to the model: names, descriptions and JSON Schema parameters (plain objects).
+ * The tools an agent is offered: its config's `tools.allow` (in declaration order), or every tool.
  *
  * ```ts
- * const response = await llm({ ...request, tools: toolSpecs() });
+ * offeredTools(['fs.list', 'fs.read']) // ['fs.read', 'fs.list']
  * ```
  */
-export function toolSpecs(): ToolSpec[] {
-  return TOOL_NAMES.map((name) => ({ name, description: TOOL_DEFINITIONS[name].description, parameters: parametersOf(name) }));
+export function offeredTools(allow?: readonly string[]): ToolName[] {
+  return allow ? TOOL_NAMES.filter((name) => allow.includes(name)) : TOOL_NAMES;
+}
+
+/**
+ * The tools as declared to the model: names, descriptions and JSON Schema parameters (plain objects),
+ * only those `allow` offers when given.
+ *
+ * ```ts
+ * const response = await llm({ ...request, tools: toolSpecs(config.tools.allow) });
+ * ```
+ */
+export function toolSpecs(allow?: readonly string[]): ToolSpec[] {
+  return offeredTools(allow).map((name) => ({ name, description: TOOL_DEFINITIONS[name].description, parameters: parametersOf(name) }));
 }
 
 const SUMMARY_CHARS = 80;
@@ -143,7 +155,7 @@ function excerpt(text: string): string {
 
 /**
  * Check a model's tool call before anything runs: arguments that are not JSON (E_INVALID_JSON), an
- * unknown tool (E_UNKNOWN_TOOL), arguments that do not match the schema (E_SCHEMA). All are execution
+ * unknown tool or one the agent's `tools.allow` leaves out (E_UNKNOWN_TOOL), arguments that do not match the schema (E_SCHEMA). All are execution
  * errors whose source is the tool name; when `rawArguments` parses, its value is used.
  *
  * ```ts
@@ -151,7 +163,7 @@ function excerpt(text: string): string {
  * if (!checked.ok) return failure(checked.error);
  * ```
  */
-export function validateToolCall(call: LlmToolCall): ToolCallValidation {
+export function validateToolCall(call: LlmToolCall, allow?: readonly string[]): ToolCallValidation {
   const fail = (code: 'E_INVALID_JSON' | 'E_UNKNOWN_TOOL' | 'E_SCHEMA', message: string, suggestion: string): ToolCallValidation => ({
     ok: false,
     error: normalizedError({ code, message, source: call.name, suggestion, kind: 'execution' }),
@@ -172,7 +184,11 @@ export function validateToolCall(call: LlmToolCall): ToolCallValidation {
   }
 
   if (!isToolName(call.name)) {
-    return fail('E_UNKNOWN_TOOL', `Unknown tool '${call.name}'.`, `Known tools: ${TOOL_NAMES.join(', ')}.`);
+    return fail('E_UNKNOWN_TOOL', `Unknown tool '${call.name}'.`, `Known tools: ${offeredTools(allow).join(', ')}.`);
+  }
+  // A tool the agent's config does not offer is unknown to this agent, whatever the worker has.
+  if (allow && !allow.includes(call.name)) {
+    return fail('E_UNKNOWN_TOOL', `Tool '${call.name}' is not offered to this agent.`, `Tools you can call: ${offeredTools(allow).join(', ')}.`);
   }
 
   // A call without arguments is checked as `{}`, so the schema names what is missing.

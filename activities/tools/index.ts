@@ -81,7 +81,7 @@ export interface RunOptions {
  * ```
  */
 export async function runTool(req: ToolRequest, signal?: AbortSignal, run: RunOptions = {}): Promise<ToolRunResult> {
-  const checked = validateToolCall({ id: `tick-${req.tick}`, name: req.name, args: req.args });
+  const checked = validateToolCall({ id: `tick-${req.tick}`, name: req.name, args: req.args }, req.tools.allow);
   if (!checked.ok) return failure(checked.error);
   const name = req.name as ToolName;
   const ctx: ToolContext = { roots: req.workspace, tools: req.tools, timeoutMs: req.toolTimeoutMs, signal };

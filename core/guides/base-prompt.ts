@@ -3,7 +3,7 @@
  * are framed; the facts (goal, roots, tools, limits, how to finish) are stated here once.
  */
 import type { AgentConfig } from '../config';
-import { TOOL_NAMES } from '../tools';
+import { offeredTools, TOOL_NAMES } from '../tools';
 
 /** The tools an agent can call, from their one source (core/tools.ts): a new tool appears in every prompt. */
 export { TOOL_NAMES };
@@ -39,7 +39,7 @@ export function basePrompt(agent: AgentConfig, framing: PromptFraming): string {
     'Permitted workspace roots:',
     ...agent.workspace,
     '',
-    `Tools: ${TOOL_NAMES.join(', ')}.`,
+    `Tools: ${offeredTools(agent.tools.allow).join(', ')}.`,
     'They are confined to the permitted workspace roots: any path outside them is refused.',
     `shell.run starts only these commands: ${shellAllow.length ? shellAllow.join(', ') : '(none)'}.`,
     `http.get reaches only these hosts: ${httpAllow.length ? httpAllow.join(', ') : '(none)'}.`,
@@ -50,5 +50,7 @@ export function basePrompt(agent: AgentConfig, framing: PromptFraming): string {
     `A failed tool call does not end the task: it comes back to you as the tool result. ${framing.failures}`,
     '',
     FINISH_INSTRUCTION,
+    // The owner's instructions come after the preamble, in the same anchored system message.
+    ...(agent.instructions ? ['', 'Instructions for this agent, from its owner (the rules above still hold):', agent.instructions] : []),
   ].join('\n');
 }

@@ -43,6 +43,14 @@ describe('guide registry', () => {
     expect(prompt).toContain('Permitted workspace roots:\n/w\n');
   });
 
+  it.each(guideIds())('%s lists only the offered tools, and ends with the owner’s instructions after its own rules', (id) => {
+    const owned = parseAgentConfig({ workspace: ['/w'], instructions: 'Answer in French.', tools: { allow: ['fs.read', 'fs.list'] } }, 'scripted:/x.json');
+    const prompt = getGuide(id).systemPrompt(owned);
+    expect(prompt).toContain('Tools: fs.read, fs.list.\n');
+    expect(prompt.endsWith('When the goal is done, answer with your final answer and no tool call.\n\nInstructions for this agent, from its owner (the rules above still hold):\nAnswer in French.')).toBe(true);
+    expect(getGuide(id).systemPrompt(agent)).not.toContain('Instructions for this agent');
+  });
+
   it('gives the same EPERM a different reading in every guide', () => {
     const texts = guideIds().map((id) => getGuide(id).interpretPain(eperm, ctx));
     expect(new Set(texts).size).toBe(texts.length);
