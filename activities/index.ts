@@ -21,7 +21,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const transcripts = transcriptStore(deps.store ?? storeFromEnv());
   return {
-    ...createLlmActivities(deps.llm, transcripts),
+    ...createLlmActivities(deps.llm ?? {}, transcripts),
     ...createToolActivities(deps.policy, transcripts),
     ...createAlertActivities(deps.alerts),
   };

@@ -47,6 +47,11 @@ export function estimateTokens(bytes: number, bytesPerToken: number): number {
   return Math.ceil(bytes / bytesPerToken);
 }
 
+/** Estimated tokens of some entries (the anchored head, say) at the calibrated ratio. */
+function entriesTokens(entries: readonly TranscriptEntry[], bytesPerToken: number): number {
+  return entries.reduce((n, m) => n + estimateTokens(entryBytes(m), bytesPerToken), 0);
+}
+
 /**
  * The next estimate's ratio from what a call sent and what the provider counted, kept in 1..6: real
  * tokenizers run at 1–5 bytes a token, and a provider that counts less than it was sent (a local model's
@@ -80,7 +85,7 @@ export interface WindowLimits {
 export function windowStart(entries: readonly TranscriptEntry[], limits: WindowLimits): number {
   const anchored = limits.anchored ?? 2;
   const tokens = (m: TranscriptEntry) => estimateTokens(entryBytes(m), limits.bytesPerToken);
-  let room = limits.maxTokens - entries.slice(0, anchored).reduce((n, m) => n + tokens(m), 0);
+  let room = limits.maxTokens - entriesTokens(entries.slice(0, anchored), limits.bytesPerToken);
   let lastAssistant = entries.length;
   for (let i = entries.length - 1; i >= anchored; i--) {
     if (entries[i]?.role === 'assistant') {
@@ -113,7 +118,6 @@ export function windowStart(entries: readonly TranscriptEntry[], limits: WindowL
  * ```
  */
 export function resultChars(head: readonly TranscriptEntry[], limits: WindowLimits, cap: number, calls = 1): number {
-  const headTokens = head.reduce((n, m) => n + estimateTokens(entryBytes(m), limits.bytesPerToken), 0);
-  const room = Math.max(0, limits.maxTokens - headTokens);
+  const room = Math.max(0, limits.maxTokens - entriesTokens(head, limits.bytesPerToken));
   return Math.max(MIN_RESULT_CHARS, Math.min(cap, Math.floor((room * RESULT_SHARE * limits.bytesPerToken) / Math.max(1, calls))));
 }

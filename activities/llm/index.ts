@@ -56,16 +56,15 @@ export function llmSetupProblem(spec: LlmSpec, deps: LlmProviderOptions = {}): s
  * Create the LLM activities. Credentials are the worker's: from `deps` (tests) or its environment.
  *
  * ```ts
- * const worker = await Worker.create({ activities: { ...createLlmActivities({ openai: { apiKey: 'sk-test' } }) }, ... });
+ * const worker = await Worker.create({ activities: { ...createLlmActivities({ openai: { apiKey: 'sk-test' } }, transcriptStore(storeFromEnv())) }, ... });
  * ```
  */
-export function createLlmActivities(deps: LlmProviderOptions = {}, transcripts?: TranscriptStore) {
+export function createLlmActivities(deps: LlmProviderOptions, transcripts: TranscriptStore) {
   const providers = createLlmProviders(deps);
   return {
     async llm(input: LlmCallInput): Promise<LlmResponse> {
       const spec = parseLlmSpec(input.llm);
-      if (!input.context) return callLlm(providerFor(providers, spec), { ...input, messages: input.messages ?? [], tools: input.tools ?? [] }, spec);
-      if (!transcripts) throw new Error('this worker has no transcript store for an LLM call that refers to one');
+      // A whole context (recorded before the store) resolves to itself, with no store access.
       const { request, answer } = await withStore(() => transcripts.resolve(input));
       const response = await callLlm(providerFor(providers, spec), request, spec);
       return withStore(() => answer(response));
