@@ -4,7 +4,7 @@
 import { createAlertActivities, type AlertSinks } from './alert';
 import { createLlmActivities, type LlmProviderOptions } from './llm';
 import type { WorkerPolicy } from '../core/worker-policy';
-import { createToolActivities } from './tools';
+import { createToolActivities, ToolRegistry, type ToolDefinition } from './tools';
 import { storeFromEnv, type BlobStore } from './store';
 import { transcriptStore } from './transcript';
 
@@ -16,13 +16,20 @@ export interface ActivityDeps {
   policy: WorkerPolicy;
   /** Where transcripts live (the worker's environment chooses: STARRY_STORE_BUCKET, STARRY_STORE_DIR, or the dev server's folder). */
   store?: BlobStore;
+  /** The worker's tools: the built-in ones plus `tools`, and the MCP connections (default: a registry of the built-in ones). */
+  registry?: ToolRegistry;
+}
+
+/** The worker's tool registry: the built-in tools and the worker's own. */
+export function toolRegistry(tools: readonly ToolDefinition[] = []): ToolRegistry {
+  return new ToolRegistry(tools);
 }
 
 export function createActivities(deps: ActivityDeps) {
   const transcripts = transcriptStore(deps.store ?? storeFromEnv());
   return {
     ...createLlmActivities(deps.llm ?? {}, transcripts),
-    ...createToolActivities(deps.policy, transcripts),
+    ...createToolActivities(deps.policy, transcripts, deps.registry),
     ...createAlertActivities(deps.alerts),
   };
 }

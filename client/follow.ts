@@ -9,6 +9,7 @@ import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { isStored, type LlmCallInput, type LlmResponse, type TranscriptEntry } from '../core/llm';
 import type { NormalizedError } from '../core/errors';
+import { SKIPPED_PREFIX } from '../core/transcript';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -51,10 +52,16 @@ function injectedSince(req: LlmCallInput, failedTools: Set<string>): { label: 'p
     if (last < 0) return [];
     since = messages.slice(last + 1);
   }
-  // What the workflow wrote is inline; stored entries are tool output, never pain.
+  // What the workflow wrote is inline; stored entries are tool output, never pain. In a delta every
+  // inline tool result is the workflow's: pain, also for a call it refused before any activity ran
+  // (an unknown tool, bad JSON, a schema mismatch), or a call a halt or a breaker skipped.
+  const delta = req.context !== undefined;
   return since.flatMap((m): { label: 'pain' | 'injected'; text: string }[] => {
     if (isStored(m)) return [];
-    if (m.role === 'tool') return failedTools.has(m.name) ? [{ label: 'pain', text: m.text }] : [];
+    if (m.role === 'tool') {
+      if (delta) return m.text.startsWith(SKIPPED_PREFIX) ? [] : [{ label: 'pain', text: m.text }];
+      return failedTools.has(m.name) ? [{ label: 'pain', text: m.text }] : [];
+    }
     return m.role === 'user' || m.role === 'system' ? [{ label: 'injected', text: m.text }] : [];
   });
 }

@@ -46,16 +46,39 @@ describe('parseAgentConfig', () => {
     expect(e.issues).toEqual(['safety.maxTicks: must be <= 100000', 'tools.maxOutputBytes: must be <= 1048576']);
   });
 
-  it('takes the owner’s instructions and a tool allow-list, and names a tool that does not exist', () => {
-    const cfg = parseAgentConfig({ instructions: 'Answer in French.', tools: { allow: ['fs.read'] } }, 'scripted:/x.json');
-    expect(cfg).toMatchObject({ instructions: 'Answer in French.', tools: { allow: ['fs.read'] } });
+  it('takes the owner’s instructions and a tool allow-list, and refuses an entry that is no tool name', () => {
+    const cfg = parseAgentConfig({ instructions: 'Answer in French.', tools: { allow: ['fs.read', 'weather', 'github.*'] } }, 'scripted:/x.json');
+    expect(cfg).toMatchObject({ instructions: 'Answer in French.', tools: { allow: ['fs.read', 'weather', 'github.*'] } });
     expect(parseAgentConfig({}, 'scripted:/x.json').tools.allow).toBeUndefined();
-    const e = catchError(() => parseAgentConfig({ instructions: 'x'.repeat(16_001), tools: { allow: ['fs.delete'] } }, 'scripted:/x.json'));
+    // Whether a name is one of the worker's tools is the worker's to say, at submit.
+    const e = catchError(() => parseAgentConfig({ instructions: 'x'.repeat(16_001), tools: { allow: ['rm -rf'] } }, 'scripted:/x.json'));
     expect(e.issues).toEqual([
       'instructions: must be at most 16000 characters',
-      'tools.allow.0: unknown tool "fs.delete": use one of fs.read, fs.write, fs.list, shell.run, http.get',
+      'tools.allow.0: "rm -rf" is not a tool name (e.g. fs.read, fs.write, or github.* for every tool of the MCP server github)',
     ]);
     expect(catchError(() => parseAgentConfig({ tools: { allow: [] } }, 'scripted:/x.json')).issues).toEqual(['tools.allow: allow needs at least one tool (leave it out to offer every tool)']);
+  });
+
+  it('takes MCP servers over stdio and Streamable HTTP, and names what is wrong with one', () => {
+    const cfg = parseAgentConfig(
+      { tools: { mcp: { files: { command: 'node', args: ['server.js'], env: { TOKEN: '${env:FILES_TOKEN}' } }, github: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:GH}' } } } } },
+      'scripted:/x.json',
+    );
+    expect(cfg.tools.mcp).toEqual({
+      files: { command: 'node', args: ['server.js'], env: { TOKEN: '${env:FILES_TOKEN}' } },
+      github: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:GH}' } },
+    });
+    expect(parseAgentConfig({ tools: { mcp: { a: { command: 'node' } } } }, 'scripted:/x.json').tools.mcp).toEqual({ a: { command: 'node', args: [] } });
+    expect(catchError(() => parseAgentConfig({ tools: { mcp: { fs: { command: 'node' } } } }, 'scripted:/x.json')).issues).toEqual([
+      "tools.mcp: an MCP server may not be named like a built-in tool's prefix (fs, shell, http)",
+    ]);
+    expect(catchError(() => parseAgentConfig({ tools: { mcp: { 'my server': { command: 'node' } } } }, 'scripted:/x.json')).issues[0]).toContain(
+      'an MCP server name is a letter, then letters, digits, _ or -',
+    );
+    expect(catchError(() => parseAgentConfig({ tools: { mcp: { a: { url: 'ftp://x' } } } }, 'scripted:/x.json')).issues).toEqual(['tools.mcp.a.url: must be an http(s) URL']);
+    expect(catchError(() => parseAgentConfig({ tools: { mcp: { a: { program: 'x' } } } }, 'scripted:/x.json')).issues).toEqual([
+      'tools.mcp.a: an MCP server is {command, args?, env?} (stdio) or {url, headers?} (Streamable HTTP)',
+    ]);
   });
 
   it('refuses unknown fields and an inverted cascade', () => {

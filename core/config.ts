@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { guideIds } from './guides';
 import { parseLlmSpec } from './llm-spec';
 import { ConfigError } from './request-errors';
-import { TOOL_NAMES } from './tools';
+import { isValidToolName, TOOL_NAMES } from './tools';
 import { DEFAULT_SHELL_ALLOW } from './worker-policy';
 
 export { ConfigError };
@@ -51,6 +51,41 @@ export const RetryConfigSchema = z
   })
   .strict();
 
+/** The prefixes of the built-in tools (`fs`, `shell`, `http`): no MCP server takes one. */
+const BUILTIN_PREFIXES = new Set(TOOL_NAMES.map((name) => name.split('.')[0]!));
+
+/**
+ * Where `${env:NAME}` is allowed: header and environment values are templates filled in on the worker
+ * from its own environment, so secrets stay out of configs and histories.
+ */
+const workerTemplate = z.string().max(4096);
+
+/**
+ * An MCP server: a program the worker starts (stdio; the command must be on the worker's
+ * `mcpCommands`) or a Streamable HTTP endpoint (its host must be on the worker's `httpAllow`).
+ */
+export const McpServerSchema = z.union(
+  [
+    z
+      .object({
+        command: z.string().min(1).max(1024),
+        args: z.array(z.string().max(4096)).max(64).default([]),
+        /** Environment of the server, besides PATH and HOME: values may use `${env:NAME}` of the worker. */
+        env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), workerTemplate).optional(),
+      })
+      .strict(),
+    z
+      .object({
+        url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
+        /** Request headers: values may use `${env:NAME}` of the worker (`"Authorization": "Bearer ${env:TOKEN}"`). */
+        headers: z.record(z.string().min(1).max(256), workerTemplate).optional(),
+      })
+      .strict(),
+  ],
+  { error: 'an MCP server is {command, args?, env?} (stdio) or {url, headers?} (Streamable HTTP)' },
+);
+export type McpServerConfig = z.output<typeof McpServerSchema>;
+
 export const ToolsConfigSchema = z
   .object({
     /** Commands `shell.run` may start (the first word of the command line). */
@@ -59,11 +94,32 @@ export const ToolsConfigSchema = z
     httpAllow: z.array(z.string().min(1).max(2048)).max(100).default([]),
     /** Bytes of tool output kept at most; more is E_OUTPUT_TOO_LARGE. */
     maxOutputBytes: positiveInt(1024 * 1024).default(64 * 1024),
-    /** The tools this agent is offered (absent: every tool); a call to another is E_UNKNOWN_TOOL pain. */
+    /**
+     * The tools this agent is offered (absent: every tool the worker has, built-in, its own and those of
+     * the config's MCP servers): names, or `prefix.*` for every tool under a prefix. The worker checks
+     * at submit that each names one of its tools; a call to another tool is E_UNKNOWN_TOOL pain.
+     */
     allow: z
-      .array(z.enum(TOOL_NAMES, { error: (i) => `unknown tool ${JSON.stringify(i.input)}: use one of ${TOOL_NAMES.join(', ')}` }))
+      .array(
+        z.string().refine((entry) => isValidToolName(entry.endsWith('.*') ? entry.slice(0, -2) : entry), {
+          error: (i) => `${JSON.stringify(i.input)} is not a tool name (e.g. ${TOOL_NAMES.slice(0, 2).join(', ')}, or github.* for every tool of the MCP server github)`,
+        }),
+      )
       .min(1, 'allow needs at least one tool (leave it out to offer every tool)')
       .max(100)
+      .optional(),
+    /** MCP servers whose tools this agent is offered as `<server>.<tool>`; the worker's policy allows each. */
+    mcp: z
+      .record(z.string(), McpServerSchema)
+      .refine((servers) => Object.keys(servers).length <= 16, 'at most 16 MCP servers')
+      .superRefine((servers, ctx) => {
+        for (const name of Object.keys(servers).filter((s) => !/^[A-Za-z][A-Za-z0-9_-]{0,31}$/.test(s))) {
+          ctx.addIssue({ code: 'custom', path: [name], message: `${JSON.stringify(name)}: an MCP server name is a letter, then letters, digits, _ or - (at most 32)` });
+        }
+      })
+      .refine((servers) => !Object.keys(servers).some((s) => BUILTIN_PREFIXES.has(s)), {
+        error: () => `an MCP server may not be named like a built-in tool's prefix (${[...BUILTIN_PREFIXES].join(', ')})`,
+      })
       .optional(),
   })
   .strict();

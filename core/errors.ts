@@ -28,6 +28,8 @@ export const ERROR_CODES = [
   'E_OUTPUT_TOO_LARGE',
   'E_AUTH',
   'E_INTERNAL',
+  /** A tool reported that it failed (a user's tool threw, an MCP tool answered isError). */
+  'E_TOOL_FAILED',
   'E_SKIPPED',
   /** A transcript blob the history refers to is not in the content store. */
   'E_BLOB_MISSING',

@@ -15,10 +15,10 @@ import { HumanMessageSchema, LIMITS, type HumanMessage, type TaskProgress, type 
 import { failure, normalizedError, type NormalizedError, type ToolExecutionResult } from './errors';
 import { fingerprint } from './fingerprint';
 import { getGuide, type Guide, type PainContext } from './guides';
-import { assistantMessage, type ChatMessage, type ContextDelta, type LlmCallInput, type LlmResponse, type LlmToolCall } from './llm';
+import { assistantMessage, type ChatMessage, type ContextDelta, type LlmCallInput, type LlmResponse, type LlmToolCall, type ToolSpec } from './llm';
 import { SafetyMonitor, type LockVerdict, type SafetyCounters } from './safety-monitor';
 import { fatalLock, historyLimit } from './safety-rungs';
-import { toolSpecs, toolSummary, validateToolCall } from './tools';
+import { offeredTools, toolSpecs, toolSummary, validateToolCall } from './tools';
 import { frustrationFirst, MAX_RESULT_CHARS, retryHistory, skippedText, toolResultText, verifyText } from './transcript';
 import type { AgentState, Injection, LockReason, TaskCheckpoint, TaskOutcome, TaskResult, ToolCallRecord } from './types';
 
@@ -37,6 +37,11 @@ export interface TaskRunInput {
   messages?: HumanMessage[];
   /** Present when the task continued as new: what the run before this one had counted. */
   continued?: Continued;
+  /**
+   * The tools the worker offers this task (built-in, the worker's own, its MCP servers'), as listed at
+   * the task's start and carried when it continues as new. Absent: the built-in tools `tools.allow` names.
+   */
+  tools?: ToolSpec[];
 }
 
 /** What a task's next run takes over when it continues as new, besides the checkpoint. */
@@ -115,10 +120,10 @@ export const CARRIED_RECORDS = 50;
 const ANCHORED = 2;
 
 /** A new task's checkpoint: the anchored system prompt and goal, nothing done yet. */
-function freshCheckpoint(guide: Guide, config: AgentConfig, goal: string): TaskCheckpoint {
+function freshCheckpoint(guide: Guide, config: AgentConfig, goal: string, tools?: readonly string[]): TaskCheckpoint {
   return {
     messages: [
-      { role: 'system', text: guide.systemPrompt(config) },
+      { role: 'system', text: guide.systemPrompt(config, tools) },
       { role: 'user', text: goal },
     ],
     ticks: 0,
@@ -161,6 +166,8 @@ export class TaskRun {
   private readonly store: boolean;
   /** Where the window of the call in flight opened (store mode), to record what its manifest holds. */
   private windowFrom = ANCHORED;
+  /** The tools the worker offers (see `TaskRunInput.tools`); absent: the built-in ones. */
+  private tools?: ToolSpec[];
 
   constructor(
     readonly input: TaskRunInput,
@@ -168,7 +175,8 @@ export class TaskRun {
     opts: TaskRunOptions = {},
   ) {
     this.guide = getGuide(input.config.guide);
-    this.checkpoint = input.checkpoint ?? freshCheckpoint(this.guide, input.config, input.goal);
+    if (input.tools) this.tools = input.tools;
+    this.checkpoint = input.checkpoint ?? freshCheckpoint(this.guide, input.config, input.goal, input.tools?.map((t) => t.name));
     this.counters = input.counters;
     this.inbox = [...(input.messages ?? [])];
     this.store = opts.store ?? false;
@@ -185,6 +193,33 @@ export class TaskRun {
 
   private get config(): AgentConfig {
     return this.input.config;
+  }
+
+  /**
+   * The tools the worker listed for this task: offered to the model from the first LLM call on (a
+   * new task's system prompt names them; a resumed one keeps the prompt it had).
+   */
+  offer(tools: ToolSpec[]): void {
+    this.tools = tools;
+    if (!this.input.checkpoint && this.checkpoint.callNumber === 0) {
+      this.checkpoint.messages[0] = { role: 'system', text: this.guide.systemPrompt(this.config, tools.map((t) => t.name)) };
+    }
+  }
+
+  /** The task could not start: the worker could not list its tools (an MCP server that does not start). */
+  setupFailed(error: NormalizedError): TaskEnd {
+    this.lastErrorCode = error.code;
+    return failed(error);
+  }
+
+  /** The tool specs offered to the model. */
+  private offeredSpecs(): ToolSpec[] {
+    return this.tools ?? toolSpecs(this.config.tools.allow);
+  }
+
+  /** The names of the tools offered to the model. */
+  private offeredNames(): string[] {
+    return this.tools ? this.tools.map((t) => t.name) : offeredTools(this.config.tools.allow);
   }
 
   /** SYSTEM_HALT arrived: no further call starts. */
@@ -263,7 +298,7 @@ export class TaskRun {
     let context: Pick<LlmCallInput, 'messages' | 'tools' | 'context'>;
     if (this.store) {
       const delta = this.contextDelta();
-      context = { context: delta, ...(delta.base ? {} : { tools: toolSpecs(config.tools.allow) }) };
+      context = { context: delta, ...(delta.base ? {} : { tools: this.offeredSpecs() }) };
     } else {
       const messages = assembleContext({ messages: cp.messages as ChatMessage[], window: config.contextWindow });
       // An LLM call's input is one payload: past Temporal's limit it could not even be scheduled.
@@ -277,7 +312,7 @@ export class TaskRun {
         });
         return { end: { outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error } };
       }
-      context = { messages, tools: toolSpecs(config.tools.allow) };
+      context = { messages, tools: this.offeredSpecs() };
     }
     if (budget.lock) return { end: suspended(budget.lock) };
     const callNumber = ++cp.callNumber;
@@ -343,7 +378,7 @@ export class TaskRun {
       this.skip(pending, this.turn.skipReason);
       return { run: false };
     }
-    const checked = validateToolCall(call, this.config.tools.allow);
+    const checked = validateToolCall(call, this.offeredNames());
     if (!checked.ok) {
       this.afterTool(pending, failure(checked.error));
       return { run: false };
@@ -482,7 +517,7 @@ export class TaskRun {
     const continued: Continued = { runTokens: this.runTokens, allowanceStart: this.allowanceStart, received: this.received, omitted: { ...this.omitted }, ...this.lastError() };
     const { messages: _pending, ...rest } = input;
     const messages = this.inbox.splice(0);
-    return { ...rest, counters: this.counters, checkpoint, continued, ...(messages.length ? { messages } : {}) };
+    return { ...rest, counters: this.counters, checkpoint, continued, ...(messages.length ? { messages } : {}), ...(this.tools ? { tools: this.tools } : {}) };
   }
 
   /**
@@ -558,7 +593,7 @@ export class TaskRun {
   }
 
   private painContext(record: ToolCallRecord): PainContext {
-    return { tick: record.tick, toolName: record.name, args: record.args, consecutiveFailures: this.counters.consecutiveFailures, workspace: this.config.workspace };
+    return { tick: record.tick, toolName: record.name, args: record.args, consecutiveFailures: this.counters.consecutiveFailures, workspace: this.config.workspace, tools: this.offeredNames() };
   }
 
   private inject(tick: number, kind: Injection['kind'], text: string): void {

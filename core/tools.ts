@@ -81,28 +81,59 @@ export type ToolName = keyof typeof TOOL_DEFINITIONS;
 /** Parsed arguments of each tool. */
 export type ToolArgs = { [N in ToolName]: z.output<(typeof TOOL_DEFINITIONS)[N]['schema']> };
 
-/** The names of every tool, in declaration order. */
+/** The names of the built-in tools, in declaration order. */
 export const TOOL_NAMES = Object.keys(TOOL_DEFINITIONS) as ToolName[];
 
-/** True when `name` is a known tool. */
+/** True when `name` is a built-in tool. */
 export function isToolName(name: string): name is ToolName {
   return Object.prototype.hasOwnProperty.call(TOOL_DEFINITIONS, name);
 }
 
-function parametersOf(name: ToolName): Record<string, unknown> {
-  const { $schema: _ignored, ...parameters } = z.toJSONSchema(TOOL_DEFINITIONS[name].schema, { io: 'input' });
-  return parameters;
+/**
+ * What a tool's name may be: a letter, then letters, digits, `_` and `-`, with dot-separated parts
+ * (`fs.read`, `weather.forecast`, an MCP server's `github.search_issues`); at most 64 characters, what
+ * every provider accepts as a function name once dots are mapped.
+ */
+export const TOOL_NAME_PATTERN = /^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$/;
+export const MAX_TOOL_NAME_CHARS = 64;
+
+/** True when `name` is a well-formed tool name. */
+export function isValidToolName(name: string): boolean {
+  return name.length <= MAX_TOOL_NAME_CHARS && TOOL_NAME_PATTERN.test(name);
 }
 
 /**
- * The tools an agent is offered: its config's `tools.allow` (in declaration order), or every tool.
+ * True when an allow-list entry offers `name`: the same name, or `prefix.*` for every tool under a
+ * prefix (an MCP server's tools: `github.*`).
+ *
+ * ```ts
+ * allowMatches('github.*', 'github.search') // true
+ * ```
+ */
+export function allowMatches(entry: string, name: string): boolean {
+  return entry.endsWith('.*') ? name.startsWith(entry.slice(0, -1)) : entry === name;
+}
+
+/** The JSON Schema of a zod input schema, as sent to the model (no `$schema` key). */
+export function jsonSchemaOf(schema: z.ZodType): Record<string, unknown> {
+  const { $schema: _ignored, ...parameters } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+  return parameters;
+}
+
+function parametersOf(name: ToolName): Record<string, unknown> {
+  return jsonSchemaOf(TOOL_DEFINITIONS[name].schema);
+}
+
+/**
+ * The built-in tools an agent is offered: those its config's `tools.allow` names (in declaration
+ * order), or every one.
  *
  * ```ts
  * offeredTools(['fs.list', 'fs.read']) // ['fs.read', 'fs.list']
  * ```
  */
 export function offeredTools(allow?: readonly string[]): ToolName[] {
-  return allow ? TOOL_NAMES.filter((name) => allow.includes(name)) : TOOL_NAMES;
+  return allow ? TOOL_NAMES.filter((name) => allow.some((entry) => allowMatches(entry, name))) : TOOL_NAMES;
 }
 
 /**
@@ -128,20 +159,49 @@ const SUMMARY_CHARS = 80;
  * ```
  */
 export function toolSummary(name: string, args: unknown): string {
-  const target = isToolName(name) ? (args as Record<string, unknown> | undefined)?.[TOOL_DEFINITIONS[name].summaryArg] : undefined;
+  const fields = (args ?? {}) as Record<string, unknown>;
+  // A tool that is not built in is summarized by its first string argument.
+  const target = isToolName(name) ? fields[TOOL_DEFINITIONS[name].summaryArg] : Object.values(fields).find((v) => typeof v === 'string');
   return `tool ${name} ${typeof target === 'string' ? target.slice(0, SUMMARY_CHARS) : ''}`.trim();
 }
 
-/** A compact signature such as `fs.read({ path: string, maxBytes?: integer })`, for suggestions. */
-export function toolSignature(name: ToolName): string {
+/**
+ * A compact signature such as `fs.read({ path: string, maxBytes?: integer })`, for suggestions: of a
+ * built-in tool, or of any tool given its JSON Schema parameters.
+ */
+export function toolSignature(name: string, parameters: Record<string, unknown> = isToolName(name) ? parametersOf(name) : {}): string {
   type Prop = { type?: unknown; items?: { type?: unknown } };
-  const schema = parametersOf(name) as { properties?: Record<string, Prop>; required?: string[] };
+  const schema = parameters as { properties?: Record<string, Prop>; required?: string[] };
   const required = new Set(schema.required ?? []);
   const params = Object.entries(schema.properties ?? {}).map(([key, prop]) => {
     const type = prop.type === 'array' ? `${String(prop.items?.type ?? 'unknown')}[]` : String(prop.type ?? 'unknown');
     return `${key}${required.has(key) ? '' : '?'}: ${type}`;
   });
   return `${name}({ ${params.join(', ')} })`;
+}
+
+/**
+ * Check arguments against a tool's zod schema: the parsed value, or E_SCHEMA naming every issue and
+ * the expected parameters. A call without arguments is checked as `{}`, so the schema names what is missing.
+ *
+ * ```ts
+ * checkArgs('fs.read', TOOL_DEFINITIONS['fs.read'].schema, { file: 'a' }) // { ok: false, error: { code: 'E_SCHEMA', ... } }
+ * ```
+ */
+export function checkArgs(name: string, schema: z.ZodType, args: unknown): ToolCallValidation {
+  const parsed = schema.safeParse(args ?? {});
+  if (parsed.success) return { ok: true, args: parsed.data };
+  const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
+  return {
+    ok: false,
+    error: normalizedError({
+      code: 'E_SCHEMA',
+      kind: 'execution',
+      source: name,
+      message: `Invalid arguments for ${name}: ${issues.join('; ')}`,
+      suggestion: `Expected parameters: ${toolSignature(name, jsonSchemaOf(schema))}.`,
+    }),
+  };
 }
 
 /** Outcome of `validateToolCall`: parsed arguments, or the normalized error that replaces execution. */
@@ -154,16 +214,18 @@ function excerpt(text: string): string {
 }
 
 /**
- * Check a model's tool call before anything runs: arguments that are not JSON (E_INVALID_JSON), an
- * unknown tool or one the agent's `tools.allow` leaves out (E_UNKNOWN_TOOL), arguments that do not match the schema (E_SCHEMA). All are execution
- * errors whose source is the tool name; when `rawArguments` parses, its value is used.
+ * Check a model's tool call before anything runs: arguments that are not JSON (E_INVALID_JSON), a tool
+ * the agent is not offered (E_UNKNOWN_TOOL), arguments that do not match a built-in tool's schema or
+ * are not an object (E_SCHEMA). All are execution errors whose source is the tool name; when
+ * `rawArguments` parses, its value is used. `offered` names the agent's tools (default: the built-in
+ * ones); a tool that is not built in is checked against its own schema by the tool activity, where it is.
  *
  * ```ts
  * const checked = validateToolCall({ id: 'c1', name: 'fs.read', args: { path: 'notes.md' } });
  * if (!checked.ok) return failure(checked.error);
  * ```
  */
-export function validateToolCall(call: LlmToolCall, allow?: readonly string[]): ToolCallValidation {
+export function validateToolCall(call: LlmToolCall, offered: readonly string[] = TOOL_NAMES): ToolCallValidation {
   const fail = (code: 'E_INVALID_JSON' | 'E_UNKNOWN_TOOL' | 'E_SCHEMA', message: string, suggestion: string): ToolCallValidation => ({
     ok: false,
     error: normalizedError({ code, message, source: call.name, suggestion, kind: 'execution' }),
@@ -183,23 +245,20 @@ export function validateToolCall(call: LlmToolCall, allow?: readonly string[]): 
     }
   }
 
-  if (!isToolName(call.name)) {
-    return fail('E_UNKNOWN_TOOL', `Unknown tool '${call.name}'.`, `Known tools: ${offeredTools(allow).join(', ')}.`);
+  if (!offered.includes(call.name)) {
+    // A built-in tool the agent's config leaves out is unknown to this agent, whatever the worker has.
+    return isToolName(call.name)
+      ? fail('E_UNKNOWN_TOOL', `Tool '${call.name}' is not offered to this agent.`, `Tools you can call: ${offered.join(', ')}.`)
+      : fail('E_UNKNOWN_TOOL', `Unknown tool '${call.name}'.`, `Known tools: ${offered.join(', ')}.`);
   }
-  // A tool the agent's config does not offer is unknown to this agent, whatever the worker has.
-  if (allow && !allow.includes(call.name)) {
-    return fail('E_UNKNOWN_TOOL', `Tool '${call.name}' is not offered to this agent.`, `Tools you can call: ${offeredTools(allow).join(', ')}.`);
+  if (!isToolName(call.name)) {
+    // The tool activity checks the tool's own schema; here only what every tool takes: one object.
+    const args = raw ?? {};
+    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+      return fail('E_SCHEMA', `Invalid arguments for ${call.name}: (root): expected an object`, 'Send the arguments as one JSON object.');
+    }
+    return { ok: true, args };
   }
 
-  // A call without arguments is checked as `{}`, so the schema names what is missing.
-  const parsed = TOOL_DEFINITIONS[call.name].schema.safeParse(raw ?? {});
-  if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`);
-    return fail(
-      'E_SCHEMA',
-      `Invalid arguments for ${call.name}: ${issues.join('; ')}`,
-      `Expected parameters: ${toolSignature(call.name)}.`,
-    );
-  }
-  return { ok: true, args: parsed.data };
+  return checkArgs(call.name, TOOL_DEFINITIONS[call.name].schema, raw);
 }

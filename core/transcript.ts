@@ -27,8 +27,11 @@ export function toolResultText(data: unknown, maxChars: number = MAX_RESULT_CHAR
 
 /** The tool result of a call that was not executed. */
 export function skippedText(reason: string): string {
-  return `Not executed: ${reason}.`;
+  return `${SKIPPED_PREFIX}${reason}.`;
 }
+
+/** How the result of a call that never ran begins (a reader tells it from pain by this). */
+export const SKIPPED_PREFIX = 'Not executed: ';
 
 /** The seeds' verification step: asked once before a final answer is accepted. */
 export function verifyText(goal: string): string {

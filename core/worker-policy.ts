@@ -24,6 +24,13 @@ export const WorkerPolicySchema = z
     shellAllow: z.array(z.string().min(1)).default(DEFAULT_SHELL_ALLOW),
     /** Host entries a task may allow `http.get` to reach (as `tools.httpAllow`, plus `host:*` for any port). */
     httpAllow: z.array(z.string().min(1)).default([]),
+    /** Programs a task's config may start as stdio MCP servers (`tools.mcp.<server>.command`); none by default. */
+    mcpCommands: z.array(z.string().min(1)).default([]),
+    /**
+     * The worker's environment variables a task's config may pass to its MCP servers as `${env:NAME}`
+     * (in `env` or `headers`); none by default, so a config cannot send the worker's secrets anywhere.
+     */
+    mcpEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')).default([]),
     /** The largest `tools.maxOutputBytes` a task may ask for. */
     maxOutputBytes: z.number().int().positive().max(1024 * 1024).default(1024 * 1024),
     /** Tools may run as root when the worker does; otherwise `shell.run` drops to `nobody`. */
@@ -39,7 +46,12 @@ export type WorkerPolicy = z.output<typeof WorkerPolicySchema>;
 /** The parts of a task's config the policy bounds. */
 export interface TaskLimits {
   workspace: string[];
-  tools: { shellAllow: string[]; httpAllow: string[]; maxOutputBytes: number };
+  tools: {
+    shellAllow: string[];
+    httpAllow: string[];
+    maxOutputBytes: number;
+    mcp?: Record<string, { command: string; env?: Record<string, string> } | { url: string; headers?: Record<string, string> }>;
+  };
 }
 
 /**
@@ -80,6 +92,22 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
   if (hosts.length) {
     wider.push(`tools.httpAllow: ${hosts.map((h) => `'${h}'`).join(', ')} not allowed by the worker (allowed: ${policy.httpAllow.join(', ') || 'none'})`);
   }
+  for (const [server, spec] of Object.entries(task.tools.mcp ?? {})) {
+    const templates = Object.values(('command' in spec ? spec.env : spec.headers) ?? {}).join('\n');
+    const secrets = [...new Set([...templates.matchAll(ENV_TEMPLATE)].map((m) => m[1]!))].filter((name) => !policy.mcpEnv.includes(name));
+    if (secrets.length) {
+      wider.push(`tools.mcp.${server}: \${env:${secrets.join('}, ${env:')}} is not a variable the worker passes to MCP servers (allowed: ${policy.mcpEnv.join(', ') || 'none'})`);
+    }
+    if ('command' in spec && !policy.mcpCommands.includes(spec.command)) {
+      wider.push(`tools.mcp.${server}: the command '${spec.command}' is not one the worker starts as an MCP server (allowed: ${policy.mcpCommands.join(', ') || 'none'})`);
+    }
+    if ('url' in spec) {
+      const host = hostOf(spec.url);
+      if (host === undefined || !hostEntryWithin(host, policy.httpAllow)) {
+        wider.push(`tools.mcp.${server}: the host of '${spec.url}' is not allowed by the worker (allowed: ${policy.httpAllow.join(', ') || 'none'})`);
+      }
+    }
+  }
   if (task.tools.maxOutputBytes > policy.maxOutputBytes) {
     wider.push(`tools.maxOutputBytes: ${task.tools.maxOutputBytes} is above the worker's cap ${policy.maxOutputBytes}`);
   }
@@ -90,6 +118,19 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
     );
   }
   return task;
+}
+
+/** `${env:NAME}` in an MCP server's env or header value: filled on the worker from its environment. */
+export const ENV_TEMPLATE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/** `host` or `host:port` of a URL as an allow entry names it (the port only when the URL gives one). */
+function hostOf(url: string): string | undefined {
+  try {
+    const u = new URL(url);
+    return u.port ? `${u.hostname}:${u.port}` : u.hostname;
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when the allow entry `entry` grants nothing the entries in `outer` do not. */

@@ -19,7 +19,13 @@ export function temporalCliPath(): string {
   return process.env.TEMPORAL_CLI ?? path.join(projectRoot(), '.tools', 'temporal', 'bin', 'temporal');
 }
 
-/** The git-ignored folder for the dev server's SQLite file, logs and pid. */
+/**
+ * The git-ignored folder for the dev server's SQLite file, logs, pid and (without a bucket) transcript
+ * blobs: `.temporal/` in the project, or in the working directory when the package is installed as a
+ * dependency (inside node_modules it would be wiped by the next `npm ci`).
+ */
 export function stateDir(): string {
-  return process.env.STARRY_STATE_DIR ?? path.join(projectRoot(), '.temporal');
+  if (process.env.STARRY_STATE_DIR) return process.env.STARRY_STATE_DIR;
+  const root = projectRoot();
+  return root.split(path.sep).includes('node_modules') ? path.join(process.cwd(), '.temporal') : path.join(root, '.temporal');
 }

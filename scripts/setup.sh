@@ -20,7 +20,7 @@ fi
 
 # 2. The build (the CLI runs compiled JS), redone when a source file is newer than the last build.
 stamp=lib/.build-stamp
-if [ ! -f "$stamp" ] || [ -n "$(find core workflows activities worker dev client cli api infra tsconfig.json tsconfig.build.json package.json -newer "$stamp" -type f -print -quit 2>/dev/null)" ]; then
+if [ ! -f "$stamp" ] || [ -n "$(find index.ts core workflows activities worker dev client cli api infra tsconfig.json tsconfig.build.json package.json -newer "$stamp" -type f -print -quit 2>/dev/null)" ]; then
   log "building (tsc)"
   npm run --silent build >&2
   touch "$stamp"

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDeps } from '../activities';
+import { ToolRegistry, type ToolDefinition } from '../activities/tools';
 import { workerConfigFromEnv, type WorkerConfig } from './env';
 
 export interface CreateWorkerOptions {
@@ -15,6 +16,11 @@ export interface CreateWorkerOptions {
   workflowBundlePath?: string;
   /** The worker's configuration; default: read from its environment (worker/env.ts). */
   config?: WorkerConfig;
+  /**
+   * The worker's own tools (made with `defineTool`), offered to every agent besides the built-in ones
+   * (an agent's `tools.allow` narrows them). They run here: their code and credentials stay on the worker.
+   */
+  tools?: readonly ToolDefinition[];
   /** Activity settings over the config's (tests pass their own policy, alert sinks, providers). */
   activities?: Partial<ActivityDeps>;
   identity?: string;
@@ -50,6 +56,7 @@ export function workflowSource(bundlePath?: string): { workflowBundle: { codePat
 export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
   const config = opts.config ?? workerConfigFromEnv();
   const namespace = opts.namespace ?? config.temporal.namespace;
+  const registry = opts.activities?.registry ?? new ToolRegistry(opts.tools ?? []);
   const options: WorkerOptions = {
     connection: opts.connection,
     namespace,
@@ -58,6 +65,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
       llm: config.llm,
       ...opts.activities,
       policy: opts.activities?.policy ?? config.policy,
+      registry,
       // After the spread, so alert sinks given without a webhook keep the configured ones.
       alerts: { ...config.alerts, namespace, ...opts.activities?.alerts },
     }),
@@ -69,5 +77,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     ...(opts.interceptors ? { interceptors: opts.interceptors } : {}),
     ...workflowSource(opts.workflowBundlePath ?? config.workflowBundlePath),
   };
-  return Worker.create(options);
+  const worker = await Worker.create(options);
+  // The MCP servers this worker started end with it (stdio children, HTTP sessions).
+  const run = worker.run.bind(worker);
+  worker.run = () => run().finally(() => registry.close());
+  return worker;
 }

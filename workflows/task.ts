@@ -13,6 +13,7 @@ import {
   log,
   patched,
   proxyActivities,
+  proxyLocalActivities,
   setCurrentDetails,
   setHandler,
   upsertSearchAttributes,
@@ -52,6 +53,12 @@ const PROGRESS_IN_BACKGROUND = 'progress-in-background';
 /** Patch: a report upserts only the search attributes whose value changed. */
 const UPSERT_CHANGED_ONLY = 'upsert-changed-only';
 
+/**
+ * Patch: the task asks its worker which tools it offers (built-in, the worker's own, the config's MCP
+ * servers) before its first tick, instead of knowing only the built-in ones.
+ */
+const WORKER_TOOLS = 'worker-tools';
+
 /** The failure type a FAILED task's workflow fails with; its first detail is the TaskRunOutput. */
 export const TASK_FAILED = 'TaskFailed';
 
@@ -77,6 +84,9 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   };
   const toolOptions: ActivityOptions = { ...llmOptions, startToCloseTimeout: safety.toolTimeoutMs };
   const { llm, tool } = proxyActivities<Activities>(llmOptions);
+  // A local activity: the listing is short and the worker running this workflow has the tools, so it
+  // costs the task no extra workflow task (and no round trip through the server) before its first tick.
+  const { listTools } = proxyLocalActivities<Activities>({ startToCloseTimeout: safety.toolTimeoutMs, retry: llmOptions.retry, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
   const store = patched(TRANSCRIPT_STORE);
   const run = new TaskRun(input, workflowInfo().workflowId, { store });
   let scope: CancellationScope | undefined;
@@ -140,6 +150,15 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
 
   async function ticks(): Promise<TaskRunOutput> {
     report(run, 'EXECUTING');
+    // A run that continued as new carries its tools in its input.
+    if (!input.tools && patched(WORKER_TOOLS)) {
+      try {
+        run.offer(await cancellable('tools', () => listTools({ workspace: config.workspace, tools: config.tools })));
+      } catch (err) {
+        if (halted() && isCancellation(err)) return finish(run.cancelled());
+        return finish(run.setupFailed(factsOf(err, 'listTools').error));
+      }
+    }
     for (;;) {
       const info = workflowInfo();
       // A long task moves to a fresh history between ticks, everything it counted carried over.

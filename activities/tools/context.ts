@@ -1,20 +1,36 @@
 /**
- * What every tool implementation receives besides its arguments: the workspace, the tool settings, the
- * time allowed and the cancellation signal. Built once per activity call in `index.ts`.
+ * What every tool receives besides its arguments: the workspace, the cancellation signal, a heartbeat,
+ * the call's stable id and the tool settings. Built once per activity call in `index.ts`.
  */
 import type { AgentConfig } from '../../core/config';
 import type { ToolCallRef } from './call-journal';
 
 /** The environment of one tool call. */
 export interface ToolContext {
-  /** Absolute workspace roots; relative paths resolve against the first. */
+  /** Absolute workspace roots of the task; relative paths resolve against the first. */
   roots: string[];
-  tools: AgentConfig['tools'];
-  /** Time one attempt may take; long-running tools stop themselves before it. */
+  /**
+   * Aborted when the call is cancelled (SYSTEM_HALT, the activity's timeout): stop, and let the
+   * promise reject with `signal.reason` (or anything; the call counts as cancelled, not failed).
+   */
+  signal: AbortSignal;
+  /** Time one attempt may take; a long-running tool stops itself before it. */
   timeoutMs: number;
-  /** Aborted when the activity is cancelled (SYSTEM_HALT); tools stop and rethrow its reason. */
-  signal?: AbortSignal;
-  /** The call's stable id and journal: side-effecting tools use it to apply a retried call once. */
+  /**
+   * Report progress (details shown in the Web UI's pending activity). The activity already heartbeats
+   * while any tool runs, so calling this is optional.
+   */
+  heartbeat(details?: unknown): void;
+  /**
+   * The same for every attempt of this call and for no other call (workflow id, run, the call's place):
+   * a side-effecting tool applies a retried call once by it (an idempotency key).
+   */
+  callId: string;
+  /** The bytes of output the task allows (`tools.maxOutputBytes`); a larger result is refused. */
+  maxOutputBytes: number;
+  /** The task's tool settings (the built-in tools read their allow-lists here). */
+  tools: AgentConfig['tools'];
+  /** The call's journal: the built-in side-effecting tools use it to apply a retried call once. */
   call?: ToolCallRef;
   /** Run `shell.run` programs as `nobody` (the worker runs as root and its policy does not allow root). */
   dropRoot?: boolean;

@@ -6,23 +6,28 @@
 import { Context } from '@temporalio/activity';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { AgentConfig } from '../../core/config';
+import type { AgentConfig, McpServerConfig } from '../../core/config';
 import type { TaskLimits, WorkerPolicy } from '../../core/worker-policy';
-import { failure, success, type ToolExecutionResult } from '../../core/errors';
+import { failure, normalizedError, success, type ToolExecutionResult } from '../../core/errors';
+import type { ToolSpec } from '../../core/llm';
 import { toolResultText } from '../../core/transcript';
 import { withStore, type TranscriptStore } from '../transcript';
-import { validateToolCall, type ToolArgs, type ToolName } from '../../core/tools';
+import { allowMatches, checkArgs, isToolName } from '../../core/tools';
 import { retryDelayWithin } from '../../core/provider-errors';
 import { throwAsFailure } from '../failures';
 import { withHeartbeats } from '../heartbeat';
+import { BUILTIN_TOOLS } from './builtin';
 import type { ToolCallRef } from './call-journal';
 import type { ToolContext } from './context';
+import { specOf, type ToolDefinition } from './define';
+import { McpPool } from './mcp';
 import { checkPolicy } from './policy-check';
 import { reapOrphanedSandboxes } from './confine';
-import { listDir, readFile, writeFile } from './fs';
-import { httpGet } from './http';
-import { runShell } from './shell';
-import { ToolError, normalizeThrown } from './tool-error';
+import { ToolError, messageOf, normalizeOwnThrown, normalizeThrown } from './tool-error';
+
+export { defineTool, type ToolDefinition } from './define';
+export type { ToolContext } from './context';
+export { ToolError } from './tool-error';
 
 /** Input of the tool activity. */
 export interface ToolRequest {
@@ -52,22 +57,80 @@ export interface ToolRequest {
 /** A tool outcome plus, for a transient failure, how long the server asked us to wait. */
 export type ToolRunResult = ToolExecutionResult & { retryAfterMs?: number };
 
-type Handlers = { [N in ToolName]: (args: ToolArgs[N], ctx: ToolContext) => Promise<unknown> };
+/**
+ * The tools a worker runs: the built-in ones, the worker's own (`createWorker({ tools })`) and, through
+ * the pool, those of the MCP servers a task's config names (`<server>.<tool>`).
+ */
+export class ToolRegistry {
+  private readonly byName = new Map<string, ToolDefinition>();
+  private pool?: McpPool;
 
-const HANDLERS: Handlers = {
-  'fs.read': readFile,
-  'fs.write': writeFile,
-  'fs.list': listDir,
-  'shell.run': runShell,
-  'http.get': httpGet,
-};
+  /** @throws TypeError when two tools share a name. */
+  constructor(own: readonly ToolDefinition[] = [], mcp?: McpPool) {
+    for (const tool of [...BUILTIN_TOOLS, ...own]) {
+      if (this.byName.has(tool.name)) throw new TypeError(`two tools are named ${tool.name}: every tool of a worker needs its own name`);
+      this.byName.set(tool.name, tool);
+    }
+    if (mcp) this.pool = mcp;
+  }
 
-/** What the activity adds to a call: the worker's policy and the call's stable id. */
+  /** The MCP connections of this worker (opened on first use). */
+  get mcp(): McpPool {
+    return (this.pool ??= new McpPool());
+  }
+
+  /** Close the MCP connections (stdio servers end). */
+  async close(): Promise<void> {
+    await this.pool?.close();
+  }
+
+  /** The tool named `name`, if the worker has it (MCP tools are not here). */
+  get(name: string): ToolDefinition | undefined {
+    return this.byName.get(name);
+  }
+
+  /** The worker's tools, built-in first, as declared to the model. */
+  specs(): ToolSpec[] {
+    return [...this.byName.values()].map(specOf);
+  }
+
+  /** The MCP server and tool a name stands for, when the task's config names the server. */
+  mcpTarget(name: string, tools: AgentConfig['tools']): { server: string; config: McpServerConfig; tool: string } | undefined {
+    const dot = name.indexOf('.');
+    const server = dot > 0 ? name.slice(0, dot) : undefined;
+    const config = server !== undefined && tools.mcp ? tools.mcp[server] : undefined;
+    return server !== undefined && config ? { server, config, tool: name.slice(dot + 1) } : undefined;
+  }
+
+  /**
+   * What is wrong with a task's `tools.allow`, if anything: each entry must name one of the worker's
+   * tools, or a tool (or `server.*`) of an MCP server in the task's `tools.mcp`.
+   */
+  refusedAllow(tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'>): string | undefined {
+    const names = [...this.byName.keys()];
+    const servers = Object.keys(tools.mcp ?? {});
+    const unknown = (tools.allow ?? []).filter((entry) => !names.some((n) => allowMatches(entry, n)) && !servers.some((s) => entry.startsWith(`${s}.`)));
+    if (!unknown.length) return undefined;
+    return (
+      `tools.allow: ${unknown.map((e) => `'${e}'`).join(', ')} is not a tool of this worker (its tools: ${names.join(', ')}` +
+      `${servers.length ? `; MCP servers of this config: ${servers.map((s) => `${s}.*`).join(', ')}` : '; no MCP server in tools.mcp'}). ` +
+      'Use one of them, or register the tool on the worker (createWorker({ tools })) or name its MCP server in tools.mcp.'
+    );
+  }
+}
+
+/** What the activity adds to a call: the worker's policy, the call's stable id, its tools and heartbeat. */
 export interface RunOptions {
   /** The operator's outer limits; a wider request is refused as a fatal error. */
   policy?: WorkerPolicy;
   call?: ToolCallRef;
+  /** The worker's tools (default: the built-in ones). */
+  registry?: ToolRegistry;
+  /** Report progress to Temporal (a tool's `ctx.heartbeat`). */
+  heartbeat?: (details?: unknown) => void;
 }
+
+let builtinRegistry: ToolRegistry | undefined;
 
 /**
  * Run one tool call and normalize its outcome, without Temporal (unit tests call it directly).
@@ -80,22 +143,67 @@ export interface RunOptions {
  * if (!result.success) console.log(result.error?.code);
  * ```
  */
-export async function runTool(req: ToolRequest, signal?: AbortSignal, run: RunOptions = {}): Promise<ToolRunResult> {
-  const checked = validateToolCall({ id: `tick-${req.tick}`, name: req.name, args: req.args }, req.tools.allow);
-  if (!checked.ok) return failure(checked.error);
-  const name = req.name as ToolName;
-  const ctx: ToolContext = { roots: req.workspace, tools: req.tools, timeoutMs: req.toolTimeoutMs, signal };
+export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortController().signal, run: RunOptions = {}): Promise<ToolRunResult> {
+  const registry = run.registry ?? (builtinRegistry ??= new ToolRegistry());
+  const { name } = req;
+  const own = registry.get(name);
+  const mcp = own ? undefined : registry.mcpTarget(name, req.tools);
+  const { allow } = req.tools;
+  const refuse = (message: string, suggestion: string) => failure(normalizedError({ code: 'E_UNKNOWN_TOOL', kind: 'execution', source: name, message, suggestion }));
+  if (!own && !mcp) return refuse(`Unknown tool '${name}'.`, `Known tools: ${registry.specs().map((t) => t.name).join(', ')}.`);
+  if (allow && !allow.some((entry) => allowMatches(entry, name))) return refuse(`Tool '${name}' is not offered to this agent.`, `Tools you can call: ${allow.join(', ')}.`);
+  const builtin = isToolName(name);
+  let args: unknown = req.args ?? {};
+  if (own) {
+    const checked = checkArgs(name, own.input, args);
+    if (!checked.ok) return failure(checked.error);
+    args = checked.args;
+  } else if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return failure(normalizedError({ code: 'E_SCHEMA', kind: 'execution', source: name, message: `Invalid arguments for ${name}: (root): expected an object`, suggestion: 'Send the arguments as one JSON object.' }));
+  }
+  const ctx: ToolContext = {
+    roots: req.workspace,
+    signal,
+    timeoutMs: req.toolTimeoutMs,
+    heartbeat: run.heartbeat ?? (() => undefined),
+    callId: run.call?.id ?? req.callId ?? `t${req.tick}`,
+    maxOutputBytes: req.tools.maxOutputBytes,
+    tools: req.tools,
+  };
   if (run.call) ctx.call = run.call;
   if (run.policy && !run.policy.allowRoot && process.getuid?.() === 0) ctx.dropRoot = true;
   try {
     if (run.policy) await checkPolicy(run.policy, { workspace: req.workspace, tools: req.tools }, name);
-    const handler = HANDLERS[name] as (args: unknown, ctx: ToolContext) => Promise<unknown>;
-    return success(await handler(checked.args, ctx));
+    const data = own
+      ? await own.run(args, ctx)
+      : await registry.mcp.callTool(mcp!.server, mcp!.config, mcp!.tool, args as Record<string, unknown>, { cwd: req.workspace[0]!, signal, timeoutMs: req.toolTimeoutMs });
+    // The built-in tools keep to the cap themselves; another tool's result is measured here.
+    if (!builtin) checkOutputSize(name, data, req.tools.maxOutputBytes);
+    return success(data);
   } catch (err) {
-    if (signal?.aborted) throw signal.reason ?? err;
-    const result: ToolRunResult = failure(normalizeThrown(err, name));
+    if (signal.aborted) throw signal.reason ?? err;
+    const result: ToolRunResult = failure(builtin ? normalizeThrown(err, name) : normalizeOwnThrown(err, name));
     if (ToolError.is(err) && err.retryAfterMs !== undefined) result.retryAfterMs = err.retryAfterMs;
     return result;
+  }
+}
+
+/** A result larger than the task allows is refused, as the built-in tools refuse one. */
+function checkOutputSize(name: string, data: unknown, cap: number): void {
+  let bytes: number;
+  try {
+    bytes = data === undefined ? 0 : Buffer.byteLength(typeof data === 'string' ? data : JSON.stringify(data), 'utf8');
+  } catch (err) {
+    throw ToolError.of({ code: 'E_INTERNAL', kind: 'fatal', source: name, message: `${name} returned a value that is not JSON: ${messageOf(err)}` });
+  }
+  if (bytes > cap) {
+    throw ToolError.of({
+      code: 'E_OUTPUT_TOO_LARGE',
+      kind: 'execution',
+      source: name,
+      message: `E_OUTPUT_TOO_LARGE: ${name} returned ${bytes} bytes; tool output is capped at ${cap} bytes`,
+      suggestion: 'Ask for less (a narrower query, fewer items, a page of the result).',
+    });
   }
 }
 
@@ -111,20 +219,24 @@ export async function runTool(req: ToolRequest, signal?: AbortSignal, run: RunOp
 export function createToolActivities(
   policy: WorkerPolicy,
   transcripts?: TranscriptStore,
+  registry: ToolRegistry = new ToolRegistry(),
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
-  checkTaskLimits(task: TaskLimits): Promise<{ refused?: string }>;
+  listTools(req: ListToolsRequest): Promise<ToolSpec[]>;
+  checkTaskLimits(task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> }): Promise<{ refused?: string }>;
 } {
   const journalDir = policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
   // Sandboxes a killed predecessor on this host left behind end now, not at their next shell call.
   reapOrphanedSandboxes().catch(() => undefined);
   return {
     async tool(req: ToolRequest): Promise<ToolExecutionResult> {
-      const { info, cancellationSignal } = Context.current();
+      const ctx = Context.current();
+      const { info, cancellationSignal } = ctx;
       // The same for every attempt of this call (and for its re-run after a lost worker), for no other call.
       const run = info.workflowExecution;
       const call = run ? { id: `${run.workflowId}/${run.runId}/${req.callId ?? info.activityId}`, journalDir } : undefined;
-      const { retryAfterMs, ...result } = await withHeartbeats(runTool(req, cancellationSignal, { policy, ...(call ? { call } : {}) }), { tool: req.name, tick: req.tick });
+      const heartbeat = (details?: unknown) => ctx.heartbeat(details ?? { tool: req.name, tick: req.tick });
+      const { retryAfterMs, ...result } = await withHeartbeats(runTool(req, cancellationSignal, { policy, registry, heartbeat, ...(call ? { call } : {}) }), { tool: req.name, tick: req.tick });
       // Every failure fails the activity, so the Web UI shows a failed call in red with its error: an
       // execution error is not retried (the workflow feeds it back as pain), a transient one is.
       if (!result.success && result.error !== undefined) {
@@ -139,17 +251,79 @@ export function createToolActivities(
     },
 
     /**
-     * The submit-time check (an activity of the agent's submit update): a task whose limits are
-     * wider than this worker's policy is refused to its submitter, before it is queued.
+     * The tools a task is offered, listed at its start: the worker's own and built-in ones, then those
+     * of the config's MCP servers (each server's list is cached by the pool), all that `tools.allow`
+     * names. A server that does not start fails the task with its name and what it said.
      */
-    async checkTaskLimits(task: TaskLimits): Promise<{ refused?: string }> {
+    async listTools(req: ListToolsRequest): Promise<ToolSpec[]> {
+      const { cancellationSignal } = Context.current();
+      try {
+        await checkPolicy(policy, { workspace: req.workspace, tools: req.tools }, 'listTools');
+        const specs = registry.specs();
+        for (const [server, config] of Object.entries(req.tools.mcp ?? {})) {
+          specs.push(...(await registry.mcp.listTools(server, config, { cwd: req.workspace[0]!, signal: cancellationSignal })));
+        }
+        return offered(specs, req.tools);
+      } catch (err) {
+        if (cancellationSignal.aborted) throw err;
+        throwAsFailure(normalizeThrown(err, 'listTools'));
+      }
+    },
+
+    /**
+     * The submit-time check (an activity of the agent's submit update): a task whose limits are wider
+     * than this worker's policy, or whose `tools.allow` names a tool the worker does not have, is
+     * refused to its submitter, before it is queued.
+     */
+    async checkTaskLimits(task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> }): Promise<{ refused?: string }> {
       try {
         await checkPolicy(policy, task, 'submitTask');
-        return {};
       } catch (err) {
         if (ToolError.is(err)) return { refused: err.error.message };
         throw err;
       }
+      const refused = registry.refusedAllow(task.tools);
+      return refused ? { refused } : {};
     },
   };
 }
+
+/** Input of the `listTools` activity: the task's workspace and tool settings. */
+export interface ListToolsRequest {
+  workspace: string[];
+  tools: AgentConfig['tools'];
+}
+
+/**
+ * The specs `tools.allow` offers, within what one task may carry (they travel in its history and in
+ * the first LLM call of every run). An exact entry that no tool answers to is a config error.
+ */
+function offered(specs: ToolSpec[], tools: AgentConfig['tools']): ToolSpec[] {
+  const { allow } = tools;
+  const chosen = allow ? specs.filter((spec) => allow.some((entry) => allowMatches(entry, spec.name))) : specs;
+  const missing = (allow ?? []).filter((entry) => !entry.endsWith('.*') && !specs.some((spec) => spec.name === entry));
+  if (missing.length) {
+    throw ToolError.of({
+      code: 'E_UNKNOWN_TOOL',
+      kind: 'fatal',
+      source: 'listTools',
+      message: `tools.allow names ${missing.map((m) => `'${m}'`).join(', ')}, which no tool of this worker or of its MCP servers answers to (they offer: ${specs.map((s) => s.name).join(', ')})`,
+      suggestion: 'Fix the name in tools.allow (or use server.* for every tool of an MCP server).',
+    });
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(chosen), 'utf8');
+  if (chosen.length > OFFERED_TOOLS_MAX || bytes > OFFERED_SPECS_MAX_BYTES) {
+    throw ToolError.of({
+      code: 'E_OUTPUT_TOO_LARGE',
+      kind: 'fatal',
+      source: 'listTools',
+      message: `the task is offered ${chosen.length} tools whose schemas take ${Math.ceil(bytes / 1024)} KB; a task takes at most ${OFFERED_TOOLS_MAX} tools and ${OFFERED_SPECS_MAX_BYTES / 1024} KB of schemas`,
+      suggestion: 'Name the tools this agent needs in tools.allow.',
+    });
+  }
+  return chosen;
+}
+
+/** Tools one task may be offered, and the bytes of their specs: a model does badly with more anyway. */
+export const OFFERED_TOOLS_MAX = 128;
+export const OFFERED_SPECS_MAX_BYTES = 64 * 1024;

@@ -19,9 +19,12 @@ export class ToolError extends ActivityError {
   readonly [TOOL_ERROR] = true;
   override readonly name: string = 'ToolError';
 
-  /** Build from the fields of `normalizedError` (the kind defaults to the code's own). */
-  static of(e: ErrorFields, opts: { retryAfterMs?: number; cause?: unknown } = {}): ToolError {
-    return new ToolError(normalizedError(e), opts.retryAfterMs, { cause: opts.cause });
+  /**
+   * Build from the fields of `normalizedError`: the kind defaults to the code's own, the source to
+   * the tool that throws it. `retryAfterMs`: when a transient error may be retried at the earliest.
+   */
+  static of(e: Omit<ErrorFields, 'source'> & { source?: string }, opts: { retryAfterMs?: number; cause?: unknown } = {}): ToolError {
+    return new ToolError(normalizedError({ ...e, source: e.source ?? '' }), opts.retryAfterMs, { cause: opts.cause });
   }
 
   /** Marker-based check, so it holds across module copies (jest registries, bundles). */
@@ -75,7 +78,7 @@ export function messageOf(err: unknown): string {
  * ```
  */
 export function normalizeThrown(err: unknown, source: string, subject?: string): NormalizedError {
-  if (ToolError.is(err)) return err.error;
+  if (ToolError.is(err)) return err.error.source ? err.error : { ...err.error, source };
   const raw = nodeCode(err);
   const message = messageOf(err);
   if (raw === undefined) {
@@ -107,4 +110,28 @@ function describeCode(code: string, fallback: string): string {
 /** Turn any thrown value into a ToolError (for rethrowing with a normalized shape). */
 export function toToolError(err: unknown, source: string, subject?: string): ToolError {
   return ToolError.is(err) ? err : new ToolError(normalizeThrown(err, source, subject), undefined, { cause: err });
+}
+
+/**
+ * Normalize what a worker's own tool (or an MCP tool) threw. A ToolError, or an error with a code of
+ * the taxonomy or of Node (also on its `cause`, as `fetch` reports a refused connection), is read like
+ * the built-in tools'; a timeout is ETIMEDOUT (retried). Anything else is the tool telling the model it
+ * failed: E_TOOL_FAILED, pain with the tool's message. Unlike in a built-in tool, a plain Error here is
+ * a fact about this call (a city not found, an API's refusal), not a broken invariant of ours.
+ *
+ * ```ts
+ * normalizeOwnThrown(new Error('no city named Atlantis'), 'weather.forecast')
+ * // { code: 'E_TOOL_FAILED', kind: 'execution', message: 'weather.forecast failed: no city named Atlantis', ... }
+ * ```
+ */
+export function normalizeOwnThrown(err: unknown, source: string): NormalizedError {
+  if (ToolError.is(err) || nodeCode(err) !== undefined) return normalizeThrown(err, source);
+  const cause = typeof err === 'object' && err !== null ? (err as { cause?: unknown }).cause : undefined;
+  if (nodeCode(cause) !== undefined) {
+    const inner = normalizeThrown(cause, source);
+    return { ...inner, message: `${source} failed: ${messageOf(err)} (${inner.message})` };
+  }
+  const name = typeof err === 'object' && err !== null ? (err as { name?: unknown }).name : undefined;
+  if (name === 'TimeoutError') return normalizedError({ code: 'ETIMEDOUT', source, message: `${source} timed out: ${messageOf(err)}` });
+  return normalizedError({ code: 'E_TOOL_FAILED', kind: 'execution', source, message: `${source} failed: ${messageOf(err)}` });
 }

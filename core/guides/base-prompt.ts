@@ -29,7 +29,7 @@ export interface PromptFraming {
  * });
  * ```
  */
-export function basePrompt(agent: AgentConfig, framing: PromptFraming): string {
+export function basePrompt(agent: AgentConfig, framing: PromptFraming, tools: readonly string[] = offeredTools(agent.tools.allow)): string {
   const { shellAllow, httpAllow } = agent.tools;
   const s = agent.safety;
   return [
@@ -39,7 +39,7 @@ export function basePrompt(agent: AgentConfig, framing: PromptFraming): string {
     'Permitted workspace roots:',
     ...agent.workspace,
     '',
-    `Tools: ${offeredTools(agent.tools.allow).join(', ')}.`,
+    `Tools: ${tools.join(', ')}.`,
     'They are confined to the permitted workspace roots: any path outside them is refused.',
     `shell.run starts only these commands: ${shellAllow.length ? shellAllow.join(', ') : '(none)'}.`,
     `http.get reaches only these hosts: ${httpAllow.length ? httpAllow.join(', ') : '(none)'}.`,

@@ -43,7 +43,7 @@ describe('debugging guide', () => {
     ['ENOENT', 'Missing path detected'],
     ['EISDIR', 'Type mismatch'],
     ['E_SCHEMA', 'schema mismatch'],
-    ['E_UNKNOWN_TOOL', 'Available tools: fs.read'],
+    ['E_UNKNOWN_TOOL', 'Call only a tool the suggestion lists'],
     ['E_INVALID_JSON', 'did not parse'],
     ['ETIMEDOUT', 'Timeout'],
   ] as const)('gives %s its own diagnosis', (code, phrase) => {

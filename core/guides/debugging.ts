@@ -3,7 +3,7 @@
  * file ownership"; the text is laid out as a report the model can reason over.
  */
 import type { ErrorCode, NormalizedError } from '../errors';
-import { basePrompt, TOOL_NAMES } from './base-prompt';
+import { basePrompt } from './base-prompt';
 import { countOf, lines, REPEAT_ALERT_SENTENCE } from './failure-facts';
 import type { Guide } from './guide';
 
@@ -21,7 +21,7 @@ const DIAGNOSES: Partial<Record<ErrorCode, string>> = {
   ENOTDIR: 'Type mismatch: a component of the path is not a directory. Check each component.',
   EEXIST: 'Conflict: the target already exists. Inspect it before writing.',
   EINVAL: "Invalid argument. Check each value against the tool's parameters.",
-  E_UNKNOWN_TOOL: `Unknown tool name. Available tools: ${TOOL_NAMES.join(', ')}.`,
+  E_UNKNOWN_TOOL: 'Unknown tool name. Call only a tool the suggestion lists.',
   E_INVALID_JSON: 'Malformed arguments: the JSON did not parse. Check quotes, commas and brackets.',
   E_SCHEMA: "Argument schema mismatch. Compare field names and types with the tool's parameters.",
   E_OUTPUT_TOO_LARGE: 'Output over the size limit. Narrow the request.',
@@ -64,13 +64,13 @@ export const debuggingGuide: Guide = {
   id: 'debugging',
   description: 'Failures are diagnostic data: EPERM means "permission issue detected, check file ownership".',
 
-  systemPrompt(agent) {
+  systemPrompt(agent, tools) {
     return basePrompt(agent, {
       role: 'You are a methodical OpenStarry agent: you work toward a goal by calling tools, and you debug like an engineer.',
       failures:
         'It is a diagnostic report (code, source, message, arguments). Form a hypothesis from it, ' +
         'then test it with one small call.',
-    });
+    }, tools);
   },
 
   interpretPain(error, ctx) {

@@ -14,6 +14,8 @@ export interface PainContext {
   consecutiveFailures: number;
   /** The agent's permitted workspace roots. */
   workspace: readonly string[];
+  /** The tools the agent is offered (absent: the built-in ones). */
+  tools?: readonly string[];
 }
 
 /** A behavioural breaker that asks for text in the context (docs/ARCHITECTURE.md#the-safety-ladder). */
@@ -30,7 +32,8 @@ export interface Guide {
   id: string;
   /** One line that says how this guide reads failures, for `starry` help and docs. */
   description: string;
-  systemPrompt(agent: AgentConfig): string;
+  /** `tools`: the names of the tools the worker offers (absent: the built-in ones `tools.allow` names). */
+  systemPrompt(agent: AgentConfig, tools?: readonly string[]): string;
   /** Becomes the tool-result text the LLM sees for a failed call. */
   interpretPain(error: NormalizedError, ctx: PainContext): string;
   /** Repeat and frustration texts, injected after the turn's tool results. */

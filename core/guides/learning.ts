@@ -3,7 +3,7 @@
  * blocked, let's find another"; every failure is information about where to go next.
  */
 import type { ErrorCode, NormalizedError } from '../errors';
-import { basePrompt, TOOL_NAMES } from './base-prompt';
+import { basePrompt } from './base-prompt';
 import { countOf, describeFailure, lines, REPEAT_ALERT_SENTENCE, suggestionLine } from './failure-facts';
 import type { Guide } from './guide';
 
@@ -18,7 +18,7 @@ const READINGS: Partial<Record<ErrorCode, string>> = {
   ENOTDIR: 'Part of that path is a file, not a directory. Step back one level and look around.',
   EEXIST: 'Something is already there. Read it first: it may be what you need.',
   EINVAL: 'The tool did not accept those arguments. Adjust them and try something different.',
-  E_UNKNOWN_TOOL: `That tool does not exist here. The tools you have are ${TOOL_NAMES.join(', ')}.`,
+  E_UNKNOWN_TOOL: 'That tool does not exist here. The suggestion lists the ones you have.',
   E_INVALID_JSON: 'Your arguments could not be parsed as JSON. Shape them as a JSON object next time.',
   E_SCHEMA: "The arguments had the wrong shape for this tool. Compare them with the tool's parameters.",
   E_OUTPUT_TOO_LARGE: 'The answer was too big to bring back. Ask a narrower question.',
@@ -48,12 +48,12 @@ export const learningGuide: Guide = {
   id: 'learning',
   description: "Failures are lessons: EPERM means \"this path is blocked, let's find another\".",
 
-  systemPrompt(agent) {
+  systemPrompt(agent, tools) {
     return basePrompt(agent, {
       role: 'You are a curious OpenStarry agent: you work toward a goal by calling tools, and you learn from every result.',
       failures:
         'It shows you where a boundary is. Use what it teaches you: take a different path instead of the blocked one.',
-    });
+    }, tools);
   },
 
   interpretPain(error, ctx) {

@@ -18,11 +18,11 @@ export const neutralGuide: Guide = {
   id: 'neutral',
   description: 'Facts only: tool, code, message, source and suggestion, with no interpretation.',
 
-  systemPrompt(agent) {
+  systemPrompt(agent, tools) {
     return basePrompt(agent, {
       role: 'You are an OpenStarry agent: you work toward a goal by calling tools.',
       failures: 'It states the tool, the error code, the message, the source and, when there is one, a suggestion.',
-    });
+    }, tools);
   },
 
   interpretPain(error, ctx) {

@@ -45,6 +45,8 @@ export interface HarnessOptions {
   address?: string;
   /** An existing task queue (a new worker for workflows started earlier); default a fresh one. */
   taskQueue?: string;
+  /** The worker's own tools (`createWorker({ tools })`). */
+  tools?: CreateWorkerOptions['tools'];
 }
 
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
@@ -60,6 +62,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
           workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE,
           activities: { ...opts.activities, alerts: { log: (line) => alerts.push(line), ...opts.activities?.alerts } },
           interceptors: opts.interceptors,
+          ...(opts.tools ? { tools: opts.tools } : {}),
         });
   const connection = await Connection.connect({ address: env.address });
   const agents = new AgentClient({ connection, taskQueue, continueAsNewAfterEvents: opts.continueAsNewAfterEvents });

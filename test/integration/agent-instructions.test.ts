@@ -6,6 +6,7 @@
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { done, LIST, read, turn } from '../helpers/scenarios';
 import { llmRequests, settledHistory, toolInputs } from '../helpers/workflow-history';
+import { followTask, type TaskEvent } from '../../client/follow';
 
 let h: Harness;
 beforeAll(async () => {
@@ -35,5 +36,10 @@ it('gives the model the owner’s instructions and only the allowed tools, and t
   expect(first?.tools.map((t) => t.name)).toEqual(['fs.list']);
   const system = first?.messages[0];
   expect(system?.role).toBe('system');
+  // `starry logs` shows the pain of the refused call, though no tool activity ran for it.
+  const events: TaskEvent[] = [];
+  for await (const e of followTask(h.agents.client, workflowId, { live: false })) events.push(e);
+  const pain = events.flatMap((e) => (e.kind === 'llm-call' ? e.injected.filter((i) => i.label === 'pain').map((i) => i.text) : []));
+  expect(pain).toEqual([expect.stringContaining("Tool 'fs.read' is not offered to this agent.")]);
   expect(system && 'text' in system ? system.text : '').toMatch(/Tools: fs\.list\.\n[\s\S]*no tool call\.\n\nInstructions for this agent, from its owner \(the rules above still hold\):\nOnly ever list directories; never read files\.$/);
 });

@@ -45,6 +45,21 @@ describe('a task config wider than the worker policy', () => {
     ['a shell command the worker does not allow', () => scriptedConfig(DONE, inside(), { tools: { ...narrow, shellAllow: ['ls', 'sh'] } }), /tools.shellAllow: 'sh' not allowed by the worker/],
     ['a host the worker does not allow', () => scriptedConfig(DONE, inside(), { tools: { ...narrow, httpAllow: ['127.0.0.1:7233'] } }), /tools.httpAllow: '127.0.0.1:7233' not allowed/],
     ['any port of an allowed host', () => scriptedConfig(DONE, inside(), { tools: { ...narrow, httpAllow: ['127.0.0.1:*'] } }), /tools.httpAllow: '127.0.0.1:\*'/],
+    [
+      'an MCP server the worker does not start',
+      () => scriptedConfig(DONE, inside(), { tools: { ...narrow, mcp: { files: { command: 'node', args: ['server.js'] } } } }),
+      /tools.mcp.files: the command 'node' is not one the worker starts as an MCP server \(allowed: none\)/,
+    ],
+    [
+      'an MCP server on a host the worker does not allow',
+      () => scriptedConfig(DONE, inside(), { tools: { ...narrow, mcp: { remote: { url: 'https://mcp.example.com/mcp' } } } }),
+      /tools.mcp.remote: the host of 'https:\/\/mcp.example.com\/mcp' is not allowed by the worker \(allowed: 127.0.0.1:8080\)/,
+    ],
+    [
+      'a worker secret the policy does not pass to MCP servers',
+      () => scriptedConfig(DONE, inside(), { tools: { ...narrow, mcp: { local: { url: 'http://127.0.0.1:8080/mcp', headers: { Authorization: 'Bearer ${env:AWS_SECRET_ACCESS_KEY}' } } } } }),
+      /tools.mcp.local: \$\{env:AWS_SECRET_ACCESS_KEY\} is not a variable the worker passes to MCP servers \(allowed: none\)/,
+    ],
     ['a larger output cap', () => scriptedConfig(DONE, inside(), { tools: { ...narrow, maxOutputBytes: 20_000 } }), /tools.maxOutputBytes: 20000 is above the worker's cap 10000/],
   ];
 

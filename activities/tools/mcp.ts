@@ -1,0 +1,613 @@
+/**
+ * The MCP (Model Context Protocol) client of the tool activity: the tools of a task's `tools.mcp`
+ * servers, offered to the model as `<server>.<tool>` and called through the official SDK. Servers are
+ * started (stdio) or reached (Streamable HTTP) on first use and kept in a pool, because starting a server
+ * per call would cost seconds and lose its state; an idle connection is closed after a while.
+ *
+ * Every failure becomes a ToolError of the one taxonomy (core/errors.ts), so the activity decides the
+ * same way as for built-in tools: a server that cannot start is fatal (a config problem), a server that
+ * died or is unreachable is transient (Temporal retries, and the retry gets a fresh connection), and a
+ * tool that answered with an error is pain the model hears about.
+ */
+import type { ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode as RpcCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerConfig } from '../../core/config';
+import type { ToolSpec } from '../../core/llm';
+import { NETWORK_CODES } from '../../core/provider-errors';
+import { isValidToolName } from '../../core/tools';
+import { ToolError, messageOf, nodeCode } from './tool-error';
+
+const CLIENT_INFO = { name: 'openstarry', version: '0.1.0' };
+const DEFAULT_IDLE_MS = 5 * 60_000;
+const DEFAULT_LIST_TTL_MS = 60_000;
+/** Starting a server may download it first (`npx -y ...`): generous, and separate from a call's timeout. */
+const CONNECT_TIMEOUT_MS = 30_000;
+const LIST_TIMEOUT_MS = 30_000;
+/** A server that pages its tool list forever must not hang the task. */
+const MAX_LIST_PAGES = 20;
+const STDERR_TAIL_CHARS = 2048;
+const MAX_DESCRIPTION_CHARS = 1024;
+const MAX_SUGGESTION_CHARS = 1000;
+/** How long close() waits for an HTTP server to end its session before giving up on it. */
+const TERMINATE_SESSION_MS = 1000;
+
+export interface McpPoolOptions {
+  /** Close a server's connection after this long without use (default 5 min). */
+  idleMs?: number;
+  /** How long a server's tool list is reused before it is listed again (default 60 s; a tools/list_changed notification drops it at once). */
+  listTtlMs?: number;
+  /** The worker's environment, where `${env:NAME}` templates in headers and env values are looked up (default process.env). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** What ended a stdio server's process. */
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+/**
+ * The SDK's stdio transport, which also remembers how its process ended: the SDK reports only that the
+ * connection closed, and "exit code 2" is what tells a crash from a clean stop. The child is a private
+ * field of the SDK's class; without it (another SDK version) the messages just lack the exit code.
+ */
+class ObservedStdioTransport extends StdioClientTransport {
+  exit: Exit | undefined;
+
+  override async start(): Promise<void> {
+    await super.start();
+    // `start` resolves on the child's 'spawn' event, so its 'exit' cannot have been missed.
+    const child = (this as unknown as { _process?: ChildProcess })._process;
+    child?.once('exit', (code, signal) => {
+      this.exit = { code, signal };
+    });
+  }
+}
+
+/** One pooled connection: a started (or starting) server and what we know about it. */
+interface Connection {
+  readonly key: string;
+  readonly server: string;
+  readonly config: McpServerConfig;
+  /** Where a stdio server runs. */
+  readonly cwd: string;
+  readonly client: Client;
+  readonly stdio?: ObservedStdioTransport;
+  readonly http?: StreamableHTTPClientTransport;
+  /** The last characters of the server's stderr (stdio), quoted by error messages. */
+  stderr: string;
+  /** Settles when the initialize handshake is done; rejects with the ToolError for the failure. */
+  ready: Promise<void>;
+  closed: boolean;
+  /** Uses in progress: the idle timer runs only while there are none. */
+  inFlight: number;
+  idleTimer?: NodeJS.Timeout;
+  tools?: { specs: ToolSpec[]; schemas: Map<string, Record<string, unknown>>; until: number };
+  listing?: Promise<ToolSpec[]>;
+  /** Bumped by tools/list_changed, so a listing that was under way then is not cached. */
+  listGeneration: number;
+}
+
+/**
+ * The worker's MCP connections, pooled per (server name, config, cwd). A connection that closed or
+ * failed is dropped and the next use opens a new one; concurrent first uses share one connect.
+ *
+ * ```ts
+ * const pool = new McpPool();
+ * const specs = await pool.listTools('files', { command: 'node', args: ['server.js'] }, { cwd: '/work' });
+ * await pool.callTool('files', config, 'echo', { text: 'hi' }, { cwd: '/work', signal, timeoutMs: 30_000 }); // 'hi'
+ * await pool.close();
+ * ```
+ */
+export class McpPool {
+  private readonly conns = new Map<string, Connection>();
+  private readonly idleMs: number;
+  private readonly listTtlMs: number;
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(opts: McpPoolOptions = {}) {
+    this.idleMs = opts.idleMs ?? DEFAULT_IDLE_MS;
+    this.listTtlMs = opts.listTtlMs ?? DEFAULT_LIST_TTL_MS;
+    this.env = opts.env ?? process.env;
+  }
+
+  /** The server's tools as `<server>.<tool>` specs (description, inputSchema as parameters). Cached (listTtlMs). cwd = where a stdio server starts (the task's first workspace root). */
+  async listTools(server: string, config: McpServerConfig, opts: { cwd: string; signal?: AbortSignal }): Promise<ToolSpec[]> {
+    return this.use(server, config, opts.cwd, opts.signal, async (conn) => {
+      if (conn.tools && conn.tools.until > Date.now()) return conn.tools.specs;
+      // Shared by concurrent callers, so it runs without any one caller's signal; each waits on its own.
+      conn.listing ??= this.list(conn).finally(() => {
+        conn.listing = undefined;
+      });
+      return await raceAbort(conn.listing, opts.signal);
+    });
+  }
+
+  /** Call `<tool>` (the name WITHOUT the server prefix) and return what the agent sees as the tool's result data. */
+  async callTool(
+    server: string,
+    config: McpServerConfig,
+    tool: string,
+    args: Record<string, unknown>,
+    opts: { cwd: string; signal: AbortSignal; timeoutMs: number },
+  ): Promise<unknown> {
+    return this.use(server, config, opts.cwd, opts.signal, async (conn) => {
+      let result: Awaited<ReturnType<Client['callTool']>>;
+      try {
+        // With `signal`, the SDK sends notifications/cancelled to the server when it aborts.
+        result = await conn.client.callTool({ name: tool, arguments: args }, undefined, { signal: opts.signal, timeout: opts.timeoutMs });
+      } catch (err) {
+        // The SDK wraps the abort reason in an McpError; the activity needs the reason itself.
+        if (opts.signal.aborted) throw opts.signal.reason;
+        throw await this.requestError(conn, tool, err, opts.timeoutMs);
+      }
+      if (!('content' in result)) return result.toolResult; // a pre-2024-11-05 server
+      if (result.isError === true) throw this.reportedError(conn, tool, result.content);
+      return resultData(result.content, result.structuredContent);
+    });
+  }
+
+  /** Close every connection (worker shutdown, tests). */
+  async close(): Promise<void> {
+    const conns = [...this.conns.values()];
+    this.conns.clear();
+    await Promise.all(conns.map((conn) => this.shutdown(conn)));
+  }
+
+  /** Run `fn` on the pooled connection (opened if needed), keeping it from going idle meanwhile. */
+  private async use<T>(server: string, config: McpServerConfig, cwd: string, signal: AbortSignal | undefined, fn: (conn: Connection) => Promise<T>): Promise<T> {
+    if (signal?.aborted) throw signal.reason;
+    const conn = this.connection(server, config, cwd);
+    conn.inFlight++;
+    clearTimeout(conn.idleTimer);
+    try {
+      await raceAbort(conn.ready, signal);
+      return await fn(conn);
+    } finally {
+      conn.inFlight--;
+      if (conn.inFlight === 0 && !conn.closed) {
+        // unref'd: an idle connection must not keep the worker (or jest) alive.
+        conn.idleTimer = setTimeout(() => void this.shutdown(conn), this.idleMs).unref();
+      }
+    }
+  }
+
+  /** The pooled connection for this server, config and cwd, or a new one (its connect under way). */
+  private connection(server: string, config: McpServerConfig, cwd: string): Connection {
+    const key = `${server}\u0000${JSON.stringify(config)}\u0000${cwd}`;
+    const pooled = this.conns.get(key);
+    if (pooled && !pooled.closed) return pooled;
+    // Templates first: a missing variable is the config's fault and must not start anything.
+    const transport = 'command' in config ? this.stdioTransport(server, config, cwd) : this.httpTransport(server, config);
+    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    const conn: Connection = {
+      key,
+      server,
+      config,
+      cwd,
+      client,
+      ...(transport instanceof ObservedStdioTransport ? { stdio: transport } : { http: transport }),
+      stderr: '',
+      ready: Promise.resolve(),
+      closed: false,
+      inFlight: 0,
+      listGeneration: 0,
+    };
+    const stderr = conn.stdio?.stderr as Readable | null | undefined;
+    if (stderr) {
+      stderr.setEncoding('utf8');
+      // Always read it: an unread pipe fills up and blocks the server's next write to stderr.
+      stderr.on('data', (chunk: string) => {
+        conn.stderr = (conn.stderr + chunk).slice(-STDERR_TAIL_CHARS);
+      });
+    }
+    client.onclose = () => {
+      conn.closed = true;
+      this.forget(conn);
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      conn.tools = undefined;
+      conn.listGeneration++;
+    });
+    conn.ready = this.connect(conn, transport);
+    // Awaited by every user; this only keeps a connect nobody waits for any more from being unhandled.
+    conn.ready.catch(() => undefined);
+    this.conns.set(key, conn);
+    return conn;
+  }
+
+  private stdioTransport(server: string, config: Extract<McpServerConfig, { command: string }>, cwd: string): ObservedStdioTransport {
+    const env: Record<string, string> = { ...getDefaultEnvironment() };
+    for (const [name, template] of Object.entries(config.env ?? {})) {
+      env[name] = fillTemplate(template, this.env, `tools.mcp.${server}.env.${name}`);
+    }
+    return new ObservedStdioTransport({ command: config.command, args: config.args, env, cwd, stderr: 'pipe' });
+  }
+
+  private httpTransport(server: string, config: Extract<McpServerConfig, { url: string }>): StreamableHTTPClientTransport {
+    const headers: Record<string, string> = {};
+    for (const [name, template] of Object.entries(config.headers ?? {})) {
+      headers[name] = fillTemplate(template, this.env, `tools.mcp.${server}.headers.${name}`);
+    }
+    return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
+  }
+
+  private async connect(conn: Connection, transport: ObservedStdioTransport | StreamableHTTPClientTransport): Promise<void> {
+    try {
+      await conn.client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
+    } catch (err) {
+      // The SDK already closes the client (and kills the process) when initialize fails.
+      conn.closed = true;
+      this.forget(conn);
+      await settled();
+      throw this.startError(conn, err);
+    }
+  }
+
+  /** List every page of the server's tools and cache the specs (unless the list changed meanwhile). */
+  private async list(conn: Connection): Promise<ToolSpec[]> {
+    const generation = conn.listGeneration;
+    const tools: Tool[] = [];
+    try {
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_LIST_PAGES; page++) {
+        const result = await conn.client.listTools(cursor !== undefined ? { cursor } : undefined, { timeout: LIST_TIMEOUT_MS });
+        tools.push(...result.tools);
+        cursor = result.nextCursor;
+        if (cursor === undefined) break;
+      }
+    } catch (err) {
+      // A server without the tools capability answers "method not found": it has no tools to offer.
+      if (!(err instanceof McpError && err.code === RpcCode.MethodNotFound)) throw await this.requestError(conn, 'tools/list', err, LIST_TIMEOUT_MS);
+    }
+    const specs: ToolSpec[] = [];
+    const schemas = new Map<string, Record<string, unknown>>();
+    for (const tool of tools) {
+      const spec = toolSpec(conn.server, tool);
+      if (!spec) continue;
+      specs.push(spec);
+      schemas.set(tool.name, spec.parameters);
+    }
+    if (conn.listGeneration === generation) conn.tools = { specs, schemas, until: Date.now() + this.listTtlMs };
+    return specs;
+  }
+
+  /** Drop the connection from the pool (it stays usable by whoever holds it). */
+  private forget(conn: Connection): void {
+    clearTimeout(conn.idleTimer);
+    if (this.conns.get(conn.key) === conn) this.conns.delete(conn.key);
+  }
+
+  /** Close a connection: end the HTTP session, or end a stdio server (stdin closed, then SIGTERM, then SIGKILL). */
+  private async shutdown(conn: Connection): Promise<void> {
+    this.forget(conn);
+    if (conn.closed) return;
+    conn.closed = true;
+    if (conn.http?.sessionId !== undefined) await within(conn.http.terminateSession(), TERMINATE_SESSION_MS);
+    await conn.client.close().catch(() => undefined);
+  }
+
+  /** A failure to start or reach the server: the config's fault (fatal) unless it may clear up. */
+  private startError(conn: Connection, err: unknown): ToolError {
+    if (ToolError.is(err)) return err;
+    const { server } = conn;
+    const source = `mcp ${server}`;
+    if ('command' in conn.config) {
+      const { command } = conn.config;
+      const suggestion = `Check the command and args in tools.mcp.${server} (the server ran as: ${[command, ...conn.config.args].join(' ')}).`;
+      if (isTimeout(err)) {
+        // A first start may be slow (a package download): worth another attempt.
+        return ToolError.of(
+          { code: 'ETIMEDOUT', source, suggestion, message: `MCP server '${server}' started but did not answer the initialize request within ${CONNECT_TIMEOUT_MS} ms${this.stderrPart(conn)}` },
+          { cause: err },
+        );
+      }
+      const spawnCode = nodeCode(err);
+      const reason =
+        spawnCode !== undefined
+          ? `${messageOf(err)}${spawnCode === 'ENOENT' ? ` ('${command}' was not found on the worker's PATH, or the directory ${conn.cwd} does not exist)` : ''}`
+          : conn.stdio?.exit
+            ? `it ${exitText(conn.stdio.exit)} before the initialize handshake`
+            : stripRpcPrefix(messageOf(err));
+      return ToolError.of(
+        { code: 'E_UNAVAILABLE', kind: 'fatal', source, suggestion, message: `MCP server '${server}' failed to start: ${reason}${this.stderrPart(conn)}` },
+        { cause: err },
+      );
+    }
+    const where = `MCP server '${server}' could not be reached at ${conn.config.url}`;
+    if (isTimeout(err)) {
+      return ToolError.of({ code: 'ETIMEDOUT', source, message: `${where}: no answer to the initialize request within ${CONNECT_TIMEOUT_MS} ms` }, { cause: err });
+    }
+    if (err instanceof StreamableHTTPError) return httpStatusError(server, source, where, err, true);
+    const network = networkCode(err);
+    if (network !== undefined) {
+      // A host that does not resolve is a config mistake; a refused or reset connection may clear up.
+      const kind = network === 'ENOENT' ? 'fatal' : 'transient';
+      return ToolError.of({ code: 'E_UNAVAILABLE', kind, source, message: `${where}: ${detailOf(err)}` }, { cause: err });
+    }
+    return ToolError.of(
+      { code: 'E_UNAVAILABLE', kind: 'fatal', source, message: `${where}: ${stripRpcPrefix(messageOf(err))}`, suggestion: `Check the url of tools.mcp.${server}: it must be a Streamable HTTP MCP endpoint.` },
+      { cause: err },
+    );
+  }
+
+  /**
+   * A failed request (`what`: the tool's name, or `tools/list`). A dead connection is dropped so the
+   * retry starts a fresh server; JSON-RPC errors keep the connection.
+   */
+  private async requestError(conn: Connection, what: string, err: unknown, timeoutMs: number): Promise<ToolError> {
+    if (ToolError.is(err)) return err;
+    const { server } = conn;
+    const listing = what === 'tools/list';
+    const source = listing ? `mcp ${server}` : `${server}.${what}`;
+    const name = `${server}.${what}`;
+    if (err instanceof McpError) {
+      const text = stripRpcPrefix(err.message);
+      switch (err.code) {
+        case RpcCode.ConnectionClosed:
+          return this.closedError(conn, what, source, err);
+        case RpcCode.RequestTimeout:
+          return ToolError.of({ code: 'ETIMEDOUT', source, message: `MCP server '${server}' did not answer ${what} within ${timeoutMs} ms` }, { cause: err });
+      }
+      if (listing) {
+        return ToolError.of({ code: 'E_UNAVAILABLE', source, message: `MCP server '${server}' failed to list its tools: ${text}` }, { cause: err });
+      }
+      // The SDK checks structured output against the tool's outputSchema and reports a mismatch as
+      // InvalidParams/InvalidRequest: the server's fault, not the arguments'.
+      if (/structured content/i.test(text)) {
+        return ToolError.of({ code: 'E_TOOL_FAILED', kind: 'execution', source, message: `${name} answered with a result that does not match its output schema: ${text}` }, { cause: err });
+      }
+      if (err.code === RpcCode.MethodNotFound || (err.code === RpcCode.InvalidParams && isUnknownTool(text))) {
+        return this.unknownToolError(conn, what, source, text, err);
+      }
+      if (err.code === RpcCode.InvalidParams) return this.schemaError(conn, what, source, text, err);
+      return ToolError.of({ code: 'E_TOOL_FAILED', kind: 'execution', source, message: `MCP server '${server}' failed in ${what}: ${text}` }, { cause: err });
+    }
+    if (err instanceof StreamableHTTPError) {
+      // 404 on an open session: the server forgot it (restarted); a new connection makes a new one.
+      if (err.code === 404) {
+        await this.shutdown(conn);
+        return ToolError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source, message: `MCP server '${server}' no longer knows our session (HTTP 404 during ${what}); a retry opens a new one` }, { cause: err });
+      }
+      return httpStatusError(server, source, `MCP server '${server}' failed during ${what}`, err, false);
+    }
+    // The transport cannot send any more (the process is gone) or the HTTP server went away.
+    if (networkCode(err) !== undefined || messageOf(err) === 'Not connected' || conn.closed) {
+      return this.closedError(conn, what, source, err);
+    }
+    // Anything else comes from the server's answer (a result that is not a valid result).
+    return ToolError.of({ code: 'E_TOOL_FAILED', kind: 'execution', source, message: `MCP server '${server}' answered ${what} with an invalid result: ${messageOf(err)}` }, { cause: err });
+  }
+
+  /** The server went away during a request: transient, and the connection is dropped for the retry. */
+  private async closedError(conn: Connection, what: string, source: string, err: unknown): Promise<ToolError> {
+    await this.shutdown(conn);
+    await settled();
+    const facts: string[] = [];
+    if (conn.stdio?.exit) facts.push(exitText(conn.stdio.exit, true));
+    const tail = conn.stderr.trim();
+    if (tail) facts.push(`stderr: ${tail}`);
+    if (conn.http) facts.push(detailOf(err));
+    const message = `MCP server '${conn.server}' closed the connection during ${what}${facts.length ? ` (${facts.join('; ')})` : ''}`;
+    return ToolError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source, message }, { cause: err });
+  }
+
+  /**
+   * A result with `isError: true`: E_TOOL_FAILED. The TypeScript SDK's servers turn their own JSON-RPC
+   * errors into such results (`MCP error -32602: Input validation error: ...`), so those codes count too:
+   * the model must hear "wrong arguments" as such, whichever way the server reported it.
+   */
+  private reportedError(conn: Connection, tool: string, content: unknown): ToolError {
+    const text = contentText(content);
+    const rpc = /^MCP error (-?\d+): /.exec(text);
+    const code = rpc ? Number(rpc[1]) : undefined;
+    const inner = stripRpcPrefix(text);
+    const source = `${conn.server}.${tool}`;
+    if (code === RpcCode.MethodNotFound || (code === RpcCode.InvalidParams && isUnknownTool(inner))) {
+      return this.unknownToolError(conn, tool, source, inner);
+    }
+    if (code === RpcCode.InvalidParams && !/structured content/i.test(inner)) return this.schemaError(conn, tool, source, inner);
+    return ToolError.of({ code: 'E_TOOL_FAILED', kind: 'execution', source, message: `${source} reported an error: ${text || '(no message)'}` });
+  }
+
+  private schemaError(conn: Connection, tool: string, source: string, text: string, cause?: unknown): ToolError {
+    const schema = conn.tools?.schemas.get(tool);
+    const suggestion = schema ? cut(`${source} takes ${JSON.stringify(schema)}`, MAX_SUGGESTION_CHARS) : undefined;
+    return ToolError.of({ code: 'E_SCHEMA', kind: 'execution', source, message: `${source} rejected its arguments: ${text}`, suggestion }, { cause });
+  }
+
+  private unknownToolError(conn: Connection, tool: string, source: string, text: string, cause?: unknown): ToolError {
+    const known = conn.tools?.specs.map((s) => s.name);
+    const suggestion = known ? cut(`MCP server '${conn.server}' offers: ${known.join(', ') || 'no tools'}.`, MAX_SUGGESTION_CHARS) : undefined;
+    return ToolError.of({ code: 'E_UNKNOWN_TOOL', kind: 'execution', source, message: `MCP server '${conn.server}' has no tool '${tool}': ${text}`, suggestion }, { cause });
+  }
+
+  private stderrPart(conn: Connection): string {
+    const tail = conn.stderr.trim();
+    return tail ? `; its stderr: ${tail}` : '';
+  }
+}
+
+const TEMPLATE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
+
+/**
+ * Fill `${env:NAME}` from env; a missing variable is a ToolError E_AUTH kind 'fatal' naming the variable
+ * and the server (never the value). `where` says what the template is, e.g. `tools.mcp.github.headers.Authorization`;
+ * the server of such a path becomes the error's source.
+ *
+ * ```ts
+ * fillTemplate('Bearer ${env:GH_TOKEN}', { GH_TOKEN: 'abc' }, 'tools.mcp.github.headers.Authorization') // 'Bearer abc'
+ * ```
+ */
+export function fillTemplate(template: string, env: NodeJS.ProcessEnv, where: string): string {
+  return template.replace(TEMPLATE, (_match, name: string) => {
+    const value = env[name];
+    if (value !== undefined) return value;
+    const server = /^tools\.mcp\.([^.]+)/.exec(where)?.[1];
+    throw ToolError.of({
+      code: 'E_AUTH',
+      kind: 'fatal',
+      source: server !== undefined ? `mcp ${server}` : 'mcp',
+      message: `${where} uses \${env:${name}}, but ${name} is not set in the worker's environment${server !== undefined ? ` (MCP server '${server}')` : ''}`,
+      suggestion: `Set ${name} in the environment of the worker that runs this task.`,
+    });
+  });
+}
+
+/** A tool as offered to the model, or undefined when its name cannot be a tool name of ours. */
+function toolSpec(server: string, tool: Tool): ToolSpec | undefined {
+  const name = `${server}.${tool.name}`;
+  if (!isValidToolName(name)) return undefined;
+  const { $schema: _dialect, ...parameters } = tool.inputSchema as Record<string, unknown>;
+  const description = tool.description || tool.title || tool.annotations?.title || `MCP tool ${tool.name} of server ${server}`;
+  return { name, description: description.slice(0, MAX_DESCRIPTION_CHARS), parameters };
+}
+
+/** One content block, as the model sees it: text as is, anything else as a short placeholder. */
+function contentItem(item: unknown): { text: string; isText: boolean } {
+  const block = (typeof item === 'object' && item !== null ? item : {}) as Record<string, unknown>;
+  const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+  switch (block.type) {
+    case 'text':
+      return { text: str(block.text) ?? '', isText: true };
+    case 'image':
+    case 'audio':
+      return { text: `[${block.type} ${str(block.mimeType) ?? 'unknown type'}, ${Buffer.byteLength(str(block.data) ?? '', 'base64')} bytes]`, isText: false };
+    case 'resource_link':
+      return { text: `[resource link ${str(block.uri) ?? ''}${block.mimeType ? ` ${str(block.mimeType)}` : ''}]`, isText: false };
+    case 'resource': {
+      const res = (typeof block.resource === 'object' && block.resource !== null ? block.resource : {}) as Record<string, unknown>;
+      const head = `resource ${str(res.uri) ?? ''}${res.mimeType ? ` ${str(res.mimeType)}` : ''}`;
+      // Embedded text is data the model asked for; a blob is bytes it cannot read.
+      if (typeof res.text === 'string') return { text: `[${head}]\n${res.text}`, isText: false };
+      return { text: `[${head}, ${Buffer.byteLength(str(res.blob) ?? '', 'base64')} bytes]`, isText: false };
+    }
+    default:
+      return { text: `[${String(block.type ?? 'unknown')} content]`, isText: false };
+  }
+}
+
+/**
+ * A tool's result for the model: all-text content becomes one string; structured content without text is
+ * returned as is; otherwise `{ content, structuredContent? }` with every block as text (placeholders for
+ * images and other binary blocks, so no base64 ever reaches the model or the history).
+ */
+function resultData(content: unknown, structuredContent: unknown): unknown {
+  const items = (Array.isArray(content) ? content : []).map(contentItem);
+  const hasText = items.some((i) => i.isText);
+  if (structuredContent !== undefined && !hasText) return structuredContent;
+  if (items.every((i) => i.isText)) return items.map((i) => i.text).join('\n');
+  return { content: items.map((i) => i.text), ...(structuredContent !== undefined ? { structuredContent } : {}) };
+}
+
+function contentText(content: unknown): string {
+  return (Array.isArray(content) ? content : [])
+    .map(contentItem)
+    .map((i) => i.text)
+    .join('\n')
+    .trim();
+}
+
+/** `MCP error -32602: MCP error -32602: bad` (the SDK prefixes the code at each hop) → `bad`. */
+function stripRpcPrefix(message: string): string {
+  let text = message;
+  for (let m = /^MCP error -?\d+: /.exec(text); m; m = /^MCP error -?\d+: /.exec(text)) text = text.slice(m[0].length);
+  return text;
+}
+
+function isUnknownTool(text: string): boolean {
+  return /^(Tool \S+ (not found|disabled)|Unknown tool)/i.test(text);
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof McpError && err.code === RpcCode.RequestTimeout;
+}
+
+function exitText(exit: Exit, short = false): string {
+  if (exit.signal !== null) return short ? `killed by ${exit.signal}` : `was killed by ${exit.signal}`;
+  return short ? `exit code ${exit.code}` : `exited with code ${exit.code}`;
+}
+
+/** The taxonomy code of a network failure (Node's code, or undici's on the `cause` chain), if it is one. */
+function networkCode(err: unknown): string | undefined {
+  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; depth++) {
+    const code = nodeCode(e);
+    if (code !== undefined && NETWORK_CODES[code] !== undefined) return NETWORK_CODES[code];
+    e = (e as { cause?: unknown }).cause;
+  }
+  return err instanceof TypeError && err.message === 'fetch failed' ? 'ECONNRESET' : undefined;
+}
+
+/** `fetch failed: connect ECONNREFUSED 127.0.0.1:9` rather than undici's bare `fetch failed`. */
+function detailOf(err: unknown): string {
+  const cause = (err as { cause?: unknown } | undefined)?.cause;
+  return cause !== undefined ? `${messageOf(err)}: ${messageOf(cause)}` : messageOf(err);
+}
+
+/**
+ * An HTTP status from the server: 401/403 are credentials (fatal), 408/429/5xx may clear up (transient);
+ * any other status at connect means the URL is not an MCP endpoint (fatal).
+ */
+function httpStatusError(server: string, source: string, where: string, err: StreamableHTTPError, connecting: boolean): ToolError {
+  const status = err.code ?? -1;
+  const detail = err.message.replace(/^Streamable HTTP error: /, '');
+  const message = `${where}: ${status > 0 ? `HTTP ${status}: ` : ''}${detail}`;
+  if (status === 401 || status === 403) {
+    return ToolError.of(
+      { code: 'E_AUTH', kind: 'fatal', source, message, suggestion: `Check the headers of tools.mcp.${server} and the worker's environment variables they use.` },
+      { cause: err },
+    );
+  }
+  if (status === 429) return ToolError.of({ code: 'E_RATE_LIMIT', source, message }, { cause: err });
+  if (status === 408 || status >= 500) return ToolError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source, message }, { cause: err });
+  return ToolError.of(
+    {
+      code: 'E_UNAVAILABLE',
+      kind: connecting ? 'fatal' : 'transient',
+      source,
+      message,
+      suggestion: connecting ? `Check the url of tools.mcp.${server}: it must be a Streamable HTTP MCP endpoint.` : undefined,
+    },
+    { cause: err },
+  );
+}
+
+/** `p`, or `reason` of the signal as soon as it aborts (`p` goes on, for whoever else waits on it). */
+function raceAbort<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.reject(signal.reason as unknown);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as unknown);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
+/** Wait for `p` at most `ms`, ignoring its failure (best-effort cleanup). */
+async function within(p: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([p.catch(() => undefined), new Promise((resolve) => (timer = setTimeout(resolve, ms).unref()))]);
+  clearTimeout(timer);
+}
+
+/** One turn of the event loop: the last stderr chunk and the 'exit' event of a dead server land first. */
+function settled(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}

@@ -1,0 +1,52 @@
+/**
+ * The package's public entry (`import … from 'openstarry-temporal'`), documented in docs/LIBRARY.md:
+ * the client, the worker factory, the tool API and the types a caller handles. Only re-exports: the
+ * code lives in its own module, and anything not listed here is internal and may change.
+ */
+
+// ---- the client: submit tasks, wait for results, read state, halt, unlock, message --------------------
+export { AgentClient, type AgentClientOptions } from './client/agent-client';
+export { connectClient, temporalEnv, TASK_QUEUE, type TemporalEnv } from './client/connection';
+export { ConfigError, InvalidArgumentError, isRequestError, NotFoundError, RefusedError, RequestError, type RequestErrorType } from './core/request-errors';
+
+// ---- the worker: the workflows and activities on a task queue, with the operator's policy ---------------
+export { createWorker, type CreateWorkerOptions } from './worker/worker';
+export { connectWorker } from './worker/connection';
+export { workerConfigFromEnv, type WorkerConfig } from './worker/env';
+export { runWorker } from './worker/main';
+export { installWorkerLogger } from './worker/log';
+export { parseWorkerPolicy, type WorkerPolicy, type WorkerPolicyInput } from './core/worker-policy';
+// A server the package did not start needs the search attributes the workflows write (once per namespace).
+export { ensureSearchAttributes } from './dev/dev-server';
+export { SEARCH_ATTRIBUTES } from './workflows/search-attributes';
+
+// ---- the tool API: a worker's own tools ----------------------------------------------------------------
+export { defineTool, ToolError, type ToolContext, type ToolDefinition } from './activities/tools';
+
+// ---- agent configuration -------------------------------------------------------------------------------
+export { parseAgentConfig, type AgentConfig, type AgentConfigInput, type McpServerConfig, type RetryConfig, type SafetyConfig } from './core/config';
+
+// ---- the error taxonomy --------------------------------------------------------------------------------
+export { ERROR_CODES, type ErrorCode, type ErrorKind, type NormalizedError } from './core/errors';
+
+// ---- what the client returns (the result contract, docs/ARCHITECTURE.md#result-json) --------------------
+export { isLocked, LOCKED_STATES } from './core/types';
+export type {
+  AgentList,
+  AgentState,
+  AgentStatus,
+  CancelledTask,
+  HaltInput,
+  Injection,
+  InjectionKind,
+  LockReason,
+  LockReasonCode,
+  MessageResult,
+  SubmitTaskResult,
+  TaskOutcome,
+  TaskResult,
+  ToolCallRecord,
+  UnlockInput,
+  UnlockRecord,
+  UnlockResult,
+} from './core/contract';
