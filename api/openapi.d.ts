@@ -229,6 +229,7 @@ export interface paths {
                                 taskId: string;
                                 workflowId: string;
                                 tick: number;
+                                runTokens?: number;
                             };
                             suspendedTask?: {
                                 taskId: string;

@@ -32,7 +32,7 @@ import {
   type UnlockResult,
 } from '../core/contract';
 import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
-import { agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskWorkflowId, unlockUpdate } from '../workflows/messages';
+import { agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskProgressQuery, taskWorkflowId, unlockUpdate, type TaskProgress } from '../workflows/messages';
 import { AgentIdKey, AgentStateKey, LockReasonKey, TokensUsedKey } from '../workflows/search-attributes';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
 import { TASK_FAILED, type TaskRunOutput } from '../workflows/task';
@@ -154,11 +154,37 @@ export class AgentClient {
   /** The agent's `state` query; a clear error when there is no such agent. */
   async status(agentId: string): Promise<AgentStatus> {
     checkAgentId(agentId);
+    let s: AgentStatus;
     try {
-      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).query(agentStateQuery);
+      s = await this.client.workflow.getHandle(agentWorkflowId(agentId)).query(agentStateQuery);
     } catch (err) {
       throw this.unknownAgent(err, agentId);
     }
+    return this.withLiveTask(s);
+  }
+
+  /**
+   * The agent's state with its running task's live counts: the agent hears of them every few ticks,
+   * the task knows them now (its `progress` query). A task that cannot answer (it just ended, its
+   * worker is busy) leaves the agent's own view.
+   */
+  private async withLiveTask(s: AgentStatus): Promise<AgentStatus> {
+    const current = s.currentTask;
+    if (!current) return s;
+    let live: TaskProgress;
+    try {
+      live = await this.client.workflow.getHandle(current.workflowId).query(taskProgressQuery);
+    } catch {
+      return s;
+    }
+    if (live.taskId !== current.taskId || live.tick < current.tick) return s;
+    const known = current.runTokens ?? 0;
+    return {
+      ...s,
+      tokensUsed: s.tokensUsed - known + live.runTokens,
+      counters: live.counters,
+      currentTask: { ...current, tick: live.tick, runTokens: live.runTokens },
+    };
   }
 
   /**

@@ -281,7 +281,15 @@ export const AgentStatusSchema = z.object({
   tokensUsed: z.number().int(),
   tokenBudget: z.number().int(),
   queue: z.array(z.object({ taskId: z.string(), priority: z.number().int(), goal: z.string() })),
-  currentTask: z.object({ taskId: z.string(), workflowId: z.string(), tick: z.number().int() }).optional(),
+  currentTask: z
+    .object({
+      taskId: z.string(),
+      workflowId: z.string(),
+      tick: z.number().int(),
+      /** Tokens of the task's run counted in `tokensUsed` (the task reports them every few ticks; clients read the live count from the task). */
+      runTokens: z.number().int().min(0).optional(),
+    })
+    .optional(),
   suspendedTask: z.object({ taskId: z.string(), workflowId: z.string() }).optional(),
   cancelledTasks: z.array(CancelledTaskSchema),
   counters: SafetyCountersSchema,

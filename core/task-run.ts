@@ -114,6 +114,9 @@ interface Turn {
 const HALTED_BEFORE = 'SYSTEM_HALT: stopped by a human before this call started';
 const HALTED_WHILE = 'SYSTEM_HALT: cancelled while running';
 
+/** The agent hears of a task's counts every this many ticks (see `progressDue`). */
+export const PROGRESS_EVERY_TICKS = 10;
+
 /** Tool calls and injections a task carries into its next run at most (the transcript keeps them all). */
 export const CARRIED_RECORDS = 50;
 /** Entries anchored at the start of every context: the system prompt and the goal. */
@@ -243,6 +246,16 @@ export class TaskRun {
   /** The task's `state` query: everything its result has so far, plus the counters and the halt flag. */
   status(): TaskStatus {
     return { ...this.soFar(), running: true, halted: this.halted, counters: this.counters, ...this.lastError() };
+  }
+
+  /**
+   * Whether the agent should hear of this tick: every `PROGRESS_EVERY_TICKS` ticks (clients read a
+   * running task's counts from the task itself, `progress` query; the agent's own copy feeds its
+   * search attributes and its fallback when a task cannot answer). Each report costs the agent a
+   * workflow task, which at one per tick was a third of a tick's cost.
+   */
+  progressDue(): boolean {
+    return this.checkpoint.ticks % PROGRESS_EVERY_TICKS === 0;
   }
 
   /** What the task reports to its agent after a tick. */

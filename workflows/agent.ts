@@ -359,7 +359,7 @@ function status(agent: AgentEntity): AgentStatus {
     llm: d.config.llm,
   };
   if (d.reason) s.reason = d.reason;
-  if (d.current) s.currentTask = { taskId: d.current.task.taskId, workflowId: d.current.workflowId, tick: d.current.tick };
+  if (d.current) s.currentTask = { taskId: d.current.task.taskId, workflowId: d.current.workflowId, tick: d.current.tick, runTokens: d.current.runTokens };
   if (d.suspended) s.suspendedTask = { taskId: d.suspended.task.taskId, workflowId: d.suspended.workflowId };
   return s;
 }

@@ -33,6 +33,8 @@ export const messageUpdate = defineUpdate<MessageResult, [HumanMessage]>('sendMe
 export const agentStateQuery = defineQuery<AgentStatus>('state');
 export const taskStateQuery = defineQuery<TaskStatus>('state');
 export const taskProgressSignal = defineSignal<[TaskProgress]>('taskProgress');
+/** A running task's counts (tick, tokens, counters): what clients overlay on the agent's `state`, which hears of them every few ticks. */
+export const taskProgressQuery = defineQuery<TaskProgress>('progress');
 /** Internal: a cancelled task's output to its agent (TaskRunOutput), just before the task ends CANCELED. */
 export const taskEndedSignal = defineSignal<[TaskRunOutput]>('taskEnded');
 

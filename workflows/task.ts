@@ -29,7 +29,7 @@ import type { ToolExecutionResult } from '../core/errors';
 import { TaskRun, type TaskEnd, type TaskRunInput, type TaskRunOutput } from '../core/task-run';
 import type { AgentState, TaskOutcome } from '../core/types';
 import { factsOf, isWorkerLoss } from './activity-facts';
-import { haltSignal, messageSignal, taskEndedSignal, taskProgressSignal, taskStateQuery } from './messages';
+import { haltSignal, messageSignal, taskEndedSignal, taskProgressQuery, taskProgressSignal, taskStateQuery } from './messages';
 import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
 
 export type { TaskRunInput, TaskRunOutput } from '../core/task-run';
@@ -49,6 +49,9 @@ const TRANSCRIPT_STORE = 'transcript-store';
 
 /** Patch: the per-tick progress signal to the agent is not waited for. */
 const PROGRESS_IN_BACKGROUND = 'progress-in-background';
+
+/** Patch: the agent hears of a task's progress every few ticks, not every tick (clients query the task). */
+const PROGRESS_SPARSE = 'progress-sparse';
 
 /** Patch: a report upserts only the search attributes whose value changed. */
 const UPSERT_CHANGED_ONLY = 'upsert-changed-only';
@@ -116,6 +119,9 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     },
     { description: 'A human follow-up {text, by?} (sent by its agent): appended before the next LLM call.' },
   );
+  setHandler(taskProgressQuery, () => run.progress(), {
+    description: 'The task’s live counts: tick, tokens (this run and in all), counters, last error code.',
+  });
   setHandler(taskStateQuery, () => run.status(), {
     description: 'The task so far: everything its result has yet, its counters, the last error code and whether a halt arrived.',
   });
@@ -262,12 +268,14 @@ function report(run: TaskRun, agentState: AgentState, lockReason?: string, close
 }
 
 /**
- * The tick's progress to the agent, sent alongside the next LLM call instead of before it: waiting for
- * the signal's delivery cost every tick a workflow task and a round trip of its own. The agent ignores
- * a progress report that arrives after its task ended.
+ * The tick's progress to the agent, every `PROGRESS_EVERY_TICKS` ticks, sent alongside the next LLM
+ * call instead of before it: waiting for the signal's delivery cost every tick a workflow task and a
+ * round trip of its own, and each report costs the agent a workflow task. The agent ignores a progress
+ * report that arrives after its task ended; clients read the live counts from the task's `progress` query.
  */
 function reportProgress(run: TaskRun): Promise<void> {
   if (!patched(PROGRESS_IN_BACKGROUND)) return sendProgress(run);
+  if (patched(PROGRESS_SPARSE) && !run.progressDue()) return Promise.resolve();
   sendProgress(run).catch(() => undefined);
   return Promise.resolve();
 }

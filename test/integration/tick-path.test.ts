@@ -1,10 +1,15 @@
 /**
- * What a tick waits for (issue 17): the progress report to the agent travels alongside the next LLM
- * call instead of before it, so a tick costs one workflow task less; the agent still learns every tick.
+ * What a tick waits for (issue 17): the agent hears of its task's progress every
+ * PROGRESS_EVERY_TICKS ticks, and that report travels alongside the next LLM call instead of before it,
+ * so most ticks cost no workflow task on the agent; a client still sees every tick, live, because
+ * `status` reads the running task's counts from the task itself.
  */
 import { read, turn, done } from '../helpers/scenarios';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
-import { historyOf } from '../helpers/workflow-history';
+import { activityRunning, historyOf } from '../helpers/workflow-history';
+import { PROGRESS_EVERY_TICKS } from '../../core/task-run';
+import { taskWorkflowId } from '../../workflows/messages';
+import { eventually } from '../../dev/poll';
 
 let h: Harness;
 beforeAll(async () => {
@@ -12,17 +17,39 @@ beforeAll(async () => {
 });
 afterAll(async () => h?.stop());
 
-it('schedules the next LLM call in the same workflow task that sends the tick’s progress, and the agent counts every tick', async () => {
+it('reports to the agent every few ticks, alongside the next LLM call, and the agent counts every tick', async () => {
   const agentId = uniqueId('tick-path');
-  const config = scriptedConfig(writeScript([turn(read('notes.md')), turn(read('notes.md')), turn(read('notes.md')), done()]), makeWorkspace({ 'notes.md': 'n\n' }));
-  const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'read three times', config });
+  const ticks = PROGRESS_EVERY_TICKS + 2;
+  const script = [...Array.from({ length: ticks - 1 }, () => turn(read('notes.md'))), done()];
+  const config = scriptedConfig(writeScript(script), makeWorkspace({ 'notes.md': 'n\n' }), { safety: { repeatThreshold: 100 } });
+  const { taskId, workflowId } = await h.agents.submit(agentId, { goal: `read ${ticks - 1} times`, config });
   const result = await h.agents.waitForTask(agentId, taskId);
-  expect(result).toMatchObject({ outcome: 'COMPLETED', ticks: 4 });
+  expect(result).toMatchObject({ outcome: 'COMPLETED', ticks });
 
   const events = await historyOf(h.agents.client, workflowId);
   const sent = events.flatMap((e, i) => (e.kind === 'signalExternalWorkflowExecutionInitiated' ? [i] : []));
-  expect(sent).toHaveLength(3);
-  // Right after each progress signal: the next tick's LLM call, not a wait for the signal's delivery.
-  expect(sent.map((i) => events[i + 1]?.activityTaskScheduledEventAttributes?.activityType?.name)).toEqual(['llm', 'llm', 'llm']);
+  // One report, after tick 10; right after it the next tick's LLM call, not a wait for its delivery.
+  expect(sent).toHaveLength(1);
+  expect(events[sent[0]! + 1]?.activityTaskScheduledEventAttributes?.activityType?.name).toBe('llm');
   expect((await h.agents.status(agentId)).tokensUsed).toBe(result.tokensUsed);
+});
+
+it('shows a running task’s live tick and tokens in the agent’s status between two reports', async () => {
+  const agentId = uniqueId('tick-live');
+  const config = scriptedConfig(
+    writeScript([turn(read('notes.md')), turn(read('notes.md')), turn({ name: 'shell.run', args: { command: 'sleep', args: ['30'] } }), done()]),
+    makeWorkspace({ 'notes.md': 'n\n' }),
+  );
+  const { taskId } = await h.agents.submit(agentId, { goal: 'read twice, then wait', config });
+  // Tick 3 runs for 30 s and no report has reached the agent (the first is due at tick 10): only the
+  // task knows its tick, so a status that shows it read it there.
+  const status = await eventually('the status at tick 3 with its LLM call counted', async () => {
+    const s = await h.agents.status(agentId);
+    return s.currentTask?.tick === 3 && s.currentTask.runTokens === 330 ? s : undefined;
+  }, 20_000);
+  expect(status.currentTask?.taskId).toBe(taskId);
+  expect(status.tokensUsed).toBe(330);
+  await activityRunning(h.agents.client, taskWorkflowId(agentId, taskId), 'tool');
+  await h.agents.halt(agentId);
+  await h.agents.waitForTask(agentId, taskId);
 });
