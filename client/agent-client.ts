@@ -133,7 +133,7 @@ export class AgentClient {
    * priority and config as they were. Refused like any submit while the agent is locked.
    */
   async resubmit(agentId: string, taskId: string): Promise<SubmitTaskResult> {
-    const s = await this.status(agentId);
+    const s = await this.agentState(agentId);
     const cancelled = s.cancelledTasks.find((t) => t.taskId === taskId);
     if (!cancelled) {
       const known = s.cancelledTasks.map((t) => t.taskId);
@@ -153,14 +153,17 @@ export class AgentClient {
 
   /** The agent's `state` query; a clear error when there is no such agent. */
   async status(agentId: string): Promise<AgentStatus> {
+    return this.withLiveTask(await this.agentState(agentId));
+  }
+
+  /** The agent's own `state` query, without the running task's live counts (what waiting needs). */
+  private async agentState(agentId: string): Promise<AgentStatus> {
     checkAgentId(agentId);
-    let s: AgentStatus;
     try {
-      s = await this.client.workflow.getHandle(agentWorkflowId(agentId)).query(agentStateQuery);
+      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).query(agentStateQuery);
     } catch (err) {
       throw this.unknownAgent(err, agentId);
     }
-    return this.withLiveTask(s);
   }
 
   /**
@@ -245,7 +248,7 @@ export class AgentClient {
   /** The agent's status, or undefined when its worker is too busy to answer a query in time (ask again). */
   private async statusWhileBusy(agentId: string): Promise<AgentStatus | undefined> {
     try {
-      return await this.status(agentId);
+      return await this.agentState(agentId);
     } catch (err) {
       if (isQueryTimeout(err)) return undefined;
       throw err;
