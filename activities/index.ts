@@ -4,7 +4,7 @@
 import { createAlertActivities, type AlertSinks } from './alert';
 import { createLlmActivities, type LlmProviderOptions } from './llm';
 import type { WorkerPolicy } from '../core/worker-policy';
-import { createToolActivities, ToolRegistry, type ToolDefinition } from './tools';
+import { createToolActivities, type ToolRegistry } from './tools';
 import { storeFromEnv, type BlobStore } from './store';
 import { transcriptStore } from './transcript';
 
@@ -18,11 +18,6 @@ export interface ActivityDeps {
   store?: BlobStore;
   /** The worker's tools: the built-in ones plus `tools`, and the MCP connections (default: a registry of the built-in ones). */
   registry?: ToolRegistry;
-}
-
-/** The worker's tool registry: the built-in tools and the worker's own. */
-export function toolRegistry(tools: readonly ToolDefinition[] = []): ToolRegistry {
-  return new ToolRegistry(tools);
 }
 
 export function createActivities(deps: ActivityDeps) {

@@ -251,14 +251,19 @@ export function validateToolCall(call: LlmToolCall, offered: readonly string[] =
       ? fail('E_UNKNOWN_TOOL', `Tool '${call.name}' is not offered to this agent.`, `Tools you can call: ${offered.join(', ')}.`)
       : fail('E_UNKNOWN_TOOL', `Unknown tool '${call.name}'.`, `Known tools: ${offered.join(', ')}.`);
   }
-  if (!isToolName(call.name)) {
-    // The tool activity checks the tool's own schema; here only what every tool takes: one object.
-    const args = raw ?? {};
-    if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-      return fail('E_SCHEMA', `Invalid arguments for ${call.name}: (root): expected an object`, 'Send the arguments as one JSON object.');
-    }
-    return { ok: true, args };
-  }
+  // Another tool's own schema is checked by the tool activity, where it is; here only that it takes an object.
+  return isToolName(call.name) ? checkArgs(call.name, TOOL_DEFINITIONS[call.name].schema, raw) : checkObjectArgs(call.name, raw);
+}
 
-  return checkArgs(call.name, TOOL_DEFINITIONS[call.name].schema, raw);
+/**
+ * What every tool takes, whatever its schema: one object of arguments (absent counts as `{}`), else
+ * E_SCHEMA. For tools whose schema is not at hand (an MCP server's, a worker's own in the workflow).
+ */
+export function checkObjectArgs(name: string, args: unknown): ToolCallValidation {
+  const value = args ?? {};
+  if (typeof value === 'object' && !Array.isArray(value)) return { ok: true, args: value };
+  return {
+    ok: false,
+    error: normalizedError({ code: 'E_SCHEMA', kind: 'execution', source: name, message: `Invalid arguments for ${name}: (root): expected an object`, suggestion: 'Send the arguments as one JSON object.' }),
+  };
 }

@@ -12,7 +12,7 @@ import { failure, normalizedError, success, type ToolExecutionResult } from '../
 import type { ToolSpec } from '../../core/llm';
 import { toolResultText } from '../../core/transcript';
 import { withStore, type TranscriptStore } from '../transcript';
-import { allowMatches, checkArgs, isToolName } from '../../core/tools';
+import { allowMatches, checkArgs, checkObjectArgs, isToolName } from '../../core/tools';
 import { retryDelayWithin } from '../../core/provider-errors';
 import { throwAsFailure } from '../failures';
 import { withHeartbeats } from '../heartbeat';
@@ -63,15 +63,17 @@ export type ToolRunResult = ToolExecutionResult & { retryAfterMs?: number };
  */
 export class ToolRegistry {
   private readonly byName = new Map<string, ToolDefinition>();
+  /** Generated once: every task's listing offers them. */
+  private readonly ownSpecs: readonly ToolSpec[];
   private pool?: McpPool;
 
   /** @throws TypeError when two tools share a name. */
-  constructor(own: readonly ToolDefinition[] = [], mcp?: McpPool) {
+  constructor(own: readonly ToolDefinition[] = []) {
     for (const tool of [...BUILTIN_TOOLS, ...own]) {
       if (this.byName.has(tool.name)) throw new TypeError(`two tools are named ${tool.name}: every tool of a worker needs its own name`);
       this.byName.set(tool.name, tool);
     }
-    if (mcp) this.pool = mcp;
+    this.ownSpecs = [...this.byName.values()].map(specOf);
   }
 
   /** The MCP connections of this worker (opened on first use). */
@@ -91,7 +93,7 @@ export class ToolRegistry {
 
   /** The worker's tools, built-in first, as declared to the model. */
   specs(): ToolSpec[] {
-    return [...this.byName.values()].map(specOf);
+    return [...this.ownSpecs];
   }
 
   /** The MCP server and tool a name stands for, when the task's config names the server. */
@@ -153,14 +155,9 @@ export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortC
   if (!own && !mcp) return refuse(`Unknown tool '${name}'.`, `Known tools: ${registry.specs().map((t) => t.name).join(', ')}.`);
   if (allow && !allow.some((entry) => allowMatches(entry, name))) return refuse(`Tool '${name}' is not offered to this agent.`, `Tools you can call: ${allow.join(', ')}.`);
   const builtin = isToolName(name);
-  let args: unknown = req.args ?? {};
-  if (own) {
-    const checked = checkArgs(name, own.input, args);
-    if (!checked.ok) return failure(checked.error);
-    args = checked.args;
-  } else if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    return failure(normalizedError({ code: 'E_SCHEMA', kind: 'execution', source: name, message: `Invalid arguments for ${name}: (root): expected an object`, suggestion: 'Send the arguments as one JSON object.' }));
-  }
+  const checked = own ? checkArgs(name, own.input, req.args) : checkObjectArgs(name, req.args);
+  if (!checked.ok) return failure(checked.error);
+  const { args } = checked;
   const ctx: ToolContext = {
     roots: req.workspace,
     signal,

@@ -19,6 +19,7 @@ import type { McpServerConfig } from '../../core/config';
 import type { ToolSpec } from '../../core/llm';
 import { NETWORK_CODES } from '../../core/provider-errors';
 import { isValidToolName } from '../../core/tools';
+import { ENV_TEMPLATE } from '../../core/worker-policy';
 import { ToolError, messageOf, nodeCode } from './tool-error';
 
 const CLIENT_INFO = { name: 'openstarry', version: '0.1.0' };
@@ -432,8 +433,6 @@ export class McpPool {
   }
 }
 
-const TEMPLATE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
-
 /**
  * Fill `${env:NAME}` from env; a missing variable is a ToolError E_AUTH kind 'fatal' naming the variable
  * and the server (never the value). `where` says what the template is, e.g. `tools.mcp.github.headers.Authorization`;
@@ -444,7 +443,7 @@ const TEMPLATE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
  * ```
  */
 export function fillTemplate(template: string, env: NodeJS.ProcessEnv, where: string): string {
-  return template.replace(TEMPLATE, (_match, name: string) => {
+  return template.replace(ENV_TEMPLATE, (_match, name: string) => {
     const value = env[name];
     if (value !== undefined) return value;
     const server = /^tools\.mcp\.([^.]+)/.exec(where)?.[1];
