@@ -2,6 +2,11 @@
  * Heartbeats for every activity that waits (LLM calls, tools, scripted delays). Temporal delivers a
  * cancellation only in a heartbeat's answer, so this cadence, with the worker's heartbeat throttle
  * (worker/worker.ts), bounds how fast SYSTEM_HALT reaches work in flight.
+ *
+ * The first beat comes one interval after the start, not at it: the SDK sends a first heartbeat at
+ * once, and that is a write to the workflow's state on the server; an activity that ends within the
+ * interval (most tool calls, every instant turn) then costs no heartbeat at all. A halt still reaches
+ * work in flight within an interval plus the throttle, as before.
  */
 import { Context } from '@temporalio/activity';
 
@@ -19,7 +24,6 @@ export async function withHeartbeats<T>(work: Promise<T>, detail: Record<string,
   const ctx = Context.current();
   const started = Date.now();
   const beat = () => ctx.heartbeat({ ...detail, waitedMs: Date.now() - started });
-  beat();
   const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
   try {
     return await work;

@@ -4,7 +4,7 @@
  * theirs), and a line that says where the figures were measured.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -21,6 +21,8 @@ export interface BenchStack {
   /** The dev server's gRPC address and the worker's task queue, for hosts that connect on their own. */
   address: string;
   taskQueue: string;
+  /** CPU time used so far, in ms: the dev server's process and this one (every worker thread in it). */
+  cpu(): { serverMs: number; workerMs: number };
 }
 
 /** Start a server and a worker for `name`; `stop()` stops both. */
@@ -47,12 +49,28 @@ async function connectTo(server: DevServer, name: string, dir: string): Promise<
     address: server.address,
     taskQueue,
     dir,
+    cpu: () => {
+      const own = process.cpuUsage();
+      return { serverMs: processCpuMs(server.pid), workerMs: (own.user + own.system) / 1000 };
+    },
     async stop() {
       await worker.stop();
       await connection.close();
       await server.stop();
     },
   };
+}
+
+/** A process's CPU time (user + system) in ms, from /proc (Linux); NaN elsewhere. */
+export function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime are the 14th and 15th fields of the line, in clock ticks (100 a second).
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 /** CPU, node, Temporal CLI and OS, for the table's heading. */

@@ -3,11 +3,12 @@
 const { writeFileSync } = require('node:fs');
 const path = require('node:path');
 const { bundleWorkflowCode } = require('@temporalio/worker');
+const { workflowBundleOptions } = require('../lib/worker/bundle');
 
 const noop = () => undefined;
 const logger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };
 
-bundleWorkflowCode({ workflowsPath: require.resolve('../lib/workflows'), logger })
+bundleWorkflowCode({ ...workflowBundleOptions(), logger })
   .then(({ code }) => writeFileSync(path.join(__dirname, '..', 'lib', 'workflow-bundle.js'), code))
   .catch((err) => {
     console.error(err);

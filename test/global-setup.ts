@@ -10,6 +10,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { writeFileSync } from 'node:fs';
 import { ensureSearchAttributes, freePort, startDevServer } from '../dev/dev-server';
 import { projectRoot } from '../dev/paths';
+import { workflowBundleOptions } from '../worker/bundle';
 
 export default async function globalSetup(): Promise<void> {
   // One folder per run: concurrent jest runs must not share a bundle, a log or a server.
@@ -37,7 +38,7 @@ export default async function globalSetup(): Promise<void> {
     await ensureSearchAttributes(conn);
     await conn.close();
   }
-  const { code } = await bundleWorkflowCode({ workflowsPath: require.resolve('../workflows'), logger: quietLogger });
+  const { code } = await bundleWorkflowCode({ ...workflowBundleOptions(), logger: quietLogger });
   const bundlePath = path.join(dir, 'workflow-bundle.js');
   writeFileSync(bundlePath, code);
   process.env.STARRY_WORKFLOW_BUNDLE = bundlePath;

@@ -7,6 +7,7 @@ import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker
 import { createActivities, type ActivityDeps } from '../activities';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
 import { workerConfigFromEnv, type WorkerConfig } from './env';
+import { workflowBundleOptions } from './bundle';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -38,11 +39,12 @@ export interface CreateWorkerOptions {
  * The prebuilt bundle when there is one (`npm run build` writes lib/workflow-bundle.js beside the
  * compiled workflows), else the workflow sources, bundled at start.
  */
-export function workflowSource(bundlePath?: string): { workflowBundle: { codePath: string } } | { workflowsPath: string } {
+export function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
   const prebuilt = path.join(__dirname, '..', 'workflow-bundle.js');
   if (bundlePath) return { workflowBundle: { codePath: bundlePath } };
   if (existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
-  return { workflowsPath: require.resolve('../workflows') };
+  const { workflowsPath, preloadModules } = workflowBundleOptions();
+  return { workflowsPath, bundlerOptions: { preloadModules } };
 }
 
 /**

@@ -3,6 +3,7 @@ import type { LlmResponse } from '../../core/llm';
 import { toolSpecs } from '../../core/tools';
 import { geminiError, geminiResponse, startFakeServer, vertexModelOf, type FakeReply, type FakeServer } from '../../test/helpers/fake-llm-server';
 import { factsOf, failureOf, llmRequest, quietActivityEnv } from '../../test/helpers/llm-activity';
+import { HEARTBEAT_EVERY_MS } from '../heartbeat';
 import { callLlm } from './provider';
 import { createGeminiProvider, fromGeminiResponse, resolveGeminiSetup, toGeminiContents, toGeminiTools } from './gemini';
 
@@ -141,7 +142,8 @@ describe('the Gemini provider against a local Vertex AI endpoint', () => {
   const run = (p = provider(), env = quietActivityEnv()): Promise<LlmResponse> => env.run(() => callLlm(p, request(), { provider: 'gemini', model: 'gemini-2.5-flash' }));
 
   it('posts generateContent to the Vertex path with the key, the tools and the output cap', async () => {
-    reply = () => ({ json: geminiResponse({ parts: [{ text: 'Done.' }], usage: { prompt: 40, candidates: 2 } }) });
+    // Answered after two heartbeat intervals, so the call heartbeats while it waits.
+    reply = () => ({ json: geminiResponse({ parts: [{ text: 'Done.' }], usage: { prompt: 40, candidates: 2 } }), delayMs: 2 * HEARTBEAT_EVERY_MS });
     const env = quietActivityEnv();
     const beats: unknown[] = [];
     env.on('heartbeat', (d) => beats.push(d));

@@ -3,6 +3,7 @@ import type { LlmResponse } from '../../core/llm';
 import { toolSpecs } from '../../core/tools';
 import { openAiCompletion, openAiError, startFakeServer, type FakeServer } from '../../test/helpers/fake-llm-server';
 import { factsOf, failureOf, llmRequest as request, quietActivityEnv as activityEnv } from '../../test/helpers/llm-activity';
+import { HEARTBEAT_EVERY_MS } from '../heartbeat';
 import { createOpenAiProvider, fromOpenAiResponse, toOpenAiRequest, toolNameCodec } from './openai';
 import { callLlm } from './provider';
 import { providerMessage } from './provider-message';
@@ -140,7 +141,8 @@ describe('the OpenAI provider against a local chat completions server', () => {
     env.run(() => callLlm(createOpenAiProvider(opts), request(), target()));
 
   it('posts to /v1/chat/completions with the bearer key and returns the mapped answer', async () => {
-    reply = () => ({ json: openAiCompletion({ toolCalls: [{ id: 'call_1', name: 'fs_read', arguments: '{"path":"notes.md"}' }], usage: { prompt: 50, completion: 5 } }) });
+    // Answered after two heartbeat intervals, so the call heartbeats while it waits.
+    reply = () => ({ json: openAiCompletion({ toolCalls: [{ id: 'call_1', name: 'fs_read', arguments: '{"path":"notes.md"}' }], usage: { prompt: 50, completion: 5 } }), delayMs: 2 * HEARTBEAT_EVERY_MS });
     const env = activityEnv();
     const beats: unknown[] = [];
     env.on('heartbeat', (d) => beats.push(d));
