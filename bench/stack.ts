@@ -23,23 +23,26 @@ export interface BenchStack {
   taskQueue: string;
   /** CPU time used so far, in ms: the dev server's process and this one (every worker thread in it). */
   cpu(): { serverMs: number; workerMs: number };
+  /** The server's request counters by operation (`service_requests`, `persistence_requests`, …): started with `metrics`. */
+  counters(): Promise<Map<string, number>>;
 }
 
 /** Start a server and a worker for `name`; `stop()` stops both. */
-export async function startBenchStack(name: string): Promise<BenchStack> {
+export async function startBenchStack(name: string, opts: { metrics?: boolean } = {}): Promise<BenchStack> {
   // The benchmarks' workspaces are temporary folders: the worker's policy must allow them.
   process.env.STARRY_WORKSPACE_ROOTS ??= os.tmpdir();
   const dir = mkdtempSync(path.join(os.tmpdir(), `starry-bench-${name}-`));
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log') });
+  const metricsPort = opts.metrics ? await freePort() : undefined;
+  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log'), ...(metricsPort ? { metricsPort } : {}) });
   try {
-    return await connectTo(server, name, dir);
+    return await connectTo(server, name, dir, metricsPort);
   } catch (err) {
     await server.stop(); // a benchmark that cannot start leaves no server behind
     throw err;
   }
 }
 
-async function connectTo(server: DevServer, name: string, dir: string): Promise<BenchStack> {
+async function connectTo(server: DevServer, name: string, dir: string, metricsPort?: number): Promise<BenchStack> {
   const taskQueue = `bench-${name}-${process.pid}`;
   // The same in-process worker the CLI embeds and the tests use, with production settings.
   const worker = await startEmbeddedWorker({ address: server.address, namespace: 'default' }, taskQueue, { activities: { alerts: { log: () => undefined } } });
@@ -53,12 +56,33 @@ async function connectTo(server: DevServer, name: string, dir: string): Promise<
       const own = process.cpuUsage();
       return { serverMs: processCpuMs(server.pid), workerMs: (own.user + own.system) / 1000 };
     },
+    counters: async () => {
+      if (!metricsPort) throw new Error('start the bench stack with { metrics: true } to read the server counters');
+      return requestCounters(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
+    },
     async stop() {
       await worker.stop();
       await connection.close();
       await server.stop();
     },
   };
+}
+
+/**
+ * The server's request counters from its Prometheus text, summed by operation, e.g.
+ * `persistence UpdateWorkflowExecution` or `service RecordActivityTaskHeartbeat` (frontend and history
+ * both count a call; their sum is kept, the same for every run compared).
+ */
+export function requestCounters(prometheus: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of prometheus.split('\n')) {
+    const m = /^(service|persistence|visibility_persistence)_requests\{(.*)\} ([0-9.e+]+)$/.exec(line);
+    const op = m && /(?:^|,)operation="([^"]+)"/.exec(m[2] as string);
+    if (!m || !op) continue;
+    const key = `${m[1]} ${op[1]}`;
+    out.set(key, (out.get(key) ?? 0) + Number(m[3]));
+  }
+  return out;
 }
 
 /** A process's CPU time (user + system) in ms, from /proc (Linux); NaN elsewhere. */

@@ -14,34 +14,70 @@
  * ```sh
  * npm run build && node lib/bench/throughput.js                    # 1×40, 50×10, 200×10
  * npm run build && node lib/bench/throughput.js --scenarios 1x40,50x10,200x10,1000x10
+ * npm run build && node lib/bench/throughput.js --scenarios 200x10 --workers 2   # + 1 worker process
+ * npm run build && node lib/bench/throughput.js --scenarios 50x10 --metrics      # + server requests by operation
  * ```
  */
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { openSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Client } from '@temporalio/client';
+import { type Client } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { connectWorker } from '../worker/connection';
 import { parseAgentConfig } from '../core/config';
 import { agentWorkflowId } from '../workflows/messages';
-import { environmentLine, eventMs, startBenchStack, type BenchStack } from './stack';
+import { environmentLine, eventMs, processCpuMs, startBenchStack, type BenchStack } from './stack';
 
 interface Scenario {
   agents: number;
   ticks: number;
 }
 
-function parseArgs(argv: string[]): Scenario[] {
+function parseArgs(argv: string[]): { scenarios: Scenario[]; workers: number; metrics: boolean } {
   let spec = '1x40,50x10,200x10';
+  let workers = 1;
+  let metrics = false;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--scenarios' && argv[i + 1]) spec = argv[++i] as string;
-    else throw new RangeError(`usage: throughput [--scenarios AxT,AxT,...]; bad ${argv[i]}`);
+    else if (argv[i] === '--workers' && argv[i + 1]) workers = Number(argv[++i]);
+    else if (argv[i] === '--metrics') metrics = true;
+    else throw new RangeError(`usage: throughput [--scenarios AxT,AxT,...] [--workers N] [--metrics]; bad ${argv[i]}`);
   }
-  return spec.split(',').map((s) => {
+  if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`--workers must be a whole number >= 1, got ${workers}`);
+  const scenarios = spec.split(',').map((s) => {
     const [a, t] = s.split('x').map(Number);
     if (!Number.isInteger(a) || !Number.isInteger(t) || (a as number) < 1 || (t as number) < 2) throw new RangeError(`bad scenario "${s}": AGENTSxTICKS, ticks >= 2`);
     return { agents: a as number, ticks: t as number };
   });
+  return { scenarios, workers, metrics };
+}
+
+/**
+ * `n` more project workers, each its own process (`starry worker`) on the stack's task queue, polling
+ * once this resolves. The floor keeps its one worker: these show how the project's run scales.
+ */
+async function extraWorkers(stack: BenchStack, n: number): Promise<ChildProcess[]> {
+  const cli = path.join(__dirname, '..', '..', 'bin', 'starry.js');
+  const env = { ...process.env, TEMPORAL_ADDRESS: stack.address, STARRY_TASK_QUEUE: stack.taskQueue };
+  const children = Array.from({ length: n }, (_, i) =>
+    spawn(process.execPath, [cli, 'worker'], { env, stdio: ['ignore', 'ignore', openSync(path.join(stack.dir, `worker-${i + 2}.log`), 'a')] }),
+  );
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const { pollers } = await stack.agents.client.workflowService.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: stack.taskQueue },
+      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+    });
+    if (new Set((pollers ?? []).map((p) => p.identity)).size >= n + 1) return children;
+    if (Date.now() > deadline) {
+      for (const c of children) c.kill('SIGTERM');
+      throw new Error(`the extra workers did not poll within 60 s; see ${stack.dir}/worker-*.log`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 interface Measure {
@@ -57,6 +93,15 @@ interface Measure {
   /** CPU time the run took, in ms: the dev server's, and the worker process's (all its threads). */
   serverCpuMs: number;
   workerCpuMs: number;
+  /** Server requests by operation during the run (`--metrics`). */
+  ops?: Map<string, number>;
+}
+
+/** What the server counted between `before` and now, when the run reads its metrics. */
+async function opsSince(stack: BenchStack, before: Map<string, number> | undefined): Promise<{ ops?: Map<string, number> }> {
+  if (!before) return {};
+  const now = await stack.counters();
+  return { ops: new Map([...now].map(([k, v]) => [k, v - (before.get(k) ?? 0)])) };
 }
 
 /** Workflow tasks completed and events in the histories of `ids`, and the first one's active time. */
@@ -77,18 +122,19 @@ async function count(client: Client, ids: string[]): Promise<{ workflowTasks: nu
   return { workflowTasks, events, firstMs };
 }
 
-async function floor(stack: BenchStack, s: Scenario, run: string): Promise<Measure> {
+async function floor(stack: BenchStack, s: Scenario, run: string, metrics = false): Promise<Measure> {
   const client = stack.agents.client;
   const ids = Array.from({ length: s.agents }, (_, i) => `floor-${run}-${i}`);
+  const ops0 = metrics ? await stack.counters() : undefined;
   const cpu0 = stack.cpu();
   const t0 = performance.now();
   const handles = await Promise.all(ids.map((workflowId) => client.workflow.start('floorWorkflow', { taskQueue: `${stack.taskQueue}-floor`, workflowId, args: [s.ticks] })));
   await Promise.all(handles.map((h) => h.result()));
   const wallMs = performance.now() - t0;
-  return { wallMs, ticks: s.agents * s.ticks, ...cpuSince(stack, cpu0), ...(await count(client, ids)) };
+  return { wallMs, ticks: s.agents * s.ticks, ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)), ...(await count(client, ids)) };
 }
 
-async function project(stack: BenchStack, s: Scenario, run: string): Promise<Measure> {
+async function project(stack: BenchStack, s: Scenario, run: string, metrics = false): Promise<Measure> {
   const dir = path.join(stack.dir, run);
   mkdirSync(path.join(dir, 'ws'), { recursive: true });
   writeFileSync(path.join(dir, 'ws', 'notes.md'), '# Notes\n');
@@ -97,16 +143,29 @@ async function project(stack: BenchStack, s: Scenario, run: string): Promise<Mea
   writeFileSync(script, JSON.stringify({ turns: [...Array.from({ length: s.ticks - 1 }, () => turn), { text: 'Done.', usage: { inputTokens: 100, outputTokens: 5 } }] }));
   const config = parseAgentConfig({ workspace: [path.join(dir, 'ws')], verify: false, safety: { maxTicks: s.ticks + 5 } }, `scripted:${script}`);
   const agentIds = Array.from({ length: s.agents }, (_, i) => `tp-${run}-${i}`);
+  const ops0 = metrics ? await stack.counters() : undefined;
   const cpu0 = stack.cpu();
   const t0 = performance.now();
   const submitted = await Promise.all(agentIds.map((agentId) => stack.agents.submit(agentId, { goal: 'list the workspace', config })));
   const results = await Promise.all(submitted.map((r, i) => stack.agents.waitForTask(agentIds[i] as string, r.taskId, { timeoutMs: 60 * 60_000 })));
   const wallMs = performance.now() - t0;
-  const cpu = cpuSince(stack, cpu0);
+  const cpu = { ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)) };
   const bad = results.filter((r) => r.outcome !== 'COMPLETED' || r.ticks !== s.ticks);
   if (bad.length) throw new Error(`${bad.length} tasks did not complete in ${s.ticks} ticks: ${JSON.stringify(bad[0]).slice(0, 300)}`);
   const ids = [...submitted.map((r) => r.workflowId), ...agentIds.map(agentWorkflowId)];
   return { wallMs, ticks: s.agents * s.ticks, ...cpu, ...(await count(stack.agents.client, ids)) };
+}
+
+/** The operations whose per-tick counts differ most between the floor and the project. */
+function operationRows(name: string, floorOps: Map<string, number>, floorTicks: number, projectOps: Map<string, number>, projectTicks: number): string[] {
+  const keys = [...new Set([...floorOps.keys(), ...projectOps.keys()])];
+  const per = (ops: Map<string, number>, ticks: number, k: string) => (ops.get(k) ?? 0) / ticks;
+  return keys
+    .map((k) => ({ k, f: per(floorOps, floorTicks, k), p: per(projectOps, projectTicks, k) }))
+    .filter((o) => o.f >= 0.05 || o.p >= 0.05)
+    .sort((a, b) => Math.abs(b.p - b.f) - Math.abs(a.p - a.f))
+    .slice(0, 12)
+    .map((o) => `| ${name} | ${o.k} | ${o.f.toFixed(2)} | ${o.p.toFixed(2)} |`);
 }
 
 function cpuSince(stack: BenchStack, before: { serverMs: number; workerMs: number }): { serverCpuMs: number; workerCpuMs: number } {
@@ -123,8 +182,23 @@ function serverErrors(logFile: string): number {
 }
 
 async function main(): Promise<void> {
-  const scenarios = parseArgs(process.argv.slice(2));
-  const stack = await startBenchStack('throughput');
+  const { scenarios, workers, metrics } = parseArgs(process.argv.slice(2));
+  const started = await startBenchStack('throughput', { metrics });
+  let children: ChildProcess[] = [];
+  try {
+    if (workers > 1) children = await extraWorkers(started, workers - 1);
+  } catch (err) {
+    await started.stop();
+    throw err;
+  }
+  // The workers' CPU: this process and the extra ones.
+  const stack: BenchStack = {
+    ...started,
+    cpu: () => {
+      const own = started.cpu();
+      return { serverMs: own.serverMs, workerMs: own.workerMs + children.reduce((sum, c) => sum + processCpuMs(c.pid ?? 0), 0) };
+    },
+  };
   // The floor's worker: the same SDK defaults and heartbeat settings as the project's (worker/worker.ts).
   const floorWorker = await Worker.create({
     connection: await connectWorker({ address: stack.address, namespace: 'default' }),
@@ -136,6 +210,7 @@ async function main(): Promise<void> {
   });
   const floorRunning = floorWorker.run();
   const rows: string[] = [];
+  const opRows: string[] = [];
   let failed: unknown;
   try {
     // Unmeasured: one floor workflow and one task first. The first workflow on a fresh dev server gets
@@ -145,9 +220,9 @@ async function main(): Promise<void> {
     await project(stack, { agents: 1, ticks: 10 }, 'warm');
     for (const [i, s] of scenarios.entries()) {
       const name = `${s.agents}×${s.ticks}`;
-      const f = await floor(stack, s, `${i}`);
+      const f = await floor(stack, s, `${i}`, metrics);
       process.stderr.write(`${name} floor: ${(f.wallMs / 1000).toFixed(1)} s\n`);
-      const p = await project(stack, s, `${i}`);
+      const p = await project(stack, s, `${i}`, metrics);
       process.stderr.write(`${name} project: ${(p.wallMs / 1000).toFixed(1)} s\n`);
       // One agent: the task's own time per tick (first activity to close), then the wall clock with the start.
       const perTick = (m: Measure) => `${(m.firstMs / s.ticks).toFixed(0)} (${(m.wallMs / m.ticks).toFixed(0)})`;
@@ -159,6 +234,7 @@ async function main(): Promise<void> {
         `| ${name} | floor | ${s.agents === 1 ? perTick(f) : '—'} | ${rate(f).toFixed(1)} | 1.00 | ${(f.workflowTasks / f.ticks).toFixed(2)} | ${(f.events / f.ticks).toFixed(1)} | ${cpu(f)} | |`,
         `| ${name} | project | ${s.agents === 1 ? perTick(p) : '—'} | ${rate(p).toFixed(1)} | ${(rate(p) / rate(f)).toFixed(2)} | ${(p.workflowTasks / p.ticks).toFixed(2)} | ${(p.events / p.ticks).toFixed(1)} | ${cpu(p)} | ${rss} |`,
       );
+      if (f.ops && p.ops) opRows.push(...operationRows(name, f.ops, f.ticks, p.ops, p.ticks));
     }
   } catch (err) {
     failed = err;
@@ -166,14 +242,25 @@ async function main(): Promise<void> {
   } finally {
     floorWorker.shutdown();
     await floorRunning;
+    for (const c of children) c.kill('SIGTERM');
     const errors = serverErrors(path.join(stack.dir, 'server.log'));
     await stack.stop();
     console.log(environmentLine());
-    console.log('one dev server (in memory), one process: the project worker and the floor worker (same settings)\n');
+    console.log(
+      workers > 1
+        ? `one dev server (in memory); the floor worker and a project worker in one process, ${workers - 1} more project worker process(es)\n`
+        : 'one dev server (in memory), one process: the project worker and the floor worker (same settings)\n',
+    );
     console.log('| agents × ticks | run | ms/tick, 1 agent: in the task (wall incl. start) | ticks/s | ratio to floor | workflow tasks/tick | events/tick | server CPU ms/tick | worker CPU ms/tick | RSS MB |');
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
     console.log(`\nserver errors in its log: ${errors}`);
+    if (opRows.length) {
+      console.log('\nserver requests per tick, by operation (the 12 that differ most; --metrics)\n');
+      console.log('| agents × ticks | operation | floor | project |');
+      console.log('|---|---|---|---|');
+      for (const r of opRows) console.log(r);
+    }
   }
   // The SDK's native runtime keeps the process alive after its workers and connections are closed.
   process.exit(failed ? 1 : 0);

@@ -215,7 +215,19 @@ export class AgentClient {
     const deadline = Date.now() + (opts.timeoutMs ?? 30 * 60_000);
     const accept = opts.after ?? (() => true);
     const workflowId = taskWorkflowId(agentId, taskId);
+    const late = () => new Error(`task ${taskId} of agent ${agentId} did not finish in time`);
     for (;;) {
+      // While the task runs, wait for its workflow to close on the server (a long poll the worker never
+      // sees), and ask the agent only then: with many agents, queries are what would keep a worker busy
+      // (a query every 10 s of a long task cost the server and the worker a third of a query a tick at
+      // 200 agents). A task still queued has no workflow yet: the poll returns at once and the agent
+      // is asked.
+      let run: 'open' | 'closed' | 'missing';
+      while ((run = await this.closedWithin(workflowId, Math.min(10_000, deadline - Date.now()))) === 'open') {
+        if (Date.now() > deadline) throw late();
+      }
+      // Closed: the agent records the result in its next workflow task, so ask a moment later.
+      if (run === 'closed') await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
       const s = await this.statusWhileBusy(agentId);
       if (s) {
         const result = s.tasks.find((t) => t.taskId === taskId);
@@ -236,11 +248,8 @@ export class AgentClient {
           };
         }
       }
-      if (Date.now() > deadline) throw new Error(`task ${taskId} of agent ${agentId} did not finish in time`);
-      // While the task runs, wait for its workflow to close on the server (a long poll the worker never
-      // sees) rather than asking the agent again and again: with many agents, polling queries is what
-      // would keep a worker busy. Then a moment for the agent to record the result.
-      if (s?.currentTask?.taskId === taskId && (await this.closedWithin(workflowId, Math.min(10_000, deadline - Date.now()))) === 'open') continue;
+      if (Date.now() > deadline) throw late();
+      // A moment for the agent to record the result, or for a queued task to start.
       await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
     }
   }
@@ -255,8 +264,11 @@ export class AgentClient {
     }
   }
 
-  /** Wait up to `ms` for the workflow's latest run to close: `closed`, or `open` when the time ran out. */
-  private async closedWithin(workflowId: string, ms: number): Promise<'closed' | 'open'> {
+  /**
+   * Wait up to `ms` for the workflow's latest run to close: `closed`, `open` when the time ran out, or
+   * `missing` when there is no such workflow yet (a queued task) or the server could not say.
+   */
+  private async closedWithin(workflowId: string, ms: number): Promise<'closed' | 'open' | 'missing'> {
     const { connection, options } = this.client;
     try {
       const res = await connection.withDeadline(Date.now() + Math.max(ms, 100), () =>
@@ -272,7 +284,7 @@ export class AgentClient {
     } catch (err) {
       if ((err as { code?: number }).code === grpcStatus.DEADLINE_EXCEEDED) return 'open';
       // Not there (yet), or anything else: the status query decides.
-      return 'closed';
+      return 'missing';
     }
   }
 

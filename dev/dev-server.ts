@@ -22,6 +22,8 @@ export interface DevServerOptions {
   logFile?: string;
   /** Dynamic config values (`--dynamic-config-value`), e.g. a low `limit.historyCount.suggestContinueAsNew` in a test. */
   dynamicConfig?: Record<string, string | number | boolean>;
+  /** Serve the server's Prometheus metrics on this port (`--metrics-port`; the benchmarks read them). */
+  metricsPort?: number;
 }
 
 export interface DevServer {
@@ -149,6 +151,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--ui-port', String(uiPort), '--log-level', 'warn'];
   args.push('--ui-disable-news-fetch');
   if (dbFile) args.push('--db-filename', dbFile);
+  if (opts.metricsPort) args.push('--metrics-port', String(opts.metricsPort));
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
   for (const [key, value] of Object.entries({ ...SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
 
