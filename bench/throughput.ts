@@ -7,9 +7,9 @@
  * iteration (`bench/floor-workflows.ts`). For each scenario (agents × ticks) the floor runs first, then
  * the project: each agent gets one task whose scripted controller calls `fs.list` on every tick but the
  * last (an instant LLM turn + a tool call per tick, like the floor's two activities). Measured from the
- * first start to the last completion (after one unmeasured floor workflow and one task, so both sides are
- * warm); workflow tasks and events are counted from the histories after,
- * and the CPU time of the dev server and of the worker process per tick says where the time went.
+ * first start to the last completion, after one unmeasured floor workflow and one task so both sides
+ * are warm. Workflow tasks and events are counted from the histories after; the CPU time of the dev
+ * server and of the worker process per tick says where the time went.
  *
  * ```sh
  * npm run build && node lib/bench/throughput.js                    # 1×40, 50×10, 200×10
@@ -22,7 +22,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { connectWorker } from '../worker/connection';
