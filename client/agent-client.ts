@@ -249,8 +249,8 @@ export class AgentClient {
         }
       }
       if (Date.now() > deadline) throw late();
-      // A moment for the agent to record the result, or for a queued task to start.
-      await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
+      // A moment for a queued task to start (a closed one waits at the top of the next round).
+      if (run === 'missing') await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
     }
   }
 
