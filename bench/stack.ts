@@ -23,6 +23,8 @@ export interface BenchStack {
   taskQueue: string;
   /** CPU time used so far, in ms: the dev server's process and this one (every worker thread in it). */
   cpu(): { serverMs: number; workerMs: number };
+  /** The dev server's process (`--profile-server`). */
+  serverPid: number;
   /** The server's request counters by operation (`service_requests`, `persistence_requests`, …): started with `metrics`. */
   counters(): Promise<Map<string, number>>;
 }
@@ -52,6 +54,7 @@ async function connectTo(server: DevServer, name: string, dir: string, metricsPo
     address: server.address,
     taskQueue,
     dir,
+    serverPid: server.pid,
     cpu: () => {
       const own = process.cpuUsage();
       return { serverMs: processCpuMs(server.pid), workerMs: (own.user + own.system) / 1000 };

@@ -16,6 +16,7 @@
  * npm run build && node lib/bench/throughput.js --scenarios 1x40,50x10,200x10,1000x10
  * npm run build && node lib/bench/throughput.js --scenarios 200x10 --workers 2   # + 1 worker process
  * npm run build && node lib/bench/throughput.js --scenarios 50x10 --metrics      # + server requests by operation
+ * npm run build && node lib/bench/throughput.js --scenarios 200x10 --profile-server  # + server CPU by function (perf, go)
  * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -28,6 +29,8 @@ import { Worker } from '@temporalio/worker';
 import { connectWorker } from '../worker/connection';
 import { parseAgentConfig } from '../core/config';
 import { agentWorkflowId } from '../workflows/messages';
+import { temporalCliPath } from '../dev/paths';
+import { cannotProfile, profileRows, profileServer, type ServerProfile } from './server-profile';
 import { environmentLine, eventMs, processCpuMs, startBenchStack, type BenchStack } from './stack';
 
 interface Scenario {
@@ -35,23 +38,36 @@ interface Scenario {
   ticks: number;
 }
 
-function parseArgs(argv: string[]): { scenarios: Scenario[]; workers: number; metrics: boolean } {
+interface Options {
+  scenarios: Scenario[];
+  workers: number;
+  /** Count the server's requests by operation. */
+  metrics: boolean;
+  /** Sample the server's CPU by function. */
+  profile: boolean;
+}
+
+function parseArgs(argv: string[]): Options {
   let spec = '1x40,50x10,200x10';
   let workers = 1;
   let metrics = false;
+  let profile = false;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--scenarios' && argv[i + 1]) spec = argv[++i] as string;
     else if (argv[i] === '--workers' && argv[i + 1]) workers = Number(argv[++i]);
     else if (argv[i] === '--metrics') metrics = true;
-    else throw new RangeError(`usage: throughput [--scenarios AxT,AxT,...] [--workers N] [--metrics]; bad ${argv[i]}`);
+    else if (argv[i] === '--profile-server') profile = true;
+    else throw new RangeError(`usage: throughput [--scenarios AxT,AxT,...] [--workers N] [--metrics] [--profile-server]; bad ${argv[i]}`);
   }
   if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`--workers must be a whole number >= 1, got ${workers}`);
+  const missing = profile ? cannotProfile() : undefined;
+  if (missing) throw new RangeError(missing);
   const scenarios = spec.split(',').map((s) => {
     const [a, t] = s.split('x').map(Number);
     if (!Number.isInteger(a) || !Number.isInteger(t) || (a as number) < 1 || (t as number) < 2) throw new RangeError(`bad scenario "${s}": AGENTSxTICKS, ticks >= 2`);
     return { agents: a as number, ticks: t as number };
   });
-  return { scenarios, workers, metrics };
+  return { scenarios, workers, metrics, profile };
 }
 
 /**
@@ -95,6 +111,25 @@ interface Measure {
   workerCpuMs: number;
   /** Server requests by operation during the run (`--metrics`). */
   ops?: Map<string, number>;
+  /** The server's CPU by function during the run (`--profile-server`). */
+  profile?: ServerProfile;
+}
+
+/** What a run measures besides time: `--metrics`, `--profile-server`. */
+type Extras = Pick<Options, 'metrics' | 'profile'>;
+
+/** Sample the server while `run` runs, when asked to. */
+async function sampled<T>(stack: BenchStack, extras: Extras | undefined, file: string, run: () => Promise<T>): Promise<T & { profile?: ServerProfile }> {
+  if (!extras?.profile) return (await run()) as T & { profile?: ServerProfile };
+  const profiler = await profileServer(stack.serverPid, temporalCliPath(), file);
+  let out: T;
+  try {
+    out = await run();
+  } catch (err) {
+    await profiler.stop().catch(() => undefined);
+    throw err;
+  }
+  return { ...out, profile: await profiler.stop() };
 }
 
 /** What the server counted between `before` and now, when the run reads its metrics. */
@@ -122,19 +157,21 @@ async function count(client: Client, ids: string[]): Promise<{ workflowTasks: nu
   return { workflowTasks, events, firstMs };
 }
 
-async function floor(stack: BenchStack, s: Scenario, run: string, metrics = false): Promise<Measure> {
+async function floor(stack: BenchStack, s: Scenario, run: string, extras?: Extras): Promise<Measure> {
   const client = stack.agents.client;
   const ids = Array.from({ length: s.agents }, (_, i) => `floor-${run}-${i}`);
-  const ops0 = metrics ? await stack.counters() : undefined;
-  const cpu0 = stack.cpu();
-  const t0 = performance.now();
-  const handles = await Promise.all(ids.map((workflowId) => client.workflow.start('floorWorkflow', { taskQueue: `${stack.taskQueue}-floor`, workflowId, args: [s.ticks] })));
-  await Promise.all(handles.map((h) => h.result()));
-  const wallMs = performance.now() - t0;
-  return { wallMs, ticks: s.agents * s.ticks, ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)), ...(await count(client, ids)) };
+  const ops0 = extras?.metrics ? await stack.counters() : undefined;
+  const measured = await sampled(stack, extras, path.join(stack.dir, `floor-${run}.perf`), async () => {
+    const cpu0 = stack.cpu();
+    const t0 = performance.now();
+    const handles = await Promise.all(ids.map((workflowId) => client.workflow.start('floorWorkflow', { taskQueue: `${stack.taskQueue}-floor`, workflowId, args: [s.ticks] })));
+    await Promise.all(handles.map((h) => h.result()));
+    return { wallMs: performance.now() - t0, ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)) };
+  });
+  return { ...measured, ticks: s.agents * s.ticks, ...(await count(client, ids)) };
 }
 
-async function project(stack: BenchStack, s: Scenario, run: string, metrics = false): Promise<Measure> {
+async function project(stack: BenchStack, s: Scenario, run: string, extras?: Extras): Promise<Measure> {
   const dir = path.join(stack.dir, run);
   mkdirSync(path.join(dir, 'ws'), { recursive: true });
   writeFileSync(path.join(dir, 'ws', 'notes.md'), '# Notes\n');
@@ -143,17 +180,18 @@ async function project(stack: BenchStack, s: Scenario, run: string, metrics = fa
   writeFileSync(script, JSON.stringify({ turns: [...Array.from({ length: s.ticks - 1 }, () => turn), { text: 'Done.', usage: { inputTokens: 100, outputTokens: 5 } }] }));
   const config = parseAgentConfig({ workspace: [path.join(dir, 'ws')], verify: false, safety: { maxTicks: s.ticks + 5 } }, `scripted:${script}`);
   const agentIds = Array.from({ length: s.agents }, (_, i) => `tp-${run}-${i}`);
-  const ops0 = metrics ? await stack.counters() : undefined;
-  const cpu0 = stack.cpu();
-  const t0 = performance.now();
-  const submitted = await Promise.all(agentIds.map((agentId) => stack.agents.submit(agentId, { goal: 'list the workspace', config })));
-  const results = await Promise.all(submitted.map((r, i) => stack.agents.waitForTask(agentIds[i] as string, r.taskId, { timeoutMs: 60 * 60_000 })));
-  const wallMs = performance.now() - t0;
-  const cpu = { ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)) };
+  const ops0 = extras?.metrics ? await stack.counters() : undefined;
+  const { submitted, results, ...measured } = await sampled(stack, extras, path.join(dir, 'project.perf'), async () => {
+    const cpu0 = stack.cpu();
+    const t0 = performance.now();
+    const submitted = await Promise.all(agentIds.map((agentId) => stack.agents.submit(agentId, { goal: 'list the workspace', config })));
+    const results = await Promise.all(submitted.map((r, i) => stack.agents.waitForTask(agentIds[i] as string, r.taskId, { timeoutMs: 60 * 60_000 })));
+    return { submitted, results, wallMs: performance.now() - t0, ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)) };
+  });
   const bad = results.filter((r) => r.outcome !== 'COMPLETED' || r.ticks !== s.ticks);
   if (bad.length) throw new Error(`${bad.length} tasks did not complete in ${s.ticks} ticks: ${JSON.stringify(bad[0]).slice(0, 300)}`);
   const ids = [...submitted.map((r) => r.workflowId), ...agentIds.map(agentWorkflowId)];
-  return { wallMs, ticks: s.agents * s.ticks, ...cpu, ...(await count(stack.agents.client, ids)) };
+  return { ...measured, ticks: s.agents * s.ticks, ...(await count(stack.agents.client, ids)) };
 }
 
 /** The operations whose per-tick counts differ most between the floor and the project. */
@@ -182,8 +220,8 @@ function serverErrors(logFile: string): number {
 }
 
 async function main(): Promise<void> {
-  const { scenarios, workers, metrics } = parseArgs(process.argv.slice(2));
-  const started = await startBenchStack('throughput', { metrics });
+  const { scenarios, workers, ...extras } = parseArgs(process.argv.slice(2));
+  const started = await startBenchStack('throughput', { metrics: extras.metrics });
   let children: ChildProcess[] = [];
   try {
     if (workers > 1) children = await extraWorkers(started, workers - 1);
@@ -211,6 +249,7 @@ async function main(): Promise<void> {
   const floorRunning = floorWorker.run();
   const rows: string[] = [];
   const opRows: string[] = [];
+  const profRows: string[] = [];
   let failed: unknown;
   try {
     // Unmeasured: one floor workflow and one task first. The first workflow on a fresh dev server gets
@@ -220,9 +259,9 @@ async function main(): Promise<void> {
     await project(stack, { agents: 1, ticks: 10 }, 'warm');
     for (const [i, s] of scenarios.entries()) {
       const name = `${s.agents}×${s.ticks}`;
-      const f = await floor(stack, s, `${i}`, metrics);
+      const f = await floor(stack, s, `${i}`, extras);
       process.stderr.write(`${name} floor: ${(f.wallMs / 1000).toFixed(1)} s\n`);
-      const p = await project(stack, s, `${i}`, metrics);
+      const p = await project(stack, s, `${i}`, extras);
       process.stderr.write(`${name} project: ${(p.wallMs / 1000).toFixed(1)} s\n`);
       // One agent: the task's own time per tick (first activity to close), then the wall clock with the start.
       const perTick = (m: Measure) => `${(m.firstMs / s.ticks).toFixed(0)} (${(m.wallMs / m.ticks).toFixed(0)})`;
@@ -235,6 +274,7 @@ async function main(): Promise<void> {
         `| ${name} | project | ${s.agents === 1 ? perTick(p) : '—'} | ${rate(p).toFixed(1)} | ${(rate(p) / rate(f)).toFixed(2)} | ${(p.workflowTasks / p.ticks).toFixed(2)} | ${(p.events / p.ticks).toFixed(1)} | ${cpu(p)} | ${rss} |`,
       );
       if (f.ops && p.ops) opRows.push(...operationRows(name, f.ops, f.ticks, p.ops, p.ticks));
+      if (f.profile && p.profile) profRows.push(...profileRows(name, f.profile, f.ticks, p.profile, p.ticks));
     }
   } catch (err) {
     failed = err;
@@ -260,6 +300,12 @@ async function main(): Promise<void> {
       console.log('| agents × ticks | operation | floor | project |');
       console.log('|---|---|---|---|');
       for (const r of opRows) console.log(r);
+    }
+    if (profRows.length) {
+      console.log('\nthe server\'s CPU ms per tick by function (perf samples; --profile-server): the request handlers and queue executors that differ most, then the functions on top of the stack\n');
+      console.log('| agents × ticks | kind | function | floor | project |');
+      console.log('|---|---|---|---|---|');
+      for (const r of profRows) console.log(r);
     }
   }
   // The SDK's native runtime keeps the process alive after its workers and connections are closed.

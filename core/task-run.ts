@@ -114,7 +114,7 @@ interface Turn {
 const HALTED_BEFORE = 'SYSTEM_HALT: stopped by a human before this call started';
 const HALTED_WHILE = 'SYSTEM_HALT: cancelled while running';
 
-/** The agent hears of a task's counts every this many ticks (see `progressDue`). */
+/** The agent and the search attributes hear of a task's counts every this many ticks (see `progressDue`). */
 export const PROGRESS_EVERY_TICKS = 10;
 
 /** Tool calls and injections a task carries into its next run at most (the transcript keeps them all). */
@@ -249,10 +249,12 @@ export class TaskRun {
   }
 
   /**
-   * Whether the agent should hear of this tick: every `PROGRESS_EVERY_TICKS` ticks (clients read a
-   * running task's counts from the task itself, `progress` query; the agent's own copy feeds its
-   * search attributes and its fallback when a task cannot answer). Each report costs the agent a
-   * workflow task, which at one per tick was a third of a tick's cost.
+   * Whether the agent should hear of this tick, and the task's search attributes take its counts:
+   * every `PROGRESS_EVERY_TICKS` ticks (clients read a running task's counts from the task itself,
+   * `progress` query, and the Web UI from its details; the agent's own copy feeds its search
+   * attributes and its fallback when a task cannot answer). Each report costs the agent a workflow
+   * task, which at one per tick was a third of a tick's cost; each search-attribute write is a
+   * visibility write, a quarter of the dev server's CPU a tick at 200 agents (docs/BENCHMARKS.md).
    */
   progressDue(): boolean {
     return this.checkpoint.ticks % PROGRESS_EVERY_TICKS === 0;

@@ -56,6 +56,9 @@ const PROGRESS_SPARSE = 'progress-sparse';
 /** Patch: a report upserts only the search attributes whose value changed. */
 const UPSERT_CHANGED_ONLY = 'upsert-changed-only';
 
+/** Patch: a report that changes only the tick and token counts writes them every few ticks (`progressDue`). */
+const COUNTS_SPARSE = 'search-attribute-counts-sparse';
+
 /**
  * Patch: the task asks its worker which tools it offers (built-in, the worker's own, the config's MCP
  * servers) before its first tick, instead of knowing only the built-in ones.
@@ -263,7 +266,11 @@ function report(run: TaskRun, agentState: AgentState, lockReason?: string, close
   // Only what changed: a tick then records its tick and tokens, not the agent's id and state again.
   const current = workflowInfo().typedSearchAttributes;
   const changed = patched(UPSERT_CHANGED_ONLY) ? updates.filter((u) => (current.get(u.key) ?? null) !== u.value) : updates;
-  if (changed.length) upsertSearchAttributes(changed);
+  // The counts alone wait for the ticks the agent hears of them too; a new state, error code or lock
+  // reason, and the close, are written at once, with the counts.
+  const countsOnly = changed.length > 0 && !closing && changed.every((u) => u.key === TickIndexKey || u.key === TokensUsedKey);
+  const wait = countsOnly && !run.progressDue() && patched(COUNTS_SPARSE);
+  if (changed.length && !wait) upsertSearchAttributes(changed);
   setCurrentDetails(run.details(agentState, lockReason, closedAs));
 }
 

@@ -4,11 +4,12 @@
  * so most ticks cost no workflow task on the agent; a client still sees every tick, live, because
  * `status` reads the running task's counts from the task itself.
  */
-import { read, turn, done } from '../helpers/scenarios';
+import { read, turn, done, missing } from '../helpers/scenarios';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
-import { activityRunning, historyOf } from '../helpers/workflow-history';
+import { activityRunning, firstPayload, historyOf } from '../helpers/workflow-history';
 import { PROGRESS_EVERY_TICKS } from '../../core/task-run';
 import { taskWorkflowId } from '../../workflows/messages';
+import { TickIndexKey, TokensUsedKey } from '../../workflows/search-attributes';
 import { eventually } from '../../dev/poll';
 
 let h: Harness;
@@ -52,4 +53,25 @@ it('shows a running task’s live tick and tokens in the agent’s status betwee
   await activityRunning(h.agents.client, taskWorkflowId(agentId, taskId), 'tool');
   await h.agents.halt(agentId);
   await h.agents.waitForTask(agentId, taskId);
+});
+
+it('writes a task’s tick and tokens to its search attributes every few ticks, a new error code at once, and the final counts at the close', async () => {
+  const agentId = uniqueId('tick-counts');
+  const ticks = PROGRESS_EVERY_TICKS + 2;
+  // Tick 3 fails (ENOENT): a new LastErrorCode, written at once with that tick's counts.
+  const script = [turn(read('notes.md')), turn(read('notes.md')), turn(missing(1)), ...Array.from({ length: ticks - 4 }, () => turn(read('notes.md'))), done()];
+  const config = scriptedConfig(writeScript(script), makeWorkspace({ 'notes.md': 'n\n' }), { safety: { repeatThreshold: 100 } });
+  const { taskId, workflowId } = await h.agents.submit(agentId, { goal: `read ${ticks - 1} times`, config });
+  const result = await h.agents.waitForTask(agentId, taskId);
+  expect(result).toMatchObject({ outcome: 'COMPLETED', ticks });
+
+  const written = (await historyOf(h.agents.client, workflowId)).flatMap((e) => {
+    const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+    return fields?.TickIndex ? [{ tick: firstPayload<number>({ payloads: [fields.TickIndex] }), error: fields.LastErrorCode ? firstPayload<string>({ payloads: [fields.LastErrorCode] }) : undefined }] : [];
+  });
+  // The start, the error, the agent's report at tick 10, the close: not one write per tick.
+  expect(written).toEqual([{ tick: 0 }, { tick: 3, error: 'ENOENT' }, { tick: PROGRESS_EVERY_TICKS }, { tick: ticks }].map((w) => ({ error: undefined, ...w })));
+  const sa = (await h.agents.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes;
+  expect(sa.get(TickIndexKey)).toBe(ticks);
+  expect(sa.get(TokensUsedKey)).toBe(result.tokensUsed);
 });
