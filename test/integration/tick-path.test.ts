@@ -2,7 +2,8 @@
  * What a tick waits for (issue 17): the agent hears of its task's progress every
  * PROGRESS_EVERY_TICKS ticks, and that report travels alongside the next LLM call instead of before it,
  * so most ticks cost no workflow task on the agent; a client still sees every tick, live, because
- * `status` reads the running task's counts from the task itself.
+ * `status` reads the running task's counts from the task itself. The task's search attributes take
+ * its counts on the same ticks, so most ticks cost no visibility write either.
  */
 import { read, turn, done, missing } from '../helpers/scenarios';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
