@@ -72,7 +72,8 @@ function attribute(file: string, pid: number, binary: string): ServerProfile {
   }
   if (frames.length) stacks.push(frames);
 
-  // perf prints the binary's frames relative to its first loaded segment (then some fall below it).
+  // This perf prints the binary's frames relative to its first loaded segment: addresses below that
+  // segment's start say so.
   const base = loadBase(binary);
   const shift = stacks.some((s) => s.some((f) => typeof f === 'bigint' && f < base)) ? base : 0n;
   const key = (f: Frame) => (typeof f === 'string' ? f : `0x${(f + shift).toString(16)}`);
