@@ -40,15 +40,21 @@ export interface DevServer {
 const HOST = '127.0.0.1';
 
 /**
- * What every dev server we start runs with. The CLI's dev server re-reads the search attributes from
- * its database on every read, so attributes added while it runs show at once; ours are all registered
- * at its start (`--search-attribute`), and the forced re-read cost every tick about ten database reads
- * (search-attribute upserts, heartbeats, visibility writes): on the throughput benchmark's run it made
- * 11 `GetCurrentClusterMetadata` reads per tick, none without it. An attribute created later by
- * hand shows once the server's own cache refreshes.
+ * What every dev server we start runs with.
+ * - The CLI's dev server re-reads the search attributes from its database on every read, so attributes
+ *   added while it runs show at once; ours are all registered at its start (`--search-attribute`), and
+ *   the forced re-read cost every tick about ten database reads (search-attribute upserts, heartbeats,
+ *   visibility writes): on the throughput benchmark's run it made 11 `GetCurrentClusterMetadata` reads
+ *   per tick, none without it. An attribute created later by hand shows once the server's own cache
+ *   refreshes.
+ * - A workflow task reaches matching through the history shard's transfer queue, which reads new tasks
+ *   at most 20 times a second per shard by default: made for a cluster of hundreds of shards, while
+ *   the dev server has one. Every workflow task waited ~40 ms for the next read, 80 of a warm tick's
+ *   100 ms, the floor's as well (docs/BENCHMARKS.md).
  */
 export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string | number | boolean>> = {
   'system.forceSearchAttributesCacheRefreshOnRead': false,
+  'history.transferProcessorMaxPollRPS': 1000,
 };
 
 /** True when something accepts TCP connections on host:port. */
