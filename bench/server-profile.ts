@@ -9,6 +9,7 @@
  */
 import { execFileSync, spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readSync, realpathSync } from 'node:fs';
+import { differing } from './stack';
 
 /** Samples a second on each CPU: enough for a phase of a few seconds, few enough for `perf script`. */
 const FREQUENCY = 499;
@@ -121,19 +122,15 @@ function loadBase(binary: string): bigint {
  * queue executors (what each kind of work costs), then the functions on top of the stack that differ most.
  */
 export function profileRows(name: string, floor: ServerProfile, floorTicks: number, project: ServerProfile, projectTicks: number): string[] {
-  const ms = (n: number, ticks: number) => ((n / FREQUENCY) * 1000) / ticks;
+  const scale = 1000 / FREQUENCY; // samples → ms
   const entry = /\.\((\*(historyEngineImpl|matchingEngineImpl|WorkflowHandler|visibilityQueueTaskExecutor|transferQueueActiveTaskExecutor|timerQueueActiveTaskExecutor|outboundQueueActiveTaskExecutor))\)\.\w+$/;
-  const rows = (f: Map<string, number>, p: Map<string, number>, pick: (k: string) => boolean, n: number, label: string) =>
-    [...new Set([...f.keys(), ...p.keys()])]
-      .filter(pick)
-      .map((k) => ({ k, f: ms(f.get(k) ?? 0, floorTicks), p: ms(p.get(k) ?? 0, projectTicks) }))
-      .filter((r) => r.f >= 0.05 || r.p >= 0.05)
-      .sort((a, b) => b.p - b.f - (a.p - a.f))
-      .slice(0, n)
-      .map((r) => `| ${name} | ${label} | ${r.k.replace(/^go\.temporal\.io\/server\//, '')} | ${r.f.toFixed(2)} | ${r.p.toFixed(2)} |`);
+  const rows = (f: Map<string, number>, p: Map<string, number>, label: string, opts: { n: number; pick?: (k: string) => boolean }) =>
+    differing(f, floorTicks, p, projectTicks, { ...opts, scale }).map(
+      (r) => `| ${name} | ${label} | ${r.key.replace(/^go\.temporal\.io\/server\//, '')} | ${r.floor.toFixed(2)} | ${r.project.toFixed(2)} |`,
+    );
   return [
-    `| ${name} | all | the server process | ${ms(floor.samples, floorTicks).toFixed(2)} | ${ms(project.samples, projectTicks).toFixed(2)} |`,
-    ...rows(floor.inclusive, project.inclusive, (k) => entry.test(k), 14, 'handler'),
-    ...rows(floor.self, project.self, () => true, 10, 'self'),
+    `| ${name} | all | the server process | ${((floor.samples * scale) / floorTicks).toFixed(2)} | ${((project.samples * scale) / projectTicks).toFixed(2)} |`,
+    ...rows(floor.inclusive, project.inclusive, 'handler', { n: 14, pick: (k) => entry.test(k) }),
+    ...rows(floor.self, project.self, 'self', { n: 10 }),
   ];
 }

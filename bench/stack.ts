@@ -101,6 +101,28 @@ export function processCpuMs(pid: number): number {
 }
 
 /** CPU, node, Temporal CLI and OS, for the table's heading. */
+/**
+ * Counts of two runs compared per tick: the `n` keys whose values differ most (`absolute`: either way;
+ * otherwise the project's excess first), each at least 0.05 a tick in one run; `scale` turns a count
+ * into the unit printed.
+ */
+export function differing(
+  floor: Map<string, number>,
+  floorTicks: number,
+  project: Map<string, number>,
+  projectTicks: number,
+  opts: { n: number; scale?: number; absolute?: boolean; pick?: (key: string) => boolean },
+): Array<{ key: string; floor: number; project: number }> {
+  const per = (m: Map<string, number>, ticks: number, k: string) => ((m.get(k) ?? 0) * (opts.scale ?? 1)) / ticks;
+  const gap = (r: { floor: number; project: number }) => (opts.absolute ? Math.abs(r.project - r.floor) : r.project - r.floor);
+  return [...new Set([...floor.keys(), ...project.keys()])]
+    .filter(opts.pick ?? (() => true))
+    .map((key) => ({ key, floor: per(floor, floorTicks, key), project: per(project, projectTicks, key) }))
+    .filter((r) => r.floor >= 0.05 || r.project >= 0.05)
+    .sort((a, b) => gap(b) - gap(a))
+    .slice(0, opts.n);
+}
+
 export function environmentLine(): string {
   let cli = 'unknown';
   try {

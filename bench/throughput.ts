@@ -31,7 +31,7 @@ import { parseAgentConfig } from '../core/config';
 import { agentWorkflowId } from '../workflows/messages';
 import { temporalCliPath } from '../dev/paths';
 import { cannotProfile, profileRows, profileServer, type ServerProfile } from './server-profile';
-import { environmentLine, eventMs, processCpuMs, startBenchStack, type BenchStack } from './stack';
+import { differing, environmentLine, eventMs, processCpuMs, startBenchStack, type BenchStack } from './stack';
 
 interface Scenario {
   agents: number;
@@ -196,14 +196,7 @@ async function project(stack: BenchStack, s: Scenario, run: string, extras?: Ext
 
 /** The operations whose per-tick counts differ most between the floor and the project. */
 function operationRows(name: string, floorOps: Map<string, number>, floorTicks: number, projectOps: Map<string, number>, projectTicks: number): string[] {
-  const keys = [...new Set([...floorOps.keys(), ...projectOps.keys()])];
-  const per = (ops: Map<string, number>, ticks: number, k: string) => (ops.get(k) ?? 0) / ticks;
-  return keys
-    .map((k) => ({ k, f: per(floorOps, floorTicks, k), p: per(projectOps, projectTicks, k) }))
-    .filter((o) => o.f >= 0.05 || o.p >= 0.05)
-    .sort((a, b) => Math.abs(b.p - b.f) - Math.abs(a.p - a.f))
-    .slice(0, 12)
-    .map((o) => `| ${name} | ${o.k} | ${o.f.toFixed(2)} | ${o.p.toFixed(2)} |`);
+  return differing(floorOps, floorTicks, projectOps, projectTicks, { n: 12, absolute: true }).map((o) => `| ${name} | ${o.key} | ${o.floor.toFixed(2)} | ${o.project.toFixed(2)} |`);
 }
 
 function cpuSince(stack: BenchStack, before: { serverMs: number; workerMs: number }): { serverCpuMs: number; workerCpuMs: number } {

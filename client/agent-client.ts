@@ -216,6 +216,7 @@ export class AgentClient {
     const accept = opts.after ?? (() => true);
     const workflowId = taskWorkflowId(agentId, taskId);
     const late = () => new Error(`task ${taskId} of agent ${agentId} did not finish in time`);
+    const pause = () => new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
     for (;;) {
       // While the task runs, wait for its workflow to close on the server (a long poll the worker never
       // sees), and ask the agent only then: with many agents, queries are what would keep a worker busy
@@ -227,7 +228,7 @@ export class AgentClient {
         if (Date.now() > deadline) throw late();
       }
       // Closed: the agent records the result in its next workflow task, so ask a moment later.
-      if (run === 'closed') await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
+      if (run === 'closed') await pause();
       const s = await this.statusWhileBusy(agentId);
       if (s) {
         const result = s.tasks.find((t) => t.taskId === taskId);
@@ -250,7 +251,7 @@ export class AgentClient {
       }
       if (Date.now() > deadline) throw late();
       // A moment for a queued task to start (a closed one waits at the top of the next round).
-      if (run === 'missing') await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
+      if (run === 'missing') await pause();
     }
   }
 
