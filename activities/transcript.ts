@@ -8,7 +8,7 @@
 import { assistantMessage, isStored, type ChatMessage, type ContextDelta, type LlmCallInput, type LlmRequest, type LlmResponse, type StoredMessage, type ToolSpec, type TranscriptEntry } from '../core/llm';
 import { normalizedError } from '../core/errors';
 import { throwAsFailure } from './failures';
-import { BlobMissingError, type BlobStore } from './store';
+import { BlobMissingError, sha256Hex, type BlobStore } from './store';
 
 /** One LLM call's context as stored: the anchored head, the window, and what this call added. */
 export interface Manifest {
@@ -44,10 +44,17 @@ export function transcriptStore(store: BlobStore) {
   /** A message's blob: a stored entry is one already, an inline one is stored now. */
   const refOf = (m: TranscriptEntry): Promise<string> => (isStored(m) ? Promise.resolve(m.ref) : store.put(json(m)));
 
+  /** A message's entry for the workflow, named by the hash its blob will have, and the blob's text. */
+  function entryOf(message: ChatMessage): { entry: StoredMessage; text: string } {
+    const text = json(message);
+    return { entry: { role: message.role, ref: sha256Hex(text), bytes: Buffer.byteLength(text) }, text };
+  }
+
   /** Store a message; its entry for the workflow. */
   async function keep(message: ChatMessage): Promise<StoredMessage> {
-    const text = json(message);
-    return { role: message.role, ref: await store.put(text), bytes: Buffer.byteLength(text) };
+    const { entry, text } = entryOf(message);
+    await store.put(text);
+    return entry;
   }
 
   /**
@@ -68,9 +75,11 @@ export function transcriptStore(store: BlobStore) {
     return {
       request,
       async answer(response) {
-        const message = await keep(assistantMessage(response));
+        const { entry: message, text } = entryOf(assistantMessage(response));
         const manifest: Manifest = { ...resolved, rest: [...resolved.rest, message.ref], added: [...resolved.added, message.ref] };
-        const ref = await store.put(json(manifest));
+        // Both blobs at once (each a durable write): the manifest names the answer by its hash, known
+        // before it is written. The workflow learns of either only when both are stored.
+        const [, ref] = await Promise.all([store.put(text), store.put(json(manifest))]);
         const { providerParts: _inStore, ...recorded } = response;
         return { ...recorded, message, context: { ref, sentBytes } };
       },

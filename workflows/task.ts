@@ -95,7 +95,10 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   const { listTools } = proxyLocalActivities<Activities>({ startToCloseTimeout: safety.toolTimeoutMs, retry: llmOptions.retry, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
   const store = patched(TRANSCRIPT_STORE);
   const run = new TaskRun(input, workflowInfo().workflowId, { store });
-  let scope: CancellationScope | undefined;
+  // Every call runs in this scope, so the halt signal can cancel the one in flight. One scope for the
+  // task, not one per call: a scope costs the workflow thread promises (each traced by the SDK's
+  // stack-trace hooks) at every tick, and no call starts after a halt.
+  const calls = new CancellationScope();
 
   // SYSTEM_HALT reaches a task as a cancellation request from its agent (a human may also cancel the
   // task workflow in the Web UI): the run is halted, its call in flight cancelled (the call's scope is
@@ -112,7 +115,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   // The halt signal of agents from before CANCEL_IS_HALT; a message is checked like at the agent, and bounded per run.
   setHandler(haltSignal, () => {
     run.halt();
-    scope?.cancel();
+    calls.cancel();
   }, { description: 'Stop this task now: cancels the call in flight and ends the task (SYSTEM_HALT sent to the agent does this for you). Payload {by?, note?}.' });
   setHandler(
     messageSignal,
@@ -135,14 +138,11 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
    */
   async function cancellable<T>(what: string, fn: () => Promise<T>): Promise<T> {
     for (let lost = 0; ; lost++) {
-      scope = new CancellationScope();
       try {
-        return await scope.run(fn);
+        return await calls.run(fn);
       } catch (err) {
         if (halted() || !isWorkerLoss(err) || lost >= LIMITS.workerLossReruns || !patched(RERUN_AFTER_WORKER_LOSS)) throw err;
         log.warn('the worker running this call was lost (heartbeats stopped): running the call again, not counted as a failure', { call: what, lost: lost + 1 });
-      } finally {
-        scope = undefined;
       }
     }
   }
@@ -189,7 +189,8 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       const next = run.llmAnswered(response);
       if ('end' in next) return finish(next.end);
       if ('verify' in next) {
-        await reportProgress(run);
+        const sent = reportProgress(run);
+        if (sent) await sent;
         continue;
       }
 
@@ -229,7 +230,8 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       const end = run.endTurn();
       if (end) return finish(end);
       report(run, 'EXECUTING');
-      await reportProgress(run);
+      const sent = reportProgress(run);
+      if (sent) await sent;
     }
   }
 
@@ -280,9 +282,10 @@ function report(run: TaskRun, agentState: AgentState, lockReason?: string, close
  * round trip of its own, and each report costs the agent a workflow task. The agent ignores a progress
  * report that arrives after its task ended; clients read the live counts from the task's `progress` query.
  */
-function reportProgress(run: TaskRun): Promise<void> {
+function reportProgress(run: TaskRun): Promise<void> | undefined {
   if (!patched(PROGRESS_IN_BACKGROUND)) return sendProgress(run);
-  if (patched(PROGRESS_SPARSE) && !run.progressDue()) return Promise.resolve();
+  // Nothing to wait for: no promise either (each costs the workflow thread a traced stack).
+  if (patched(PROGRESS_SPARSE) && !run.progressDue()) return undefined;
   sendProgress(run).catch(() => undefined);
   return Promise.resolve();
 }

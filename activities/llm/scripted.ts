@@ -3,7 +3,7 @@
  * is chosen by the call's number in the task, never by a counter in here, so a retried call replays the
  * same turn; `error` fails the first `attempts` attempts of that turn, then the turn's content returns.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { Context } from '@temporalio/activity';
 import { parseScript, type Script } from '../../core/script';
 import { normalizedError, type NormalizedError } from '../../core/errors';
@@ -113,13 +113,14 @@ export type ScriptedSpec = Extract<LlmSpec, { provider: 'scripted' }>;
  * ```
  */
 export function createScriptedProvider(): LlmProvider<ScriptedSpec> {
+  const scripts = scriptCache();
   return {
     // The CLI checks the file at the edge (core/script.ts); a worker has nothing else to check.
     preflight: () => undefined,
     async generate(req, { file }) {
       let script: Script;
       try {
-        script = await loadScript(file);
+        script = await scripts.load(file);
       } catch (err) {
         throw LlmError.of({ code: 'EINVAL', kind: 'execution', source: 'llm scripted', message: (err as Error).message }, { cause: err });
       }
@@ -128,6 +129,42 @@ export function createScriptedProvider(): LlmProvider<ScriptedSpec> {
       if (step.delayMs > 0) await Context.current().sleep(step.delayMs);
       if (step.kind === 'fail') throw new LlmError(step.error, step.retryAfterMs);
       return step.response;
+    },
+  };
+}
+
+/** How many parsed scripts a provider keeps (the least recently read go first). */
+const CACHED_SCRIPTS = 32;
+
+/**
+ * The scripts a provider read, kept parsed while their file is unchanged (same size and modification
+ * time, to the nanosecond): a task calls its script at every tick, and reading and validating the
+ * whole file each time was most of a scripted call's cost. A rewritten file is read again.
+ */
+export function scriptCache() {
+  const cached = new Map<string, { size: bigint; mtimeNs: bigint; script: Script }>();
+  return {
+    async load(file: string): Promise<Script> {
+      let size: bigint;
+      let mtimeNs: bigint;
+      try {
+        ({ size, mtimeNs } = await stat(file, { bigint: true }));
+      } catch (err) {
+        throw new Error(`cannot read the scripted controller file ${file}: ${(err as Error).message}`);
+      }
+      const hit = cached.get(file);
+      cached.delete(file);
+      if (hit && hit.size === size && hit.mtimeNs === mtimeNs) {
+        cached.set(file, hit);
+        return hit.script;
+      }
+      const script = await loadScript(file);
+      cached.set(file, { size, mtimeNs, script });
+      for (const old of cached.keys()) {
+        if (cached.size <= CACHED_SCRIPTS) break;
+        cached.delete(old);
+      }
+      return script;
     },
   };
 }
