@@ -1,0 +1,124 @@
+/**
+ * Where one warm tick's time goes (issue 17): the floor's iteration and the project's tick, step by
+ * step, from the server's own event times. Not a test: it prints a table for docs/BENCHMARKS.md.
+ *
+ * One in-memory dev server and one process with the project's worker and a floor worker of the same
+ * settings, as in `bench/throughput.ts`. One floor workflow of N iterations (two no-op activities
+ * each) and one task of N ticks (a scripted LLM turn that calls `fs.list`, then the tool), each after
+ * an unmeasured warm-up run. Each step is the median gap between two consecutive events of the task's
+ * (or the floor workflow's) history: a workflow task waiting for its worker (scheduled → started), the
+ * worker processing it (started → completed: the activation, the commands, the round trip), and each
+ * activity (started → completed: its dispatch to the worker, its function, its result's way back).
+ *
+ * ```sh
+ * npm run build && node lib/bench/tick-timeline.js              # 200 ticks
+ * npm run build && node lib/bench/tick-timeline.js --ticks 40
+ * ```
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { parseAgentConfig } from '../core/config';
+import { connectWorker } from '../worker/connection';
+import { environmentLine, eventMs, percentile, startBenchStack, type BenchStack } from './stack';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+function parseArgs(argv: string[]): { ticks: number } {
+  let ticks = 200;
+  for (let i = 0; i < argv.length; i++) {
+    if (argv[i] === '--ticks' && argv[i + 1]) ticks = Number(argv[++i]);
+    else throw new RangeError(`usage: tick-timeline [--ticks N]; bad ${argv[i]}`);
+  }
+  if (!Number.isInteger(ticks) || ticks < 2) throw new RangeError(`--ticks must be a whole number >= 2, got ${ticks}`);
+  return { ticks };
+}
+
+/** The steps of one iteration or tick, by the event each starts and ends with. */
+const STEPS: Array<{ name: string; from: string; to: string; activity?: boolean }> = [
+  { name: 'workflow task waits for the worker (scheduled → started)', from: 'workflowTaskScheduledEventAttributes', to: 'workflowTaskStartedEventAttributes' },
+  { name: 'workflow task processed (started → completed)', from: 'workflowTaskStartedEventAttributes', to: 'workflowTaskCompletedEventAttributes' },
+  { name: 'activity (started → completed)', from: 'activityTaskStartedEventAttributes', to: 'activityTaskCompletedEventAttributes', activity: true },
+];
+
+/** Median ms of each step, an activity's by its type; and the whole run's ms per tick. */
+function timeline(events: HistoryEvent[], ticks: number): { steps: Map<string, number>; msPerTick: number } {
+  const gaps = new Map<string, number[]>();
+  let activity = '';
+  for (let i = 1; i < events.length; i++) {
+    const [prev, next] = [events[i - 1] as HistoryEvent, events[i] as HistoryEvent];
+    if (prev.activityTaskScheduledEventAttributes) activity = prev.activityTaskScheduledEventAttributes.activityType?.name ?? '';
+    for (const s of STEPS) {
+      if (!prev[s.from as keyof HistoryEvent] || !next[s.to as keyof HistoryEvent]) continue;
+      const key = s.activity ? `${s.name}: ${activity}` : s.name;
+      gaps.set(key, [...(gaps.get(key) ?? []), eventMs(next.eventTime) - eventMs(prev.eventTime)]);
+    }
+  }
+  const steps = new Map([...gaps].map(([k, v]) => [k, percentile(v.sort((a, b) => a - b), 50)]));
+  const first = events[0] as HistoryEvent;
+  const last = events.at(-1) as HistoryEvent;
+  return { steps, msPerTick: (eventMs(last.eventTime) - eventMs(first.eventTime)) / ticks };
+}
+
+async function floorRun(stack: BenchStack, ticks: number, id: string): Promise<HistoryEvent[]> {
+  const handle = await stack.agents.client.workflow.start('floorWorkflow', { taskQueue: `${stack.taskQueue}-floor`, workflowId: id, args: [ticks] });
+  await handle.result();
+  return (await handle.fetchHistory()).events ?? [];
+}
+
+async function projectRun(stack: BenchStack, ticks: number, run: string): Promise<HistoryEvent[]> {
+  const dir = path.join(stack.dir, run);
+  mkdirSync(path.join(dir, 'ws'), { recursive: true });
+  writeFileSync(path.join(dir, 'ws', 'notes.md'), '# Notes\n');
+  const turn = { toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 100, outputTokens: 10 } };
+  const script = path.join(dir, 'turns.json');
+  writeFileSync(script, JSON.stringify({ turns: [...Array.from({ length: ticks - 1 }, () => turn), { text: 'Done.', usage: { inputTokens: 100, outputTokens: 5 } }] }));
+  const config = parseAgentConfig({ workspace: [path.join(dir, 'ws')], verify: false, safety: { maxTicks: ticks + 5 } }, `scripted:${script}`);
+  const agentId = `tl-${run}`;
+  const { taskId, workflowId } = await stack.agents.submit(agentId, { goal: 'list the workspace', config });
+  const result = await stack.agents.waitForTask(agentId, taskId, { timeoutMs: 30 * 60_000 });
+  if (result.outcome !== 'COMPLETED' || result.ticks !== ticks) throw new Error(`the task did not complete in ${ticks} ticks: ${JSON.stringify(result).slice(0, 300)}`);
+  return (await stack.agents.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+}
+
+async function main(): Promise<void> {
+  const { ticks } = parseArgs(process.argv.slice(2));
+  const stack = await startBenchStack('tick-timeline');
+  // The floor's worker: the same settings as in bench/throughput.ts.
+  const floorWorker = await Worker.create({
+    connection: await connectWorker({ address: stack.address, namespace: 'default' }),
+    taskQueue: `${stack.taskQueue}-floor`,
+    workflowsPath: require.resolve('./floor-workflows'),
+    activities: { async noop() {} },
+    maxHeartbeatThrottleInterval: '500 milliseconds',
+    defaultHeartbeatThrottleInterval: '500 milliseconds',
+  });
+  const floorRunning = floorWorker.run();
+  try {
+    await floorRun(stack, ticks, 'tl-floor-warm');
+    const floor = timeline(await floorRun(stack, ticks, 'tl-floor'), ticks);
+    await projectRun(stack, ticks, 'warm');
+    const project = timeline(await projectRun(stack, ticks, 'measured'), ticks);
+
+    console.log(environmentLine());
+    console.log(`one dev server (in memory), one process: the project worker and the floor worker (same settings); one run of ${ticks} ticks each, after a warm-up run\n`);
+    console.log('| step (median ms) | floor | project |');
+    console.log('|---|---|---|');
+    const keys = [...new Set([...floor.steps.keys(), ...project.steps.keys()])];
+    const cell = (v: number | undefined) => (v === undefined ? '—' : v.toFixed(2));
+    for (const k of keys) console.log(`| ${k} | ${cell(floor.steps.get(k))} | ${cell(project.steps.get(k))} |`);
+    console.log(`| **the whole run, ms a tick** | ${floor.msPerTick.toFixed(2)} | ${project.msPerTick.toFixed(2)} |`);
+  } finally {
+    floorWorker.shutdown();
+    await floorRunning;
+    await stack.stop();
+  }
+  // The SDK's native runtime keeps the process alive after its workers and connections are closed.
+  process.exit(0);
+}
+
+main().catch((err) => {
+  console.error(err instanceof RangeError ? err.message : err);
+  process.exit(1);
+});
