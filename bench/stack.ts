@@ -4,14 +4,17 @@
  * theirs), and a line that says where the figures were measured.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { AgentClient } from '../client/agent-client';
+import { parseAgentConfig, type AgentConfig } from '../core/config';
 import { type DevServer, freePort, startDevServer } from '../dev/dev-server';
 import { temporalCliPath } from '../dev/paths';
 import { startEmbeddedWorker } from '../dev/embedded';
+import { connectWorker } from '../worker/connection';
 
 export interface BenchStack {
   agents: AgentClient;
@@ -67,6 +70,43 @@ async function connectTo(server: DevServer, name: string, dir: string, metricsPo
       await worker.stop();
       await connection.close();
       await server.stop();
+    },
+  };
+}
+
+/**
+ * The project's side of the floor's iteration, in `dir`: a workspace holding one file, and a scripted
+ * controller that calls `fs.list` at every tick but the last, which answers (an instant LLM turn and a
+ * tool call a tick, like the floor's two activities). Returns the agent config for the task.
+ */
+export function listingTask(dir: string, ticks: number): AgentConfig {
+  mkdirSync(path.join(dir, 'ws'), { recursive: true });
+  writeFileSync(path.join(dir, 'ws', 'notes.md'), '# Notes\n');
+  const turn = { toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 100, outputTokens: 10 } };
+  const script = path.join(dir, 'turns.json');
+  writeFileSync(script, JSON.stringify({ turns: [...Array.from({ length: ticks - 1 }, () => turn), { text: 'Done.', usage: { inputTokens: 100, outputTokens: 5 } }] }));
+  return parseAgentConfig({ workspace: [path.join(dir, 'ws')], verify: false, safety: { maxTicks: ticks + 5 } }, `scripted:${script}`);
+}
+
+/**
+ * The floor's worker, on the task queue `<stack's>-floor`: two no-op activities an iteration
+ * (`bench/floor-workflows.ts`), with the same SDK defaults and heartbeat settings as the project's
+ * worker (worker/worker.ts). `stop()` shuts it down.
+ */
+export async function startFloorWorker(address: string, taskQueue: string): Promise<{ stop(): Promise<void> }> {
+  const worker = await Worker.create({
+    connection: await connectWorker({ address, namespace: 'default' }),
+    taskQueue,
+    workflowsPath: require.resolve('./floor-workflows'),
+    activities: { async noop() {} },
+    maxHeartbeatThrottleInterval: '500 milliseconds',
+    defaultHeartbeatThrottleInterval: '500 milliseconds',
+  });
+  const running = worker.run();
+  return {
+    async stop() {
+      worker.shutdown();
+      await running;
     },
   };
 }

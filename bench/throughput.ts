@@ -20,18 +20,15 @@
  * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
-import { connectWorker } from '../worker/connection';
-import { parseAgentConfig } from '../core/config';
 import { agentWorkflowId } from '../workflows/messages';
 import { temporalCliPath } from '../dev/paths';
 import { cannotProfile, profileRows, profileServer, type ServerProfile } from './server-profile';
-import { differing, environmentLine, eventMs, processCpuMs, startBenchStack, type BenchStack } from './stack';
+import { differing, environmentLine, eventMs, processCpuMs, listingTask, startBenchStack, startFloorWorker, type BenchStack } from './stack';
 
 interface Scenario {
   agents: number;
@@ -173,12 +170,7 @@ async function floor(stack: BenchStack, s: Scenario, run: string, extras?: Extra
 
 async function project(stack: BenchStack, s: Scenario, run: string, extras?: Extras): Promise<Measure> {
   const dir = path.join(stack.dir, run);
-  mkdirSync(path.join(dir, 'ws'), { recursive: true });
-  writeFileSync(path.join(dir, 'ws', 'notes.md'), '# Notes\n');
-  const turn = { toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 100, outputTokens: 10 } };
-  const script = path.join(dir, 'turns.json');
-  writeFileSync(script, JSON.stringify({ turns: [...Array.from({ length: s.ticks - 1 }, () => turn), { text: 'Done.', usage: { inputTokens: 100, outputTokens: 5 } }] }));
-  const config = parseAgentConfig({ workspace: [path.join(dir, 'ws')], verify: false, safety: { maxTicks: s.ticks + 5 } }, `scripted:${script}`);
+  const config = listingTask(dir, s.ticks);
   const agentIds = Array.from({ length: s.agents }, (_, i) => `tp-${run}-${i}`);
   const ops0 = extras?.metrics ? await stack.counters() : undefined;
   const { submitted, results, ...measured } = await sampled(stack, extras, path.join(dir, 'project.perf'), async () => {
@@ -230,16 +222,7 @@ async function main(): Promise<void> {
       return { serverMs: own.serverMs, workerMs: own.workerMs + children.reduce((sum, c) => sum + processCpuMs(c.pid ?? 0), 0) };
     },
   };
-  // The floor's worker: the same SDK defaults and heartbeat settings as the project's (worker/worker.ts).
-  const floorWorker = await Worker.create({
-    connection: await connectWorker({ address: stack.address, namespace: 'default' }),
-    taskQueue: `${stack.taskQueue}-floor`,
-    workflowsPath: require.resolve('./floor-workflows'),
-    activities: { async noop() {} },
-    maxHeartbeatThrottleInterval: '500 milliseconds',
-    defaultHeartbeatThrottleInterval: '500 milliseconds',
-  });
-  const floorRunning = floorWorker.run();
+  const floorWorker = await startFloorWorker(stack.address, `${stack.taskQueue}-floor`);
   const rows: string[] = [];
   const opRows: string[] = [];
   const profRows: string[] = [];
@@ -273,8 +256,7 @@ async function main(): Promise<void> {
     failed = err;
     console.error('the benchmark failed:', err);
   } finally {
-    floorWorker.shutdown();
-    await floorRunning;
+    await floorWorker.stop();
     for (const c of children) c.kill('SIGTERM');
     const errors = serverErrors(path.join(stack.dir, 'server.log'));
     await stack.stop();

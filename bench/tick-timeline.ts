@@ -15,13 +15,9 @@
  * npm run build && node lib/bench/tick-timeline.js --ticks 40
  * ```
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
-import { parseAgentConfig } from '../core/config';
-import { connectWorker } from '../worker/connection';
-import { environmentLine, eventMs, percentile, startBenchStack, type BenchStack } from './stack';
+import { environmentLine, eventMs, percentile, listingTask, startBenchStack, startFloorWorker, type BenchStack } from './stack';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -69,12 +65,7 @@ async function floorRun(stack: BenchStack, ticks: number, id: string): Promise<H
 
 async function projectRun(stack: BenchStack, ticks: number, run: string): Promise<HistoryEvent[]> {
   const dir = path.join(stack.dir, run);
-  mkdirSync(path.join(dir, 'ws'), { recursive: true });
-  writeFileSync(path.join(dir, 'ws', 'notes.md'), '# Notes\n');
-  const turn = { toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 100, outputTokens: 10 } };
-  const script = path.join(dir, 'turns.json');
-  writeFileSync(script, JSON.stringify({ turns: [...Array.from({ length: ticks - 1 }, () => turn), { text: 'Done.', usage: { inputTokens: 100, outputTokens: 5 } }] }));
-  const config = parseAgentConfig({ workspace: [path.join(dir, 'ws')], verify: false, safety: { maxTicks: ticks + 5 } }, `scripted:${script}`);
+  const config = listingTask(dir, ticks);
   const agentId = `tl-${run}`;
   const { taskId, workflowId } = await stack.agents.submit(agentId, { goal: 'list the workspace', config });
   const result = await stack.agents.waitForTask(agentId, taskId, { timeoutMs: 30 * 60_000 });
@@ -85,16 +76,7 @@ async function projectRun(stack: BenchStack, ticks: number, run: string): Promis
 async function main(): Promise<void> {
   const { ticks } = parseArgs(process.argv.slice(2));
   const stack = await startBenchStack('tick-timeline');
-  // The floor's worker: the same settings as in bench/throughput.ts.
-  const floorWorker = await Worker.create({
-    connection: await connectWorker({ address: stack.address, namespace: 'default' }),
-    taskQueue: `${stack.taskQueue}-floor`,
-    workflowsPath: require.resolve('./floor-workflows'),
-    activities: { async noop() {} },
-    maxHeartbeatThrottleInterval: '500 milliseconds',
-    defaultHeartbeatThrottleInterval: '500 milliseconds',
-  });
-  const floorRunning = floorWorker.run();
+  const floorWorker = await startFloorWorker(stack.address, `${stack.taskQueue}-floor`);
   try {
     await floorRun(stack, ticks, 'tl-floor-warm');
     const floor = timeline(await floorRun(stack, ticks, 'tl-floor'), ticks);
@@ -110,8 +92,7 @@ async function main(): Promise<void> {
     for (const k of keys) console.log(`| ${k} | ${cell(floor.steps.get(k))} | ${cell(project.steps.get(k))} |`);
     console.log(`| **the whole run, ms a tick** | ${floor.msPerTick.toFixed(2)} | ${project.msPerTick.toFixed(2)} |`);
   } finally {
-    floorWorker.shutdown();
-    await floorRunning;
+    await floorWorker.stop();
     await stack.stop();
   }
   // The SDK's native runtime keeps the process alive after its workers and connections are closed.
