@@ -32,7 +32,7 @@ function parseArgs(argv: string[]): { ticks: number } {
 }
 
 /** The steps of one iteration or tick, by the event each starts and ends with. */
-const STEPS: Array<{ name: string; from: string; to: string; activity?: boolean }> = [
+const STEPS: Array<{ name: string; from: keyof HistoryEvent; to: keyof HistoryEvent; activity?: boolean }> = [
   { name: 'workflow task waits for the worker (scheduled → started)', from: 'workflowTaskScheduledEventAttributes', to: 'workflowTaskStartedEventAttributes' },
   { name: 'workflow task processed (started → completed)', from: 'workflowTaskStartedEventAttributes', to: 'workflowTaskCompletedEventAttributes' },
   { name: 'activity (started → completed)', from: 'activityTaskStartedEventAttributes', to: 'activityTaskCompletedEventAttributes', activity: true },
@@ -46,9 +46,12 @@ function timeline(events: HistoryEvent[], ticks: number): { steps: Map<string, n
     const [prev, next] = [events[i - 1] as HistoryEvent, events[i] as HistoryEvent];
     if (prev.activityTaskScheduledEventAttributes) activity = prev.activityTaskScheduledEventAttributes.activityType?.name ?? '';
     for (const s of STEPS) {
-      if (!prev[s.from as keyof HistoryEvent] || !next[s.to as keyof HistoryEvent]) continue;
+      if (!prev[s.from] || !next[s.to]) continue;
       const key = s.activity ? `${s.name}: ${activity}` : s.name;
-      gaps.set(key, [...(gaps.get(key) ?? []), eventMs(next.eventTime) - eventMs(prev.eventTime)]);
+      const gap = eventMs(next.eventTime) - eventMs(prev.eventTime);
+      const seen = gaps.get(key);
+      if (seen) seen.push(gap);
+      else gaps.set(key, [gap]);
     }
   }
   const steps = new Map([...gaps].map(([k, v]) => [k, percentile(v.sort((a, b) => a - b), 50)]));

@@ -29,10 +29,12 @@ export async function loadScript(file: string): Promise<Script> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    throw new Error(`cannot read the scripted controller file ${file}: ${(err as Error).message}`);
+    throw unreadable(file, err);
   }
   return parseScript(text, file);
 }
+
+const unreadable = (file: string, err: unknown) => new Error(`cannot read the scripted controller file ${file}: ${(err as Error).message}`);
 
 /**
  * A script that has ended with a final answer stands by it when the verification step asks again: the
@@ -150,7 +152,7 @@ export function scriptCache() {
       try {
         ({ size, mtimeNs } = await stat(file, { bigint: true }));
       } catch (err) {
-        throw new Error(`cannot read the scripted controller file ${file}: ${(err as Error).message}`);
+        throw unreadable(file, err);
       }
       const hit = cached.get(file);
       cached.delete(file);
