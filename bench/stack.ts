@@ -16,6 +16,9 @@ import { temporalCliPath } from '../dev/paths';
 import { startEmbeddedWorker } from '../dev/embedded';
 import { connectWorker } from '../worker/connection';
 
+/** Time for the server's counters to reach its metrics endpoint (measured: within a second). */
+const COUNTERS_PUBLISHED_MS = 1_500;
+
 export interface BenchStack {
   agents: AgentClient;
   /** A scratch folder for the benchmark's files. */
@@ -28,7 +31,10 @@ export interface BenchStack {
   cpu(): { serverMs: number; workerMs: number };
   /** The dev server's process (`--profile-server`). */
   serverPid: number;
-  /** The server's request counters by operation (`service_requests`, `persistence_requests`, …): started with `metrics`. */
+  /**
+   * The server's request counters by operation (`service_requests`, `persistence_requests`, …):
+   * started with `metrics`. Waits for what just happened to be published first (1.5 s).
+   */
   counters(): Promise<Map<string, number>>;
 }
 
@@ -64,6 +70,9 @@ async function connectTo(server: DevServer, name: string, dir: string, metricsPo
     },
     counters: async () => {
       if (!metricsPort) throw new Error('start the bench stack with { metrics: true } to read the server counters');
+      // The server publishes its counters about once a second: a read right after a run missed up to
+      // a second of it (a 0.5 s phase read as no requests at all).
+      await new Promise((resolve) => setTimeout(resolve, COUNTERS_PUBLISHED_MS));
       return requestCounters(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
     },
     async stop() {

@@ -65,6 +65,23 @@ const COUNTS_SPARSE = 'search-attribute-counts-sparse';
  */
 const WORKER_TOOLS = 'worker-tools';
 
+/**
+ * Patch: every change above at once. A task started since records this one marker instead of one per
+ * change: each marker costs the history two events (core upserts `TemporalChangeVersion` with it), and
+ * those first met at the third workflow task cost it a visibility write of its own. Tasks recorded
+ * before it replay with the markers they have. A change after it is a patch of its own (`patched`, not
+ * `has`).
+ */
+const ALL_CHANGES = 'task-changes-2026-11';
+
+/** Whether a change (a patch id above) applies to this run: all do in a run that recorded ALL_CHANGES. */
+type Changes = (patchId: string) => boolean;
+
+function changesOfThisRun(): Changes {
+  const all = patched(ALL_CHANGES);
+  return (patchId) => all || patched(patchId);
+}
+
 /** The failure type a FAILED task's workflow fails with; its first detail is the TaskRunOutput. */
 export const TASK_FAILED = 'TaskFailed';
 
@@ -75,6 +92,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   const { config } = input;
   const { safety } = config;
   const spec = parseLlmSpec(config.llm);
+  const has = changesOfThisRun();
   const llmOptions: ActivityOptions = {
     // Configs recorded before llmTimeoutMs existed keep the old 10 minutes.
     startToCloseTimeout: safety.llmTimeoutMs ?? '10 minutes',
@@ -93,7 +111,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   // A local activity: the listing is short and the worker running this workflow has the tools, so it
   // costs the task no extra workflow task (and no round trip through the server) before its first tick.
   const { listTools } = proxyLocalActivities<Activities>({ startToCloseTimeout: safety.toolTimeoutMs, retry: llmOptions.retry, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
-  const store = patched(TRANSCRIPT_STORE);
+  const store = has(TRANSCRIPT_STORE);
   const run = new TaskRun(input, workflowInfo().workflowId, { store });
   // Every call runs in this scope, so the halt signal can cancel the one in flight. One scope for the
   // task, not one per call: a scope costs the workflow thread promises (each traced by the SDK's
@@ -106,7 +124,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   const root = CancellationScope.current();
   let cancelIsHalt = false;
   root.cancelRequested.catch(() => {
-    if (!patched(CANCEL_IS_HALT)) return;
+    if (!has(CANCEL_IS_HALT)) return;
     cancelIsHalt = true;
     run.halt();
   });
@@ -141,7 +159,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       try {
         return await calls.run(fn);
       } catch (err) {
-        if (halted() || !isWorkerLoss(err) || lost >= LIMITS.workerLossReruns || !patched(RERUN_AFTER_WORKER_LOSS)) throw err;
+        if (halted() || !isWorkerLoss(err) || lost >= LIMITS.workerLossReruns || !has(RERUN_AFTER_WORKER_LOSS)) throw err;
         log.warn('the worker running this call was lost (heartbeats stopped): running the call again, not counted as a failure', { call: what, lost: lost + 1 });
       }
     }
@@ -149,7 +167,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
 
   const finish = (end: TaskEnd): TaskRunOutput => {
     const out = run.close(end);
-    report(run, end.agentState, out.result.reason?.code, end.outcome);
+    report(has, run, end.agentState, out.result.reason?.code, end.outcome);
     if (end.outcome === 'FAILED') {
       // The workflow itself fails (red in the Web UI), carrying the transcript to the agent.
       throw ApplicationFailure.create({ type: TASK_FAILED, message: end.error?.message ?? 'task failed', nonRetryable: true, details: [out] });
@@ -158,9 +176,9 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   };
 
   async function ticks(): Promise<TaskRunOutput> {
-    report(run, 'EXECUTING');
+    report(has, run, 'EXECUTING');
     // A run that continued as new carries its tools in its input.
-    if (!input.tools && patched(WORKER_TOOLS)) {
+    if (!input.tools && has(WORKER_TOOLS)) {
       try {
         run.offer(await cancellable('tools', () => listTools({ workspace: config.workspace, tools: config.tools })));
       } catch (err) {
@@ -189,7 +207,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       const next = run.llmAnswered(response);
       if ('end' in next) return finish(next.end);
       if ('verify' in next) {
-        const sent = reportProgress(run);
+        const sent = reportProgress(has, run);
         if (sent) await sent;
         continue;
       }
@@ -229,8 +247,8 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       }
       const end = run.endTurn();
       if (end) return finish(end);
-      report(run, 'EXECUTING');
-      const sent = reportProgress(run);
+      report(has, run, 'EXECUTING');
+      const sent = reportProgress(has, run);
       if (sent) await sent;
     }
   }
@@ -252,7 +270,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
 }
 
 /** Live state for the Web UI and the agent's `state` query. */
-function report(run: TaskRun, agentState: AgentState, lockReason?: string, closedAs?: TaskOutcome): void {
+function report(has: Changes, run: TaskRun, agentState: AgentState, lockReason?: string, closedAs?: TaskOutcome): void {
   const closing = closedAs !== undefined;
   const cp = run.checkpoint;
   const updates: SearchAttributeUpdatePair[] = [
@@ -267,11 +285,11 @@ function report(run: TaskRun, agentState: AgentState, lockReason?: string, close
   ];
   // Only what changed: a tick then records its tick and tokens, not the agent's id and state again.
   const current = workflowInfo().typedSearchAttributes;
-  const changed = patched(UPSERT_CHANGED_ONLY) ? updates.filter((u) => (current.get(u.key) ?? null) !== u.value) : updates;
+  const changed = has(UPSERT_CHANGED_ONLY) ? updates.filter((u) => (current.get(u.key) ?? null) !== u.value) : updates;
   // The counts alone wait for the ticks the agent hears of them too; a new state, error code or lock
   // reason, and the close, are written at once, with the counts.
   const countsOnly = changed.length > 0 && !closing && changed.every((u) => u.key === TickIndexKey || u.key === TokensUsedKey);
-  const wait = countsOnly && !run.progressDue() && patched(COUNTS_SPARSE);
+  const wait = countsOnly && !run.progressDue() && has(COUNTS_SPARSE);
   if (changed.length && !wait) upsertSearchAttributes(changed);
   setCurrentDetails(run.details(agentState, lockReason, closedAs));
 }
@@ -282,10 +300,10 @@ function report(run: TaskRun, agentState: AgentState, lockReason?: string, close
  * round trip of its own, and each report costs the agent a workflow task. The agent ignores a progress
  * report that arrives after its task ended; clients read the live counts from the task's `progress` query.
  */
-function reportProgress(run: TaskRun): Promise<void> | undefined {
-  if (!patched(PROGRESS_IN_BACKGROUND)) return sendProgress(run);
+function reportProgress(has: Changes, run: TaskRun): Promise<void> | undefined {
+  if (!has(PROGRESS_IN_BACKGROUND)) return sendProgress(run);
   // Nothing to wait for: no promise either (each costs the workflow thread a traced stack).
-  if (patched(PROGRESS_SPARSE) && !run.progressDue()) return undefined;
+  if (has(PROGRESS_SPARSE) && !run.progressDue()) return undefined;
   sendProgress(run).catch(() => undefined);
   return Promise.resolve();
 }

@@ -4,11 +4,14 @@
  */
 import type { AgentConfig } from '../../core/config';
 import type { ToolCallRef } from './call-journal';
+import type { Workspace } from './sandbox';
 
 /** The environment of one tool call. */
 export interface ToolContext {
   /** Absolute workspace roots of the task; relative paths resolve against the first. */
   roots: string[];
+  /** The same roots with their realpaths, looked up once for the call: confine every path with it. */
+  workspace: Workspace;
   /**
    * Aborted when the call is cancelled (SYSTEM_HALT, the activity's timeout): stop, and let the
    * promise reject with `signal.reason` (or anything; the call counts as cancelled, not failed).

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import type { ToolArgs } from '../../core/tools';
 import { readEntry, recordEntry } from './call-journal';
 import type { ToolContext } from './context';
-import { fdPath, openConfined, resolveInWorkspace } from './sandbox';
+import { fdPath, openConfined, resolveInWorkspace, type Workspace } from './sandbox';
 import { ToolError, toToolError } from './tool-error';
 
 /** Result of `fs.read`. `truncated` is true when `maxBytes` cut the file short. */
@@ -29,9 +29,9 @@ export interface ReadResult {
  */
 export async function readFile(args: ToolArgs['fs.read'], ctx: ToolContext): Promise<ReadResult> {
   const source = 'fs.read';
-  const file = await resolveInWorkspace(ctx.roots, args.path, { mustExist: true, source });
+  const file = await resolveInWorkspace(ctx.workspace, args.path, { mustExist: true, source });
   const cap = ctx.tools.maxOutputBytes;
-  const handle = await openConfined(ctx.roots, file, constants.O_RDONLY, { source, shown: args.path });
+  const handle = await openConfined(ctx.workspace, file, constants.O_RDONLY, { source, shown: args.path });
   try {
     const stat = await handle.stat();
     if (stat.isDirectory()) {
@@ -97,10 +97,10 @@ export interface WriteResult {
  */
 export async function writeFile(args: ToolArgs['fs.write'], ctx: ToolContext): Promise<WriteResult> {
   const source = 'fs.write';
-  const file = await resolveInWorkspace(ctx.roots, args.path, { mustExist: false, source });
+  const file = await resolveInWorkspace(ctx.workspace, args.path, { mustExist: false, source });
   const appended = args.append === true;
   // Missing directories are created beneath the root by descriptor (openConfined), never by path.
-  const handle = await openForWrite(ctx.roots, file, args.path);
+  const handle = await openForWrite(ctx.workspace, file, args.path);
   try {
     const stat = await handle.stat();
     if (!stat.isFile()) throw ToolError.of({ code: 'EINVAL', source, message: `EINVAL: not a regular file, write '${args.path}'` });
@@ -123,13 +123,13 @@ export async function writeFile(args: ToolArgs['fs.write'], ctx: ToolContext): P
 }
 
 /** Open an existing file, or create a new one (never through a symlink), confined. */
-async function openForWrite(roots: string[], file: string, shown: string): Promise<FileHandle> {
+async function openForWrite(workspace: Workspace, file: string, shown: string): Promise<FileHandle> {
   const opts = { source: 'fs.write', shown, createDirs: true };
   try {
-    return await openConfined(roots, file, constants.O_WRONLY, opts);
+    return await openConfined(workspace, file, constants.O_WRONLY, opts);
   } catch (err) {
     if (!(ToolError.is(err) && err.error.code === 'ENOENT')) throw err;
-    return openConfined(roots, file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, opts);
+    return openConfined(workspace, file, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, opts);
   }
 }
 
@@ -160,8 +160,8 @@ export interface ListResult {
 export async function listDir(args: ToolArgs['fs.list'], ctx: ToolContext): Promise<ListResult> {
   const source = 'fs.list';
   const shown = args.path ?? (ctx.roots[0] as string);
-  const dir = await resolveInWorkspace(ctx.roots, shown, { mustExist: true, source });
-  const handle = await openConfined(ctx.roots, dir, constants.O_RDONLY | constants.O_DIRECTORY, { source, shown });
+  const dir = await resolveInWorkspace(ctx.workspace, shown, { mustExist: true, source });
+  const handle = await openConfined(ctx.workspace, dir, constants.O_RDONLY | constants.O_DIRECTORY, { source, shown });
   // Through the descriptor: the directory that was checked, whatever its path points at now.
   const opened = fdPath(handle);
   try {

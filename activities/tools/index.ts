@@ -22,6 +22,7 @@ import type { ToolContext } from './context';
 import { specOf, type ToolDefinition } from './define';
 import { McpPool } from './mcp';
 import { checkPolicy } from './policy-check';
+import { Workspace } from './sandbox';
 import { reapOrphanedSandboxes } from './confine';
 import { ToolError, messageOf, normalizeOwnThrown, normalizeThrown } from './tool-error';
 
@@ -160,6 +161,7 @@ export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortC
   const { args } = checked;
   const ctx: ToolContext = {
     roots: req.workspace,
+    workspace: new Workspace(req.workspace, name),
     signal,
     timeoutMs: req.toolTimeoutMs,
     heartbeat: run.heartbeat ?? (() => undefined),
@@ -170,7 +172,7 @@ export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortC
   if (run.call) ctx.call = run.call;
   if (run.policy && !run.policy.allowRoot && process.getuid?.() === 0) ctx.dropRoot = true;
   try {
-    if (run.policy) await checkPolicy(run.policy, { workspace: req.workspace, tools: req.tools }, name);
+    if (run.policy) await checkPolicy(run.policy, { workspace: req.workspace, tools: req.tools }, name, ctx.workspace);
     const data = own
       ? await own.run(args, ctx)
       : await registry.mcp.callTool(mcp!.server, mcp!.config, mcp!.tool, args as Record<string, unknown>, { cwd: req.workspace[0]!, signal, timeoutMs: req.toolTimeoutMs });

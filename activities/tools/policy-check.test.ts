@@ -1,6 +1,9 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { createToolActivities } from './index';
+import { checkPolicy } from './policy-check';
+import { resolveInWorkspace, Workspace } from './sandbox';
+import { ToolError } from './tool-error';
 import { makeWorkspace, testPolicy, toolsConfig, type TempWorkspace } from './test-support';
 
 describe('checkTaskLimits (the submit-time check)', () => {
@@ -34,5 +37,52 @@ describe('checkTaskLimits (the submit-time check)', () => {
   it('refuses a root that is a symlink out of the allowed tree', async () => {
     const { refused } = await activities().checkTaskLimits({ workspace: [path.join(ws.root, 'escape')], tools: toolsConfig({ shellAllow: ['ls'], httpAllow: [], maxOutputBytes: 500 }) });
     expect(refused).toContain(`resolves to ${ws.outside}`);
+  });
+});
+
+describe("a tool call's workspace", () => {
+  let ws: TempWorkspace;
+  let current: string;
+  let release: string;
+  beforeEach(async () => {
+    ws = await makeWorkspace();
+    // The task's root is a link inside the allowed tree to the release it works on.
+    release = path.join(ws.root, 'v1');
+    current = path.join(ws.root, 'current');
+    await fs.mkdir(release);
+    await fs.writeFile(path.join(release, 'a.txt'), 'inside');
+    await fs.writeFile(path.join(ws.outside, 'secret.txt'), 'secret');
+    await fs.symlink(release, current);
+  });
+  afterEach(() => ws.cleanup());
+
+  /** Point the task's root at `target`, atomically (a rename, as a deploy swaps its `current` link). */
+  async function retarget(target: string): Promise<void> {
+    await fs.symlink(target, `${current}.next`);
+    await fs.rename(`${current}.next`, current);
+  }
+
+  it('confines the call to the realpaths its policy check approved, though the root is retargeted outside the policy meanwhile', async () => {
+    const policy = testPolicy(ws, { roots: [ws.root] });
+    const workspace = new Workspace([current], 'fs.read');
+    await checkPolicy(policy, { workspace: workspace.roots, tools: toolsConfig() }, 'fs.read', workspace);
+    await retarget(ws.outside);
+
+    // The link now leads outside: what lies behind it is refused, what the check approved is not.
+    const refused = await resolveInWorkspace(workspace, 'secret.txt', { mustExist: true, source: 'fs.read' }).catch((err: unknown) => err);
+    expect(ToolError.is(refused) && refused.error.code).toBe('EPERM');
+    await expect(resolveInWorkspace(workspace, path.join(release, 'a.txt'), { mustExist: true, source: 'fs.read' })).resolves.toBe(path.join(release, 'a.txt'));
+    // Looked up afresh (the next call), the root resolves outside the policy, which refuses it.
+    const next = new Workspace([current], 'fs.read');
+    const wider = await checkPolicy(policy, { workspace: next.roots, tools: toolsConfig() }, 'fs.read', next).catch((err: unknown) => err);
+    expect(ToolError.is(wider) && wider.error.message).toContain(`resolves to ${ws.outside}`);
+  });
+
+  it('looks each root up once for the whole call', async () => {
+    const workspace = new Workspace([current], 'fs.list');
+    expect(await workspace.realRoots()).toEqual([release]);
+    await retarget(ws.outside);
+    expect(await workspace.realRoots()).toEqual([release]);
+    expect(await workspace.realpath(current)).toBe(release);
   });
 });

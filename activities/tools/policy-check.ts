@@ -6,15 +6,17 @@
 import { promises as fs } from 'node:fs';
 import { isRequestError } from '../../core/request-errors';
 import { isWithin, narrowToPolicy, type TaskLimits, type WorkerPolicy } from '../../core/worker-policy';
+import type { Workspace } from './sandbox';
 import { ToolError } from './tool-error';
 
 /**
  * Refuse a call whose limits are wider than `policy`. Roots are compared lexically, then by realpath,
- * so a root that is a symlink out of the allowed tree is refused too.
+ * so a root that is a symlink out of the allowed tree is refused too. A tool call passes its
+ * `workspace`: the realpaths checked here are those its tool then confines paths to.
  *
  * @throws ToolError E_INTERNAL fatal naming each wider field.
  */
-export async function checkPolicy(policy: WorkerPolicy, task: TaskLimits, source: string): Promise<void> {
+export async function checkPolicy(policy: WorkerPolicy, task: TaskLimits, source: string, workspace?: Workspace): Promise<void> {
   const refuse = (message: string) =>
     ToolError.of({ code: 'E_INTERNAL', kind: 'fatal', source, message: `Refused by the worker's policy: ${message}` });
   try {
@@ -23,9 +25,11 @@ export async function checkPolicy(policy: WorkerPolicy, task: TaskLimits, source
     if (isRequestError(err)) throw refuse(err.message);
     throw err;
   }
-  const allowed = await Promise.all(policy.roots.map((r) => fs.realpath(r).catch(() => r)));
-  for (const root of task.workspace) {
-    const real = await fs.realpath(root).catch(() => root); // a missing root is reported by the tool itself
+  // A missing root is reported by the tool itself.
+  const realpath = (p: string) => (workspace ? workspace.realpath(p) : fs.realpath(p)).catch(() => p);
+  const [allowed, reals] = await Promise.all([Promise.all(policy.roots.map((r) => fs.realpath(r).catch(() => r))), Promise.all(task.workspace.map(realpath))]);
+  for (const [i, root] of task.workspace.entries()) {
+    const real = reals[i] as string;
     if (!allowed.some((a) => isWithin(real, a))) {
       throw refuse(
         `The task's config is wider than the worker's policy; a task may only narrow it:\n  - workspace: '${root}' resolves to ${real}, outside every root the worker allows (${policy.roots.join(', ')})\n` +

@@ -30,7 +30,8 @@ export interface ResolveOptions {
 
 /**
  * Resolve `userPath` (relative to the first root, or absolute) to its real absolute path, refusing
- * anything outside every root.
+ * anything outside every root. A tool passes its call's `ctx.workspace`; a list of roots is looked up
+ * afresh.
  *
  * ```ts
  * const file = await resolveInWorkspace(['/srv/ws'], 'notes/todo.md', { mustExist: true, source: 'fs.read' });
@@ -38,11 +39,13 @@ export interface ResolveOptions {
  * @throws ToolError — EINVAL (malformed path), EPERM (outside the workspace), the Node code of a failed
  * lookup (ENOENT, ENOTDIR, EACCES, ...), or E_INTERNAL fatal when a workspace root is missing.
  */
-export async function resolveInWorkspace(roots: string[], userPath: string, opts: ResolveOptions): Promise<string> {
+export async function resolveInWorkspace(workspace: string[] | Workspace, userPath: string, opts: ResolveOptions): Promise<string> {
   const { source } = opts;
   checkPathText(userPath, source);
-  const realRoots = await realRootsOf(roots, source);
-  const first = roots[0] as string; // realRootsOf refuses an empty list
+  const ws = workspaceOf(workspace, source);
+  const { roots } = ws;
+  const realRoots = await ws.realRoots();
+  const first = roots[0] as string; // realRoots() refuses an empty list
 
   const absolute = path.resolve(first, userPath);
   const { real, error } = await realpathAllowMissing(absolute, 0);
@@ -88,8 +91,42 @@ function checkPathText(userPath: unknown, source: string): void {
   if (userPath.length > MAX_PATH_CHARS) throw malformed(`the path is longer than ${MAX_PATH_CHARS} characters`);
 }
 
+/**
+ * The workspace of one tool call: its roots as given, and their realpaths, each looked up once for the
+ * call. The policy check, each path's resolution and the check of what was opened all compare against
+ * the same real roots: a root's symlink retargeted during the call cannot widen what a later step
+ * accepts, and a call does not look its roots up again at every step.
+ */
+export class Workspace {
+  private readonly realpaths = new Map<string, Promise<string>>();
+  private checked?: Promise<string[]>;
+
+  /** `source`: the tool, named by the error of a missing root. */
+  constructor(
+    readonly roots: string[],
+    private readonly source: string,
+  ) {}
+
+  /** The realpath of `root` (one of `roots`); rejects as `fs.realpath` does. */
+  realpath(root: string): Promise<string> {
+    let real = this.realpaths.get(root);
+    if (real === undefined) this.realpaths.set(root, (real = fs.realpath(root)));
+    return real;
+  }
+
+  /** The realpath of every root, each an existing directory. @throws ToolError E_INTERNAL fatal otherwise. */
+  realRoots(): Promise<string[]> {
+    return (this.checked ??= realRootsOf(this, this.source));
+  }
+}
+
+function workspaceOf(workspace: string[] | Workspace, source: string): Workspace {
+  return workspace instanceof Workspace ? workspace : new Workspace(workspace, source);
+}
+
 /** The realpath of every root. A missing root is a deployment fault, not something the model can fix. */
-async function realRootsOf(roots: string[], source: string): Promise<string[]> {
+async function realRootsOf(ws: Workspace, source: string): Promise<string[]> {
+  const { roots } = ws;
   const fatal = (message: string) => ToolError.of({ code: 'E_INTERNAL', kind: 'fatal', source, message });
   if (!Array.isArray(roots) || roots.length === 0) throw fatal('No workspace root is configured.');
   return Promise.all(
@@ -100,7 +137,7 @@ async function realRootsOf(roots: string[], source: string): Promise<string[]> {
       let real: string;
       let stat;
       try {
-        real = await fs.realpath(root);
+        real = await ws.realpath(root);
         stat = await fs.stat(real);
       } catch (err) {
         if (nodeCode(err) === 'ENOENT') {
@@ -158,13 +195,15 @@ async function danglingTarget(file: string): Promise<string | undefined> {
  * `fdPath(handle)`, never the path again.
  *
  * ```ts
- * const handle = await openConfined(ctx.roots, file, constants.O_RDONLY, { source: 'fs.read', shown: 'a.txt' });
+ * const handle = await openConfined(ctx.workspace, file, constants.O_RDONLY, { source: 'fs.read', shown: 'a.txt' });
  * ```
  * @throws ToolError EPERM when the opened file is outside every root or has several links.
  */
-export async function openConfined(roots: string[], file: string, flags: number, opts: { source: string; shown: string; mode?: number; createDirs?: boolean }): Promise<FileHandle> {
+export async function openConfined(workspace: string[] | Workspace, file: string, flags: number, opts: { source: string; shown: string; mode?: number; createDirs?: boolean }): Promise<FileHandle> {
   const { source, shown } = opts;
-  const realRoots = await realRootsOf(roots, source);
+  const ws = workspaceOf(workspace, source);
+  const { roots } = ws;
+  const realRoots = await ws.realRoots();
   let handle: FileHandle;
   if (realRoots.includes(file)) {
     handle = await openChecked(file, flags, opts, roots);

@@ -45,13 +45,13 @@ export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): P
       suggestion: `Allowed commands: ${allow.length ? allow.join(', ') : '(none)'}. Pass the program in command and each argument in args.`,
     });
   }
-  const cwd = await resolveInWorkspace(ctx.roots, args.cwd ?? (ctx.roots[0] as string), { mustExist: true, source: SOURCE });
+  const cwd = await resolveInWorkspace(ctx.workspace, args.cwd ?? (ctx.roots[0] as string), { mustExist: true, source: SOURCE });
   if (!(await fs.stat(cwd)).isDirectory()) {
     throw ToolError.of({ code: 'ENOTDIR', source: SOURCE, message: `ENOTDIR: not a directory, cwd '${args.cwd}'` });
   }
   await checkPathArguments(argv, cwd, ctx);
   const timeoutMs = Math.min(args.timeoutMs ?? ctx.timeoutMs, ctx.timeoutMs);
-  const roots = await Promise.all(ctx.roots.map((r) => fs.realpath(r)));
+  const roots = await ctx.workspace.realRoots();
   // A small environment: the worker's own (API keys) must not reach the program.
   const env = { PATH: SANDBOX_PATH.join(':'), HOME: roots[0] as string, LANG: 'C.UTF-8' };
   if (!(await onPath(command))) {
@@ -146,7 +146,7 @@ async function checkPathArguments(argv: string[], cwd: string, ctx: ToolContext)
     const value = arg.startsWith('-') ? arg.slice(arg.indexOf('=') + 1) : arg;
     // Text that cannot be a path (empty, multi-line, longer than PATH_MAX) is left to the program.
     if (value === '' || value.includes('\n') || value.length > 4096) continue;
-    await resolveInWorkspace(ctx.roots, path.resolve(cwd, value), { mustExist: false, source: SOURCE });
+    await resolveInWorkspace(ctx.workspace, path.resolve(cwd, value), { mustExist: false, source: SOURCE });
   }
 }
 
