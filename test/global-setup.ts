@@ -22,13 +22,15 @@ export default async function globalSetup(): Promise<void> {
   // Every temporary file of the run (workspaces, scripts, stores, synthesized stacks, the workers'
   // and CLIs' own) goes under one folder the teardown removes: runs left ~300 folders (34 MB) each in
   // the system's temp dir. os.tmpdir() reads TMPDIR, and the test workers inherit it.
-  const tmp = mkdtempSync(path.join(os.tmpdir(), 'starry-test-'));
+  const systemTmp = realpathSync(os.tmpdir());
+  const tmp = mkdtempSync(path.join(systemTmp, 'starry-test-'));
+  process.env.STARRY_SYSTEM_TMPDIR = systemTmp;
   process.env.STARRY_TEST_TMPDIR = tmp;
   process.env.TMPDIR = tmp;
   // The tests' workers: workspaces in the temp dir, local HTTP servers on any port, and (in CI
   // containers) root, said out loud. Tests of the policy itself pass their own.
   process.env.STARRY_WORKER_POLICY ??= JSON.stringify({
-    roots: [realpathSync(os.tmpdir()), projectRoot()],
+    roots: [systemTmp, projectRoot()],
     httpAllow: ['127.0.0.1:*', 'localhost:*'],
   });
   process.env.STARRY_TOOLS_ALLOW_ROOT ??= '1';

@@ -5,15 +5,31 @@
  * the whole context in every activity input (test/fixtures/wire/, recorded by
  * `STARRY_RECORD_WIRE=1 npx jest test/integration/transcript-wire.test.ts`).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parseAgentConfig } from '../../core/config';
 import { geminiResponse, openAiCompletion, startFakeServer, vertexModelOf, type FakeReply, type FakeRequest, type FakeServer } from '../helpers/fake-llm-server';
-import { makeWorkspace, startHarness, uniqueId, type Harness, type HarnessOptions } from '../helpers/harness';
+import { startHarness, uniqueId, type Harness, type HarnessOptions } from '../helpers/harness';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'wire');
 const small = 'a line of notes\n'.repeat(128); // 2 KB
 const big = Array.from({ length: 1200 }, (_, i) => `line ${String(i).padStart(5, '0')} of a large file, forty characters\n`).join(''); // 54 KB: under the 64 KB output cap, over the 16,000 characters a result keeps
+
+const workspaces: string[] = [];
+
+/**
+ * A workspace in the system's temp dir, not the run's own (test/global-setup.ts): the big file's
+ * result is cut at 16,000 characters with the workspace's path in it, so the path must be as long as
+ * when the bodies were recorded (`/tmp/starry-ws-XXXXXX`).
+ */
+function recordedLengthWorkspace(): string {
+  const root = mkdtempSync(path.join(process.env.STARRY_SYSTEM_TMPDIR ?? os.tmpdir(), 'starry-ws-'));
+  workspaces.push(root);
+  writeFileSync(path.join(root, 'notes.md'), small);
+  writeFileSync(path.join(root, 'big.txt'), big);
+  return root;
+}
 
 interface Wire {
   name: 'openai' | 'gemini';
@@ -72,10 +88,11 @@ describe.each([openai, gemini])('the $name wire', (w) => {
   afterAll(async () => {
     await h?.stop();
     await server?.close();
+    for (const dir of workspaces.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
   it('sends the same request bodies as when the whole context was the activity input', async () => {
-    const workspace = makeWorkspace({ 'notes.md': small, 'big.txt': big });
+    const workspace = recordedLengthWorkspace();
     const agentId = uniqueId(`wire-${w.name}`);
     const config = parseAgentConfig({ workspace: [workspace], retry: { initialIntervalMs: 100, maximumAttempts: 2 } }, w.spec(server.url));
     const { taskId } = await h.agents.submit(agentId, { goal: 'Read notes.md, missing.md and big.txt, then say what the notes say.', config });
