@@ -9,6 +9,9 @@ const common = { transform, transformIgnorePatterns: ['/node_modules/(?!jose/)']
 
 module.exports = {
   reporters: ['default', '<rootDir>/test/summary-reporter.js'],
+  // One temporary folder for the run's files, removed at its end (unit tests too).
+  globalSetup: '<rootDir>/test/run-tmpdir.ts',
+  globalTeardown: '<rootDir>/test/run-tmpdir-teardown.ts',
   // A global option in Jest 30 (ignored inside a project): integration tests wait on a real server.
   testTimeout: 120000,
   projects: [

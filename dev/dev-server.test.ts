@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { isAlive } from '../client/connection';
-import { stopPid } from './dev-server';
+import { stopDevServer, stopPid } from './dev-server';
 
 describe('stopping a dev server by pid', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-state-'));
@@ -22,6 +22,16 @@ describe('stopping a dev server by pid', () => {
     await stopPid(child.pid!, port);
     expect(isAlive(child.pid!)).toBe(false);
     expect(existsSync(pidFile)).toBe(false);
+  });
+
+  it('leaves alone a process that took a dead server\'s pid, and removes the stale pid file', async () => {
+    // The pid file names a live process that is not a dev server on the port (its pid was reused).
+    const other = spawn('sleep', ['60'], { stdio: 'ignore' });
+    writeFileSync(pidFile, String(other.pid));
+    await expect(stopDevServer(port)).resolves.toBe(false);
+    expect(isAlive(other.pid!)).toBe(true);
+    expect(existsSync(pidFile)).toBe(false);
+    other.kill('SIGKILL');
   });
 
   it('leaves the pid file of a newer server alone when a stale one is stopped', async () => {

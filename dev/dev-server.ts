@@ -206,11 +206,34 @@ function pidInFile(port: number): number {
   }
 }
 
-/** Stop the dev server that `startDevServer({ detached: true })` left on `port`, if any. */
+/**
+ * Stop the dev server that `startDevServer({ detached: true })` left on `port`, if any. A pid file
+ * outlives a server that died without `stop` (a reboot, a SIGKILL), and its pid may name another
+ * process since: that process is left alone and the stale file removed.
+ */
 export async function stopDevServer(port = 7233): Promise<boolean> {
   const pid = pidInFile(port);
   if (!pid) return false;
-  const alive = isAlive(pid);
+  if (!(await isServerOn(pid, port))) {
+    rmSync(pidFile(port), { force: true });
+    return false;
+  }
   await stopPid(pid, port);
-  return alive;
+  return true;
+}
+
+/**
+ * Whether `pid` is a Temporal dev server on `port`: by its command line where /proc has it (Linux),
+ * else by something listening on the port.
+ */
+async function isServerOn(pid: number, port: number): Promise<boolean> {
+  if (!isAlive(pid)) return false;
+  let argv: string[];
+  try {
+    argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return isListening(port);
+  }
+  const at = argv.indexOf('--port');
+  return argv.includes('start-dev') && at >= 0 && argv[at + 1] === String(port);
 }

@@ -1,10 +1,8 @@
 /**
- * One real Temporal dev server for the whole integration run (in-memory, on free ports), one
- * workflow bundle shared by every test worker, and one temporary folder for all the run's files.
- * TEMPORAL_ADDRESS given: use that server instead.
+ * One real Temporal dev server for the whole integration run (in-memory, on free ports), and one
+ * workflow bundle shared by every test worker. TEMPORAL_ADDRESS given: use that server instead.
  */
-import { mkdirSync, mkdtempSync, realpathSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -12,6 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { ensureSearchAttributes, freePort, startDevServer } from '../dev/dev-server';
 import { projectRoot } from '../dev/paths';
 import { workflowBundleOptions } from '../worker/bundle';
+import useRunTmpdir from './run-tmpdir';
 
 export default async function globalSetup(): Promise<void> {
   // One folder per run: concurrent jest runs must not share a bundle, a log or a server.
@@ -19,14 +18,9 @@ export default async function globalSetup(): Promise<void> {
   mkdirSync(dir, { recursive: true });
   process.env.STARRY_TEST_DIR = dir;
   process.env.STARRY_TEST_STARTED_AT = new Date().toISOString();
-  // Every temporary file of the run (workspaces, scripts, stores, synthesized stacks, the workers'
-  // and CLIs' own) goes under one folder the teardown removes: runs left ~300 folders (34 MB) each in
-  // the system's temp dir. os.tmpdir() reads TMPDIR, and the test workers inherit it.
-  const systemTmp = realpathSync(os.tmpdir());
-  const tmp = mkdtempSync(path.join(systemTmp, 'starry-test-'));
-  process.env.STARRY_SYSTEM_TMPDIR = systemTmp;
-  process.env.STARRY_TEST_TMPDIR = tmp;
-  process.env.TMPDIR = tmp;
+  // The run's temporary folder first (jest runs a project's globalSetup before the top-level one).
+  await useRunTmpdir();
+  const systemTmp = process.env.STARRY_SYSTEM_TMPDIR as string;
   // The tests' workers: workspaces in the temp dir, local HTTP servers on any port, and (in CI
   // containers) root, said out loud. Tests of the policy itself pass their own.
   process.env.STARRY_WORKER_POLICY ??= JSON.stringify({

@@ -1,6 +1,6 @@
 /**
  * Replay every agent and task history of the run (a nondeterminism fails the run), then stop the dev
- * server that globalSetup started (and nothing else) and remove the run's folders.
+ * server that globalSetup started (and nothing else) and remove the run's folder.
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -24,14 +24,5 @@ export default async function globalTeardown(): Promise<void> {
   const pid = Number(process.env.STARRY_TEST_SERVER_PID ?? 0);
   if (pid) await stopPid(pid);
   if (process.env.STARRY_TEST_DIR) rmSync(process.env.STARRY_TEST_DIR, { recursive: true, force: true });
-  const tmp = process.env.STARRY_TEST_TMPDIR;
-  if (tmp) {
-    try {
-      rmSync(tmp, { recursive: true, force: true });
-    } catch (err) {
-      // A file a test's sandbox left unremovable is the run's litter, not its failure.
-      console.log(`could not remove the run's temporary folder ${tmp}: ${(err as Error).message}`);
-    }
-  }
   if (failure) throw failure;
 }
