@@ -4,7 +4,7 @@
  * theirs), and a line that says where the figures were measured.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
@@ -43,14 +43,27 @@ export async function startBenchStack(name: string, opts: { metrics?: boolean } 
   // The benchmarks' workspaces are temporary folders: the worker's policy must allow them.
   process.env.STARRY_WORKSPACE_ROOTS ??= os.tmpdir();
   const dir = mkdtempSync(path.join(os.tmpdir(), `starry-bench-${name}-`));
+  // The transcripts go to this folder (its extra worker processes inherit the setting), not into the
+  // project's store: the in-memory server forgets the histories that name them. Removed at stop.
+  let ownStore: string | undefined;
+  if (!process.env.STARRY_STORE_DIR && !process.env.STARRY_STORE_BUCKET) process.env.STARRY_STORE_DIR = ownStore = path.join(dir, 'blobs');
   const metricsPort = opts.metrics ? await freePort() : undefined;
   const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log'), ...(metricsPort ? { metricsPort } : {}) });
+  let stack: BenchStack;
   try {
-    return await connectTo(server, name, dir, metricsPort);
+    stack = await connectTo(server, name, dir, metricsPort);
   } catch (err) {
     await server.stop(); // a benchmark that cannot start leaves no server behind
     throw err;
   }
+  const { stop } = stack;
+  return {
+    ...stack,
+    async stop() {
+      await stop();
+      if (ownStore) rmSync(ownStore, { recursive: true, force: true });
+    },
+  };
 }
 
 async function connectTo(server: DevServer, name: string, dir: string, metricsPort?: number): Promise<BenchStack> {
