@@ -61,7 +61,10 @@ export async function startBenchStack(name: string, opts: { metrics?: boolean } 
     ...stack,
     async stop() {
       await stop();
-      if (ownStore) rmSync(ownStore, { recursive: true, force: true });
+      if (ownStore) {
+        rmSync(ownStore, { recursive: true, force: true });
+        delete process.env.STARRY_STORE_DIR; // a next stack in this process gets its own
+      }
     },
   };
 }

@@ -94,9 +94,9 @@ export function writeScript(turns: unknown[]): string {
   return file;
 }
 
-/** A workspace root with the given files. */
-export function makeWorkspace(files: Record<string, string> = {}): string {
-  const root = mkdtempSync(path.join(os.tmpdir(), 'starry-ws-'));
+/** A workspace root with the given files, in `base` (the run's temp folder by default). */
+export function makeWorkspace(files: Record<string, string> = {}, base = os.tmpdir()): string {
+  const root = mkdtempSync(path.join(base, 'starry-ws-'));
   for (const [name, content] of Object.entries(files)) {
     mkdirSync(path.dirname(path.join(root, name)), { recursive: true });
     writeFileSync(path.join(root, name), content);

@@ -5,12 +5,12 @@
  * the whole context in every activity input (test/fixtures/wire/, recorded by
  * `STARRY_RECORD_WIRE=1 npx jest test/integration/transcript-wire.test.ts`).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAgentConfig } from '../../core/config';
 import { geminiResponse, openAiCompletion, startFakeServer, vertexModelOf, type FakeReply, type FakeRequest, type FakeServer } from '../helpers/fake-llm-server';
-import { startHarness, uniqueId, type Harness, type HarnessOptions } from '../helpers/harness';
+import { makeWorkspace, startHarness, uniqueId, type Harness, type HarnessOptions } from '../helpers/harness';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'wire');
 const small = 'a line of notes\n'.repeat(128); // 2 KB
@@ -19,15 +19,13 @@ const big = Array.from({ length: 1200 }, (_, i) => `line ${String(i).padStart(5,
 const workspaces: string[] = [];
 
 /**
- * A workspace in the system's temp dir, not the run's own (test/global-setup.ts): the big file's
- * result is cut at 16,000 characters with the workspace's path in it, so the path must be as long as
- * when the bodies were recorded (`/tmp/starry-ws-XXXXXX`).
+ * A workspace in the system's temp dir, not the run's own (test/run-tmpdir.ts): the big file's result
+ * is cut at 16,000 characters with the workspace's path in it, so the path must be as long as when the
+ * bodies were recorded (`/tmp/starry-ws-XXXXXX`). Removed by this file's teardown.
  */
 function recordedLengthWorkspace(): string {
-  const root = mkdtempSync(path.join(process.env.STARRY_SYSTEM_TMPDIR ?? os.tmpdir(), 'starry-ws-'));
+  const root = makeWorkspace({ 'notes.md': small, 'big.txt': big }, process.env.STARRY_SYSTEM_TMPDIR ?? os.tmpdir());
   workspaces.push(root);
-  writeFileSync(path.join(root, 'notes.md'), small);
-  writeFileSync(path.join(root, 'big.txt'), big);
   return root;
 }
 
