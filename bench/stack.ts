@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Connection } from '@temporalio/client';
+import { Connection, type Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { AgentClient } from '../client/agent-client';
 import { parseAgentConfig, type AgentConfig } from '../core/config';
@@ -15,6 +16,8 @@ import { type DevServer, freePort, startDevServer } from '../dev/dev-server';
 import { temporalCliPath } from '../dev/paths';
 import { startEmbeddedWorker } from '../dev/embedded';
 import { connectWorker } from '../worker/connection';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** Time for the server's counters to reach its metrics endpoint (measured: within a second). */
 const COUNTERS_PUBLISHED_MS = 1_500;
@@ -207,3 +210,19 @@ export function percentile(sorted: number[], p: number): number {
 
 /** A server timestamp in milliseconds. */
 export const eventMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+
+/**
+ * The events of every run of `workflowId`, the first run's first: a long task continues as new when
+ * Temporal suggests it (at about 4,000 events, some 330 ticks), and its latest run alone would
+ * measure only its last ticks. Follows each run's `continuedExecutionRunId` back to the first.
+ */
+export async function allRunsEvents(client: Client, workflowId: string): Promise<HistoryEvent[]> {
+  const runs: HistoryEvent[][] = [];
+  let runId: string | undefined;
+  for (;;) {
+    const events = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
+    runs.unshift(events);
+    runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
+    if (!runId) return runs.flat();
+  }
+}

@@ -28,7 +28,7 @@ import { temporal } from '@temporalio/proto';
 import { agentWorkflowId } from '../workflows/messages';
 import { temporalCliPath } from '../dev/paths';
 import { cannotProfile, profileRows, profileServer, type ServerProfile } from './server-profile';
-import { differing, environmentLine, eventMs, processCpuMs, listingTask, startBenchStack, startFloorWorker, type BenchStack } from './stack';
+import { allRunsEvents, differing, environmentLine, eventMs, processCpuMs, listingTask, startBenchStack, startFloorWorker, type BenchStack } from './stack';
 
 interface Scenario {
   agents: number;
@@ -142,9 +142,8 @@ async function count(client: Client, ids: string[]): Promise<{ workflowTasks: nu
   let events = 0;
   let firstMs = 0;
   for (let i = 0; i < ids.length; i += 20) {
-    const histories = await Promise.all(ids.slice(i, i + 20).map((id) => client.workflow.getHandle(id).fetchHistory()));
-    for (const [j, h] of histories.entries()) {
-      const ev = h.events ?? [];
+    const histories = await Promise.all(ids.slice(i, i + 20).map((id) => allRunsEvents(client, id)));
+    for (const [j, ev] of histories.entries()) {
       const scheduled = ev.find((e) => e.activityTaskScheduledEventAttributes);
       if (i + j === 0 && scheduled) firstMs = eventMs(ev.at(-1)?.eventTime) - eventMs(scheduled.eventTime);
       events += ev.length;
@@ -196,12 +195,22 @@ function cpuSince(stack: BenchStack, before: { serverMs: number; workerMs: numbe
   return { serverCpuMs: now.serverMs - before.serverMs, workerCpuMs: now.workerMs - before.workerMs };
 }
 
-function serverErrors(logFile: string): number {
+/**
+ * The error lines of the server's log, by whose workflow they name: the floor's (`floor-…`), the
+ * project's (any other workflow id) or none. The SQLite server's persistence deadline in a start burst
+ * hits either side.
+ */
+function serverErrors(logFile: string): { total: number; floor: number; project: number; unnamed: number } {
+  let lines: string[] = [];
   try {
-    return readFileSync(logFile, 'utf8').split('\n').filter((l) => /"level":"error"|level=error|\tERROR\t/i.test(l)).length;
+    lines = readFileSync(logFile, 'utf8').split('\n').filter((l) => /"level":"error"|level=error|\tERROR\t/i.test(l));
   } catch {
-    return 0;
+    // no log: no errors to count
   }
+  const ids = lines.map((l) => /wf-id[=":]+([^\s",]+)/.exec(l)?.[1]);
+  const floor = ids.filter((id) => id?.startsWith('floor-')).length;
+  const unnamed = ids.filter((id) => id === undefined).length;
+  return { total: lines.length, floor, project: lines.length - floor - unnamed, unnamed };
 }
 
 async function main(): Promise<void> {
@@ -269,7 +278,7 @@ async function main(): Promise<void> {
     console.log('| agents × ticks | run | ms/tick, 1 agent: in the task (wall incl. start) | ticks/s | ratio to floor | workflow tasks/tick | events/tick | server CPU ms/tick | worker CPU ms/tick | RSS MB |');
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
-    console.log(`\nserver errors in its log: ${errors}`);
+    console.log(`\nserver errors in its log: ${errors.total} (naming the floor's workflows ${errors.floor}, the project's ${errors.project}, none ${errors.unnamed})`);
     if (opRows.length) {
       console.log('\nserver requests per tick, by operation (the 12 that differ most; --metrics)\n');
       console.log('| agents × ticks | operation | floor | project |');

@@ -17,7 +17,7 @@
  */
 import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
-import { environmentLine, eventMs, percentile, listingTask, startBenchStack, startFloorWorker, type BenchStack } from './stack';
+import { allRunsEvents, environmentLine, eventMs, percentile, listingTask, startBenchStack, startFloorWorker, type BenchStack } from './stack';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -73,7 +73,7 @@ async function projectRun(stack: BenchStack, ticks: number, run: string): Promis
   const { taskId, workflowId } = await stack.agents.submit(agentId, { goal: 'list the workspace', config });
   const result = await stack.agents.waitForTask(agentId, taskId, { timeoutMs: 30 * 60_000 });
   if (result.outcome !== 'COMPLETED' || result.ticks !== ticks) throw new Error(`the task did not complete in ${ticks} ticks: ${JSON.stringify(result).slice(0, 300)}`);
-  return (await stack.agents.client.workflow.getHandle(workflowId).fetchHistory()).events ?? [];
+  return allRunsEvents(stack.agents.client, workflowId);
 }
 
 async function main(): Promise<void> {

@@ -32,10 +32,10 @@ import {
   type UnlockResult,
 } from '../core/contract';
 import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
-import { agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskProgressQuery, taskWorkflowId, unlockUpdate, type TaskProgress } from '../workflows/messages';
+import { TASK_FAILED, agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskProgressQuery, taskWorkflowId, unlockUpdate, type TaskProgress } from '../workflows/messages';
 import { AgentIdKey, AgentStateKey, LockReasonKey, TokensUsedKey } from '../workflows/search-attributes';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
-import { TASK_FAILED, type TaskRunOutput } from '../workflows/task';
+import type { TaskRunOutput } from '../workflows/task';
 
 export { InvalidArgumentError, NotFoundError, RefusedError };
 

@@ -37,6 +37,8 @@ import {
   messageUpdate,
   stopSignal,
   submitTaskUpdate,
+  TASK_FAILED,
+  TASK_WORKFLOW_TYPE,
   taskEndedSignal,
   taskProgressSignal,
   taskWorkflowId,
@@ -46,7 +48,7 @@ import {
   type UnlockInput,
 } from './messages';
 import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
-import { TASK_FAILED, taskWorkflow } from './task';
+import type { taskWorkflow } from './task';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -248,7 +250,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
 async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEntity['startNext']>>, ended: Map<string, TaskRunOutput>): Promise<TaskRunOutput> {
   const d = agent.data;
   try {
-    const handle = await startChild(taskWorkflow, {
+    const handle = await startChild<typeof taskWorkflow>(TASK_WORKFLOW_TYPE, {
       workflowId: next.workflowId,
       args: [
         {

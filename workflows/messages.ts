@@ -38,6 +38,14 @@ export const taskProgressQuery = defineQuery<TaskProgress>('progress');
 /** Internal: a cancelled task's output to its agent (TaskRunOutput), just before the task ends CANCELED. */
 export const taskEndedSignal = defineSignal<[TaskRunOutput]>('taskEnded');
 
+/**
+ * The task workflow's type (workflows/task.ts `taskWorkflow`), by name: the agent starts its tasks by it
+ * without evaluating the task's modules, which every new agent workflow would otherwise build.
+ */
+export const TASK_WORKFLOW_TYPE = 'taskWorkflow';
+/** The failure type a FAILED task's workflow fails with; its first detail is the TaskRunOutput. */
+export const TASK_FAILED = 'TaskFailed';
+
 /** Workflow ids: one entity per agent, one workflow per task. */
 export const agentWorkflowId = (agentId: string) => `agent-${agentId}`;
 export const taskWorkflowId = (agentId: string, taskId: string) => `agent-${agentId}-${taskId}`;

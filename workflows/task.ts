@@ -29,7 +29,7 @@ import type { ToolExecutionResult } from '../core/errors';
 import { TaskRun, type TaskEnd, type TaskRunInput, type TaskRunOutput } from '../core/task-run';
 import type { AgentState, TaskOutcome } from '../core/types';
 import { factsOf, isWorkerLoss } from './activity-facts';
-import { haltSignal, messageSignal, taskEndedSignal, taskProgressQuery, taskProgressSignal, taskStateQuery } from './messages';
+import { TASK_FAILED, haltSignal, messageSignal, taskEndedSignal, taskProgressQuery, taskProgressSignal, taskStateQuery } from './messages';
 import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
 
 export type { TaskRunInput, TaskRunOutput } from '../core/task-run';
@@ -82,8 +82,7 @@ function changesOfThisRun(): Changes {
   return (patchId) => all || patched(patchId);
 }
 
-/** The failure type a FAILED task's workflow fails with; its first detail is the TaskRunOutput. */
-export const TASK_FAILED = 'TaskFailed';
+export { TASK_FAILED };
 
 /**
  * Run one task: ticks of context → LLM → tools until a final answer, a breaker, a halt or a failure.
@@ -113,9 +112,10 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   const { listTools } = proxyLocalActivities<Activities>({ startToCloseTimeout: safety.toolTimeoutMs, retry: llmOptions.retry, cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED });
   const store = has(TRANSCRIPT_STORE);
   const run = new TaskRun(input, workflowInfo().workflowId, { store });
-  // Every call runs in this scope, so the halt signal can cancel the one in flight. One scope for the
-  // task, not one per call: a scope costs the workflow thread promises (each traced by the SDK's
-  // stack-trace hooks) at every tick, and no call starts after a halt.
+  // The tick loop runs in this scope, so the halt signal can cancel the call in flight. The loop runs
+  // in it once, not each call: entering a scope costs the workflow thread promises (each traced by the
+  // SDK's stack-trace hooks) at every call, and no call starts after a halt. The progress signal to the
+  // agent is sent from the root scope, where it always was: the halt signal does not cancel it.
   const calls = new CancellationScope();
 
   // SYSTEM_HALT reaches a task as a cancellation request from its agent (a human may also cancel the
@@ -154,15 +154,13 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
    * Run an activity so that SYSTEM_HALT can cancel it, and run it again when its worker was lost
    * mid-call: a dead worker is not the call's pain (side-effecting tools apply a call once, by its id).
    */
-  async function cancellable<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    for (let lost = 0; ; lost++) {
-      try {
-        return await calls.run(fn);
-      } catch (err) {
-        if (halted() || !isWorkerLoss(err) || lost >= LIMITS.workerLossReruns || !has(RERUN_AFTER_WORKER_LOSS)) throw err;
-        log.warn('the worker running this call was lost (heartbeats stopped): running the call again, not counted as a failure', { call: what, lost: lost + 1 });
-      }
-    }
+  // Not an async function: a `catch` is one promise a call, an async function's await two.
+  function cancellable<T>(what: string, fn: () => Promise<T>, lost = 0): Promise<T> {
+    return fn().catch((err: unknown) => {
+      if (halted() || !isWorkerLoss(err) || lost >= LIMITS.workerLossReruns || !has(RERUN_AFTER_WORKER_LOSS)) throw err;
+      log.warn('the worker running this call was lost (heartbeats stopped): running the call again, not counted as a failure', { call: what, lost: lost + 1 });
+      return cancellable(what, fn, lost + 1);
+    });
   }
 
   const finish = (end: TaskEnd): TaskRunOutput => {
@@ -207,7 +205,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       const next = run.llmAnswered(response);
       if ('end' in next) return finish(next.end);
       if ('verify' in next) {
-        const sent = reportProgress(has, run);
+        const sent = reportProgress(has, run, root);
         if (sent) await sent;
         continue;
       }
@@ -248,14 +246,14 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       const end = run.endTurn();
       if (end) return finish(end);
       report(has, run, 'EXECUTING');
-      const sent = reportProgress(has, run);
+      const sent = reportProgress(has, run, root);
       if (sent) await sent;
     }
   }
 
   let out: TaskRunOutput;
   try {
-    out = await ticks();
+    out = await calls.run(ticks);
   } catch (err) {
     // A cancellation that arrived at an await outside a call (between calls, sending progress).
     if (!(cancelIsHalt && isCancellation(err))) throw err;
@@ -300,11 +298,12 @@ function report(has: Changes, run: TaskRun, agentState: AgentState, lockReason?:
  * round trip of its own, and each report costs the agent a workflow task. The agent ignores a progress
  * report that arrives after its task ended; clients read the live counts from the task's `progress` query.
  */
-function reportProgress(has: Changes, run: TaskRun): Promise<void> | undefined {
-  if (!has(PROGRESS_IN_BACKGROUND)) return sendProgress(run);
+function reportProgress(has: Changes, run: TaskRun, root: CancellationScope): Promise<void> | undefined {
+  const send = () => root.run(() => sendProgress(run));
+  if (!has(PROGRESS_IN_BACKGROUND)) return send();
   // Nothing to wait for: no promise either (each costs the workflow thread a traced stack).
   if (has(PROGRESS_SPARSE) && !run.progressDue()) return undefined;
-  sendProgress(run).catch(() => undefined);
+  send().catch(() => undefined);
   return Promise.resolve();
 }
 

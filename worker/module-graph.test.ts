@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+
+/**
+ * Every new workflow evaluates the bundle's modules afresh, so each workflow type must load only its
+ * own (workflows/index.ts, docs/BENCHMARKS.md): the modules a workflow evaluates are its entry's value
+ * imports, followed. A type-only import is erased by the compiler and costs nothing.
+ */
+const root = path.resolve(__dirname, '..');
+
+/** Our files `entry` evaluates at run time (relative to the repository), found by compiling each one as the build does. */
+function evaluatedModules(entry: string): Set<string> {
+  const seen = new Set<string>();
+  const visit = (file: string) => {
+    if (seen.has(file)) return;
+    seen.add(file);
+    const js = ts.transpileModule(readFileSync(path.join(root, file), 'utf8'), { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true } }).outputText;
+    for (const [, spec] of js.matchAll(/require\("(\.[^"]+)"\)/g)) {
+      const base = path.join(path.dirname(file), spec as string);
+      visit([`${base}.ts`, path.join(base, 'index.ts')].find((f) => ts.sys.fileExists(path.join(root, f))) ?? `${base}.ts`);
+    }
+  };
+  visit(entry);
+  return seen;
+}
+
+describe('the modules each workflow evaluates', () => {
+  it('an agent evaluates none of its task’s tick loop (it starts tasks by their type’s name)', () => {
+    const agent = evaluatedModules('workflows/agent.ts');
+    expect(agent).toContain('core/agent-entity.ts');
+    expect(agent).not.toContain('workflows/task.ts');
+    expect(agent).not.toContain('core/task-run.ts');
+  });
+
+  it('a task evaluates none of the agent entity, nor the config schema', () => {
+    const task = evaluatedModules('workflows/task.ts');
+    expect(task).toContain('core/task-run.ts');
+    expect(task).not.toContain('workflows/agent.ts');
+    expect(task).not.toContain('core/agent-entity.ts');
+    expect(task).not.toContain('core/config.ts');
+  });
+});
