@@ -8,7 +8,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { AgentClient, InvalidArgumentError, RefusedError } from '../../client/agent-client';
 import type { AgentConfigInput } from '../../core/config';
 import type { AgentWorkflowInput } from '../../workflows/agent';
-import { agentWorkflowId, submitTaskUpdate, taskStateQuery, taskWorkflowId } from '../../workflows/messages';
+import { agentWorkflowId, haltSignal, submitTaskUpdate, taskStateQuery, taskWorkflowId } from '../../workflows/messages';
 import { startGatedHarness, type LlmGate } from '../helpers/gated-llm';
 import { alertFor, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { eventually } from '../../dev/poll';
@@ -43,6 +43,17 @@ async function refusal(agents: AgentClient, agentId: string, input: Parameters<A
   expect(err).toBeInstanceOf(RefusedError);
   expect((err as RefusedError).type).toBe('Refused');
   return (err as Error).message;
+}
+
+/** A new agent running a task whose LLM call is in flight (30 s), with a quick task queued behind it. */
+async function slowTaskThenAnother(prefix: string) {
+  const agentId = uniqueId(prefix);
+  const config = configFor([{ delayMs: 30_000, text: 'slow turn', toolCalls: [{ name: 'fs.list', args: {} }] }, DONE]);
+  const first = await h.agents.submit(agentId, { goal: 'a slow task', config });
+  const second = await h.agents.submit(agentId, { goal: 'the next task', config: configFor([DONE]) });
+  const taskWf = taskWorkflowId(agentId, first.taskId);
+  await activityRunning(h.agents.client, taskWf, 'llm');
+  return { agentId, first, second, taskWf };
 }
 
 const notSuspended = { after: (r: { outcome: string }) => r.outcome !== 'SUSPENDED' };
@@ -145,12 +156,7 @@ describe('SYSTEM_HALT', () => {
   });
 
   it('treats a task cancelled from outside (Web UI, temporal workflow cancel) as halted: CANCELED, recorded, and the agent goes on', async () => {
-    const agentId = uniqueId('cancel-outside');
-    const config = configFor([{ delayMs: 30_000, text: 'slow turn', toolCalls: [{ name: 'fs.list', args: {} }] }, DONE]);
-    const first = await h.agents.submit(agentId, { goal: 'a slow task', config });
-    const second = await h.agents.submit(agentId, { goal: 'the next task', config: configFor([DONE]) });
-    const taskWf = taskWorkflowId(agentId, first.taskId);
-    await activityRunning(h.agents.client, taskWf, 'llm');
+    const { agentId, first, second, taskWf } = await slowTaskThenAnother('cancel-outside');
 
     await h.agents.client.workflow.getHandle(taskWf).cancel();
     expect(await h.agents.waitForTask(agentId, first.taskId)).toMatchObject({ outcome: 'CANCELLED', ticks: 1, toolCalls: [] });
@@ -160,6 +166,23 @@ describe('SYSTEM_HALT', () => {
     // Not a halt of the agent: it is not locked, and its next task runs.
     expect((await h.agents.waitForTask(agentId, second.taskId)).outcome).toBe('COMPLETED');
     expect((await h.agents.status(agentId)).agentState).toBe('WAITING_FOR_EVENT');
+  });
+
+  it('stops a task sent SYSTEM_HALT itself (the Web UI’s signal on the task): its call in flight cancelled, nothing started after, the agent goes on', async () => {
+    const { agentId, first, second, taskWf } = await slowTaskThenAnother('halt-own');
+
+    await h.agents.client.workflow.getHandle(taskWf).signal(haltSignal, { by: 'web ui' });
+    expect(await h.agents.waitForTask(agentId, first.taskId)).toMatchObject({ outcome: 'CANCELLED', ticks: 1, toolCalls: [] });
+    const events = await historyOf(h.agents.client, taskWf);
+    const activities = activitiesIn(events);
+    expect(activities.map((a) => a.activityType)).toEqual(['llm']);
+    expect(activities[0]?.events).toEqual(expect.arrayContaining(['cancelRequested', 'canceled']));
+    expect(activities[0]?.events).not.toContain('completed');
+    const haltAt = eventIdOf(events, 'workflowExecutionSignaled') ?? 0;
+    expect(haltAt).toBeGreaterThan(0);
+    expect(events.filter((e) => e.kind === 'activityTaskScheduled' && Number(e.eventId) > haltAt)).toEqual([]);
+    // The task stopped, not the agent: its next task runs.
+    expect((await h.agents.waitForTask(agentId, second.taskId)).outcome).toBe('COMPLETED');
   });
 
   it('refuses tasks while STOPPED by a halt, naming the state and reason, and accepts them again after unlock', async () => {
