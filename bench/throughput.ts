@@ -197,10 +197,10 @@ function cpuSince(stack: BenchStack, before: { serverMs: number; workerMs: numbe
 
 /**
  * The error lines of the server's log, by whose workflow they name: the floor's (`floor-…`), the
- * project's (any other workflow id) or none. The SQLite server's persistence deadline in a start burst
- * hits either side.
+ * project's (its agents' and tasks', `agent-…`), another (the server's own) or none. The SQLite
+ * server's persistence deadline in a start burst hits either side.
  */
-function serverErrors(logFile: string): { total: number; floor: number; project: number; unnamed: number } {
+function serverErrors(logFile: string): { total: number; floor: number; project: number; other: number } {
   let lines: string[] = [];
   try {
     lines = readFileSync(logFile, 'utf8').split('\n').filter((l) => /"level":"error"|level=error|\tERROR\t/i.test(l));
@@ -209,8 +209,8 @@ function serverErrors(logFile: string): { total: number; floor: number; project:
   }
   const ids = lines.map((l) => /wf-id[=":]+([^\s",]+)/.exec(l)?.[1]);
   const floor = ids.filter((id) => id?.startsWith('floor-')).length;
-  const unnamed = ids.filter((id) => id === undefined).length;
-  return { total: lines.length, floor, project: lines.length - floor - unnamed, unnamed };
+  const project = ids.filter((id) => id?.startsWith('agent-')).length;
+  return { total: lines.length, floor, project, other: lines.length - floor - project };
 }
 
 async function main(): Promise<void> {
@@ -278,7 +278,7 @@ async function main(): Promise<void> {
     console.log('| agents × ticks | run | ms/tick, 1 agent: in the task (wall incl. start) | ticks/s | ratio to floor | workflow tasks/tick | events/tick | server CPU ms/tick | worker CPU ms/tick | RSS MB |');
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
-    console.log(`\nserver errors in its log: ${errors.total} (naming the floor's workflows ${errors.floor}, the project's ${errors.project}, none ${errors.unnamed})`);
+    console.log(`\nserver errors in its log: ${errors.total} (naming the floor's workflows ${errors.floor}, the project's ${errors.project}, other or none ${errors.other})`);
     if (opRows.length) {
       console.log('\nserver requests per tick, by operation (the 12 that differ most; --metrics)\n');
       console.log('| agents × ticks | operation | floor | project |');
