@@ -17,6 +17,7 @@
  * npm run build && node lib/bench/throughput.js --scenarios 200x10 --workers 2   # + 1 worker process
  * npm run build && node lib/bench/throughput.js --scenarios 50x10 --metrics      # + server requests by operation
  * npm run build && node lib/bench/throughput.js --scenarios 200x10 --profile-server  # + server CPU by function (perf, go)
+ * npm run build && node lib/bench/throughput.js --scenarios 200x10 --own-workspaces  # each agent its own workspace
  * ```
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -42,6 +43,12 @@ interface Options {
   metrics: boolean;
   /** Sample the server's CPU by function. */
   profile: boolean;
+  /**
+   * Each agent its own workspace, as real agents have: their transcripts differ, so the store writes a
+   * tick's blobs (with their fsync). By default every agent shares one, and after the first task the
+   * store finds every blob already written.
+   */
+  ownWorkspaces: boolean;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -49,12 +56,14 @@ function parseArgs(argv: string[]): Options {
   let workers = 1;
   let metrics = false;
   let profile = false;
+  let ownWorkspaces = false;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--scenarios' && argv[i + 1]) spec = argv[++i] as string;
     else if (argv[i] === '--workers' && argv[i + 1]) workers = Number(argv[++i]);
     else if (argv[i] === '--metrics') metrics = true;
     else if (argv[i] === '--profile-server') profile = true;
-    else throw new RangeError(`usage: throughput [--scenarios AxT,AxT,...] [--workers N] [--metrics] [--profile-server]; bad ${argv[i]}`);
+    else if (argv[i] === '--own-workspaces') ownWorkspaces = true;
+    else throw new RangeError(`usage: throughput [--scenarios AxT,AxT,...] [--workers N] [--metrics] [--profile-server] [--own-workspaces]; bad ${argv[i]}`);
   }
   if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`--workers must be a whole number >= 1, got ${workers}`);
   const missing = profile ? cannotProfile() : undefined;
@@ -64,7 +73,7 @@ function parseArgs(argv: string[]): Options {
     if (!Number.isInteger(a) || !Number.isInteger(t) || (a as number) < 1 || (t as number) < 2) throw new RangeError(`bad scenario "${s}": AGENTSxTICKS, ticks >= 2`);
     return { agents: a as number, ticks: t as number };
   });
-  return { scenarios, workers, metrics, profile };
+  return { scenarios, workers, metrics, profile, ownWorkspaces };
 }
 
 /**
@@ -113,7 +122,7 @@ interface Measure {
 }
 
 /** What a run measures besides time: `--metrics`, `--profile-server`. */
-type Extras = Pick<Options, 'metrics' | 'profile'>;
+type Extras = Pick<Options, 'metrics' | 'profile' | 'ownWorkspaces'>;
 
 /** Sample the server while `run` runs, when asked to. */
 async function sampled<T>(stack: BenchStack, extras: Extras | undefined, file: string, run: () => Promise<T>): Promise<T & { profile?: ServerProfile }> {
@@ -169,13 +178,14 @@ async function floor(stack: BenchStack, s: Scenario, run: string, extras?: Extra
 
 async function project(stack: BenchStack, s: Scenario, run: string, extras?: Extras): Promise<Measure> {
   const dir = path.join(stack.dir, run);
-  const config = listingTask(dir, s.ticks);
+  const shared = listingTask(dir, s.ticks);
   const agentIds = Array.from({ length: s.agents }, (_, i) => `tp-${run}-${i}`);
+  const configs = agentIds.map((_, i) => (extras?.ownWorkspaces ? listingTask(path.join(dir, `agent-${i}`), s.ticks) : shared));
   const ops0 = extras?.metrics ? await stack.counters() : undefined;
   const { submitted, results, ...measured } = await sampled(stack, extras, path.join(dir, 'project.perf'), async () => {
     const cpu0 = stack.cpu();
     const t0 = performance.now();
-    const submitted = await Promise.all(agentIds.map((agentId) => stack.agents.submit(agentId, { goal: 'list the workspace', config })));
+    const submitted = await Promise.all(agentIds.map((agentId, i) => stack.agents.submit(agentId, { goal: 'list the workspace', config: configs[i] ?? shared })));
     const results = await Promise.all(submitted.map((r, i) => stack.agents.waitForTask(agentIds[i] as string, r.taskId, { timeoutMs: 60 * 60_000 })));
     return { submitted, results, wallMs: performance.now() - t0, ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)) };
   });
@@ -275,6 +285,7 @@ async function main(): Promise<void> {
         ? `one dev server (in memory); the floor worker and a project worker in one process, ${workers - 1} more project worker process(es)\n`
         : 'one dev server (in memory), one process: the project worker and the floor worker (same settings)\n',
     );
+    if (extras.ownWorkspaces) console.log('each agent its own workspace (--own-workspaces): the store writes every tick\'s transcript\n');
     console.log('| agents × ticks | run | ms/tick, 1 agent: in the task (wall incl. start) | ticks/s | ratio to floor | workflow tasks/tick | events/tick | server CPU ms/tick | worker CPU ms/tick | RSS MB |');
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
