@@ -82,8 +82,6 @@ function changesOfThisRun(): Changes {
   return (patchId) => all || patched(patchId);
 }
 
-export { TASK_FAILED };
-
 /**
  * Run one task: ticks of context → LLM → tools until a final answer, a breaker, a halt or a failure.
  */

@@ -22,14 +22,20 @@ function swapper(dir: string, target: string, asFile: string, asLink: string): C
     let n = 0;
     for (;;) {
       for (const [src, tmp] of [[${JSON.stringify(asFile)}, '.swap-a'], [${JSON.stringify(asLink)}, '.swap-b']]) {
-        fs.cpSync(p.join(d, src), p.join(d, tmp), { recursive: true, verbatimSymlinks: true });
         try {
-          fs.renameSync(p.join(d, tmp), t);
+          fs.rmSync(p.join(d, tmp), { recursive: true, force: true });
+          fs.cpSync(p.join(d, src), p.join(d, tmp), { recursive: true, verbatimSymlinks: true });
+          try {
+            fs.renameSync(p.join(d, tmp), t);
+          } catch {
+            // A directory cannot replace a directory or a link in one rename: move the old one aside first.
+            fs.rmSync(p.join(d, '.swap-old'), { recursive: true, force: true });
+            fs.renameSync(t, p.join(d, '.swap-old'));
+            fs.renameSync(p.join(d, tmp), t);
+          }
         } catch {
-          // A directory cannot replace a directory or a link in one rename: move the old one aside first.
-          fs.renameSync(t, p.join(d, '.swap-old'));
-          fs.renameSync(p.join(d, tmp), t);
-          fs.rmSync(p.join(d, '.swap-old'), { recursive: true });
+          // A tool's write landed in a folder being moved or removed: this swap is skipped, the next one runs.
+          continue;
         }
         if (++n % 100 === 0) fs.writeFileSync(p.join(d, '.swaps'), String(n));
       }

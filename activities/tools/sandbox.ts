@@ -104,7 +104,7 @@ export class Workspace {
   /** `source`: the tool, named by the error of a missing root. */
   constructor(
     readonly roots: string[],
-    private readonly source: string,
+    readonly source: string,
   ) {}
 
   /** The realpath of `root` (one of `roots`); rejects as `fs.realpath` does. */
@@ -116,7 +116,7 @@ export class Workspace {
 
   /** The realpath of every root, each an existing directory. @throws ToolError E_INTERNAL fatal otherwise. */
   realRoots(): Promise<string[]> {
-    return (this.checked ??= realRootsOf(this, this.source));
+    return (this.checked ??= realRootsOf(this));
   }
 }
 
@@ -125,8 +125,8 @@ function workspaceOf(workspace: string[] | Workspace, source: string): Workspace
 }
 
 /** The realpath of every root. A missing root is a deployment fault, not something the model can fix. */
-async function realRootsOf(ws: Workspace, source: string): Promise<string[]> {
-  const { roots } = ws;
+async function realRootsOf(ws: Workspace): Promise<string[]> {
+  const { roots, source } = ws;
   const fatal = (message: string) => ToolError.of({ code: 'E_INTERNAL', kind: 'fatal', source, message });
   if (!Array.isArray(roots) || roots.length === 0) throw fatal('No workspace root is configured.');
   return Promise.all(
