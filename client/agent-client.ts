@@ -33,7 +33,7 @@ import {
 } from '../core/contract';
 import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
 import { TASK_FAILED, agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskProgressQuery, taskWorkflowId, unlockUpdate, type TaskProgress } from '../workflows/messages';
-import { AgentIdKey, AgentStateKey, LockReasonKey, TokensUsedKey } from '../workflows/search-attributes';
+import { AgentIdKey, AgentStateKey, LockReasonKey, TickIndexKey, TokensUsedKey } from '../workflows/search-attributes';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
 import type { TaskRunOutput } from '../workflows/task';
 
@@ -68,7 +68,14 @@ export class AgentClient {
       args: [{ agentId, config: input.config, ...(this.opts.continueAsNewAfterEvents ? { continueAsNewAfterEvents: this.opts.continueAsNewAfterEvents } : {}) }],
       workflowIdConflictPolicy: 'USE_EXISTING',
       staticSummary: `agent ${agentId}`,
-      typedSearchAttributes: [{ key: AgentIdKey, value: agentId }],
+      // A new agent's search attributes as its first report would write them (core/agent-entity.ts
+      // newAgentData): given at the start, that report writes none (a visibility write saved).
+      typedSearchAttributes: [
+        { key: AgentIdKey, value: agentId },
+        { key: AgentStateKey, value: 'WAITING_FOR_EVENT' },
+        { key: TokensUsedKey, value: 0 },
+        { key: TickIndexKey, value: 0 },
+      ],
     });
     try {
       return await this.client.workflow.executeUpdateWithStart(submitTaskUpdate, {

@@ -13,7 +13,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -21,6 +20,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
 import type { createActivities } from '../activities';
 import { AgentEntity, newAgentData, type AgentData } from '../core/agent-entity';
 import type { AgentConfig } from '../core/config';
@@ -47,6 +47,7 @@ import {
   type AgentStatus,
   type UnlockInput,
 } from './messages';
+import { changesOfThisRun } from './changes';
 import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
 import type { taskWorkflow } from './task';
 
@@ -57,6 +58,20 @@ const HALT_CANCELS_TASK = 'halt-cancels-task';
 
 /** Patch: submitTask asks a worker whether the task's limits lie within its policy. */
 const CHECK_LIMITS_AT_SUBMIT = 'check-task-limits-at-submit';
+
+/**
+ * Patch: a report upserts only the search attributes whose value changed, none when nothing did (the
+ * client starts an agent with its first ones). It wrote every key at the start, the submit, the task's
+ * start and its end.
+ */
+const UPSERT_CHANGED_ONLY = 'agent-upsert-changed-only';
+
+/** Patch: a task starts with its agent id, state and counts as search attributes, so its first report writes none of them. */
+const TASK_ATTRIBUTES_AT_START = 'task-attributes-at-start';
+
+/** Patch: every change above at once (`changesOfThisRun`): an agent started since records this one marker. */
+const ALL_CHANGES = 'agent-changes-2026-11';
+
 
 // A regular activity, not a local one: several submits check at once, and concurrent local activities
 // resume their handlers in completion order live but in scheduling order on replay, which reorders the
@@ -87,6 +102,7 @@ export interface AgentWorkflowInput {
  */
 export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   const agent = new AgentEntity(input.carried ?? newAgentData(input.agentId, input.config), (taskId) => taskWorkflowId(input.agentId, taskId));
+  const has = changesOfThisRun(ALL_CHANGES);
 
   // Every payload is checked with the contract's schemas (core/contract.ts): an update's validator
   // refuses a bad one to its caller with a typed failure; a signal's handler drops it with a warning.
@@ -100,7 +116,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
       const input = agent.parseSubmit(raw);
       // The worker's operator sets the outer limits: a task config wider than the policy of the workers
       // that would run its tools is refused to the submitter now, not found out at its first tool call.
-      if (patched(CHECK_LIMITS_AT_SUBMIT)) {
+      if (has(CHECK_LIMITS_AT_SUBMIT)) {
         const { workspace, tools } = input.config ?? agent.data.config;
         const { refused } = await checkTaskLimits({ workspace, tools });
         if (refused) typed(() => { throw new RefusedError(refused); });
@@ -122,7 +138,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
     const { forwardTo } = agent.halt(h);
     report();
     if (forwardTo) {
-      if (patched(HALT_CANCELS_TASK)) await signalTask(forwardTo, (handle) => handle.cancel());
+      if (has(HALT_CANCELS_TASK)) await signalTask(forwardTo, (handle) => handle.cancel());
       else await signalTask(forwardTo, (handle) => handle.signal(haltSignal, h));
     }
   };
@@ -186,14 +202,17 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
 
   function report(): void {
     const d = agent.data;
-    upsertSearchAttributes([
+    const updates: SearchAttributeUpdatePair[] = [
       { key: AgentIdKey, value: d.agentId },
       { key: AgentStateKey, value: d.agentState },
       { key: TokensUsedKey, value: d.tokensUsed + (d.current?.runTokens ?? 0) },
       { key: TickIndexKey, value: d.current?.tick ?? 0 },
       ...(d.lastErrorCode ? [{ key: LastErrorCodeKey, value: d.lastErrorCode }] : []),
       { key: LockReasonKey, value: d.reason?.code ?? null },
-    ]);
+    ];
+    const current = workflowInfo().typedSearchAttributes;
+    const changed = has(UPSERT_CHANGED_ONLY) ? updates.filter((u) => (current.get(u.key) ?? null) !== u.value) : updates;
+    if (changed.length) upsertSearchAttributes(changed);
     const queue = ordered(d.inbox);
     setCurrentDetails(
       [
@@ -225,7 +244,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
     const next = agent.startNext();
     if (!next) continue;
     report();
-    const output = await runTask(agent, next, ended);
+    const output = await runTask(agent, next, ended, has(TASK_ATTRIBUTES_AT_START));
     agent.finish(output);
     report();
     if (output.lock?.raiseAlert) {
@@ -247,8 +266,15 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   }
 }
 
-async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEntity['startNext']>>, ended: Map<string, TaskRunOutput>): Promise<TaskRunOutput> {
+async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEntity['startNext']>>, ended: Map<string, TaskRunOutput>, attributesAtStart: boolean): Promise<TaskRunOutput> {
   const d = agent.data;
+  // What the task's first report would write (workflows/task.ts `report`), given at its start instead.
+  const typedSearchAttributes: SearchAttributePair[] = [
+    { key: AgentIdKey, value: d.agentId },
+    { key: AgentStateKey, value: 'EXECUTING' },
+    { key: TickIndexKey, value: next.checkpoint?.ticks ?? 0 },
+    { key: TokensUsedKey, value: next.checkpoint?.tokensUsed ?? 0 },
+  ];
   try {
     const handle = await startChild<typeof taskWorkflow>(TASK_WORKFLOW_TYPE, {
       workflowId: next.workflowId,
@@ -266,6 +292,7 @@ async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEnt
       ],
       staticSummary: `${next.checkpoint ? 'resume ' : ''}${next.task.taskId}: ${next.task.goal.slice(0, 100)}`,
       staticDetails: `Agent **${d.agentId}** · priority ${next.task.priority}\n\n${next.task.goal}`,
+      ...(attributesAtStart ? { typedSearchAttributes } : {}),
     });
     return await handle.result();
   } catch (err) {

@@ -11,7 +11,6 @@ import {
   getExternalWorkflowHandle,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   proxyLocalActivities,
   setCurrentDetails,
@@ -29,6 +28,7 @@ import type { ToolExecutionResult } from '../core/errors';
 import { TaskRun, type TaskEnd, type TaskRunInput, type TaskRunOutput } from '../core/task-run';
 import type { AgentState, TaskOutcome } from '../core/types';
 import { factsOf, isWorkerLoss } from './activity-facts';
+import { changesOfThisRun, type Changes } from './changes';
 import { TASK_FAILED, haltSignal, messageSignal, taskEndedSignal, taskProgressQuery, taskProgressSignal, taskStateQuery } from './messages';
 import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
 
@@ -66,21 +66,12 @@ const COUNTS_SPARSE = 'search-attribute-counts-sparse';
 const WORKER_TOOLS = 'worker-tools';
 
 /**
- * Patch: every change above at once. A task started since records this one marker instead of one per
- * change: each marker costs the history two events (core upserts `TemporalChangeVersion` with it), and
- * those first met at the third workflow task cost it a visibility write of its own. Tasks recorded
- * before it replay with the markers they have. A change after it is a patch of its own (`patched`, not
- * `has`).
+ * Patch: every change above at once (`changesOfThisRun`). A task started since records this one marker
+ * instead of one per change; those first met at the third workflow task cost it a visibility write of
+ * its own.
  */
 const ALL_CHANGES = 'task-changes-2026-11';
 
-/** Whether a change (a patch id above) applies to this run: all do in a run that recorded ALL_CHANGES. */
-type Changes = (patchId: string) => boolean;
-
-function changesOfThisRun(): Changes {
-  const all = patched(ALL_CHANGES);
-  return (patchId) => all || patched(patchId);
-}
 
 /**
  * Run one task: ticks of context → LLM → tools until a final answer, a breaker, a halt or a failure.
@@ -89,7 +80,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   const { config } = input;
   const { safety } = config;
   const spec = parseLlmSpec(config.llm);
-  const has = changesOfThisRun();
+  const has = changesOfThisRun(ALL_CHANGES);
   const llmOptions: ActivityOptions = {
     // Configs recorded before llmTimeoutMs existed keep the old 10 minutes.
     startToCloseTimeout: safety.llmTimeoutMs ?? '10 minutes',

@@ -11,9 +11,9 @@ const dir = path.join(__dirname, '..', 'fixtures', 'histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
 
 describe('committed histories', () => {
-  it('hold the agent and the task workflow of each representative run, before and after the transcript store, the worker’s tools, the sparse search-attribute counts and the one marker for all of them, and nothing else', () => {
+  it('hold the agent and the task workflow of each representative run, before and after the transcript store, the worker’s tools, the sparse search-attribute counts, the one marker for all of them, and the agent’s writes of what changed only, and nothing else', () => {
     const runs = ['budget-stop', 'eperm', 'fatal-llm', 'frustration-cascade', 'repeat-lockout'];
-    const generations = ['', '-store', '-tools', '-counts', '-changes'];
+    const generations = ['', '-store', '-tools', '-counts', '-changes', '-upserts'];
     expect(files).toEqual(runs.flatMap((r) => generations.flatMap((g) => [`${r}${g}-agent.json`, `${r}${g}-task.json`])).sort());
   });
 

@@ -3,14 +3,15 @@
  * PROGRESS_EVERY_TICKS ticks, and that report travels alongside the next LLM call instead of before it,
  * so most ticks cost no workflow task on the agent; a client still sees every tick, live, because
  * `status` reads the running task's counts from the task itself. The task's search attributes take
- * its counts on the same ticks, so most ticks cost no visibility write either.
+ * its counts on the same ticks, so most ticks cost no visibility write either; an agent writes its own
+ * only when they change, and hands its task its first ones with the task's start.
  */
 import { read, turn, done, missing } from '../helpers/scenarios';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { activityRunning, firstPayload, historyOf } from '../helpers/workflow-history';
 import { PROGRESS_EVERY_TICKS } from '../../core/task-run';
-import { taskWorkflowId } from '../../workflows/messages';
-import { TickIndexKey, TokensUsedKey } from '../../workflows/search-attributes';
+import { agentWorkflowId, taskWorkflowId } from '../../workflows/messages';
+import { AgentIdKey, AgentStateKey, TickIndexKey, TokensUsedKey } from '../../workflows/search-attributes';
 import { eventually } from '../../dev/poll';
 
 let h: Harness;
@@ -66,13 +67,48 @@ it('writes a task’s tick and tokens to its search attributes every few ticks, 
   const result = await h.agents.waitForTask(agentId, taskId);
   expect(result).toMatchObject({ outcome: 'COMPLETED', ticks });
 
-  const written = (await historyOf(h.agents.client, workflowId)).flatMap((e) => {
+  const events = await historyOf(h.agents.client, workflowId);
+  // The start: its agent gave the task its counts (and id and state) with the workflow's start.
+  const started = events[0]?.workflowExecutionStartedEventAttributes?.searchAttributes?.indexedFields;
+  expect(firstPayload<number>({ payloads: [started?.TickIndex ?? {}] })).toBe(0);
+  const written = events.flatMap((e) => {
     const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
     return fields?.TickIndex ? [{ tick: firstPayload<number>({ payloads: [fields.TickIndex] }), error: fields.LastErrorCode ? firstPayload<string>({ payloads: [fields.LastErrorCode] }) : undefined }] : [];
   });
-  // The start, the error, the agent's report at tick 10, the close: not one write per tick.
-  expect(written).toEqual([{ tick: 0 }, { tick: 3, error: 'ENOENT' }, { tick: PROGRESS_EVERY_TICKS }, { tick: ticks }].map((w) => ({ error: undefined, ...w })));
+  // The error, the agent's report at tick 10, the close: not one write per tick.
+  expect(written).toEqual([{ tick: 3, error: 'ENOENT' }, { tick: PROGRESS_EVERY_TICKS }, { tick: ticks }].map((w) => ({ error: undefined, ...w })));
   const sa = (await h.agents.client.workflow.getHandle(workflowId).describe()).typedSearchAttributes;
   expect(sa.get(TickIndexKey)).toBe(ticks);
   expect(sa.get(TokensUsedKey)).toBe(result.tokensUsed);
+});
+
+it('writes an agent’s search attributes only when they change, and starts its task with them, so neither writes at its start', async () => {
+  const agentId = uniqueId('tick-writes');
+  const config = scriptedConfig(writeScript([turn(read('notes.md')), turn(read('notes.md')), done()]), makeWorkspace({ 'notes.md': 'n\n' }));
+  const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'read twice', config });
+  const result = await h.agents.waitForTask(agentId, taskId);
+  expect(result).toMatchObject({ outcome: 'COMPLETED', ticks: 3 });
+
+  // Each upsert of ours, by the keys it writes (core's TemporalChangeVersion, written with a patch marker, aside).
+  const writes = (events: Awaited<ReturnType<typeof historyOf>>) =>
+    events.flatMap((e) => {
+      const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+      const keys = Object.keys(fields ?? {}).filter((k) => k !== 'TemporalChangeVersion');
+      return keys.length ? [Object.fromEntries(keys.map((k) => [k, firstPayload({ payloads: [fields![k]!] })]))] : [];
+    });
+  const agentEvents = await historyOf(h.agents.client, agentWorkflowId(agentId));
+  // The client started the agent with its first state; the agent then wrote what moved: its state when
+  // the task started, its tokens and state when it ended. Before, it wrote every key five times.
+  expect(writes(agentEvents)).toEqual([{ AgentState: 'EXECUTING' }, { TokensUsed: result.tokensUsed, AgentState: 'WAITING_FOR_EVENT' }]);
+  const childStart = agentEvents.find((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)?.startChildWorkflowExecutionInitiatedEventAttributes;
+  const given = childStart?.searchAttributes?.indexedFields ?? {};
+  expect(Object.fromEntries(Object.entries(given).map(([k, v]) => [k, firstPayload({ payloads: [v] })]))).toEqual({ AgentId: agentId, AgentState: 'EXECUTING', TickIndex: 0, TokensUsed: 0 });
+  // The task, started with those, writes only at its close.
+  expect(writes(await historyOf(h.agents.client, workflowId))).toEqual([{ AgentState: null, TickIndex: 3, TokensUsed: result.tokensUsed }]);
+
+  // What the visibility store and the list show is what the writes left.
+  const agentSa = (await h.agents.client.workflow.getHandle(agentWorkflowId(agentId)).describe()).typedSearchAttributes;
+  expect([agentSa.get(AgentIdKey), agentSa.get(AgentStateKey), agentSa.get(TokensUsedKey), agentSa.get(TickIndexKey)]).toEqual([agentId, 'WAITING_FOR_EVENT', result.tokensUsed, 0]);
+  const listed = await eventually('the agent listed with its tokens', async () => (await h.agents.listAgents()).agents.find((a) => a.agentId === agentId && a.tokensUsed === result.tokensUsed));
+  expect(listed).toMatchObject({ agentState: 'WAITING_FOR_EVENT' });
 });
