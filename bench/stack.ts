@@ -41,7 +41,10 @@ export interface BenchStack {
   counters(): Promise<Map<string, number>>;
 }
 
-/** Start a server and a worker for `name`; `stop()` stops both. */
+/**
+ * Start a server and a worker for `name`, with a scratch folder (workspaces, the server's log, the
+ * transcripts); `stop()` stops both and removes the folder, unless `STARRY_BENCH_KEEP=1` asks to keep it.
+ */
 export async function startBenchStack(name: string, opts: { metrics?: boolean } = {}): Promise<BenchStack> {
   // The benchmarks' workspaces are temporary folders: the worker's policy must allow them.
   process.env.STARRY_WORKSPACE_ROOTS ??= os.tmpdir();
@@ -68,6 +71,8 @@ export async function startBenchStack(name: string, opts: { metrics?: boolean } 
         rmSync(ownStore, { recursive: true, force: true });
         delete process.env.STARRY_STORE_DIR; // a next stack in this process gets its own
       }
+      if (process.env.STARRY_BENCH_KEEP === '1') process.stderr.write(`kept the benchmark's folder (STARRY_BENCH_KEEP=1): ${dir}\n`);
+      else rmSync(dir, { recursive: true, force: true });
     },
   };
 }

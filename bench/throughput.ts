@@ -210,7 +210,7 @@ function cpuSince(stack: BenchStack, before: { serverMs: number; workerMs: numbe
  * project's (its agents' and tasks', `agent-…`), another (the server's own) or none. The SQLite
  * server's persistence deadline in a start burst hits either side.
  */
-function serverErrors(logFile: string): { total: number; floor: number; project: number; other: number } {
+function serverErrors(logFile: string): { total: number; floor: number; project: number; other: number; first: string[] } {
   let lines: string[] = [];
   try {
     lines = readFileSync(logFile, 'utf8').split('\n').filter((l) => /"level":"error"|level=error|\tERROR\t/i.test(l));
@@ -220,7 +220,10 @@ function serverErrors(logFile: string): { total: number; floor: number; project:
   const ids = lines.map((l) => /wf-id[=":]+([^\s",]+)/.exec(l)?.[1]);
   const floor = ids.filter((id) => id?.startsWith('floor-')).length;
   const project = ids.filter((id) => id?.startsWith('agent-')).length;
-  return { total: lines.length, floor, project, other: lines.length - floor - project };
+  // What the first few say (the log goes with the benchmark's folder): the message, whose, the error.
+  const field = (l: string, k: string) => new RegExp(`${k}=("[^"]*"|\\S+)`).exec(l)?.[1];
+  const first = lines.slice(0, 3).map((l) => [field(l, 'msg'), field(l, 'wf-id'), field(l, 'error')].filter(Boolean).join(' '));
+  return { total: lines.length, floor, project, other: lines.length - floor - project, first };
 }
 
 async function main(): Promise<void> {
@@ -290,6 +293,7 @@ async function main(): Promise<void> {
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
     console.log(`\nserver errors in its log: ${errors.total} (naming the floor's workflows ${errors.floor}, the project's ${errors.project}, other or none ${errors.other})`);
+    for (const e of errors.first) console.log(`- ${e}`);
     if (opRows.length) {
       console.log('\nserver requests per tick, by operation (the 12 that differ most; --metrics)\n');
       console.log('| agents × ticks | operation | floor | project |');
