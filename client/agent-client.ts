@@ -69,7 +69,8 @@ export class AgentClient {
       workflowIdConflictPolicy: 'USE_EXISTING',
       staticSummary: `agent ${agentId}`,
       // A new agent's search attributes as its first report would write them (core/agent-entity.ts
-      // newAgentData): given at the start, that report writes none (a visibility write saved).
+      // newAgentData): given at the start, that report upserts none, and the list shows the agent's
+      // state from its start.
       typedSearchAttributes: [
         { key: AgentIdKey, value: agentId },
         { key: AgentStateKey, value: 'WAITING_FOR_EVENT' },

@@ -72,7 +72,6 @@ const TASK_ATTRIBUTES_AT_START = 'task-attributes-at-start';
 /** Patch: every change above at once (`changesOfThisRun`): an agent started since records this one marker. */
 const ALL_CHANGES = 'agent-changes-2026-11';
 
-
 // A regular activity, not a local one: several submits check at once, and concurrent local activities
 // resume their handlers in completion order live but in scheduling order on replay, which reorders the
 // handlers' commands (a nondeterminism the replay-every-history check of the test run caught). Activity

@@ -72,7 +72,6 @@ const WORKER_TOOLS = 'worker-tools';
  */
 const ALL_CHANGES = 'task-changes-2026-11';
 
-
 /**
  * Run one task: ticks of context → LLM → tools until a final answer, a breaker, a halt or a failure.
  */
