@@ -50,7 +50,7 @@ export async function startBenchStack(name: string, opts: { metrics?: boolean } 
   process.env.STARRY_WORKSPACE_ROOTS ??= os.tmpdir();
   const dir = mkdtempSync(path.join(os.tmpdir(), `starry-bench-${name}-`));
   // The transcripts go to this folder (its extra worker processes inherit the setting), not into the
-  // project's store: the in-memory server forgets the histories that name them. Removed at stop.
+  // project's store: the in-memory server forgets the histories that name them. Removed at stop, with the folder.
   let ownStore: string | undefined;
   if (!process.env.STARRY_STORE_DIR && !process.env.STARRY_STORE_BUCKET) process.env.STARRY_STORE_DIR = ownStore = path.join(dir, 'blobs');
   const metricsPort = opts.metrics ? await freePort() : undefined;
@@ -67,10 +67,7 @@ export async function startBenchStack(name: string, opts: { metrics?: boolean } 
     ...stack,
     async stop() {
       await stop();
-      if (ownStore) {
-        rmSync(ownStore, { recursive: true, force: true });
-        delete process.env.STARRY_STORE_DIR; // a next stack in this process gets its own
-      }
+      if (ownStore) delete process.env.STARRY_STORE_DIR; // a next stack in this process gets its own
       if (process.env.STARRY_BENCH_KEEP === '1') process.stderr.write(`kept the benchmark's folder (STARRY_BENCH_KEEP=1): ${dir}\n`);
       else rmSync(dir, { recursive: true, force: true });
     },
