@@ -6,7 +6,7 @@ describe('the error taxonomy', () => {
     for (const c of ERROR_CODES) (byKind[kindOf(c)] ??= []).push(c);
     expect(byKind.transient?.sort()).toEqual(['E_RATE_LIMIT', 'E_UNAVAILABLE', 'EAI_AGAIN', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT'].sort());
     expect(byKind.fatal?.sort()).toEqual(['E_AUTH', 'E_BLOB_MISSING', 'E_INTERNAL', 'ENOMEM'].sort());
-    expect(byKind.execution).toEqual(expect.arrayContaining(['EPERM', 'ENOENT', 'E_UNKNOWN_TOOL', 'E_INVALID_JSON', 'E_SCHEMA', 'E_OUTPUT_TOO_LARGE', 'E_SKIPPED']));
+    expect(byKind.execution).toEqual(expect.arrayContaining(['EPERM', 'ENOENT', 'E_UNKNOWN_TOOL', 'E_INVALID_JSON', 'E_SCHEMA', 'E_OUTPUT_TOO_LARGE', 'E_LIMIT', 'E_SKIPPED']));
   });
 
   it('narrows an unknown code to a fallback, never passing a stranger through', () => {

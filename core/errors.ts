@@ -26,6 +26,8 @@ export const ERROR_CODES = [
   'E_RATE_LIMIT',
   'E_UNAVAILABLE',
   'E_OUTPUT_TOO_LARGE',
+  /** A sandboxed program hit one of the worker's resource limits (processes, memory, CPU, file size, disk). */
+  'E_LIMIT',
   'E_AUTH',
   'E_INTERNAL',
   /** A tool reported that it failed (a user's tool threw, an MCP tool answered isError). */

@@ -1,5 +1,5 @@
 import { isRequestError } from './request-errors';
-import { narrowToPolicy, normalizePosix, parseWorkerPolicy, type TaskLimits } from './worker-policy';
+import { changesCodeLoading, mcpCommandEntry, narrowToPolicy, normalizePosix, parseWorkerPolicy, type TaskLimits } from './worker-policy';
 
 const policy = parseWorkerPolicy({ roots: ['/srv/ws/'], shellAllow: ['ls', 'cat'], httpAllow: ['*.example.com', 'api.test:8443', 'local.test:*'], maxOutputBytes: 1000 });
 const task = (over: Partial<TaskLimits['tools']> & { workspace?: string[] } = {}): TaskLimits => ({
@@ -52,5 +52,88 @@ describe('worker policy', () => {
   it('normalizes paths lexically', () => {
     expect(normalizePosix('/a/./b//c/../d/')).toBe('/a/b/d');
     expect(normalizePosix('/../..')).toBe('/');
+  });
+});
+
+describe('worker policy: the sandbox', () => {
+  const ws = { workspace: ['/srv/ws/a'], tools: { shellAllow: [], httpAllow: [], maxOutputBytes: 500 } };
+  const mcpPolicy = parseWorkerPolicy({
+    roots: ['/srv/ws'],
+    mcpCommands: ['node', { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'], network: true, readOnly: ['/opt/mcp/'], env: ['GITHUB_TOOLSETS'] }],
+    mcpEnv: ['GH_TOKEN'],
+  });
+  const stdio = (spec: { command: string; args?: string[]; env?: Record<string, string> }) => ({ ...ws, tools: { ...ws.tools, mcp: { s: spec } } });
+  const refusedBy = (p: typeof mcpPolicy, t: TaskLimits): string => {
+    try {
+      narrowToPolicy(p, t);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    throw new Error('not refused');
+  };
+
+  it('fills in limits that keep ordinary programs working, and takes narrower ones', () => {
+    expect(parseWorkerPolicy({ roots: ['/a'] }).limits).toEqual({
+      processes: 256,
+      memoryBytes: 1024 * 1024 * 1024,
+      cpuSeconds: 60,
+      fileSizeBytes: 256 * 1024 * 1024,
+      openFiles: 1024,
+      tmpBytes: 64 * 1024 * 1024,
+      workspaceBytes: 1024 * 1024 * 1024,
+      cgroups: true,
+    });
+    expect(parseWorkerPolicy({ roots: ['/a'], limits: { processes: 32, tmpBytes: 0 } }).limits).toMatchObject({ processes: 32, tmpBytes: 0, cpuSeconds: 60 });
+  });
+
+  it('rejects a limit that is not a number of its kind, or unknown, naming it', () => {
+    expect(() => parseWorkerPolicy({ roots: ['/a'], limits: { processes: 2 } })).toThrow(/limits\.processes/);
+    expect(() => parseWorkerPolicy({ roots: ['/a'], limits: { cpuSeconds: 1.5 } })).toThrow(/limits\.cpuSeconds/);
+    expect(() => parseWorkerPolicy({ roots: ['/a'], limits: { disk: 5 } })).toThrow(/limits.*disk/);
+  });
+
+  it('reads a string mcpCommands entry as a server with no network, nothing more to see and free args', () => {
+    expect(parseWorkerPolicy({ roots: ['/a'], mcpCommands: ['node'] }).mcpCommands).toEqual([{ command: 'node', network: false, readOnly: [], env: [] }]);
+    expect(mcpPolicy.mcpCommands[1]).toEqual({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'], network: true, readOnly: ['/opt/mcp'], env: ['GITHUB_TOOLSETS'] });
+  });
+
+  it('refuses a policy whose entry lets configs set a variable that changes code loading, or is malformed', () => {
+    expect(() => parseWorkerPolicy({ roots: ['/a'], mcpCommands: [{ command: 'node', env: ['NODE_OPTIONS'] }] })).toThrow(/mcpCommands\.0\.env\.0: NODE_OPTIONS changes how a program loads code/);
+    expect(() => parseWorkerPolicy({ roots: ['/a'], mcpCommands: [{ command: 'node', readOnly: ['opt'] }] })).toThrow(/mcpCommands\.0/);
+    expect(() => parseWorkerPolicy({ roots: ['/a'], mcpCommands: [{ command: 'node', net: true }] })).toThrow(/mcpCommands\.0/);
+  });
+
+  it('tells a variable that changes how a program loads code from an ordinary one', () => {
+    for (const name of ['NODE_OPTIONS', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'PYTHONPATH', 'PATH', 'HOME', 'npm_config_registry', 'GIT_SSH_COMMAND', 'BASH_ENV', 'JAVA_TOOL_OPTIONS', 'node_options']) {
+      expect([name, changesCodeLoading(name)]).toEqual([name, true]);
+    }
+    for (const name of ['LOG_LEVEL', 'GITHUB_TOOLSETS', 'NOTES_FILE', 'NODE_ENV', 'TOKEN']) {
+      expect([name, changesCodeLoading(name)]).toEqual([name, false]);
+    }
+  });
+
+  it('refuses NODE_OPTIONS (or any code-loading variable) in a server’s env, whatever the value, naming it', () => {
+    const message = refusedBy(mcpPolicy, stdio({ command: 'node', args: ['/srv/ws/a/server.js'], env: { NODE_OPTIONS: '--require /srv/ws/a/evil.js' } }));
+    expect(message).toContain('tools.mcp.s.env: NODE_OPTIONS changes how the server loads code');
+    expect(refusedBy(mcpPolicy, stdio({ command: 'node', env: { LD_PRELOAD: '${env:GH_TOKEN}' } }))).toContain('LD_PRELOAD');
+    expect(refusedBy(mcpPolicy, stdio({ command: 'node', env: { PATH: '/srv/ws/a/bin' } }))).toContain('PATH changes');
+  });
+
+  it('takes a free env value only for a name the policy lists for that command; a whole ${env:NAME} goes in any other', () => {
+    const github = { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'] };
+    expect(() => narrowToPolicy(mcpPolicy, stdio({ ...github, env: { GITHUB_TOOLSETS: 'repos,issues', GITHUB_PERSONAL_ACCESS_TOKEN: '${env:GH_TOKEN}' } }))).not.toThrow();
+    const message = refusedBy(mcpPolicy, stdio({ ...github, env: { GITHUB_API_URL: 'https://evil.example/?${env:GH_TOKEN}' } }));
+    expect(message).toContain("tools.mcp.s.env: GITHUB_API_URL has a value of the config's own");
+    expect(message).toContain("for 'npx' (listed: GITHUB_TOOLSETS)");
+    expect(refusedBy(mcpPolicy, stdio({ command: 'node', env: { DEBUG: '1' } }))).toContain("for 'node' (listed: none)");
+  });
+
+  it('pins the args of an entry that lists them, and picks the pinned entry over a free one', () => {
+    expect(refusedBy(mcpPolicy, stdio({ command: 'npx', args: ['-y', 'evil-package'] }))).toContain(`the worker starts 'npx' only with the args ["-y","@modelcontextprotocol/server-github"]`);
+    expect(refusedBy(mcpPolicy, stdio({ command: 'python3' }))).toContain("the command 'python3' is not one the worker starts as an MCP server (allowed: node, npx)");
+    const both = parseWorkerPolicy({ roots: ['/a'], mcpCommands: ['node', { command: 'node', args: ['/opt/mcp/gh.js'], network: true }] });
+    expect(mcpCommandEntry(both, 'node', ['/opt/mcp/gh.js'])?.network).toBe(true);
+    expect(mcpCommandEntry(both, 'node', ['/a/evil.js'])?.network).toBe(false);
+    expect(mcpCommandEntry(both, 'npx', [])).toBeUndefined();
   });
 });

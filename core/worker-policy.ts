@@ -16,6 +16,95 @@ const absolutePath = z
   .refine((p) => p.startsWith('/') && !p.includes('\0'), { message: 'must be an absolute path' })
   .transform(normalizePosix);
 
+// ---- The sandbox (issue 30): resource limits, and what each stdio MCP server may see and be given ----
+
+const MiB = 1024 * 1024;
+const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
+
+/**
+ * The resource limits of every sandboxed program (`shell.run`, stdio MCP servers) and of a task's
+ * workspace. A task's config has no knob for them: the operator's values apply to every task.
+ */
+export const SandboxLimitsSchema = z
+  .object({
+    /** Processes and threads a sandbox may hold at once. */
+    processes: z.number().int().min(8).max(65_536).default(256),
+    /** Memory of a sandbox (its processes and its /tmp together, where cgroups count it). */
+    memoryBytes: z.number().int().min(16 * MiB).default(1024 * MiB),
+    /** CPU time of each process (an MCP server's over its life). */
+    cpuSeconds: z.number().int().min(1).max(86_400).default(60),
+    /** The largest file a program may write. */
+    fileSizeBytes: z.number().int().min(1).default(256 * MiB),
+    /** Files a process may have open at once. */
+    openFiles: z.number().int().min(16).max(1_048_576).default(1024),
+    /** The size of the sandbox's private /tmp; 0: a read-only, empty /tmp. */
+    tmpBytes: z.number().int().min(0).default(64 * MiB),
+    /** What the files of a task's workspace roots may hold together, in bytes (their apparent sizes). */
+    workspaceBytes: z.number().int().min(1).default(1024 * MiB),
+    /** Use cgroups where the host lets the worker create them (exact process and memory limits); false: rlimits only. */
+    cgroups: z.boolean().default(true),
+  })
+  .strict();
+
+export type SandboxLimits = z.output<typeof SandboxLimitsSchema>;
+
+/** The limits of a worker whose policy says nothing about them. */
+export const DEFAULT_LIMITS: SandboxLimits = SandboxLimitsSchema.parse({});
+
+/**
+ * Environment variables that change what code a program loads or runs. No config may set them, whatever
+ * the value: with one, a task would run its own code inside a server the operator pinned (and gave a
+ * network and secrets), e.g. `NODE_OPTIONS=--require ./evil.js`.
+ */
+const CODE_LOADING_ENV = new Set([
+  'PATH', 'HOME', 'ENV', 'BASH_ENV', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'IFS', 'GCONV_PATH', 'LOCPATH',
+  'NODE_OPTIONS', 'NODE_PATH', 'NODE_REPL_EXTERNAL_MODULE',
+  'PYTHONPATH', 'PYTHONHOME', 'PYTHONSTARTUP', 'PYTHONUSERBASE', 'PYTHONEXECUTABLE', 'PYTHONPLATLIBDIR', 'VIRTUAL_ENV', 'CONDA_PREFIX',
+  'PERL5LIB', 'PERLLIB', 'PERL5OPT', 'RUBYLIB', 'RUBYOPT', 'GEM_HOME', 'GEM_PATH', 'BUNDLE_GEMFILE',
+  'CLASSPATH', 'JAVA_TOOL_OPTIONS', 'JDK_JAVA_OPTIONS', '_JAVA_OPTIONS',
+  'GOPATH', 'GOFLAGS', 'GOPROXY', 'CARGO_HOME', 'RUSTUP_HOME',
+  'XDG_CONFIG_HOME', 'XDG_CONFIG_DIRS', 'XDG_DATA_HOME', 'XDG_DATA_DIRS',
+]);
+/** Whole families of them: the dynamic loader's, and package managers' (where a program's code comes from). */
+const CODE_LOADING_PREFIXES = ['LD_', 'DYLD_', 'NPM_CONFIG_', 'YARN_', 'PNPM_', 'BUN_', 'DENO_', 'UV_', 'PIP_', 'PIPX_', 'GIT_'];
+
+/**
+ * True when a variable changes what code a program loads or runs (compared case-insensitively: npm reads
+ * `npm_config_*` in any case).
+ *
+ * ```ts
+ * changesCodeLoading('NODE_OPTIONS') // true
+ * changesCodeLoading('LOG_LEVEL')    // false
+ * ```
+ */
+export function changesCodeLoading(name: string): boolean {
+  const upper = name.toUpperCase();
+  return CODE_LOADING_ENV.has(upper) || CODE_LOADING_PREFIXES.some((prefix) => upper.startsWith(prefix));
+}
+
+const McpCommandObjectSchema = z
+  .object({
+    command: z.string().min(1),
+    /** The exact args a config must give; absent: any. */
+    args: z.array(z.string()).optional(),
+    /** The server reaches the network (its own network namespace otherwise: loopback only). */
+    network: z.boolean().default(false),
+    /** Directories it sees read-only besides /usr: its code and node_modules, say. */
+    readOnly: z.array(absolutePath).default([]),
+    /** Variables a config may give a value of its own (a `${env:NAME}` of `mcpEnv` may go in any other). */
+    env: z.array(envName.refine((n) => !changesCodeLoading(n), { error: (i) => `${String(i.input)} changes how a program loads code: no config may set it` })).default([]),
+  })
+  .strict();
+
+/** One `mcpCommands` entry: a program name (no network, nothing more to see, any args) or the whole entry. */
+const McpCommandSchema = z
+  .union([z.string().min(1), McpCommandObjectSchema], { error: 'an mcpCommands entry is a program name or {command, args?, network?, readOnly?, env?}' })
+  .transform((entry) => (typeof entry === 'string' ? { command: entry, network: false, readOnly: [], env: [] } : entry));
+
+export type McpCommandPolicy = z.output<typeof McpCommandObjectSchema>;
+
+// ---- end of the sandbox's schemas ----
+
 export const WorkerPolicySchema = z
   .object({
     /** Directories a task's workspace roots must lie in (a root may be one of them or below one). */
@@ -24,8 +113,11 @@ export const WorkerPolicySchema = z
     shellAllow: z.array(z.string().min(1)).default(DEFAULT_SHELL_ALLOW),
     /** Host entries a task may allow `http.get` to reach (as `tools.httpAllow`, plus `host:*` for any port). */
     httpAllow: z.array(z.string().min(1)).default([]),
-    /** Programs a task's config may start as stdio MCP servers (`tools.mcp.<server>.command`); none by default. */
-    mcpCommands: z.array(z.string().min(1)).default([]),
+    /**
+     * Programs a task's config may start as stdio MCP servers (`tools.mcp.<server>.command`), each with
+     * what its sandbox grants (network, read-only directories, env names a config may set); none by default.
+     */
+    mcpCommands: z.array(McpCommandSchema).default([]),
     /**
      * The worker's environment variables a task's config may pass to its MCP servers as `${env:NAME}`
      * (in `env` or `headers`); none by default, so a config cannot send the worker's secrets anywhere.
@@ -37,6 +129,8 @@ export const WorkerPolicySchema = z
     allowRoot: z.boolean().default(false),
     /** Where side-effecting tools journal their calls (default: `starry-tool-journal` in the temp dir). */
     journalDir: absolutePath.optional(),
+    /** Resource limits of every sandboxed program and of a task's workspace (the sandbox's block above). */
+    limits: SandboxLimitsSchema.prefault({}),
   })
   .strict();
 
@@ -50,7 +144,7 @@ export interface TaskLimits {
     shellAllow: string[];
     httpAllow: string[];
     maxOutputBytes: number;
-    mcp?: Record<string, { command: string; env?: Record<string, string> } | { url: string; headers?: Record<string, string> }>;
+    mcp?: Record<string, { command: string; args?: string[]; env?: Record<string, string> } | { url: string; headers?: Record<string, string> }>;
   };
 }
 
@@ -98,9 +192,7 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
     if (secrets.length) {
       wider.push(`tools.mcp.${server}: \${env:${secrets.join('}, ${env:')}} is not a variable the worker passes to MCP servers (allowed: ${policy.mcpEnv.join(', ') || 'none'})`);
     }
-    if ('command' in spec && !policy.mcpCommands.includes(spec.command)) {
-      wider.push(`tools.mcp.${server}: the command '${spec.command}' is not one the worker starts as an MCP server (allowed: ${policy.mcpCommands.join(', ') || 'none'})`);
-    }
+    if ('command' in spec) wider.push(...stdioServerRefusals(policy, server, spec));
     if ('url' in spec) {
       const host = hostOf(spec.url);
       if (host === undefined || !hostEntryWithin(host, policy.httpAllow)) {
@@ -122,6 +214,48 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
 
 /** `${env:NAME}` in an MCP server's env or header value: filled on the worker from its environment. */
 export const ENV_TEMPLATE = /\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g;
+/** A value that is one `${env:NAME}` and nothing else: the worker's value, under the name the server reads. */
+const WHOLE_TEMPLATE = /^\$\{env:[A-Za-z_][A-Za-z0-9_]*\}$/;
+
+/**
+ * The policy's entry for the stdio server `command args`: an entry that pins exactly these args first,
+ * else one that leaves them free; undefined when the worker does not start it.
+ *
+ * ```ts
+ * mcpCommandEntry(policy, 'node', ['/opt/mcp/github.js']) // { command: 'node', args: [...], network: true, ... }
+ * ```
+ */
+export function mcpCommandEntry(policy: WorkerPolicy, command: string, args: readonly string[] = []): McpCommandPolicy | undefined {
+  const mine = policy.mcpCommands.filter((e) => e.command === command);
+  return mine.find((e) => e.args !== undefined && e.args.length === args.length && e.args.every((a, i) => a === args[i])) ?? mine.find((e) => e.args === undefined);
+}
+
+/** What a stdio server's config asks beyond its policy entry: the command or its args, and its env's names. */
+function stdioServerRefusals(policy: WorkerPolicy, server: string, spec: { command: string; args?: string[]; env?: Record<string, string> }): string[] {
+  const where = `tools.mcp.${server}`;
+  const entry = mcpCommandEntry(policy, spec.command, spec.args);
+  if (!entry) {
+    const pinned = policy.mcpCommands.filter((e) => e.command === spec.command);
+    if (pinned.length) {
+      return [`${where}: the worker starts '${spec.command}' only with the args ${pinned.map((e) => JSON.stringify(e.args)).join(' or ')} (asked: ${JSON.stringify(spec.args ?? [])})`];
+    }
+    const allowed = [...new Set(policy.mcpCommands.map((e) => e.command))].join(', ') || 'none';
+    return [`${where}: the command '${spec.command}' is not one the worker starts as an MCP server (allowed: ${allowed})`];
+  }
+  const refused: string[] = [];
+  const names = Object.keys(spec.env ?? {});
+  const loaders = names.filter(changesCodeLoading);
+  if (loaders.length) {
+    refused.push(`${where}.env: ${loaders.join(', ')} changes how the server loads code; no config may set it (nor PATH, HOME, LD_*, NODE_OPTIONS, PYTHONPATH and their like)`);
+  }
+  const free = names.filter((n) => !changesCodeLoading(n) && !WHOLE_TEMPLATE.test(spec.env![n]!) && !entry.env.includes(n));
+  if (free.length) {
+    refused.push(
+      `${where}.env: ${free.join(', ')} ${free.length > 1 ? 'have values' : 'has a value'} of the config's own, which the worker allows only for the names its policy lists for '${spec.command}' (listed: ${entry.env.join(', ') || 'none'}); pass a worker variable as \${env:NAME} instead`,
+    );
+  }
+  return refused;
+}
 
 /** `host` or `host:port` of a URL as an allow entry names it (the port only when the URL gives one). */
 function hostOf(url: string): string | undefined {

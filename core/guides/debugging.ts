@@ -25,6 +25,7 @@ const DIAGNOSES: Partial<Record<ErrorCode, string>> = {
   E_INVALID_JSON: 'Malformed arguments: the JSON did not parse. Check quotes, commas and brackets.',
   E_SCHEMA: "Argument schema mismatch. Compare field names and types with the tool's parameters.",
   E_OUTPUT_TOO_LARGE: 'Output over the size limit. Narrow the request.',
+  E_LIMIT: 'Resource limit reached: the message names which one. Do less per call: fewer processes, less data, smaller files.',
   E_SKIPPED: 'Not executed: the system stopped this turn before the call ran.',
   ETIMEDOUT: 'Timeout: the operation did not finish in time. Reduce the work per call.',
   ECONNREFUSED: NETWORK,

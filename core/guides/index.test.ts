@@ -51,6 +51,12 @@ describe('guide registry', () => {
     expect(getGuide(id).systemPrompt(agent)).not.toContain('Instructions for this agent');
   });
 
+  it('reads E_LIMIT as a resource limit in the guides that interpret codes', () => {
+    const hit = normalizedError({ code: 'E_LIMIT', message: "E_LIMIT: 'sh' was stopped at its CPU time limit", source: 'shell.run' });
+    for (const id of ['debugging', 'learning', 'safety']) expect(getGuide(id).interpretPain(hit, ctx)).toMatch(/limit/i);
+    expect(getGuide('debugging').interpretPain(hit, ctx)).toContain('Resource limit reached');
+  });
+
   it('gives the same EPERM a different reading in every guide', () => {
     const texts = guideIds().map((id) => getGuide(id).interpretPain(eperm, ctx));
     expect(new Set(texts).size).toBe(texts.length);

@@ -22,6 +22,7 @@ const READINGS: Partial<Record<ErrorCode, string>> = {
   E_INVALID_JSON: 'Your arguments could not be parsed as JSON. Shape them as a JSON object next time.',
   E_SCHEMA: "The arguments had the wrong shape for this tool. Compare them with the tool's parameters.",
   E_OUTPUT_TOO_LARGE: 'The answer was too big to bring back. Ask a narrower question.',
+  E_LIMIT: 'You reached a limit of your sandbox; the message says which. Find a lighter way to do it.',
   E_SKIPPED: 'This call was not run. Take stock before the next step.',
   ETIMEDOUT: 'This took too long. Try a smaller or simpler step.',
   ECONNREFUSED: UNREACHABLE,

@@ -22,6 +22,7 @@ const READINGS: Partial<Record<ErrorCode, string>> = {
   E_INVALID_JSON: 'Your tool arguments were not valid JSON, so nothing was executed. Emit well-formed arguments.',
   E_SCHEMA: "Your tool arguments did not match the tool's schema, so nothing was executed. Follow the schema exactly.",
   E_OUTPUT_TOO_LARGE: 'The output exceeded the allowed size. Ask for less: a narrower path or a smaller range.',
+  E_LIMIT: 'You exceeded a resource limit of your sandbox. Do not repeat it: do less per call.',
   E_SKIPPED: 'This call was held back because the system stopped the turn.',
   ETIMEDOUT: 'The operation timed out. Calling it again unchanged is unlikely to help.',
   ECONNREFUSED: NETWORK,
