@@ -1,5 +1,5 @@
 import { isRequestError } from './request-errors';
-import { changesCodeLoading, mcpCommandEntry, narrowToPolicy, normalizePosix, parseWorkerPolicy, type TaskLimits } from './worker-policy';
+import { changesCodeLoading, describeLimit, mcpCommandEntry, narrowToPolicy, normalizePosix, parseWorkerPolicy, type TaskLimits } from './worker-policy';
 
 const policy = parseWorkerPolicy({ roots: ['/srv/ws/'], shellAllow: ['ls', 'cat'], httpAllow: ['*.example.com', 'api.test:8443', 'local.test:*'], maxOutputBytes: 1000 });
 const task = (over: Partial<TaskLimits['tools']> & { workspace?: string[] } = {}): TaskLimits => ({
@@ -135,5 +135,16 @@ describe('worker policy: the sandbox', () => {
     expect(mcpCommandEntry(both, 'node', ['/opt/mcp/gh.js'])?.network).toBe(true);
     expect(mcpCommandEntry(both, 'node', ['/a/evil.js'])?.network).toBe(false);
     expect(mcpCommandEntry(both, 'npx', [])).toBeUndefined();
+  });
+});
+
+describe('describeLimit', () => {
+  it('names each limit with its policy field and value, and says what to do', () => {
+    const limits = parseWorkerPolicy({ roots: ['/a'], limits: { processes: 20, memoryBytes: 32 * 1024 * 1024, cpuSeconds: 1, fileSizeBytes: 1536 * 1024, workspaceBytes: 1000 } }).limits;
+    expect(describeLimit('processes', limits).limit).toBe('the process limit (limits.processes: 20 processes and threads at once)');
+    expect(describeLimit('memory', limits).limit).toBe('the memory limit (limits.memoryBytes: 32 MiB)');
+    expect(describeLimit('cpu', limits).limit).toBe('the CPU time limit (limits.cpuSeconds: 1 s per process)');
+    expect(describeLimit('fileSize', limits).limit).toBe('the file size limit (limits.fileSizeBytes: 1536 KiB per file)');
+    expect(describeLimit('disk', limits)).toEqual({ limit: "the workspace's disk limit (limits.workspaceBytes: 1000 bytes for all its files)", suggestion: 'Remove files the task no longer needs, or write less.' });
   });
 });

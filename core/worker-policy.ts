@@ -51,6 +51,38 @@ export type SandboxLimits = z.output<typeof SandboxLimitsSchema>;
 /** The limits of a worker whose policy says nothing about them. */
 export const DEFAULT_LIMITS: SandboxLimits = SandboxLimitsSchema.parse({});
 
+/** The limits a sandboxed program can be seen to hit (E_LIMIT names one); /tmp and open files show as the program's own ENOSPC and EMFILE. */
+export type LimitName = 'processes' | 'memory' | 'cpu' | 'fileSize' | 'disk';
+
+/**
+ * A limit as an E_LIMIT message names it (with its policy field and value) and what the model can do.
+ *
+ * ```ts
+ * describeLimit('cpu', DEFAULT_LIMITS).limit // 'the CPU time limit (limits.cpuSeconds: 60 s per process)'
+ * ```
+ */
+export function describeLimit(name: LimitName, limits: SandboxLimits): { limit: string; suggestion: string } {
+  switch (name) {
+    case 'processes':
+      return { limit: `the process limit (limits.processes: ${limits.processes} processes and threads at once)`, suggestion: 'Run fewer processes at once: no background jobs, less parallelism.' };
+    case 'memory':
+      return { limit: `the memory limit (limits.memoryBytes: ${formatBytes(limits.memoryBytes)})`, suggestion: 'Use less memory: work on less data at a time.' };
+    case 'cpu':
+      return { limit: `the CPU time limit (limits.cpuSeconds: ${limits.cpuSeconds} s per process)`, suggestion: 'Do less work per call, or split the work into smaller steps.' };
+    case 'fileSize':
+      return { limit: `the file size limit (limits.fileSizeBytes: ${formatBytes(limits.fileSizeBytes)} per file)`, suggestion: 'Write smaller files, or split the output across files.' };
+    case 'disk':
+      return { limit: `the workspace's disk limit (limits.workspaceBytes: ${formatBytes(limits.workspaceBytes)} for all its files)`, suggestion: 'Remove files the task no longer needs, or write less.' };
+  }
+}
+
+/** `64 MiB`, `512 KiB` or `1000 bytes`: a size as an operator wrote it. */
+export function formatBytes(n: number): string {
+  if (n >= MiB && n % MiB === 0) return `${n / MiB} MiB`;
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KiB`;
+  return `${n} bytes`;
+}
+
 /**
  * Environment variables that change what code a program loads or runs. No config may set them, whatever
  * the value: with one, a task would run its own code inside a server the operator pinned (and gave a

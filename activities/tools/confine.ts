@@ -1,36 +1,47 @@
 /**
- * The confinement `shell.run` programs run in: bubblewrap (`bwrap`, Debian package `bubblewrap`, installed
- * by scripts/setup.sh) builds a mount namespace holding only the system's programs (read-only), a fresh
- * /proc, /dev and /tmp, and the workspace roots. Outside files are not there to reach, whatever the
- * arguments say (symlinks out, `-f/etc/passwd`, `/proc/$PPID/environ`). No network, its own PID
- * namespace, and `--die-with-parent`: a SIGKILLed worker takes its programs with it. bwrap binds the
- * sandbox's init to the worker only once its setup is done, so a worker killed during those few
- * milliseconds leaves a sandbox behind: each sandbox names its worker (`STARRY_SANDBOX_OWNER`), and
- * `reapOrphanedSandboxes` (run when the tools start and before every program) kills those whose worker
- * is gone.
+ * The confinement every program a tool starts runs in (`shell.run`'s commands, stdio MCP servers):
+ * bubblewrap (`bwrap`, Debian package `bubblewrap`, installed by scripts/setup.sh) builds a mount namespace
+ * holding only the system's programs (read-only), a fresh /proc and /dev, a private /tmp of bounded size,
+ * the workspace roots and, for an MCP server, the read-only directories its policy entry names. Outside
+ * files are not there to reach, whatever the arguments or the environment say (symlinks out,
+ * `-f/etc/passwd`, `/proc/$PPID/environ`, `NODE_OPTIONS=--require`). No network unless the policy grants
+ * it, its own PID namespace, resource limits (limits.ts), and `--die-with-parent`: a SIGKILLed worker
+ * takes its programs with it. bwrap binds the sandbox's init to the worker only once its setup is done,
+ * so a worker killed during those few milliseconds leaves a sandbox behind: each sandbox names its worker
+ * (`STARRY_SANDBOX_OWNER`), and `reapOrphanedSandboxes` (run when the tools start and before every
+ * program) kills those whose worker is gone.
  *
- * Without bwrap, or where it cannot create namespaces, `shell.run` fails closed (a fatal error that
- * says how to fix it); it never runs unconfined.
+ * A worker running as root runs programs as `nobody`: bwrap starts as root (so it can open any workspace)
+ * without a user namespace, and `setpriv` drops every id and capability inside, before the program runs.
+ *
+ * Without bwrap, or where it cannot create namespaces, programs fail closed (a fatal error that says how
+ * to fix it); they never run unconfined.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, promises as fs, readFileSync } from 'node:fs';
+import { existsSync, promises as fs } from 'node:fs';
+import type { LimitName, SandboxLimits } from '../../core/worker-policy';
+import { SandboxCgroup, processLimit, reapCgroups, rlimitArgs, startTimeOf } from './limits';
 import { ToolError } from './tool-error';
 
 /** The system folders bound read-only: programs and their libraries; /etc is left out (secrets live there). */
 const SYSTEM_DIRS = ['/usr'];
 const SYSTEM_FILES = ['/etc/ld.so.cache', '/etc/alternatives'];
+/** What a program with network needs to resolve names and trust certificates (never /etc/ssl/private). */
+const NETWORK_FILES = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/ssl/certs', '/etc/ca-certificates', '/etc/pki/tls/certs'];
 /** Debian's merged /usr: the top-level names are symlinks into it. */
 const USR_LINKS = ['bin', 'lib', 'lib64', 'sbin'];
-/** The unprivileged user programs drop to when the worker runs as root without allowing it. */
-const NOBODY = 65534;
+/** The unprivileged user programs drop to when the worker runs as root. */
+export const NOBODY = 65534;
+/** Where the sandbox finds programs (all below the read-only /usr). */
+export const SANDBOX_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
 
 let probed: { ok: true } | { ok: false; why: string } | undefined;
 
-/** Whether bwrap exists and can build a sandbox here (checked once per process). */
+/** Whether bwrap and prlimit exist and bwrap can build a sandbox here (checked once per process). */
 export function confinementAvailable(): { ok: true } | { ok: false; why: string } {
   if (probed) return probed;
-  const run = spawnSync('bwrap', ['--die-with-parent', '--unshare-all', ...systemBinds(), '--', 'true'], { stdio: 'pipe', timeout: 10_000 });
-  if (run.error) probed = { ok: false, why: `bwrap cannot start (${(run.error as NodeJS.ErrnoException).code ?? run.error.message})` };
+  const run = spawnSync('prlimit', ['--core=0', '--', 'bwrap', '--die-with-parent', '--unshare-all', ...systemBinds(), '--', 'true'], { stdio: 'pipe', timeout: 10_000 });
+  if (run.error) probed = { ok: false, why: `prlimit or bwrap cannot start (${(run.error as NodeJS.ErrnoException).code ?? run.error.message})` };
   else if (run.status !== 0) probed = { ok: false, why: `bwrap cannot build a sandbox: ${run.stderr.toString().trim() || `exit ${run.status}`}` };
   else probed = { ok: true };
   return probed;
@@ -51,50 +62,100 @@ export interface ConfinedCommand {
   /** Real paths of the workspace roots: the only writable folders. */
   roots: string[];
   cwd: string;
+  /** Its whole environment (no value of it goes on a command line, where any user could read it). */
   env: Record<string, string>;
-  /** Run as `nobody` (via setpriv) instead of the worker's root. */
+  /** Run as `nobody` (the worker runs as root). */
   dropRoot: boolean;
+  /** Who runs it, as errors name it: `shell.run`, `MCP server 'files'`. */
+  source: string;
+  /** What to do without bwrap, for the fail-closed error. */
+  otherwise: string;
+  limits: SandboxLimits;
+  /** The largest file it may write, when less than limits.fileSizeBytes (the workspace's room left). */
+  fileSizeBytes?: number;
+  /** Keep the host's network (an MCP server its policy entry grants it). */
+  network?: boolean;
+  /** Directories bound read-only at their own paths. */
+  readOnly?: string[];
+}
+
+/** A prepared sandbox: spawn `file` with `args` and `env`, then `release` it once the program ended. */
+export interface Sandbox {
+  file: string;
+  args: string[];
+  env: Record<string, string>;
+  /** The largest file the program may write (an exit by SIGXFSZ hit this). */
+  fileSizeBytes: number;
+  /** The limit the sandbox's cgroup saw hit (processes, memory), if any; removes the cgroup. Call once the program ended. */
+  release(): Promise<LimitName | undefined>;
 }
 
 /**
- * The program and arguments that run `c` confined.
+ * Prepare the sandbox of `c`: its cgroup (where the host allows one) and the program, arguments and
+ * environment that start it confined and limited.
  *
  * ```ts
- * const { file, args } = confinedSpawn({ command: 'ls', argv: ['-la'], roots: ['/ws'], cwd: '/ws', env: {}, dropRoot: false });
+ * const sandbox = await confinedSpawn({ command: 'ls', argv: ['-la'], roots: ['/ws'], cwd: '/ws', env: { PATH: '/usr/bin' }, dropRoot: false, source: 'shell.run', otherwise: '...', limits });
+ * const child = spawn(sandbox.file, sandbox.args, { env: sandbox.env });
+ * child.on('close', () => sandbox.release());
  * ```
  * @throws ToolError E_INTERNAL fatal when confinement is not available.
  */
-export function confinedSpawn(c: ConfinedCommand): { file: string; args: string[] } {
+export async function confinedSpawn(c: ConfinedCommand): Promise<Sandbox> {
   const available = confinementAvailable();
   if (!available.ok) {
     throw ToolError.of({
       code: 'E_INTERNAL',
       kind: 'fatal',
-      source: 'shell.run',
-      message: `shell.run refuses to run unconfined: ${available.why}. Install bubblewrap (apt-get install bubblewrap; scripts/setup.sh does) on the worker's host, or drop shell.run from the worker policy.`,
+      source: c.source,
+      message: `${c.source} refuses to run unconfined: ${available.why}. Install bubblewrap (apt-get install bubblewrap; scripts/setup.sh does) on the worker's host, or ${c.otherwise}.`,
     });
   }
-  const args = ['--die-with-parent', '--new-session', '--unshare-all', ...systemBinds(), '--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp'];
-  for (const root of c.roots) args.push('--bind', root, root);
-  args.push('--chdir', c.cwd, '--clearenv', '--setenv', OWNER_VAR, sandboxOwner());
-  for (const [key, value] of Object.entries(c.env)) args.push('--setenv', key, value);
-  args.push('--', c.command, ...c.argv);
-  if (!c.dropRoot) return { file: 'bwrap', args };
-  return { file: 'setpriv', args: [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--', 'bwrap', ...args] };
+  const cgroup = await SandboxCgroup.create(c.limits, sandboxOwner(), c.source);
+  const fileSizeBytes = Math.min(c.fileSizeBytes ?? c.limits.fileSizeBytes, c.limits.fileSizeBytes);
+  const rootWorker = process.getuid?.() === 0;
+  // What no cgroup bounds, an rlimit does (per user for processes: see processLimit).
+  const uid = c.dropRoot ? NOBODY : (process.getuid?.() ?? 0);
+  const processes = cgroup?.capsProcesses ? undefined : await processLimit(uid, c.limits.processes);
+  const limits = rlimitArgs(c.limits, { fileSizeBytes, processes, memory: !cgroup?.capsMemory });
+
+  // Root: no user namespace, so the drop below is to the real `nobody`; otherwise bwrap makes one, unprivileged.
+  const namespaces = rootWorker && c.dropRoot ? ['--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try', ...(c.network ? [] : ['--unshare-net'])] : ['--unshare-all', ...(c.network ? ['--share-net'] : [])];
+  const args = ['--die-with-parent', '--new-session', ...namespaces, ...systemBinds()];
+  if (c.network) for (const file of NETWORK_FILES) if (existsSync(file)) args.push('--ro-bind', file, file);
+  args.push('--proc', '/proc', '--dev', '/dev');
+  // tmpfs treats size 0 as no limit: no room means a read-only, empty /tmp.
+  if (c.limits.tmpBytes > 0) args.push('--perms', '1777', '--size', String(c.limits.tmpBytes), '--tmpfs', '/tmp');
+  else args.push('--perms', '0555', '--tmpfs', '/tmp', '--remount-ro', '/tmp');
+  // Parents before children, so a root inside a read-only directory stays writable (and the reverse).
+  const binds = [...(c.readOnly ?? []).map((dir) => ['--ro-bind', dir, dir]), ...c.roots.map((root) => ['--bind', root, root])];
+  binds.sort((a, b) => a[1]!.split('/').length - b[1]!.split('/').length);
+  args.push(...binds.flat(), '--chdir', c.cwd, '--setenv', OWNER_VAR, sandboxOwner());
+  const drop = c.dropRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--inh-caps=-all', '--no-new-privs', '--'] : [];
+  args.push('--', ...drop, c.command, ...c.argv);
+
+  // A shell joins the cgroups before anything else runs, then becomes prlimit, which becomes bwrap. It
+  // also unsets what a spawner adds to the environment (the MCP SDK adds the worker's LOGNAME, SHELL, TERM, USER).
+  const extra = SPAWNER_ENV.filter((name) => !(name in c.env));
+  const script = `while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; done; shift;${extra.length ? ` unset ${extra.join(' ')};` : ''} exec "$@"`;
+  return {
+    file: '/bin/sh',
+    args: ['-c', script, 'sh', ...(cgroup?.dirs ?? []), '--', 'prlimit', ...limits, '--', 'bwrap', ...args],
+    env: { ...c.env },
+    fileSizeBytes,
+    async release() {
+      if (!cgroup) return undefined;
+      const hit = await cgroup.hit();
+      await cgroup.remove();
+      return hit;
+    },
+  };
 }
+
+/** Variables a spawner may add from the worker's environment (the MCP SDK's `getDefaultEnvironment`). */
+const SPAWNER_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
 
 const OWNER_VAR = 'STARRY_SANDBOX_OWNER';
-
-/** A process's start time (clock ticks since boot), so a reused pid is not taken for its predecessor. */
-function startTimeOf(pid: number | 'self', stat?: string): string | undefined {
-  try {
-    const text = stat ?? readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name (which may hold spaces and parentheses); starttime is field 22.
-    return text.slice(text.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
 
 let owner: string | undefined;
 /** This worker process as sandboxes name it: `pid.starttime`. */
@@ -103,29 +164,32 @@ export function sandboxOwner(): string {
 }
 
 /**
- * Kill every sandbox whose worker process is gone (a worker SIGKILLed while a sandbox was starting).
- * Killing a sandbox's init ends its whole PID namespace. Returns how many processes were killed.
+ * Kill every sandbox whose worker process is gone (a worker SIGKILLed while a sandbox was starting), and
+ * remove the cgroups of such sandboxes. Killing a sandbox's init ends its whole PID namespace. Returns
+ * how many processes and cgroups were removed.
  */
 export async function reapOrphanedSandboxes(): Promise<number> {
+  const alive = new Map<string, boolean>();
+  const isAlive = (id: string): boolean => {
+    if (!alive.has(id)) {
+      const [ownerPid, start] = id.split('.');
+      alive.set(id, startTimeOf(Number(ownerPid)) === start);
+    }
+    return alive.get(id)!;
+  };
   let pids: string[];
   try {
     pids = (await fs.readdir('/proc')).filter((name) => /^\d+$/.test(name));
   } catch {
     return 0; // no /proc: nothing to find (and no bwrap either)
   }
-  const alive = new Map<string, boolean>();
   let killed = 0;
   for (const pid of pids) {
     const argv = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').then((t) => t.split('\0'), (): string[] => []);
     if (!argv[0]?.endsWith('bwrap')) continue;
     const at = argv.indexOf(OWNER_VAR);
     const id = at > 0 && argv[at - 1] === '--setenv' ? argv[at + 1] : undefined;
-    if (!id || id === sandboxOwner()) continue;
-    if (!alive.has(id)) {
-      const [ownerPid, start] = id.split('.');
-      alive.set(id, startTimeOf(Number(ownerPid)) === start);
-    }
-    if (alive.get(id)) continue;
+    if (!id || id === sandboxOwner() || isAlive(id)) continue;
     try {
       process.kill(Number(pid), 'SIGKILL');
       killed++;
@@ -133,5 +197,5 @@ export async function reapOrphanedSandboxes(): Promise<number> {
       // gone meanwhile
     }
   }
-  return killed;
+  return killed + (await reapCgroups(sandboxOwner(), isAlive));
 }

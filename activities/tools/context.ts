@@ -3,6 +3,7 @@
  * the call's stable id and the tool settings. Built once per activity call in `index.ts`.
  */
 import type { AgentConfig } from '../../core/config';
+import type { SandboxLimits } from '../../core/worker-policy';
 import type { ToolCallRef } from './call-journal';
 import type { Workspace } from './sandbox';
 
@@ -37,4 +38,6 @@ export interface ToolContext {
   call?: ToolCallRef;
   /** Run `shell.run` programs as `nobody` (the worker runs as root and its policy does not allow root). */
   dropRoot?: boolean;
+  /** The worker's resource limits of sandboxed programs and of the workspace (default: the policy's defaults). */
+  limits?: SandboxLimits;
 }

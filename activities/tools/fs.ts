@@ -6,8 +6,10 @@ import { constants, promises as fs } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
 import type { ToolArgs } from '../../core/tools';
+import { DEFAULT_LIMITS } from '../../core/worker-policy';
 import { readEntry, recordEntry } from './call-journal';
 import type { ToolContext } from './context';
+import { limitError, workspaceUsage } from './limits';
 import { fdPath, openConfined, resolveInWorkspace, type Workspace } from './sandbox';
 import { ToolError, toToolError } from './tool-error';
 
@@ -89,7 +91,8 @@ export interface WriteResult {
 /**
  * Write (or append) a text file, creating missing parent directories inside the workspace. Idempotent
  * per call when `ctx.call` is set (the activity sets it): a retried call leaves the file as one run would
- * (activities/tools/call-journal.ts). The file is used only through a confined descriptor.
+ * (activities/tools/call-journal.ts). The file is used only through a confined descriptor. A write that
+ * would grow the workspace past its cap (`limits.workspaceBytes`) is E_LIMIT; one that shrinks it is not.
  *
  * ```ts
  * await writeFile({ path: 'out/report.md', content: '# Report' }, ctx)
@@ -99,6 +102,7 @@ export async function writeFile(args: ToolArgs['fs.write'], ctx: ToolContext): P
   const source = 'fs.write';
   const file = await resolveInWorkspace(ctx.workspace, args.path, { mustExist: false, source });
   const appended = args.append === true;
+  await refuseOverCap(ctx, file, args.path, Buffer.byteLength(args.content, 'utf8'), appended);
   // Missing directories are created beneath the root by descriptor (openConfined), never by path.
   const handle = await openForWrite(ctx.workspace, file, args.path);
   try {
@@ -119,6 +123,22 @@ export async function writeFile(args: ToolArgs['fs.write'], ctx: ToolContext): P
     throw toToolError(err, source, args.path);
   } finally {
     await handle.close();
+  }
+}
+
+/** E_LIMIT when writing `bytes` to `file` would take the workspace over its cap (an estimate: nothing is opened). */
+async function refuseOverCap(ctx: ToolContext, file: string, shown: string, bytes: number, appended: boolean): Promise<void> {
+  const limits = ctx.limits ?? DEFAULT_LIMITS;
+  const existing = await fs.stat(file).then(
+    (s) => (s.isFile() ? s.size : 0),
+    () => 0,
+  );
+  const size = appended ? existing + bytes : bytes;
+  if (size <= existing) return;
+  const used = await workspaceUsage(await ctx.workspace.realRoots(), { source: 'fs.write' });
+  const total = used - existing + size;
+  if (total > limits.workspaceBytes) {
+    throw limitError('disk', limits, 'fs.write', `writing '${shown}' (${bytes} bytes) would take the workspace to ${total} bytes, over`, `; its files hold ${used} bytes now`);
   }
 }
 

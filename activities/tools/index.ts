@@ -171,6 +171,7 @@ export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortC
   };
   if (run.call) ctx.call = run.call;
   if (run.policy && !run.policy.allowRoot && process.getuid?.() === 0) ctx.dropRoot = true;
+  if (run.policy) ctx.limits = run.policy.limits;
   try {
     if (run.policy) await checkPolicy(run.policy, { workspace: req.workspace, tools: req.tools }, name, ctx.workspace);
     const data = own

@@ -8,8 +8,10 @@ import { spawn } from 'node:child_process';
 import { constants as fsConstants, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { ToolArgs } from '../../core/tools';
+import { DEFAULT_LIMITS, type LimitName } from '../../core/worker-policy';
 import type { ToolContext } from './context';
-import { confinedSpawn, reapOrphanedSandboxes } from './confine';
+import { SANDBOX_PATH, confinedSpawn, reapOrphanedSandboxes, type Sandbox } from './confine';
+import { limitError, limitOfExit, workspaceUsage } from './limits';
 import { resolveInWorkspace } from './sandbox';
 import { ToolError, nodeCode, toToolError } from './tool-error';
 
@@ -28,7 +30,9 @@ export interface ShellResult {
 
 /**
  * Run `command` with `args`. Killed after the smaller of `timeoutMs` and the tool timeout (ETIMEDOUT,
- * transient) or when `ctx.signal` aborts (the abort reason is rethrown: cancellation is not pain).
+ * transient) or when `ctx.signal` aborts (the abort reason is rethrown: cancellation is not pain). A
+ * program that hits a resource limit we can see (its cgroup's process or memory cap, SIGXCPU, SIGXFSZ,
+ * the workspace over its cap afterwards) is E_LIMIT naming it; any other hit shows in its own output.
  *
  * ```ts
  * await runShell({ command: 'ls', args: ['-la'] }, ctx) // { exitCode: 0, stdout: '...', stderr: '' }
@@ -57,55 +61,48 @@ export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): P
   if (!(await onPath(command))) {
     throw ToolError.of({ code: 'ENOENT', source: SOURCE, message: `ENOENT: command not found: '${command}'` });
   }
-  await refuseHardlinks(roots);
-  const spawnArgs = confinedSpawn({ command, argv, roots, cwd, env, dropRoot: ctx.dropRoot === true });
+  const limits = ctx.limits ?? DEFAULT_LIMITS;
+  // Hard links refused, and the room left under the workspace's cap: no one file may take more.
+  const used = await workspaceUsage(roots, { source: SOURCE, refuseHardlinks: true });
+  const sandbox = await confinedSpawn({
+    command,
+    argv,
+    roots,
+    cwd,
+    env,
+    dropRoot: ctx.dropRoot === true,
+    source: SOURCE,
+    otherwise: 'drop shell.run from the worker policy',
+    limits,
+    fileSizeBytes: Math.max(0, limits.workspaceBytes - used),
+  });
   // A sandbox left by a worker killed mid-start must not run on beside this one.
   await reapOrphanedSandboxes();
-  return spawnCapped({ command, spawnArgs, timeoutMs, cap: ctx.tools.maxOutputBytes, signal: ctx.signal });
+  let result: ShellResult;
+  let hit: LimitName | undefined;
+  try {
+    result = await spawnCapped({ command, sandbox, timeoutMs, cap: ctx.tools.maxOutputBytes, signal: ctx.signal });
+  } finally {
+    hit = await sandbox.release();
+  }
+  hit ??= limitOfExit(result.exitCode, result.signal ?? null);
+  if (hit !== undefined) {
+    // SIGXFSZ below the policy's file size: the file met the workspace's room, not the file size limit.
+    const name = hit === 'fileSize' && sandbox.fileSizeBytes < limits.fileSizeBytes ? 'disk' : hit;
+    const room = name === 'disk' ? ` (${sandbox.fileSizeBytes} bytes were left, the most one file could take)` : '';
+    throw limitError(name, limits, SOURCE, `'${command}' hit`, `${room}; ${outcome(result)}`);
+  }
+  const after = await workspaceUsage(roots, { source: SOURCE });
+  if (after > limits.workspaceBytes) throw limitError('disk', limits, SOURCE, `after '${command}' ran, the workspace holds ${after} bytes, over`, `; ${outcome(result)}`);
+  return result;
 }
 
-/** Entries walked at most by `refuseHardlinks`; a bigger workspace is refused rather than left unchecked. */
-const MAX_WALK = 200_000;
-
-/**
- * A hardlink in the workspace is the outside file itself, which no mount namespace hides, so programs
- * do not run while one exists (fs tools refuse such files one by one; a program may read any file).
- */
-async function refuseHardlinks(roots: string[]): Promise<void> {
-  let seen = 0;
-  const walk = async (dir: string): Promise<void> => {
-    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
-    seen += entries.length;
-    if (seen > MAX_WALK) {
-      throw ToolError.of({
-        code: 'E_INTERNAL',
-        kind: 'fatal',
-        source: SOURCE,
-        message: `shell.run checks the workspace for hard links before it runs a program, and the workspace has more than ${MAX_WALK} entries`,
-        suggestion: 'Use a smaller workspace root for this agent.',
-      });
-    }
-    for (const entry of entries) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) await walk(full);
-      else if (entry.isFile()) {
-        const stat = await fs.lstat(full).catch(() => undefined);
-        if (stat !== undefined && stat.nlink > 1) {
-          throw ToolError.of({
-            code: 'EPERM',
-            source: SOURCE,
-            message: `EPERM: operation not permitted, the workspace holds a hard-linked file ('${full}'), which may be a file outside it`,
-            suggestion: 'Programs do not run while the workspace has hard links; fs.read and fs.write work on other files.',
-          });
-        }
-      }
-    }
-  };
-  for (const root of roots) await walk(root);
+/** How a program ended and the end of what it said, for an E_LIMIT message. */
+function outcome(r: ShellResult): string {
+  const tail = (text: string) => (text.length > 500 ? `…${text.slice(-500)}` : text).trim();
+  const said = [r.stderr && `stderr: ${tail(r.stderr)}`, r.stdout && `stdout: ${tail(r.stdout)}`].filter(Boolean).join('; ');
+  return `it ended with ${r.signal ? `signal ${r.signal}` : `exit code ${r.exitCode}`}${said ? `; ${said}` : ''}`;
 }
-
-/** Where the sandbox finds programs (all below the read-only /usr). */
-const SANDBOX_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
 
 /** True when `command` is an executable the sandbox can find (bwrap's own "not found" is less clear). */
 async function onPath(command: string): Promise<boolean> {
@@ -152,7 +149,7 @@ async function checkPathArguments(argv: string[], cwd: string, ctx: ToolContext)
 
 interface SpawnOptions {
   command: string;
-  spawnArgs: { file: string; args: string[] };
+  sandbox: Sandbox;
   timeoutMs: number;
   cap: number;
   signal?: AbortSignal;
@@ -162,7 +159,7 @@ function spawnCapped(o: SpawnOptions): Promise<ShellResult> {
   if (o.signal?.aborted) return Promise.reject(o.signal.reason);
   return new Promise<ShellResult>((resolve, reject) => {
     // detached: its own process group; the sandbox's PID namespace ends with bwrap, taking every child.
-    const child = spawn(o.spawnArgs.file, o.spawnArgs.args, { env: { PATH: '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(o.sandbox.file, o.sandbox.args, { env: o.sandbox.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let size = 0;
