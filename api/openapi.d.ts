@@ -58,7 +58,7 @@ export interface paths {
                                 status: "ok" | "failed" | "skipped";
                                 error?: {
                                     /** @enum {string} */
-                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
                                     message: string;
                                     source: string;
                                     suggestion?: string;
@@ -79,7 +79,7 @@ export interface paths {
                             };
                             error?: {
                                 /** @enum {string} */
-                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
                                 message: string;
                                 source: string;
                                 suggestion?: string;
@@ -275,7 +275,7 @@ export interface paths {
                                     status: "ok" | "failed" | "skipped";
                                     error?: {
                                         /** @enum {string} */
-                                        code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                        code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
                                         message: string;
                                         source: string;
                                         suggestion?: string;
@@ -296,7 +296,7 @@ export interface paths {
                                 };
                                 error?: {
                                     /** @enum {string} */
-                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
                                     message: string;
                                     source: string;
                                     suggestion?: string;
@@ -523,7 +523,7 @@ export interface paths {
                                 status: "ok" | "failed" | "skipped";
                                 error?: {
                                     /** @enum {string} */
-                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
                                     message: string;
                                     source: string;
                                     suggestion?: string;
@@ -544,7 +544,7 @@ export interface paths {
                             };
                             error?: {
                                 /** @enum {string} */
-                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
                                 message: string;
                                 source: string;
                                 suggestion?: string;

@@ -18,7 +18,8 @@
  * to fix it); they never run unconfined.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, promises as fs } from 'node:fs';
+import { accessSync, constants as fsConstants, existsSync, promises as fs } from 'node:fs';
+import * as path from 'node:path';
 import type { LimitName, SandboxLimits } from '../../core/worker-policy';
 import { SandboxCgroup, processLimit, reapCgroups, rlimitArgs, startTimeOf } from './limits';
 import { ToolError } from './tool-error';
@@ -35,24 +36,45 @@ export const NOBODY = 65534;
 /** Where the sandbox finds programs (all below the read-only /usr). */
 export const SANDBOX_PATH = ['/usr/local/bin', '/usr/bin', '/bin'];
 
-let probed: { ok: true } | { ok: false; why: string } | undefined;
+type Probe = { ok: true; prlimit: string; bwrap: string } | { ok: false; why: string };
+let probed: Probe | undefined;
 
-/** Whether bwrap and prlimit exist and bwrap can build a sandbox here (checked once per process). */
-export function confinementAvailable(): { ok: true } | { ok: false; why: string } {
+/** Whether prlimit and bwrap are on the worker's PATH and bwrap can build a sandbox here (checked once per process). */
+export function confinementAvailable(): Probe {
   if (probed) return probed;
-  const run = spawnSync('prlimit', ['--core=0', '--', 'bwrap', '--die-with-parent', '--unshare-all', ...systemBinds(), '--', 'true'], { stdio: 'pipe', timeout: 10_000 });
-  if (run.error) probed = { ok: false, why: `prlimit or bwrap cannot start (${(run.error as NodeJS.ErrnoException).code ?? run.error.message})` };
+  const [prlimit, bwrap] = ['prlimit', 'bwrap'].map(onWorkerPath);
+  if (!prlimit || !bwrap) return (probed = { ok: false, why: `${!bwrap ? 'bwrap' : 'prlimit'} is not on the worker's PATH` });
+  const run = spawnSync(prlimit, ['--core=0', '--', bwrap, '--die-with-parent', '--unshare-all', ...systemBinds(), '--', 'true'], { stdio: 'pipe', timeout: 10_000, env: {} });
+  if (run.error) probed = { ok: false, why: `bwrap cannot start (${(run.error as NodeJS.ErrnoException).code ?? run.error.message})` };
   else if (run.status !== 0) probed = { ok: false, why: `bwrap cannot build a sandbox: ${run.stderr.toString().trim() || `exit ${run.status}`}` };
-  else probed = { ok: true };
+  else probed = { ok: true, prlimit, bwrap };
   return probed;
 }
 
+/** The executable `name` on the worker's PATH, if any. */
+function onWorkerPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(':').filter((d) => d.startsWith('/'))) {
+    try {
+      accessSync(path.join(dir, name), fsConstants.X_OK);
+      return path.join(dir, name);
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
 function systemBinds(): string[] {
-  const args: string[] = [];
-  for (const dir of SYSTEM_DIRS) args.push('--ro-bind', dir, dir);
-  for (const file of SYSTEM_FILES) if (existsSync(file)) args.push('--ro-bind', file, file);
-  for (const name of USR_LINKS) if (existsSync(`/usr/${name}`)) args.push('--symlink', `usr/${name}`, `/${name}`);
-  return args;
+  return [...systemMounts().flatMap(([flag, p]) => [flag, p, p]), ...usrLinks()];
+}
+
+/** The system's programs and libraries, bound read-only at their own paths. */
+function systemMounts(): Array<[string, string]> {
+  return [...SYSTEM_DIRS, ...SYSTEM_FILES.filter((file) => existsSync(file))].map((p) => ['--ro-bind', p]);
+}
+
+function usrLinks(): string[] {
+  return USR_LINKS.filter((name) => existsSync(`/usr/${name}`)).flatMap((name) => ['--symlink', `usr/${name}`, `/${name}`]);
 }
 
 /** What one confined program needs. */
@@ -66,8 +88,10 @@ export interface ConfinedCommand {
   env: Record<string, string>;
   /** Run as `nobody` (the worker runs as root). */
   dropRoot: boolean;
-  /** Who runs it, as errors name it: `shell.run`, `MCP server 'files'`. */
+  /** The error source of its failures: `shell.run`, `mcp files`. */
   source: string;
+  /** Who it is in a message (default: source): `MCP server 'files'`. */
+  who?: string;
   /** What to do without bwrap, for the fail-closed error. */
   otherwise: string;
   limits: SandboxLimits;
@@ -108,7 +132,7 @@ export async function confinedSpawn(c: ConfinedCommand): Promise<Sandbox> {
       code: 'E_INTERNAL',
       kind: 'fatal',
       source: c.source,
-      message: `${c.source} refuses to run unconfined: ${available.why}. Install bubblewrap (apt-get install bubblewrap; scripts/setup.sh does) on the worker's host, or ${c.otherwise}.`,
+      message: `${c.who ?? c.source} refuses to run unconfined: ${available.why}. Install bubblewrap (apt-get install bubblewrap; scripts/setup.sh does) on the worker's host, or ${c.otherwise}.`,
     });
   }
   const cgroup = await SandboxCgroup.create(c.limits, sandboxOwner(), c.source);
@@ -121,26 +145,36 @@ export async function confinedSpawn(c: ConfinedCommand): Promise<Sandbox> {
 
   // Root: no user namespace, so the drop below is to the real `nobody`; otherwise bwrap makes one, unprivileged.
   const namespaces = rootWorker && c.dropRoot ? ['--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try', ...(c.network ? [] : ['--unshare-net'])] : ['--unshare-all', ...(c.network ? ['--share-net'] : [])];
-  const args = ['--die-with-parent', '--new-session', ...namespaces, ...systemBinds()];
-  if (c.network) for (const file of NETWORK_FILES) if (existsSync(file)) args.push('--ro-bind', file, file);
-  args.push('--proc', '/proc', '--dev', '/dev');
-  // tmpfs treats size 0 as no limit: no room means a read-only, empty /tmp.
-  if (c.limits.tmpBytes > 0) args.push('--perms', '1777', '--size', String(c.limits.tmpBytes), '--tmpfs', '/tmp');
-  else args.push('--perms', '0555', '--tmpfs', '/tmp', '--remount-ro', '/tmp');
+  const binds: Array<[string, string]> = [
+    ...systemMounts(),
+    ...(c.network ? NETWORK_FILES.filter((file) => existsSync(file)).map((file): [string, string] => ['--ro-bind', file]) : []),
+    ...(c.readOnly ?? []).map((dir): [string, string] => ['--ro-bind', dir]),
+    ...c.roots.map((root): [string, string] => ['--bind', root]),
+  ];
   // Parents before children, so a root inside a read-only directory stays writable (and the reverse).
-  const binds = [...(c.readOnly ?? []).map((dir) => ['--ro-bind', dir, dir]), ...c.roots.map((root) => ['--bind', root, root])];
-  binds.sort((a, b) => a[1]!.split('/').length - b[1]!.split('/').length);
-  args.push(...binds.flat(), '--chdir', c.cwd, '--setenv', OWNER_VAR, sandboxOwner());
+  const depth = (p: string) => p.split('/').length;
+  binds.sort((a, b) => depth(a[1]) - depth(b[1]));
+  // The folders leading to them, made first: bwrap would make them 0700 as root, closed to `nobody`.
+  const parents = new Set<string>();
+  for (const [, p] of binds) for (let dir = path.dirname(p); dir !== '/'; dir = path.dirname(dir)) parents.add(dir);
+  const args = ['--die-with-parent', '--new-session', ...namespaces, '--proc', '/proc', '--dev', '/dev'];
+  // tmpfs treats size 0 as no limit: no room means a /tmp made read-only once the binds below it are in place.
+  args.push('--perms', '1777', ...(c.limits.tmpBytes > 0 ? ['--size', String(c.limits.tmpBytes)] : []), '--tmpfs', '/tmp');
+  for (const dir of [...parents].sort((a, b) => depth(a) - depth(b))) args.push('--perms', '0755', '--dir', dir);
+  args.push(...binds.flatMap(([flag, p]) => [flag, p, p]), ...usrLinks());
+  if (c.limits.tmpBytes === 0) args.push('--remount-ro', '/tmp');
+  args.push('--chdir', c.cwd, '--setenv', OWNER_VAR, sandboxOwner());
   const drop = c.dropRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--inh-caps=-all', '--no-new-privs', '--'] : [];
   args.push('--', ...drop, c.command, ...c.argv);
 
   // A shell joins the cgroups before anything else runs, then becomes prlimit, which becomes bwrap. It
-  // also unsets what a spawner adds to the environment (the MCP SDK adds the worker's LOGNAME, SHELL, TERM, USER).
+  // also unsets what a spawner adds to the environment (the MCP SDK adds the worker's LOGNAME, SHELL,
+  // TERM, USER), and the PWD it exports itself.
   const extra = SPAWNER_ENV.filter((name) => !(name in c.env));
   const script = `while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; done; shift;${extra.length ? ` unset ${extra.join(' ')};` : ''} exec "$@"`;
   return {
     file: '/bin/sh',
-    args: ['-c', script, 'sh', ...(cgroup?.dirs ?? []), '--', 'prlimit', ...limits, '--', 'bwrap', ...args],
+    args: ['-c', script, 'sh', ...(cgroup?.dirs ?? []), '--', available.prlimit, ...limits, '--', available.bwrap, ...args],
     env: { ...c.env },
     fileSizeBytes,
     async release() {
@@ -152,10 +186,22 @@ export async function confinedSpawn(c: ConfinedCommand): Promise<Sandbox> {
   };
 }
 
-/** Variables a spawner may add from the worker's environment (the MCP SDK's `getDefaultEnvironment`). */
-const SPAWNER_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
+/** Variables a spawner may add from the worker's environment (the MCP SDK's `getDefaultEnvironment`), and the shell's PWD. */
+const SPAWNER_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'PWD'];
 
 const OWNER_VAR = 'STARRY_SANDBOX_OWNER';
+
+/**
+ * True when `command` is an executable the sandbox can find: on its PATH, or a path (relative to `cwd`).
+ * bwrap's own "execvp: No such file or directory" is less clear than a check first.
+ */
+export async function onSandboxPath(command: string, cwd: string): Promise<boolean> {
+  const candidates = command.includes('/') ? [path.resolve(cwd, command)] : SANDBOX_PATH.map((dir) => path.join(dir, command));
+  for (const file of candidates) {
+    if (await fs.access(file, fsConstants.X_OK).then(() => true, () => false)) return true;
+  }
+  return false;
+}
 
 let owner: string | undefined;
 /** This worker process as sandboxes name it: `pid.starttime`. */

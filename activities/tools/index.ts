@@ -7,7 +7,7 @@ import { Context } from '@temporalio/activity';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentConfig, McpServerConfig } from '../../core/config';
-import type { TaskLimits, WorkerPolicy } from '../../core/worker-policy';
+import { DEFAULT_LIMITS, mcpCommandEntry, type TaskLimits, type WorkerPolicy } from '../../core/worker-policy';
 import { failure, normalizedError, success, type ToolExecutionResult } from '../../core/errors';
 import type { ToolSpec } from '../../core/llm';
 import { toolResultText } from '../../core/transcript';
@@ -20,7 +20,7 @@ import { BUILTIN_TOOLS } from './builtin';
 import type { ToolCallRef } from './call-journal';
 import type { ToolContext } from './context';
 import { specOf, type ToolDefinition } from './define';
-import { McpPool } from './mcp';
+import { McpPool, type McpSandboxOptions } from './mcp';
 import { checkPolicy } from './policy-check';
 import { Workspace } from './sandbox';
 import { reapOrphanedSandboxes } from './confine';
@@ -174,9 +174,12 @@ export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortC
   if (run.policy) ctx.limits = run.policy.limits;
   try {
     if (run.policy) await checkPolicy(run.policy, { workspace: req.workspace, tools: req.tools }, name, ctx.workspace);
-    const data = own
-      ? await own.run(args, ctx)
-      : await registry.mcp.callTool(mcp!.server, mcp!.config, mcp!.tool, args as Record<string, unknown>, { cwd: req.workspace[0]!, signal, timeoutMs: req.toolTimeoutMs });
+    let data: unknown;
+    if (own) data = await own.run(args, ctx);
+    else {
+      const sandbox = mcpSandbox(run.policy, mcp!.config, 'command' in mcp!.config ? await ctx.workspace.realRoots() : req.workspace);
+      data = await registry.mcp.callTool(mcp!.server, mcp!.config, mcp!.tool, args as Record<string, unknown>, { cwd: sandbox.roots![0]!, signal, timeoutMs: req.toolTimeoutMs, sandbox });
+    }
     // The built-in tools keep to the cap themselves; another tool's result is measured here.
     if (!builtin) checkOutputSize(name, data, req.tools.maxOutputBytes);
     return success(data);
@@ -186,6 +189,15 @@ export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortC
     if (ToolError.is(err) && err.retryAfterMs !== undefined) result.retryAfterMs = err.retryAfterMs;
     return result;
   }
+}
+
+/**
+ * What a stdio MCP server's sandbox grants: the task's workspace (real paths), its policy entry's network
+ * and read-only directories, the policy's limits.
+ */
+function mcpSandbox(policy: WorkerPolicy | undefined, config: McpServerConfig, roots: string[]): McpSandboxOptions {
+  const entry = policy && 'command' in config ? mcpCommandEntry(policy, config.command, config.args) : undefined;
+  return { roots, network: entry?.network ?? false, readOnly: entry?.readOnly ?? [], limits: policy?.limits ?? DEFAULT_LIMITS };
 }
 
 /** A result larger than the task allows is refused, as the built-in tools refuse one. */
@@ -258,10 +270,12 @@ export function createToolActivities(
     async listTools(req: ListToolsRequest): Promise<ToolSpec[]> {
       const { cancellationSignal } = Context.current();
       try {
-        await checkPolicy(policy, { workspace: req.workspace, tools: req.tools }, 'listTools');
+        const workspace = new Workspace(req.workspace, 'listTools');
+        await checkPolicy(policy, { workspace: req.workspace, tools: req.tools }, 'listTools', workspace);
         const specs = registry.specs();
         for (const [server, config] of Object.entries(req.tools.mcp ?? {})) {
-          specs.push(...(await registry.mcp.listTools(server, config, { cwd: req.workspace[0]!, signal: cancellationSignal })));
+          const sandbox = mcpSandbox(policy, config, 'command' in config ? await workspace.realRoots() : req.workspace);
+          specs.push(...(await registry.mcp.listTools(server, config, { cwd: sandbox.roots![0]!, signal: cancellationSignal, sandbox })));
         }
         return offered(specs, req.tools);
       } catch (err) {

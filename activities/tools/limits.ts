@@ -297,9 +297,9 @@ export function limitOfExit(code: number | null, signal: string | null): 'cpu' |
  * limitError('cpu', limits, 'shell.run', "'sh' was stopped at") // E_LIMIT: 'sh' was stopped at the CPU time limit (...)
  * ```
  */
-export function limitError(name: LimitName, limits: SandboxLimits, source: string, what: string, detail = ''): ToolError {
+export function limitError(name: LimitName, limits: SandboxLimits, source: string, what: string, detail = '', o: { kind?: 'execution' | 'fatal'; suggestion?: string } = {}): ToolError {
   const { limit, suggestion } = describeLimit(name, limits);
-  return ToolError.of({ code: 'E_LIMIT', kind: 'execution', source, message: `E_LIMIT: ${what} ${limit}${detail}`, suggestion });
+  return ToolError.of({ code: 'E_LIMIT', kind: o.kind ?? 'execution', source, message: `E_LIMIT: ${what} ${limit}${detail}`, suggestion: o.suggestion ?? suggestion });
 }
 
 /** Entries walked at most by `workspaceUsage`; a bigger workspace is refused rather than left unmeasured. */

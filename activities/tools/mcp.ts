@@ -6,20 +6,27 @@
  *
  * Every failure becomes a ToolError of the one taxonomy (core/errors.ts), so the activity decides the
  * same way as for built-in tools: a server that cannot start is fatal (a config problem), a server that
- * died or is unreachable is transient (Temporal retries, and the retry gets a fresh connection), and a
- * tool that answered with an error is pain the model hears about.
+ * died or is unreachable is transient (Temporal retries, and the retry gets a fresh connection), a server
+ * stopped by a resource limit is E_LIMIT, and a tool that answered with an error is pain the model hears about.
+ *
+ * A stdio server runs in the sandbox `shell.run` programs run in (confine.ts): read-only system, the
+ * task's workspace, the read-only directories and the network its policy entry grants, never as root,
+ * with an environment of its own (PATH, HOME, LANG and the config's `env`) and the worker's resource limits.
  */
 import type { ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode as RpcCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../../core/config';
 import type { ToolSpec } from '../../core/llm';
 import { NETWORK_CODES } from '../../core/provider-errors';
 import { isValidToolName } from '../../core/tools';
-import { ENV_TEMPLATE } from '../../core/worker-policy';
+import { DEFAULT_LIMITS, ENV_TEMPLATE, changesCodeLoading, type LimitName, type SandboxLimits } from '../../core/worker-policy';
+import { SANDBOX_PATH, confinedSpawn, onSandboxPath, reapOrphanedSandboxes } from './confine';
+import { limitError, limitOfExit, workspaceUsage } from './limits';
 import { ToolError, messageOf, nodeCode } from './tool-error';
 
 const CLIENT_INFO = { name: 'openstarry', version: '0.1.0' };
@@ -45,6 +52,22 @@ export interface McpPoolOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/**
+ * What a stdio server's sandbox grants besides the system's programs, read from the worker's policy by
+ * the activity (`mcpCommands`, `limits`).
+ */
+export interface McpSandboxOptions {
+  /** Real paths of the task's workspace roots, all writable (default: cwd alone). */
+  roots?: string[];
+  /** Keep the host's network (default: none, loopback only). */
+  network?: boolean;
+  /** Directories it sees read-only: its code, its node_modules. */
+  readOnly?: string[];
+  limits?: SandboxLimits;
+}
+
+type McpSandbox = Required<McpSandboxOptions>;
+
 /** What ended a stdio server's process. */
 interface Exit {
   code: number | null;
@@ -54,10 +77,18 @@ interface Exit {
 /**
  * The SDK's stdio transport, which also remembers how its process ended: the SDK reports only that the
  * connection closed, and "exit code 2" is what tells a crash from a clean stop. The child is a private
- * field of the SDK's class; without it (another SDK version) the messages just lack the exit code.
+ * field of the SDK's class; without it (another SDK version) the messages just lack the exit code (and
+ * the sandbox's cgroup is left to the reaper).
  */
 class ObservedStdioTransport extends StdioClientTransport {
   exit: Exit | undefined;
+
+  constructor(
+    params: StdioServerParameters,
+    private readonly onExit: (exit: Exit) => void,
+  ) {
+    super(params);
+  }
 
   override async start(): Promise<void> {
     await super.start();
@@ -65,6 +96,7 @@ class ObservedStdioTransport extends StdioClientTransport {
     const child = (this as unknown as { _process?: ChildProcess })._process;
     child?.once('exit', (code, signal) => {
       this.exit = { code, signal };
+      this.onExit(this.exit);
     });
   }
 }
@@ -76,9 +108,13 @@ interface Connection {
   readonly config: McpServerConfig;
   /** Where a stdio server runs. */
   readonly cwd: string;
+  readonly sandbox: McpSandbox;
   readonly client: Client;
-  readonly stdio?: ObservedStdioTransport;
-  readonly http?: StreamableHTTPClientTransport;
+  /** Set once the server's sandbox is ready (stdio), or at once (HTTP). */
+  stdio?: ObservedStdioTransport;
+  http?: StreamableHTTPClientTransport;
+  /** Settles once a stdio server's process ended: the limit its sandbox saw hit, if any. */
+  ended?: Promise<LimitName | undefined>;
   /** The last characters of the server's stderr (stdio), quoted by error messages. */
   stderr: string;
   /** Settles when the initialize handshake is done; rejects with the ToolError for the failure. */
@@ -116,9 +152,13 @@ export class McpPool {
     this.env = opts.env ?? process.env;
   }
 
-  /** The server's tools as `<server>.<tool>` specs (description, inputSchema as parameters). Cached (listTtlMs). cwd = where a stdio server starts (the task's first workspace root). */
-  async listTools(server: string, config: McpServerConfig, opts: { cwd: string; signal?: AbortSignal }): Promise<ToolSpec[]> {
-    return this.use(server, config, opts.cwd, opts.signal, async (conn) => {
+  /**
+   * The server's tools as `<server>.<tool>` specs (description, inputSchema as parameters). Cached
+   * (listTtlMs). cwd = where a stdio server starts (the task's first workspace root); sandbox = what its
+   * sandbox grants.
+   */
+  async listTools(server: string, config: McpServerConfig, opts: { cwd: string; signal?: AbortSignal; sandbox?: McpSandboxOptions }): Promise<ToolSpec[]> {
+    return this.use(server, config, opts, async (conn) => {
       if (conn.tools && conn.tools.until > Date.now()) return conn.tools.specs;
       // Shared by concurrent callers, so it runs without any one caller's signal; each waits on its own.
       conn.listing ??= this.list(conn).finally(() => {
@@ -128,15 +168,18 @@ export class McpPool {
     });
   }
 
-  /** Call `<tool>` (the name WITHOUT the server prefix) and return what the agent sees as the tool's result data. */
+  /**
+   * Call `<tool>` (the name WITHOUT the server prefix) and return what the agent sees as the tool's result
+   * data. A stdio server that left the workspace over its cap (`limits.workspaceBytes`) makes it E_LIMIT.
+   */
   async callTool(
     server: string,
     config: McpServerConfig,
     tool: string,
     args: Record<string, unknown>,
-    opts: { cwd: string; signal: AbortSignal; timeoutMs: number },
+    opts: { cwd: string; signal: AbortSignal; timeoutMs: number; sandbox?: McpSandboxOptions },
   ): Promise<unknown> {
-    return this.use(server, config, opts.cwd, opts.signal, async (conn) => {
+    return this.use(server, config, opts, async (conn) => {
       let result: Awaited<ReturnType<Client['callTool']>>;
       try {
         // With `signal`, the SDK sends notifications/cancelled to the server when it aborts.
@@ -146,6 +189,7 @@ export class McpPool {
         if (opts.signal.aborted) throw opts.signal.reason;
         throw await this.requestError(conn, tool, err, opts.timeoutMs);
       }
+      if (conn.stdio) await this.checkDisk(conn, tool);
       if (!('content' in result)) return result.toolResult; // a pre-2024-11-05 server
       if (result.isError === true) throw this.reportedError(conn, tool, result.content);
       return resultData(result.content, result.structuredContent);
@@ -160,9 +204,16 @@ export class McpPool {
   }
 
   /** Run `fn` on the pooled connection (opened if needed), keeping it from going idle meanwhile. */
-  private async use<T>(server: string, config: McpServerConfig, cwd: string, signal: AbortSignal | undefined, fn: (conn: Connection) => Promise<T>): Promise<T> {
+  private async use<T>(
+    server: string,
+    config: McpServerConfig,
+    opts: { cwd: string; signal?: AbortSignal; sandbox?: McpSandboxOptions },
+    fn: (conn: Connection) => Promise<T>,
+  ): Promise<T> {
+    const { signal } = opts;
     if (signal?.aborted) throw signal.reason;
-    const conn = this.connection(server, config, cwd);
+    const sandbox: McpSandbox = { roots: [opts.cwd], network: false, readOnly: [], limits: DEFAULT_LIMITS, ...opts.sandbox };
+    const conn = this.connection(server, config, opts.cwd, sandbox);
     conn.inFlight++;
     clearTimeout(conn.idleTimer);
     try {
@@ -177,35 +228,28 @@ export class McpPool {
     }
   }
 
-  /** The pooled connection for this server, config and cwd, or a new one (its connect under way). */
-  private connection(server: string, config: McpServerConfig, cwd: string): Connection {
-    const key = `${server}\u0000${JSON.stringify(config)}\u0000${cwd}`;
+  /** The pooled connection for this server, config, cwd and sandbox, or a new one (its connect under way). */
+  private connection(server: string, config: McpServerConfig, cwd: string, sandbox: McpSandbox): Connection {
+    const key = `${server}\u0000${JSON.stringify(config)}\u0000${cwd}\u0000${JSON.stringify(sandbox)}`;
     const pooled = this.conns.get(key);
     if (pooled && !pooled.closed) return pooled;
-    // Templates first: a missing variable is the config's fault and must not start anything.
-    const transport = 'command' in config ? this.stdioTransport(server, config, cwd) : this.httpTransport(server, config);
+    // Templates first: a missing variable is the config's fault and must not reach anything.
+    const http = 'url' in config ? this.httpTransport(server, config) : undefined;
     const client = new Client(CLIENT_INFO, { capabilities: {} });
     const conn: Connection = {
       key,
       server,
       config,
       cwd,
+      sandbox,
       client,
-      ...(transport instanceof ObservedStdioTransport ? { stdio: transport } : { http: transport }),
+      ...(http ? { http } : {}),
       stderr: '',
       ready: Promise.resolve(),
       closed: false,
       inFlight: 0,
       listGeneration: 0,
     };
-    const stderr = conn.stdio?.stderr as Readable | null | undefined;
-    if (stderr) {
-      stderr.setEncoding('utf8');
-      // Always read it: an unread pipe fills up and blocks the server's next write to stderr.
-      stderr.on('data', (chunk: string) => {
-        conn.stderr = (conn.stderr + chunk).slice(-STDERR_TAIL_CHARS);
-      });
-    }
     client.onclose = () => {
       conn.closed = true;
       this.forget(conn);
@@ -214,19 +258,73 @@ export class McpPool {
       conn.tools = undefined;
       conn.listGeneration++;
     });
-    conn.ready = this.connect(conn, transport);
+    conn.ready = this.connect(conn);
     // Awaited by every user; this only keeps a connect nobody waits for any more from being unhandled.
     conn.ready.catch(() => undefined);
     this.conns.set(key, conn);
     return conn;
   }
 
-  private stdioTransport(server: string, config: Extract<McpServerConfig, { command: string }>, cwd: string): ObservedStdioTransport {
-    const env: Record<string, string> = { ...getDefaultEnvironment() };
+  /**
+   * A stdio server's transport: its sandbox made, the SDK told to start the sandbox. Its environment is
+   * the sandbox's own plus the config's `env` (the worker's, never: what the SDK adds from it is unset
+   * before the sandbox starts), and no variable that changes how it loads code.
+   */
+  private async stdioTransport(conn: Connection, config: Extract<McpServerConfig, { command: string }>): Promise<ObservedStdioTransport> {
+    const { server, sandbox } = conn;
+    const source = `mcp ${server}`;
+    const fail = (message: string, suggestion?: string) => ToolError.of({ code: 'E_UNAVAILABLE', kind: 'fatal', source, message: `MCP server '${server}' failed to start: ${message}`, suggestion });
+    const env: Record<string, string> = { PATH: SANDBOX_PATH.join(':'), HOME: sandbox.roots[0] ?? conn.cwd, LANG: 'C.UTF-8' };
     for (const [name, template] of Object.entries(config.env ?? {})) {
+      if (changesCodeLoading(name)) {
+        throw ToolError.of({
+          code: 'E_INTERNAL',
+          kind: 'fatal',
+          source,
+          message: `Refused by the worker's policy: tools.mcp.${server}.env sets ${name}, which changes how the server loads code; no config may set it`,
+          suggestion: `Remove ${name} from tools.mcp.${server}.env.`,
+        });
+      }
       env[name] = fillTemplate(template, this.env, `tools.mcp.${server}.env.${name}`);
     }
-    return new ObservedStdioTransport({ command: config.command, args: config.args, env, cwd, stderr: 'pipe' });
+    if (!(await onSandboxPath(config.command, conn.cwd))) {
+      throw fail(`ENOENT: '${config.command}' is not a program in the sandbox (looked in ${SANDBOX_PATH.join(', ')}), or the directory ${conn.cwd} does not exist`, `Check the command of tools.mcp.${server}.`);
+    }
+    const missing = sandbox.readOnly.filter((dir) => !existsSync(dir));
+    if (missing.length) {
+      throw fail(`ENOENT: ${missing.join(', ')}, which the worker's policy shows it read-only (mcpCommands readOnly), does not exist on the worker`, 'Ask the worker operator to fix mcpCommands in STARRY_WORKER_POLICY.');
+    }
+    // A hard link in the workspace would be an outside file the server could read and write.
+    await workspaceUsage(sandbox.roots, { source, refuseHardlinks: true });
+    const box = await confinedSpawn({
+      command: config.command,
+      argv: config.args,
+      roots: sandbox.roots,
+      cwd: conn.cwd,
+      env,
+      // Never root: a server is code the operator did not write.
+      dropRoot: process.getuid?.() === 0,
+      source,
+      who: `MCP server '${server}'`,
+      otherwise: `serve it over HTTP (tools.mcp.${server}.url), or drop it from the worker policy's mcpCommands`,
+      limits: sandbox.limits,
+      network: sandbox.network,
+      readOnly: sandbox.readOnly,
+    });
+    await reapOrphanedSandboxes();
+    let ended: (hit: LimitName | undefined) => void = () => undefined;
+    conn.ended = new Promise((resolve) => (ended = resolve));
+    return new ObservedStdioTransport({ command: box.file, args: box.args, env: box.env, cwd: '/', stderr: 'pipe' }, (exit) => {
+      void box.release().then((hit) => ended(hit ?? limitOfExit(exit.code, exit.signal)), () => ended(limitOfExit(exit.code, exit.signal)));
+    });
+  }
+
+  /** E_LIMIT when a call left the workspace over its cap. */
+  private async checkDisk(conn: Connection, tool: string): Promise<void> {
+    const { roots, limits } = conn.sandbox;
+    const source = `${conn.server}.${tool}`;
+    const used = await workspaceUsage(roots, { source });
+    if (used > limits.workspaceBytes) throw limitError('disk', limits, source, `after ${source}, the workspace holds ${used} bytes, over`);
   }
 
   private httpTransport(server: string, config: Extract<McpServerConfig, { url: string }>): StreamableHTTPClientTransport {
@@ -237,15 +335,25 @@ export class McpPool {
     return new StreamableHTTPClientTransport(new URL(config.url), { requestInit: { headers } });
   }
 
-  private async connect(conn: Connection, transport: ObservedStdioTransport | StreamableHTTPClientTransport): Promise<void> {
+  private async connect(conn: Connection): Promise<void> {
     try {
+      const transport = conn.http ?? (conn.stdio = await this.stdioTransport(conn, conn.config as Extract<McpServerConfig, { command: string }>));
+      if (conn.closed) throw new Error('the pool closed the connection while the server was starting');
+      const stderr = conn.stdio?.stderr as Readable | null | undefined;
+      if (stderr) {
+        stderr.setEncoding('utf8');
+        // Always read it: an unread pipe fills up and blocks the server's next write to stderr.
+        stderr.on('data', (chunk: string) => {
+          conn.stderr = (conn.stderr + chunk).slice(-STDERR_TAIL_CHARS);
+        });
+      }
       await conn.client.connect(transport, { timeout: CONNECT_TIMEOUT_MS });
     } catch (err) {
       // The SDK already closes the client (and kills the process) when initialize fails.
       conn.closed = true;
       this.forget(conn);
       await settled();
-      throw this.startError(conn, err);
+      throw await this.startError(conn, err);
     }
   }
 
@@ -293,13 +401,21 @@ export class McpPool {
   }
 
   /** A failure to start or reach the server: the config's fault (fatal) unless it may clear up. */
-  private startError(conn: Connection, err: unknown): ToolError {
+  private async startError(conn: Connection, err: unknown): Promise<ToolError> {
     if (ToolError.is(err)) return err;
     const { server } = conn;
     const source = `mcp ${server}`;
     if ('command' in conn.config) {
       const { command } = conn.config;
       const suggestion = `Check the command and args in tools.mcp.${server} (the server ran as: ${[command, ...conn.config.args].join(' ')}).`;
+      const hit = conn.stdio?.exit ? await conn.ended : undefined;
+      if (hit !== undefined) {
+        // The operator's limits leave the server no room to start: no call of the model changes that.
+        return limitError(hit, conn.sandbox.limits, source, `MCP server '${server}' failed to start: it hit`, `; it ${exitText(conn.stdio!.exit!)}${this.stderrPart(conn)}`, {
+          kind: 'fatal',
+          suggestion: 'Ask the worker operator for larger limits in STARRY_WORKER_POLICY, or use a lighter server.',
+        });
+      }
       if (isTimeout(err)) {
         // A first start may be slow (a package download): worth another attempt.
         return ToolError.of(
@@ -393,6 +509,9 @@ export class McpPool {
     const tail = conn.stderr.trim();
     if (tail) facts.push(`stderr: ${tail}`);
     if (conn.http) facts.push(detailOf(err));
+    const hit = conn.stdio?.exit ? await conn.ended : undefined;
+    // Stopped by a limit: the call asked too much of it (the next one starts a fresh server).
+    if (hit !== undefined) return limitError(hit, conn.sandbox.limits, source, `MCP server '${conn.server}' was stopped during ${what}: it hit`, ` (${facts.join('; ')})`);
     const message = `MCP server '${conn.server}' closed the connection during ${what}${facts.length ? ` (${facts.join('; ')})` : ''}`;
     return ToolError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source, message }, { cause: err });
   }

@@ -5,12 +5,12 @@
  * is the sandbox, where nothing outside the workspace exists.
  */
 import { spawn } from 'node:child_process';
-import { constants as fsConstants, promises as fs } from 'node:fs';
+import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { ToolArgs } from '../../core/tools';
 import { DEFAULT_LIMITS, type LimitName } from '../../core/worker-policy';
 import type { ToolContext } from './context';
-import { SANDBOX_PATH, confinedSpawn, reapOrphanedSandboxes, type Sandbox } from './confine';
+import { SANDBOX_PATH, confinedSpawn, onSandboxPath, reapOrphanedSandboxes, type Sandbox } from './confine';
 import { limitError, limitOfExit, workspaceUsage } from './limits';
 import { resolveInWorkspace } from './sandbox';
 import { ToolError, nodeCode, toToolError } from './tool-error';
@@ -58,7 +58,7 @@ export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): P
   const roots = await ctx.workspace.realRoots();
   // A small environment: the worker's own (API keys) must not reach the program.
   const env = { PATH: SANDBOX_PATH.join(':'), HOME: roots[0] as string, LANG: 'C.UTF-8' };
-  if (!(await onPath(command))) {
+  if (!(await onSandboxPath(command, cwd))) {
     throw ToolError.of({ code: 'ENOENT', source: SOURCE, message: `ENOENT: command not found: '${command}'` });
   }
   const limits = ctx.limits ?? DEFAULT_LIMITS;
@@ -102,15 +102,6 @@ function outcome(r: ShellResult): string {
   const tail = (text: string) => (text.length > 500 ? `…${text.slice(-500)}` : text).trim();
   const said = [r.stderr && `stderr: ${tail(r.stderr)}`, r.stdout && `stdout: ${tail(r.stdout)}`].filter(Boolean).join('; ');
   return `it ended with ${r.signal ? `signal ${r.signal}` : `exit code ${r.exitCode}`}${said ? `; ${said}` : ''}`;
-}
-
-/** True when `command` is an executable the sandbox can find (bwrap's own "not found" is less clear). */
-async function onPath(command: string): Promise<boolean> {
-  const candidates = command.includes('/') ? [command] : SANDBOX_PATH.map((dir) => path.join(dir, command));
-  for (const file of candidates) {
-    if (await fs.access(file, fsConstants.X_OK).then(() => true, () => false)) return true;
-  }
-  return false;
 }
 
 /**

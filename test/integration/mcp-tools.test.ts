@@ -15,6 +15,8 @@ import { llmRequests, settledHistory, toolInputs } from '../helpers/workflow-his
 import { startHttpFixture, type HttpFixture } from '../fixtures/mcp/http';
 
 const SERVER = path.resolve(__dirname, '../fixtures/mcp/server.js');
+/** The fixture's sandbox sees its folder and the SDK read-only, and a config may set its failure switch. */
+const NODE_SERVERS = { command: 'node', readOnly: [path.dirname(SERVER), path.resolve(__dirname, '../../node_modules')], env: ['MCP_FIXTURE_FAIL_START'] };
 const files = (env?: Record<string, string>) => ({ files: { command: 'node', args: [SERVER], ...(env ? { env } : {}) } });
 
 let h: Harness;
@@ -24,7 +26,7 @@ beforeAll(async () => {
   workspace = realpathSync(makeWorkspace({}));
   http = await startHttpFixture({ requireAuthorization: 'Bearer sesame' });
   process.env.MCP_TEST_TOKEN = 'sesame';
-  const policy = parseWorkerPolicy({ roots: [workspace], mcpCommands: ['node'], mcpEnv: ['MCP_TEST_TOKEN'], httpAllow: [`127.0.0.1:${http.port}`], allowRoot: true });
+  const policy = parseWorkerPolicy({ roots: [workspace], mcpCommands: [NODE_SERVERS], mcpEnv: ['MCP_TEST_TOKEN'], httpAllow: [`127.0.0.1:${http.port}`], allowRoot: true });
   h = await startHarness({ name: 'mcp-tools', activities: { policy } });
 });
 afterAll(async () => {
@@ -106,6 +108,13 @@ it('fails the task naming a server that does not start, with what it said', asyn
   expect(result).toMatchObject({ outcome: 'FAILED', ticks: 0, error: { code: 'E_UNAVAILABLE' } });
   expect(result.error?.message).toContain("MCP server 'files' failed to start");
   expect(result.error?.message).toContain('cannot open database');
+});
+
+it('refuses at submit a config that sets NODE_OPTIONS for a server, naming it; nothing is queued', async () => {
+  const agentId = uniqueId('mcp-evil');
+  const evil = { files: { command: 'node', args: [SERVER], env: { NODE_OPTIONS: `--require ${path.join(workspace, 'evil.js')}` } } };
+  const config = scriptedConfig(writeScript([done()]), workspace, { tools: { mcp: evil } });
+  await expect(h.agents.submit(agentId, { goal: 'Load my code.', config })).rejects.toThrow(/tools\.mcp\.files\.env: NODE_OPTIONS changes how the server loads code/);
 });
 
 it('locks the agent on the fourth identical failing MCP call (REPEATED_FAILURE), like any other tool', async () => {
