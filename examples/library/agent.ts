@@ -8,7 +8,7 @@
  *
  * Exits 0 when every step went as expected, 1 with the reason otherwise.
  */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -32,6 +32,10 @@ import {
 const TASK_QUEUE = 'openstarry-library-example';
 /** The example's sources (turns.json, wait-turns.json) are one folder above the compiled dist/. */
 const SOURCES = path.resolve(__dirname, '..');
+/** The MCP server the agent config names (compiled next to this file). */
+const NOTES_SERVER = path.join(__dirname, 'notes-server.mjs');
+/** The node_modules the server's imports resolve from: its sandbox sees it read-only, besides the server's folder. */
+const NODE_MODULES = require.resolve.paths('@modelcontextprotocol/sdk')?.find((dir) => existsSync(dir)) ?? path.join(SOURCES, 'node_modules');
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -90,6 +94,8 @@ async function main(): Promise<void> {
   try {
     const workspace = path.join(state, 'workspace');
     mkdirSync(workspace);
+    // MCP servers never run as root: as root, the worker runs them as nobody, who must be able to write here.
+    if (process.getuid?.() === 0) chownSync(workspace, 65534, 65534);
     process.env.STARRY_STORE_DIR ??= path.join(state, 'blobs');
     await run(workspace);
   } finally {
@@ -99,11 +105,13 @@ async function main(): Promise<void> {
 
 async function run(workspace: string): Promise<void> {
   // The worker's configuration comes from its environment, as `starry worker`'s does; the policy is the
-  // operator's outer limit for every tool call: this workspace, and `node` as the one MCP server command.
+  // operator's outer limit for every tool call: this workspace, and `node notes-server.mjs` as the one MCP
+  // server, which sees its code read-only in its sandbox and to which a config may pass NOTES_FILE.
+  const notes = { command: 'node', args: [NOTES_SERVER], readOnly: [__dirname, NODE_MODULES], env: ['NOTES_FILE'] };
   const config = workerConfigFromEnv({
     ...process.env,
     STARRY_TASK_QUEUE: TASK_QUEUE,
-    STARRY_WORKER_POLICY: JSON.stringify({ roots: [workspace], mcpCommands: ['node'] }),
+    STARRY_WORKER_POLICY: JSON.stringify({ roots: [workspace], mcpCommands: [notes] }),
   });
   const llm = process.env.STARRY_LLM ?? `scripted:${path.join(SOURCES, 'turns.json')}`;
   const waitLlm = process.env.STARRY_LLM ?? `scripted:${path.join(SOURCES, 'wait-turns.json')}`;
@@ -121,7 +129,7 @@ async function run(workspace: string): Promise<void> {
   const workerConnection = await connectWorker(config.temporal);
   const worker = await createWorker({ connection: workerConnection, config, tools: [wordcount, clockWait] });
   const running = worker.run(); // polls until shutdown(), then closes the MCP servers it started
-  say(`  worker running in this process: tools text.wordcount, clock.wait; MCP command node; workspace ${workspace}`);
+  say(`  worker running in this process: tools text.wordcount, clock.wait; MCP server node notes-server.mjs; workspace ${workspace}`);
 
   const agents = new AgentClient({ connection, namespace: config.temporal.namespace, taskQueue: TASK_QUEUE });
   try {
@@ -149,7 +157,7 @@ async function demo(agents: AgentClient, { workspace, llm, waitLlm }: { workspac
     tools: {
       // Offered to the model: every tool of the MCP server `notes`, and one of the worker's own.
       allow: ['notes.*', 'text.wordcount'],
-      mcp: { notes: { command: 'node', args: [path.join(__dirname, 'notes-server.mjs')], env: { NOTES_FILE: notesFile } } },
+      mcp: { notes: { command: 'node', args: [NOTES_SERVER], env: { NOTES_FILE: notesFile } } },
     },
   });
   const goal = 'Save the note "Temporal keeps every agent task durable." with the notes server, check that it is listed, and tell me how many words it has.';

@@ -1,8 +1,9 @@
 /**
  * A tiny MCP server (stdio) with two tools, `add` and `list`, that keep notes in a JSON file. The agent
  * config names it `notes`, so the model sees `notes.add` and `notes.list`; the worker starts it (`node
- * dist/notes-server.mjs`, which its policy must allow: `mcpCommands: ['node']`) the first time a task
- * needs it. An ES module because the SDK's typings are ES modules.
+ * dist/notes-server.mjs`, which its policy must allow: an `mcpCommands` entry for `node` that shows the
+ * server's folder and node_modules read-only in its sandbox) the first time a task needs it. An ES module
+ * because the SDK's typings are ES modules.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
