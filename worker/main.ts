@@ -3,6 +3,7 @@
  * its configuration once from the environment (worker/env.ts), runs until SIGTERM or SIGINT, then lets
  * activities in flight finish for up to 45 s (the Fargate task's stopTimeout is 60 s).
  */
+import { sandboxReport } from '../activities/tools/confine';
 import { connectWorker } from './connection';
 import { workerConfigFromEnv, type WorkerConfig } from './env';
 import { installWorkerLogger } from './log';
@@ -21,6 +22,8 @@ export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): P
     const worker = await createWorker({ connection, config, shutdownGraceTime: '45 seconds' });
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => process.stderr.write(`${signal}: stopping the worker (activities in flight may finish for 45 s)…\n`));
     process.stderr.write(`worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.taskQueue}); SIGTERM or Ctrl-C stops it\n`);
+    // Whether programs can run here at all, and what bounds them: an operator's first question.
+    process.stderr.write(`${await sandboxReport(config.policy.limits)}\n`);
     // The SDK shuts the worker down on SIGTERM/SIGINT; run() returns once it has drained.
     await worker.run();
   } finally {

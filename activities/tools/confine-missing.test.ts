@@ -6,6 +6,8 @@
  */
 import * as path from 'node:path';
 import { startHttpFixture, type HttpFixture } from '../../test/fixtures/mcp/http';
+import { DEFAULT_LIMITS } from '../../core/worker-policy';
+import { sandboxReport } from './confine';
 import { runTool } from './index';
 import { McpPool } from './mcp';
 import { makeWorkspace, testPolicy, toolsConfig, type TempWorkspace } from './test-support';
@@ -48,4 +50,8 @@ it('a stdio MCP server refuses to start unconfined, fatally, naming the server a
 it('an HTTP MCP server is reached as before', async () => {
   const specs = await pool.listTools('remote', { url: http.url }, { cwd: ws.root });
   expect(specs.map((s) => s.name)).toContain('remote.echo');
+});
+
+it('says so at the worker’s start', async () => {
+  expect(await sandboxReport(DEFAULT_LIMITS)).toBe("sandbox: none (bwrap is not on the worker's PATH): shell.run and stdio MCP servers refuse to run");
 });

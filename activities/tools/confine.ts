@@ -21,8 +21,25 @@ import { spawnSync } from 'node:child_process';
 import { accessSync, constants as fsConstants, existsSync, promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { LimitName, SandboxLimits } from '../../core/worker-policy';
-import { SandboxCgroup, processLimit, reapCgroups, rlimitArgs, startTimeOf } from './limits';
+import { SandboxCgroup, cgroupHost, processLimit, reapCgroups, rlimitArgs, startTimeOf } from './limits';
 import { ToolError } from './tool-error';
+
+/**
+ * What confines programs on this host, for the worker's start line: bubblewrap or nothing (then
+ * programs refuse to run), and what enforces the limits.
+ *
+ * ```ts
+ * await sandboxReport(policy.limits) // 'sandbox: bubblewrap; limits by cgroup v1 (pids, memory) and rlimits'
+ * ```
+ */
+export async function sandboxReport(limits: SandboxLimits): Promise<string> {
+  const available = confinementAvailable();
+  if (!available.ok) return `sandbox: none (${available.why}): shell.run and stdio MCP servers refuse to run`;
+  const host = limits.cgroups ? await cgroupHost() : undefined;
+  if (!host) return `sandbox: bubblewrap; limits by rlimits only (${limits.cgroups ? 'no cgroup this worker may create' : 'limits.cgroups is false'}: processes are counted per user)`;
+  const controllers = [host.pids && 'pids', host.memory && 'memory'].filter(Boolean).join(', ');
+  return `sandbox: bubblewrap; limits by cgroup v${host.version} (${controllers}) and rlimits`;
+}
 
 /** The system folders bound read-only: programs and their libraries; /etc is left out (secrets live there). */
 const SYSTEM_DIRS = ['/usr'];

@@ -5,9 +5,10 @@
  */
 import { promises as fs, readdirSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { SandboxLimits } from '../../core/worker-policy';
+import { DEFAULT_LIMITS, type SandboxLimits } from '../../core/worker-policy';
+import { sandboxReport } from './confine';
 import { runTool, type ToolRequest } from './index';
-import { cgroupHost } from './limits';
+import { cgroupHost, ownCgroups } from './limits';
 import { makeWorkspace, testPolicy, toolsConfig, type TempWorkspace } from './test-support';
 
 const MiB = 1024 * 1024;
@@ -152,5 +153,37 @@ describe('fs.write under the workspace cap', () => {
     expect((await write('a.txt', 'a'.repeat(900))).success).toBe(true);
     expect((await write('a.txt', 'short')).success).toBe(true);
     expect(await fs.readFile(path.join(ws.root, 'a.txt'), 'utf8')).toBe('short');
+  });
+});
+
+describe('finding the worker’s cgroups', () => {
+  const mountinfo = (...lines: string[]) => lines.map((l, i) => `${30 + i} 23 0:${40 + i} ${l}`).join('\n');
+
+  it('reads a host with cgroup v1 hierarchies and an empty unified one', () => {
+    const self = '8:pids:/\n4:memory:/process_api/abc\n1:cpu:/\n0::/\n';
+    const mounts = mountinfo(
+      '/ /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755',
+      '/ /sys/fs/cgroup/pids rw,relatime - cgroup cgroup rw,pids',
+      '/ /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory',
+      '/ /sys/fs/cgroup/unified rw,relatime shared:9 - cgroup2 cgroup2 rw',
+    );
+    expect(ownCgroups(self, mounts)).toEqual({ pids: '/sys/fs/cgroup/pids', memory: '/sys/fs/cgroup/memory/process_api/abc', v2: '/sys/fs/cgroup/unified' });
+  });
+
+  it('reads a container whose cgroup mounts are rooted at its own cgroup', () => {
+    const self = '9:memory,pids:/docker/abc\n';
+    const mounts = mountinfo('/docker/abc /sys/fs/cgroup/memory,pids ro,nosuid master:12 - cgroup cgroup rw,memory,pids');
+    expect(ownCgroups(self, mounts)).toEqual({ pids: '/sys/fs/cgroup/memory,pids', memory: '/sys/fs/cgroup/memory,pids', v2: undefined });
+  });
+
+  it('reads a cgroup v2 host, and mount points with escaped spaces', () => {
+    const mounts = mountinfo('/ /sys/fs/my\\040cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate');
+    expect(ownCgroups('0::/system.slice/starry.service\n', mounts)).toEqual({ pids: undefined, memory: undefined, v2: '/sys/fs/my cgroup/system.slice/starry.service' });
+  });
+
+  it('says at the worker’s start what enforces the limits', async () => {
+    expect(await sandboxReport({ ...DEFAULT_LIMITS, cgroups: false })).toBe('sandbox: bubblewrap; limits by rlimits only (limits.cgroups is false: processes are counted per user)');
+    const host = await cgroupHost();
+    if (host) expect(await sandboxReport(DEFAULT_LIMITS)).toMatch(new RegExp(`^sandbox: bubblewrap; limits by cgroup v${host.version} \\((pids|memory)`));
   });
 });

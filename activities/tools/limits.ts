@@ -58,10 +58,16 @@ function dirOf(mount: Mount, cgPath: string): string | undefined {
   return path.resolve(mount.point, `.${cgPath.slice(mount.root === '/' ? 0 : mount.root.length)}`);
 }
 
-async function detectCgroups(): Promise<CgroupHost | undefined> {
-  const [self, mountinfo] = await Promise.all([fs.readFile('/proc/self/cgroup', 'utf8'), fs.readFile('/proc/self/mountinfo', 'utf8')]);
+/**
+ * The worker's own cgroup directories, from /proc/self/cgroup (`ID:CONTROLLERS:PATH`, v2's `0::PATH`)
+ * and /proc/self/mountinfo: per v1 controller, and the v2 one. Where they can be used is probed after.
+ *
+ * ```ts
+ * ownCgroups('4:memory:/a\n0::/\n', mountinfo) // { pids: undefined, memory: '/sys/fs/cgroup/memory/a', v2: '/sys/fs/cgroup/unified' }
+ * ```
+ */
+export function ownCgroups(self: string, mountinfo: string): { pids?: string; memory?: string; v2?: string } {
   const mounts = cgroupMounts(mountinfo);
-  // `ID:CONTROLLERS:PATH`; v2's line is `0::PATH`.
   const lines = self
     .split('\n')
     .filter(Boolean)
@@ -69,18 +75,24 @@ async function detectCgroups(): Promise<CgroupHost | undefined> {
       const [id = '', controllers = '', ...rest] = l.split(':');
       return { id, controllers: controllers.split(','), path: rest.join(':') };
     });
-  const v1: CgroupHost = { version: 1 };
-  for (const controller of ['pids', 'memory'] as const) {
+  const v1 = (controller: string): string | undefined => {
     const line = lines.find((l) => l.controllers.includes(controller));
     const mount = mounts.find((m) => m.fstype === 'cgroup' && m.options.includes(controller));
-    const dir = line && mount ? dirOf(mount, line.path) : undefined;
-    if (dir && (await (controller === 'pids' ? probe(dir, 'pids.max', '64') : probe(dir, 'memory.limit_in_bytes', '67108864')))) v1[controller] = dir;
-  }
-  if (v1.pids || v1.memory) return v1;
+    return line && mount ? dirOf(mount, line.path) : undefined;
+  };
   const line = lines.find((l) => l.id === '0' && l.controllers.join('') === '');
   const mount = mounts.find((m) => m.fstype === 'cgroup2');
-  const own = line && mount ? dirOf(mount, line.path) : undefined;
-  return own ? delegatedV2(own) : undefined;
+  return { pids: v1('pids'), memory: v1('memory'), v2: line && mount ? dirOf(mount, line.path) : undefined };
+}
+
+async function detectCgroups(): Promise<CgroupHost | undefined> {
+  const [self, mountinfo] = await Promise.all([fs.readFile('/proc/self/cgroup', 'utf8'), fs.readFile('/proc/self/mountinfo', 'utf8')]);
+  const own = ownCgroups(self, mountinfo);
+  const v1: CgroupHost = { version: 1 };
+  if (own.pids && (await probe(own.pids, 'pids.max', '64'))) v1.pids = own.pids;
+  if (own.memory && (await probe(own.memory, 'memory.limit_in_bytes', '67108864'))) v1.memory = own.memory;
+  if (v1.pids || v1.memory) return v1;
+  return own.v2 ? delegatedV2(own.v2) : undefined;
 }
 
 /** True when a child cgroup can be made in `dir` and limited by writing `file`. */
