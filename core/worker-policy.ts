@@ -157,7 +157,7 @@ export const WorkerPolicySchema = z
     mcpEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')).default([]),
     /** The largest `tools.maxOutputBytes` a task may ask for. */
     maxOutputBytes: z.number().int().positive().max(1024 * 1024).default(1024 * 1024),
-    /** Tools may run as root when the worker does; otherwise `shell.run` drops to `nobody`. */
+    /** `shell.run` may run programs as root when the worker does (otherwise as `nobody`); MCP servers never do. */
     allowRoot: z.boolean().default(false),
     /** Where side-effecting tools journal their calls (default: `starry-tool-journal` in the temp dir). */
     journalDir: absolutePath.optional(),
