@@ -6,7 +6,9 @@
  * a call (scheduling the activity) is the same for both and is not measured here (see throughput.ts).
  *
  * The MCP server is the tests' fixture (test/fixtures/mcp/server.js, the SDK's McpServer), over stdio
- * and over Streamable HTTP on 127.0.0.1. Not a test: it prints a table for docs/BENCHMARKS.md.
+ * in its sandbox (bubblewrap, the worker's resource limits, as `nobody` when run as root: issue 30) and
+ * over Streamable HTTP on 127.0.0.1. Every call goes through the worker's policy, as the activity's do.
+ * Not a test: it prints a table for docs/BENCHMARKS.md.
  *
  * ```sh
  * npm run build && node lib/bench/mcp.js [--calls 500] [--cold 10]
@@ -18,11 +20,15 @@ import { mkdtempSync, realpathSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
 import { ToolsConfigSchema, type McpServerConfig } from '../core/config';
+import { parseWorkerPolicy } from '../core/worker-policy';
 import { defineTool, runTool, ToolRegistry } from '../activities/tools';
+import { sandboxReport } from '../activities/tools/confine';
 import { McpPool } from '../activities/tools/mcp';
 import { environmentLine, percentile } from './stack';
 
 const SERVER = path.resolve(__dirname, '../../test/fixtures/mcp/server.js');
+/** What the fixture's sandbox shows it read-only: its folder and the SDK. */
+const READ_ONLY = [path.dirname(SERVER), path.resolve(__dirname, '../../node_modules')];
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { startHttpFixture } = require('../../test/fixtures/mcp/http.js') as typeof import('../test/fixtures/mcp/http');
 
@@ -55,9 +61,10 @@ async function main(): Promise<void> {
   const servers: Record<string, McpServerConfig> = { files: { command: 'node', args: [SERVER] }, remote: { url: http.url } };
   const tools = ToolsConfigSchema.parse({ mcp: servers });
   const registry = new ToolRegistry([echo]);
+  const policy = parseWorkerPolicy({ roots: [workspace], mcpCommands: [{ command: 'node', args: [SERVER], readOnly: READ_ONLY }], httpAllow: [`127.0.0.1:${http.port}`], allowRoot: true });
   const request = (name: string) => ({ name, args: { text: 'hello' }, tick: 1, workspace: [workspace], tools, toolTimeoutMs: 30_000 });
   const run = async (name: string) => {
-    const result = await runTool(request(name), undefined, { registry });
+    const result = await runTool(request(name), undefined, { registry, policy });
     if (!result.success) throw new Error(`${name} failed: ${JSON.stringify(result.error)}`);
   };
 
@@ -75,7 +82,7 @@ async function main(): Promise<void> {
   for (let i = 0; i < cold; i++) {
     const pool = new McpPool();
     const t = performance.now();
-    await pool.listTools('files', servers.files!, { cwd: workspace });
+    await pool.listTools('files', servers.files!, { cwd: workspace, sandbox: { roots: [workspace], readOnly: READ_ONLY, limits: policy.limits } });
     listing.push(performance.now() - t);
     await pool.close();
   }
@@ -84,6 +91,7 @@ async function main(): Promise<void> {
 
   const base = percentile(results[0]![1], 50);
   console.log(environmentLine());
+  console.log(await sandboxReport(policy.limits));
   console.log(`${calls} calls each after 20 warm-up calls; ${cold} cold listings (a new pool each: spawn, initialize, tools/list)\n`);
   console.log(row(['', 'p50 ms', 'p95 ms', 'max ms', 'p50 over the TypeScript tool']));
   console.log(row(['---', '---', '---', '---', '---']));

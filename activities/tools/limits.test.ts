@@ -115,6 +115,12 @@ describe('shell.run under resource limits', () => {
     expect((await fs.stat(path.join(ws.root, 'big'))).size).toBe(MiB - 1000);
   });
 
+  it('still runs programs in a workspace at its cap; one that writes a file meets the disk limit', async () => {
+    await fs.writeFile(path.join(ws.root, 'full.txt'), 'x'.repeat(1000));
+    expect((await sh('echo still here', { workspaceBytes: 1000 })).data).toMatchObject({ exitCode: 0, stdout: 'still here\n' });
+    expect((await sh('echo more > more.txt', { workspaceBytes: 1000 })).error?.message).toContain("hit the workspace's disk limit");
+  });
+
   it('stops a file at the file size limit with E_LIMIT fileSize', async () => {
     const result = await sh('head -c 200M /dev/zero > big', { fileSizeBytes: 256 * 1024 });
     expect(result.error?.message).toContain("'sh' hit the file size limit (limits.fileSizeBytes: 256 KiB per file)");

@@ -82,6 +82,8 @@ interface Exit {
  */
 class ObservedStdioTransport extends StdioClientTransport {
   exit: Exit | undefined;
+  /** Its process was spawned (so its exit will be seen). */
+  started = false;
 
   constructor(
     params: StdioServerParameters,
@@ -92,6 +94,7 @@ class ObservedStdioTransport extends StdioClientTransport {
 
   override async start(): Promise<void> {
     await super.start();
+    this.started = true;
     // `start` resolves on the child's 'spawn' event, so its 'exit' cannot have been missed.
     const child = (this as unknown as { _process?: ChildProcess })._process;
     child?.once('exit', (code, signal) => {
@@ -115,6 +118,8 @@ interface Connection {
   http?: StreamableHTTPClientTransport;
   /** Settles once a stdio server's process ended: the limit its sandbox saw hit, if any. */
   ended?: Promise<LimitName | undefined>;
+  /** Remove the server's sandbox (its cgroup), once: when its process ended, or when it never started. */
+  release?: () => Promise<LimitName | undefined>;
   /** The last characters of the server's stderr (stdio), quoted by error messages. */
   stderr: string;
   /** Settles when the initialize handshake is done; rejects with the ToolError for the failure. */
@@ -296,6 +301,7 @@ export class McpPool {
     }
     // A hard link in the workspace would be an outside file the server could read and write.
     await workspaceUsage(sandbox.roots, { source, refuseHardlinks: true });
+    await reapOrphanedSandboxes();
     const box = await confinedSpawn({
       command: config.command,
       argv: config.args,
@@ -311,11 +317,12 @@ export class McpPool {
       network: sandbox.network,
       readOnly: sandbox.readOnly,
     });
-    await reapOrphanedSandboxes();
-    let ended: (hit: LimitName | undefined) => void = () => undefined;
+    let released: Promise<LimitName | undefined> | undefined;
+    const release = (conn.release = () => (released ??= box.release().catch(() => undefined)));
+    let ended: (hit: Promise<LimitName | undefined>) => void = () => undefined;
     conn.ended = new Promise((resolve) => (ended = resolve));
     return new ObservedStdioTransport({ command: box.file, args: box.args, env: box.env, cwd: '/', stderr: 'pipe' }, (exit) => {
-      void box.release().then((hit) => ended(hit ?? limitOfExit(exit.code, exit.signal)), () => ended(limitOfExit(exit.code, exit.signal)));
+      ended(release().then((hit) => hit ?? limitOfExit(exit.code, exit.signal)));
     });
   }
 
@@ -353,6 +360,8 @@ export class McpPool {
       conn.closed = true;
       this.forget(conn);
       await settled();
+      // A server that never started has no exit to remove its sandbox at.
+      if (!conn.stdio?.started) await conn.release?.();
       throw await this.startError(conn, err);
     }
   }

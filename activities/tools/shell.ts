@@ -64,6 +64,8 @@ export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): P
   const limits = ctx.limits ?? DEFAULT_LIMITS;
   // Hard links refused, and the room left under the workspace's cap: no one file may take more.
   const used = await workspaceUsage(roots, { source: SOURCE, refuseHardlinks: true });
+  // A sandbox left by a worker killed mid-start must not run on beside this one.
+  await reapOrphanedSandboxes();
   const sandbox = await confinedSpawn({
     command,
     argv,
@@ -76,8 +78,6 @@ export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): P
     limits,
     fileSizeBytes: Math.max(0, limits.workspaceBytes - used),
   });
-  // A sandbox left by a worker killed mid-start must not run on beside this one.
-  await reapOrphanedSandboxes();
   let result: ShellResult;
   let hit: LimitName | undefined;
   try {
