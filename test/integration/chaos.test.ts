@@ -2,11 +2,13 @@
  * Chaos: the worker process is SIGKILLed again and again while agents append to files and run shell
  * commands. Temporal runs a lost call again (at-least-once); the runtime makes that invisible to the
  * agent: no append applied twice, no pain counted for a dead worker (retry.maximumAttempts is 1 here,
- * so a loss that counted would show as a failed call), and no shell process outliving its worker.
+ * so a loss that counted would show as a failed call), and no shell process outliving its worker. Nor
+ * an MCP server: it dies with its worker, and the successor removes its sandbox's cgroups.
  */
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { cgroupHost } from '../../activities/tools/limits';
 import { until } from '../../dev/poll';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { historyOf } from '../helpers/workflow-history';
@@ -89,4 +91,38 @@ describe('a worker SIGKILLed during side-effecting tasks', () => {
     expect(shellProcesses()).toEqual([]);
     expect(pgrep(`^sleep ${SLEEP}`)).toEqual([]);
   }, 300_000);
+});
+
+describe('a worker SIGKILLed while its MCP server works', () => {
+  const SERVER = path.resolve(__dirname, '../fixtures/mcp/server.js');
+  const TAG = `chaos-${process.pid}`;
+  const serverProcesses = () => pgrep(`[-]-tag ${TAG}`);
+  /** Cgroups of sandboxes of the worker with this pid (where the host lets workers make them). */
+  const cgroupsOf = async (pid: number | undefined) => {
+    const host = await cgroupHost();
+    return [host?.pids, host?.memory].flatMap((dir) => (dir ? readdirSync(dir).filter((name) => name.startsWith(`starry-${pid}.`)) : []));
+  };
+
+  it('takes the server with it, and its successor removes the server’s cgroups', async () => {
+    const policy = { roots: [path.dirname(makeWorkspace())], mcpCommands: [{ command: 'node', readOnly: [path.dirname(SERVER), path.resolve(__dirname, '../../node_modules')] }] };
+    const saved = process.env.STARRY_WORKER_POLICY;
+    process.env.STARRY_WORKER_POLICY = JSON.stringify(policy);
+    try {
+      worker = await startWorkerProcess(h.taskQueue);
+      const script = writeScript([{ toolCalls: [{ name: 'files.slow', args: { ms: 60_000 } }] }, { text: 'done' }]);
+      const config = scriptedConfig(script, makeWorkspace(), { tools: { mcp: { files: { command: 'node', args: [SERVER, '--tag', TAG] } } } });
+      await h.agents.submit(uniqueId('chaos-mcp'), { goal: 'wait on the server', config });
+      await until('the MCP server to run', () => serverProcesses().length > 0, 60_000);
+      const dead = worker.pid;
+      if ((await cgroupHost()) !== undefined) expect((await cgroupsOf(dead)).length).toBeGreaterThan(0);
+      await killWorker(worker);
+      worker = undefined;
+      await until('the dead worker’s MCP server to end', () => serverProcesses().length === 0, 2_000);
+      worker = await startWorkerProcess(h.taskQueue);
+      await until('the dead worker’s cgroups to be removed', async () => (await cgroupsOf(dead)).length === 0, 5_000);
+    } finally {
+      process.env.STARRY_WORKER_POLICY = saved;
+      if (saved === undefined) delete process.env.STARRY_WORKER_POLICY;
+    }
+  }, 120_000);
 });
