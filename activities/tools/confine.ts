@@ -192,7 +192,8 @@ export async function confinedSpawn(c: ConfinedCommand): Promise<Sandbox> {
   return {
     file: '/bin/sh',
     args: ['-c', script, 'sh', ...(cgroup?.dirs ?? []), '--', available.prlimit, ...limits, '--', available.bwrap, ...args],
-    env: { ...c.env },
+    // Empty placeholders: a spawner that merges the worker's values under these (the MCP SDK) adds nothing of them.
+    env: { ...Object.fromEntries(extra.map((name) => [name, ''])), ...c.env },
     fileSizeBytes,
     async release() {
       if (!cgroup) return undefined;

