@@ -108,6 +108,8 @@ describe('a worker SIGKILLed while its MCP server works', () => {
     const saved = process.env.STARRY_WORKER_POLICY;
     process.env.STARRY_WORKER_POLICY = JSON.stringify(policy);
     try {
+      // The task queue's only worker: one left by the test before has another policy.
+      if (worker) await killWorker(worker);
       worker = await startWorkerProcess(h.taskQueue);
       const script = writeScript([{ toolCalls: [{ name: 'files.slow', args: { ms: 60_000 } }] }, { text: 'done' }]);
       const config = scriptedConfig(script, makeWorkspace(), { tools: { mcp: { files: { command: 'node', args: [SERVER, '--tag', TAG] } } } });
