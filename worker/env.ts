@@ -36,7 +36,7 @@ export const WorkerEnvSchema = z.object({
   // The trust boundary (core/worker-policy.ts)
   STARRY_WORKER_POLICY: text('the outer limits of every tool call: JSON inline or the path of a JSON file'),
   STARRY_WORKSPACE_ROOTS: text('without a policy: the `:`-separated roots tasks may use'),
-  STARRY_TOOLS_ALLOW_ROOT: z.enum(['0', '1'], { error: 'must be 0 or 1' }).optional().describe('1: tools may run as root when the worker does'),
+  STARRY_TOOLS_ALLOW_ROOT: z.enum(['0', '1'], { error: 'must be 0 or 1' }).optional().describe('1: shell.run may run programs as root when the worker does (MCP servers never do)'),
   // Alerts (activities/alert.ts)
   STARRY_ALERT_WEBHOOK: url('a webhook that receives each alert as JSON'),
   STARRY_ALERT_TOPIC_ARN: z.string().regex(/^arn:aws[\w-]*:sns:/, 'must be an SNS topic ARN').optional().describe('an SNS topic for alerts'),
