@@ -83,7 +83,7 @@ describe('shell.run under resource limits', () => {
     const { result, peak } = await peakWhile(['sleep', '97.31'], sh(FORK_BOMB, { processes: 20, cgroups: false }, { allowRoot: false }));
     expect(result.success).toBe(true);
     expect((result.data as { stderr: string }).stderr).toMatch(/fork/i);
-    expect(peak).toBeGreaterThan(0);
+    // Not more than 20 (fewer when other sandboxes of nobody grew meanwhile: the rlimit is per user).
     expect(peak).toBeLessThanOrEqual(20);
   });
 

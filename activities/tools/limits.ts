@@ -161,9 +161,10 @@ export class SandboxCgroup {
     try {
       for (const parent of [...new Set([host.pids, host.memory].filter((d): d is string => d !== undefined))]) {
         const dir = path.join(parent, name);
-        await fs.mkdir(dir);
-        dirs.push(dir);
+        // In use before it exists: a reaper running meanwhile must not take it for a leftover.
         active.add(dir);
+        dirs.push(dir);
+        await fs.mkdir(dir);
         if (parent === host.pids) await fs.writeFile(path.join(dir, 'pids.max'), String(limits.processes));
         if (parent === host.memory) await cgroup.limitMemory(dir, limits.memoryBytes);
       }
