@@ -18,7 +18,7 @@ describe('tenant ids', () => {
       thrown = err;
     }
     expect(isRequestError(thrown) && thrown.type).toBe('InvalidArgument');
-    expect((thrown as Error).message).toMatch(/^invalid --tenant: the tenant may hold only letters, digits/);
+    expect((thrown as Error).message).toMatch(/^invalid --tenant: tenant may hold only letters, digits/);
   });
 });
 

@@ -6,22 +6,17 @@
  * tenant's agent, and one without never does: no plain id can reach into a tenant's space.
  */
 import { z } from 'zod';
-import { AgentIdSchema } from './contract';
+import { AgentIdSchema, nameSchema } from './contract';
 import { InvalidArgumentError } from './request-errors';
 
 /** Between the tenant and the agent's own id: in no agent id and no tenant id. */
 export const TENANT_SEPARATOR = ':';
 
 /**
- * A tenant id: 1–64 of `A-Z a-z 0-9 _ . -`, starting with a letter or digit, never containing `-task`
- * (like an agent id, so a task's workflow id splits into agent and task at its first `-task`).
+ * A tenant id, shaped like an agent id (1–64 of `A-Z a-z 0-9 _ . -`, starting with a letter or digit,
+ * never `-task`), so a task's workflow id still splits into agent and task at its first `-task`.
  */
-export const TenantIdSchema = z
-  .string({ error: 'the tenant must be a string' })
-  .min(1, 'the tenant must not be empty')
-  .max(64, 'the tenant must be at most 64 characters')
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'the tenant may hold only letters, digits, "_", "." and "-", and must start with a letter or digit')
-  .refine((t) => !t.includes('-task'), 'the tenant must not contain "-task" (it separates agents from their tasks in workflow ids)');
+export const TenantIdSchema = nameSchema('tenant');
 
 /**
  * Any agent's full id: a plain agent id, or a tenant's (`<tenant>:<agentId>`). What the client accepts

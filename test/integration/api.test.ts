@@ -320,8 +320,8 @@ describe('tenants (a tenant claim configured)', () => {
   it.each([
     ['no tenant claim', {}, /the token has no custom:tenant claim naming its tenant: ask for a token with one/],
     ['an empty one', { [CLAIM]: '' }, /no custom:tenant claim/],
-    ['one with the separator', { [CLAIM]: 'acme:x' }, /the token's custom:tenant claim is not a tenant id: the tenant may hold only letters/],
-    ['a number', { [CLAIM]: 7 }, /the token's custom:tenant claim is not a tenant id: the tenant must be a string/],
+    ['one with the separator', { [CLAIM]: 'acme:x' }, /the token's custom:tenant claim is not a tenant id: tenant may hold only letters/],
+    ['a number', { [CLAIM]: 7 }, /the token's custom:tenant claim is not a tenant id: tenant must be a string/],
   ])('refuses a token with %s with 403 on every route, never as all tenants', async (_what, claims, detail) => {
     const t = await devToken({ secret: SECRET, sub: 'nobody-knows', roles: ['admin'], claims });
     for (const [method, path] of [['GET', '/v1/agents'], ['GET', '/v1/agents/x'], ['GET', `/v1/tasks/agent-${acme}:x-task-1`], ['POST', '/v1/agents/x/halt']]) {
