@@ -395,7 +395,7 @@ export class AgentClient {
     const recorded = await this.recordedResult(workflowId);
     if (recorded) return recorded;
     throw new NotFoundError(
-      `task workflow ${workflowId} ended ${status} without a result, and its agent no longer holds one: \`starry logs ${workflowId}\` prints what it ran`,
+      `task workflow ${workflowId} ended ${status} with no result of its own, and its agent has no record of it (or no worker answered): its history is in the Web UI`,
     );
   }
 
