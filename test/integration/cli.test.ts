@@ -259,25 +259,27 @@ describe('with a worker polling (as under `starry dev`)', () => {
 
   it("acts within the tenant `--tenant` (or STARRY_TENANT) names: its agent ids, its list, none of another tenant's tasks", async () => {
     const tenant = uniqueId('acme');
+    // A name of this test's own: other tests' plain agents (the README's a1) share the server.
+    const a1 = uniqueId('a1');
     const config = writeConfig({ llm: `scripted:${writeScript([{ text: 'Done.' }])}`, workspace: [makeWorkspace()] });
-    const run = await starryAsync(['run', 'hello', '--tenant', tenant, '--agent', 'a1', '--config', config, '--json'], queue);
+    const run = await starryAsync(['run', 'hello', '--tenant', tenant, '--agent', a1, '--config', config, '--json'], queue);
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ agentId: 'a1', workflowId: `agent-${tenant}:a1-task-1`, outcome: 'COMPLETED' });
+    expect(JSON.parse(run.stdout)).toMatchObject({ agentId: a1, workflowId: `agent-${tenant}:${a1}-task-1`, outcome: 'COMPLETED' });
 
     // The same agent: by the tenant's own id, from the environment; by its full id, without a tenant.
-    const status = await starryAsync(['status', 'a1', '--json'], queue, { STARRY_TENANT: tenant });
-    expect(JSON.parse(status.stdout)).toMatchObject({ agentId: 'a1', tasks: [{ agentId: 'a1' }] });
-    expect(JSON.parse((await starryAsync(['status', `${tenant}:a1`, '--json'], queue)).stdout)).toMatchObject({ agentId: `${tenant}:a1` });
-    expect(await starryAsync(['status', 'a1'], queue)).toMatchObject({ code: 1, stderr: expect.stringMatching(/unknown agent "a1"/) });
+    const status = await starryAsync(['status', a1, '--json'], queue, { STARRY_TENANT: tenant });
+    expect(JSON.parse(status.stdout)).toMatchObject({ agentId: a1, tasks: [{ agentId: a1 }] });
+    expect(JSON.parse((await starryAsync(['status', `${tenant}:${a1}`, '--json'], queue)).stdout)).toMatchObject({ agentId: `${tenant}:${a1}` });
+    expect(await starryAsync(['status', a1], queue)).toMatchObject({ code: 1, stderr: expect.stringMatching(new RegExp(`unknown agent "${a1}"`)) });
 
     await eventually('listed in its tenant', async () => {
       const listed = JSON.parse((await starryAsync(['list', '--tenant', tenant, '--json'], queue)).stdout).agents;
       return listed.length ? listed : undefined;
-    }, 30_000, 200).then((agents) => expect(agents).toEqual([expect.objectContaining({ agentId: 'a1', workflowId: `agent-${tenant}:a1` })]));
+    }, 30_000, 200).then((agents) => expect(agents).toEqual([expect.objectContaining({ agentId: a1, workflowId: `agent-${tenant}:${a1}` })]));
 
-    const other = await starryAsync(['logs', `agent-${tenant}:a1-task-1`, '--tenant', uniqueId('globex')], queue);
-    expect(other).toMatchObject({ code: 1, stderr: expect.stringMatching(/no task workflow agent-.*:a1-task-1/) });
-    const bad = await starryAsync(['status', 'a1', '--tenant', 'acme:x'], queue);
+    const other = await starryAsync(['logs', `agent-${tenant}:${a1}-task-1`, '--tenant', uniqueId('globex')], queue);
+    expect(other).toMatchObject({ code: 1, stderr: expect.stringMatching(/no task workflow agent-.*:a1-.*-task-1/) });
+    const bad = await starryAsync(['status', a1, '--tenant', 'acme:x'], queue);
     expect(bad).toMatchObject({ code: 64, stderr: expect.stringMatching(/invalid --tenant \(or STARRY_TENANT\): tenant may hold only letters/) });
   });
 
