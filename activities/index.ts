@@ -23,7 +23,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const transcripts = transcriptStore(deps.store ?? storeFromEnv());
   return {
-    ...createLlmActivities(deps.llm ?? {}, transcripts),
+    ...createLlmActivities(deps.llm ?? {}, transcripts, deps.policy),
     ...createToolActivities(deps.policy, transcripts, deps.registry),
     ...createAlertActivities(deps.alerts),
   };

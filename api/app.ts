@@ -2,8 +2,9 @@
  * The HTTP API: one Hono app, served locally by `starry api` (api/serve.ts) and on AWS Lambda
  * (api/lambda.ts). Routes mirror the CLI one for one and call the same AgentClient; the request and
  * response schemas are the contract's (core/contract.ts), so `/openapi.json` is generated from the same
- * source the workflows validate with. Errors are RFC 9457 problem+json. Routes, roles and errors are
- * documented in docs/API.md.
+ * source the workflows validate with. Errors are RFC 9457 problem+json. Every route acts within the
+ * caller's tenant (a client for it: `AgentClient.forTenant`), so another tenant's agent or task is a 404
+ * like a missing one. Routes, roles, tenants and errors are documented in docs/API.md.
  */
 import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
@@ -27,6 +28,7 @@ import {
   UnlockResultSchema,
 } from '../core/contract';
 import { isRequestError, RefusedError } from '../core/request-errors';
+import { TASK_WORKFLOW_ID_PATTERN } from '../core/tenant';
 import { AuthError, roleAllows, type Authenticator, type Principal, type Role } from './auth';
 
 /** What the app needs from its host. */
@@ -53,7 +55,7 @@ const ProblemSchema = z
 
 const WorkflowIdSchema = z
   .string()
-  .regex(/^agent-[A-Za-z0-9][A-Za-z0-9_.-]{0,63}-task-[A-Za-z0-9_.-]{1,60}$/, 'a task workflow id looks like agent-<agentId>-task-<n>');
+  .regex(TASK_WORKFLOW_ID_PATTERN, 'a task workflow id looks like agent-<agentId>-task-<n> (agent-<tenant>:<agentId>-task-<n> for a tenant\'s agent)');
 
 // Schemas from core are used as they are: zod 4 adds `.openapi()` only to schemas made after
 // @hono/zod-openapi is loaded, and core's are made first wherever the client is imported first.
@@ -124,7 +126,7 @@ const routes = {
   list: createRoute({
     method: 'get',
     path: '/v1/agents',
-    summary: 'Running agents, optionally in one state, from the visibility store',
+    summary: "Running agents (the caller's tenant's), optionally in one state, from the visibility store",
     security: secured,
     request: {
       query: z.object({
@@ -212,18 +214,18 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
     c.set('principal', await opts.auth.verify(c.req.header('authorization')));
     return next();
   });
-  const allow = (route: keyof typeof routes, c: Context<Env>) => {
+  /** The caller, once its role allows the route, and a client that acts only within its tenant. */
+  const allow = async (route: keyof typeof routes, c: Context<Env>) => {
     const p = c.get('principal');
     if (!roleAllows(p.roles, ROLE[route])) throw new AuthError(403, `${route} needs the ${ROLE[route]} role; this token has ${p.roles.length ? p.roles.join(', ') : 'none'}`);
-    return p;
+    return { p, agents: (await opts.agents()).forTenant(p.tenant) };
   };
 
   app.openapi(routes.submit, async (c) => {
-    allow('submit', c);
+    const { agents } = await allow('submit', c);
     const { agentId } = c.req.valid('param');
     const { wait } = c.req.valid('query');
     const body = c.req.valid('json');
-    const agents = await opts.agents();
     const task = { goal: body.goal, ...(body.priority !== undefined ? { priority: body.priority } : {}), ...(body.taskId ? { taskId: body.taskId } : {}) };
     // A config or an LLM creates the agent if needed; without either, the task runs with the agent's config.
     const submitted =
@@ -239,39 +241,39 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
   });
 
   app.openapi(routes.status, async (c) => {
-    allow('status', c);
-    return c.json(await (await opts.agents()).status(c.req.valid('param').agentId), 200);
+    const { agents } = await allow('status', c);
+    return c.json(await agents.status(c.req.valid('param').agentId), 200);
   });
 
   app.openapi(routes.list, async (c) => {
-    allow('list', c);
-    return c.json(await (await opts.agents()).listAgents(c.req.valid('query')), 200);
+    const { agents } = await allow('list', c);
+    return c.json(await agents.listAgents(c.req.valid('query')), 200);
   });
 
   app.openapi(routes.task, async (c) => {
-    allow('task', c);
+    const { agents } = await allow('task', c);
     const { workflowId } = c.req.valid('param');
-    const result = await (await opts.agents()).taskResult(workflowId);
+    const result = await agents.taskResult(workflowId);
     return result ? c.json(result, 200) : c.json({ workflowId, status: 'RUNNING' as const }, 202);
   });
 
   app.openapi(routes.message, async (c) => {
-    const p = allow('message', c);
-    return c.json(await (await opts.agents()).message(c.req.valid('param').agentId, c.req.valid('json').text, p.sub), 200);
+    const { p, agents } = await allow('message', c);
+    return c.json(await agents.message(c.req.valid('param').agentId, c.req.valid('json').text, p.sub), 200);
   });
 
   app.openapi(routes.halt, async (c) => {
-    const p = allow('halt', c);
+    const { p, agents } = await allow('halt', c);
     const { agentId } = c.req.valid('param');
     const body = await optionalBody(c, HaltBodySchema);
-    await (await opts.agents()).halt(agentId, { by: p.sub, ...(body.reason ? { note: body.reason } : {}) });
+    await agents.halt(agentId, { by: p.sub, ...(body.reason ? { note: body.reason } : {}) });
     return c.json({ halted: true as const, agentId }, 202);
   });
 
   app.openapi(routes.unlock, async (c) => {
-    const p = allow('unlock', c);
+    const { p, agents } = await allow('unlock', c);
     const body = await optionalBody(c, UnlockBodySchema);
-    const r = await (await opts.agents()).unlock(c.req.valid('param').agentId, { ...body, by: p.sub });
+    const r = await agents.unlock(c.req.valid('param').agentId, { ...body, by: p.sub });
     // Unlocking an agent that is not locked is a conflict with its state: the agent's own message says so.
     if (!r.unlocked) throw new RefusedError(r.message);
     return c.json(r, 200);

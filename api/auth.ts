@@ -2,9 +2,11 @@
  * Who may do what over HTTP: a bearer JWT verified with `jose` (an HS256 shared secret for local use,
  * or a JWKS URL for Cognito or any OIDC issuer), `exp`, `iss` and `aud` checked, `alg: none` and
  * unexpected algorithms refused. Roles come from the `roles` claim or Cognito's `cognito:groups`:
- * `viewer` reads, `operator` also submits, messages and halts, `admin` also unlocks.
+ * `viewer` reads, `operator` also submits, messages and halts, `admin` also unlocks. With a tenant
+ * claim configured, the token's tenant comes from that claim, and a token without one is refused.
  */
 import { createRemoteJWKSet, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import { TenantIdSchema } from '../core/tenant';
 
 export type Role = 'viewer' | 'operator' | 'admin';
 const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
@@ -13,6 +15,8 @@ export interface Principal {
   /** The token's subject: recorded as the `by` of halts, messages and unlocks. */
   sub: string;
   roles: Role[];
+  /** The tenant the caller acts in (docs/API.md#tenants); absent when the API has no tenant claim (one tenant). */
+  tenant?: string;
 }
 
 export interface Authenticator {
@@ -43,6 +47,11 @@ export interface AuthConfig {
   jwksUrl?: string;
   issuer?: string;
   audience?: string;
+  /**
+   * The claim naming the caller's tenant (STARRY_API_TENANT_CLAIM), e.g. `tenant`, `org_id` or Cognito's
+   * `custom:tenant`. Unset: one tenant, every caller sees every agent.
+   */
+  tenantClaim?: string;
 }
 
 /**
@@ -81,9 +90,27 @@ export function authenticator(config: AuthConfig): Authenticator {
       }
       if (typeof payload.exp !== 'number') throw new AuthError(401, 'the bearer token was refused: it has no exp (expiry) claim');
       if (!payload.sub) throw new AuthError(401, 'the bearer token was refused: it has no sub (subject) claim');
-      return { sub: payload.sub.slice(0, 200), roles: rolesOf(payload) };
+      const principal: Principal = { sub: payload.sub.slice(0, 200), roles: rolesOf(payload) };
+      if (config.tenantClaim !== undefined) principal.tenant = tenantOf(payload, config.tenantClaim);
+      return principal;
     },
   };
+}
+
+/**
+ * The tenant a verified token names in `claim`. A token without it is refused (never all tenants): this
+ * API keeps each tenant to its own agents.
+ */
+function tenantOf(payload: JWTPayload, claim: string): string {
+  const raw = payload[claim];
+  if (raw === undefined || raw === null || raw === '') {
+    throw new AuthError(403, `this API keeps each tenant to its own agents, and the token has no ${claim} claim naming its tenant: ask for a token with one (e.g. "${claim}": "acme")`);
+  }
+  const parsed = TenantIdSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new AuthError(403, `the token's ${claim} claim is not a tenant id: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  }
+  return parsed.data;
 }
 
 function reasonOf(err: unknown): string {
@@ -102,14 +129,14 @@ function rolesOf(payload: JWTPayload): Role[] {
 }
 
 /**
- * A token for local use, signed with the HS256 secret (`starry api-token`).
+ * A token for local use, signed with the HS256 secret (`starry api-token`); `claims` adds others (a tenant).
  *
  * ```ts
- * await devToken({ secret, sub: 'alice', roles: ['operator'], ttlSeconds: 3600 })
+ * await devToken({ secret, sub: 'alice', roles: ['operator'], ttlSeconds: 3600, claims: { tenant: 'acme' } })
  * ```
  */
-export function devToken(opts: { secret: string; sub: string; roles: Role[]; ttlSeconds?: number; issuer?: string; audience?: string }): Promise<string> {
-  let jwt = new SignJWT({ roles: opts.roles })
+export function devToken(opts: { secret: string; sub: string; roles: Role[]; ttlSeconds?: number; issuer?: string; audience?: string; claims?: Record<string, unknown> }): Promise<string> {
+  let jwt = new SignJWT({ ...opts.claims, roles: opts.roles })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(opts.sub)
     .setIssuedAt()

@@ -4,6 +4,7 @@
  * container (api/lambda.ts); locally they are plain variables. docs/API.md lists them.
  */
 import { z } from 'zod';
+import type { AuthConfig } from './auth';
 
 export const ApiEnvSchema = z.object({
   TEMPORAL_ADDRESS: z.string().default('127.0.0.1:7233'),
@@ -16,6 +17,8 @@ export const ApiEnvSchema = z.object({
   STARRY_API_JWKS_URL: z.url().optional(),
   STARRY_API_ISSUER: z.string().optional(),
   STARRY_API_AUDIENCE: z.string().optional(),
+  /** The token claim naming the caller's tenant (docs/API.md#tenants); unset: one tenant. */
+  STARRY_API_TENANT_CLAIM: z.string().min(1).max(200).optional(),
   STARRY_API_BODY_LIMIT: z.coerce.number().int().positive().optional(),
 });
 export type ApiEnv = z.infer<typeof ApiEnvSchema>;
@@ -28,4 +31,22 @@ export function apiEnv(env: NodeJS.ProcessEnv = process.env): ApiEnv {
   const parsed = ApiEnvSchema.safeParse(env);
   if (!parsed.success) throw new Error(`invalid API environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
   return parsed.data;
+}
+
+/**
+ * How tokens are checked, from the environment; `secret` is the JWT secret as resolved (on Lambda, read
+ * from its ARN).
+ *
+ * ```ts
+ * const auth = authenticator(authConfig(apiEnv()));
+ * ```
+ */
+export function authConfig(env: ApiEnv, secret = env.STARRY_API_JWT_SECRET): AuthConfig {
+  return {
+    ...(secret ? { secret } : {}),
+    ...(env.STARRY_API_JWKS_URL ? { jwksUrl: env.STARRY_API_JWKS_URL } : {}),
+    ...(env.STARRY_API_ISSUER ? { issuer: env.STARRY_API_ISSUER } : {}),
+    ...(env.STARRY_API_AUDIENCE ? { audience: env.STARRY_API_AUDIENCE } : {}),
+    ...(env.STARRY_API_TENANT_CLAIM ? { tenantClaim: env.STARRY_API_TENANT_CLAIM } : {}),
+  };
 }

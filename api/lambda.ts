@@ -10,7 +10,7 @@ import { AgentClient } from '../client/agent-client';
 import { connectClient, temporalEnv } from '../client/connection';
 import { createApp } from './app';
 import { authenticator } from './auth';
-import { apiEnv } from './env';
+import { apiEnv, authConfig } from './env';
 
 let ready: Promise<{ app: ReturnType<typeof createApp> }> | undefined;
 let connections = 0;
@@ -29,12 +29,7 @@ async function build(env: NodeJS.ProcessEnv): Promise<{ app: ReturnType<typeof c
   const sm = e.TEMPORAL_API_KEY_SECRET_ARN || e.STARRY_API_JWT_SECRET_ARN ? new SecretsManagerClient({}) : undefined;
   const apiKey = e.TEMPORAL_API_KEY_SECRET_ARN && sm ? await secret(sm, e.TEMPORAL_API_KEY_SECRET_ARN) : e.TEMPORAL_API_KEY;
   const jwtSecret = e.STARRY_API_JWT_SECRET_ARN && sm ? await secret(sm, e.STARRY_API_JWT_SECRET_ARN) : e.STARRY_API_JWT_SECRET;
-  const auth = authenticator({
-    ...(jwtSecret ? { secret: jwtSecret } : {}),
-    ...(e.STARRY_API_JWKS_URL ? { jwksUrl: e.STARRY_API_JWKS_URL } : {}),
-    ...(e.STARRY_API_ISSUER ? { issuer: e.STARRY_API_ISSUER } : {}),
-    ...(e.STARRY_API_AUDIENCE ? { audience: e.STARRY_API_AUDIENCE } : {}),
-  });
+  const auth = authenticator(authConfig(e, jwtSecret));
   const t = temporalEnv({ ...env, ...(apiKey ? { TEMPORAL_API_KEY: apiKey } : {}) });
   let client: Promise<AgentClient> | undefined;
   const agents = () =>

@@ -395,7 +395,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Running agents, optionally in one state, from the visibility store */
+        /** Running agents (the caller's tenant's), optionally in one state, from the visibility store */
         get: {
             parameters: {
                 query?: {

@@ -7,7 +7,7 @@ import { AgentClient } from '../client/agent-client';
 import { connectClient, temporalEnv } from '../client/connection';
 import { createApp } from './app';
 import { authenticator } from './auth';
-import { apiEnv } from './env';
+import { apiEnv, authConfig } from './env';
 
 export interface LocalApi {
   url: string;
@@ -21,14 +21,11 @@ export interface LocalApi {
  */
 export async function serveApi(opts: { port: number; insecureDev?: boolean; env?: NodeJS.ProcessEnv }): Promise<LocalApi> {
   const env = apiEnv(opts.env);
-  const auth = opts.insecureDev
-    ? undefined
-    : authenticator({
-        ...(env.STARRY_API_JWT_SECRET ? { secret: env.STARRY_API_JWT_SECRET } : {}),
-        ...(env.STARRY_API_JWKS_URL ? { jwksUrl: env.STARRY_API_JWKS_URL } : {}),
-        ...(env.STARRY_API_ISSUER ? { issuer: env.STARRY_API_ISSUER } : {}),
-        ...(env.STARRY_API_AUDIENCE ? { audience: env.STARRY_API_AUDIENCE } : {}),
-      });
+  // Without tokens there is no tenant to read: a multi-tenant API never runs open.
+  if (opts.insecureDev && env.STARRY_API_TENANT_CLAIM) {
+    throw new Error('STARRY_API_TENANT_CLAIM is set, but an API without authentication (--insecure-dev) has no token to read a tenant from: set STARRY_API_JWT_SECRET or STARRY_API_JWKS_URL, or unset STARRY_API_TENANT_CLAIM');
+  }
+  const auth = opts.insecureDev ? undefined : authenticator(authConfig(env));
   const t = temporalEnv(opts.env);
   let connecting: Promise<AgentClient> | undefined;
   const agents = () =>

@@ -1,9 +1,56 @@
 /**
  * Human-readable output: how a task ended, an agent's status, and what to do next. The task's ticks
- * are printed live by cli/live.ts. `--json` prints the contract's JSON instead.
+ * are printed live by cli/live.ts. `--json` prints the contract's JSON instead. Everything the CLI
+ * prints goes through `say` (text) or `jsonLine` (JSON): data never reaches a terminal with the control
+ * characters it may hold (model text, goals, messages, tool output, notes).
  */
 import type { AgentStatus } from '../workflows/messages';
 import type { TaskResult } from '../core/types';
+
+/**
+ * Control characters a terminal acts on: C0 (ESC, BEL, CR, backspace… but not tab and newline, which
+ * are layout), DEL, and C1 (U+0080–U+009F: U+009B is a CSI, U+009D an OSC on their own).
+ */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const CONTROL = /\r\n|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const hex = (c: string) => c.charCodeAt(0).toString(16).padStart(2, '0');
+
+/**
+ * Text safe to print on a terminal: every control character escaped visibly, so an escape sequence in
+ * data (ESC[31m, an OSC 8 link, an OSC 52 clipboard write, BEL) shows as text and does nothing. C0 and
+ * DEL as `\x1b`, C1 as `\u009b`; a CRLF line end is a newline.
+ *
+ * ```ts
+ * terminalSafe('\x1b[31mred\x07') // '\\x1b[31mred\\x07'
+ * ```
+ */
+export function terminalSafe(text: string): string {
+  return text.replace(CONTROL, (c) => (c === '\r\n' ? '\n' : c <= '\u007f' ? `\\x${hex(c)}` : `\\u00${hex(c)}`));
+}
+
+/**
+ * A value as one line of JSON (`--json`), with DEL and C1 escaped (`\u007f`, `\u009b`) as well as the C0
+ * characters JSON.stringify escapes itself: the same value to a JSON reader, inert on a terminal.
+ *
+ * ```ts
+ * jsonLine({ text: '\u009b31m' }) // '{"text":"\\u009b31m"}\n'
+ * ```
+ */
+export function jsonLine(value: unknown): string {
+  // These characters can only be inside JSON strings, where `\u00XX` means the same character.
+  return `${JSON.stringify(value).replace(/[\u007f-\u009f]/g, (c) => `\\u00${hex(c)}`)}\n`;
+}
+
+/**
+ * Print text from the CLI: escaped with `terminalSafe`, to stdout unless another stream is given.
+ *
+ * ```ts
+ * say(`${formatStatus(s)}\n`);
+ * ```
+ */
+export function say(text: string, stream: NodeJS.WritableStream = process.stdout): void {
+  stream.write(terminalSafe(text));
+}
 
 /** `CODE: message`, without saying the code twice when the message starts with it already. */
 export function reasonText(reason: { code: string; message: string }): string {

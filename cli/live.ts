@@ -6,7 +6,7 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { followTask, type TaskEvent } from '../client/follow';
 import { cut } from '../core/compact';
-import { reasonText } from './format';
+import { reasonText, say, terminalSafe } from './format';
 
 const oneLine = (v: unknown, max = 160) => cut(typeof v === 'string' ? v : JSON.stringify(v) ?? '', max).replace(/\s+/g, ' ');
 const indent = (text: string, by = '    ') => text.replace(/^/gm, by);
@@ -17,7 +17,8 @@ export class InFlightLine {
   constructor(private readonly stream: NodeJS.WriteStream = process.stderr) {}
   show(text: string): void {
     if (!this.stream.isTTY) return;
-    this.stream.write(`\r\x1b[2K${text}`);
+    // Our own control sequence (return, erase the line), then the text, escaped: it names a tool the model chose.
+    this.stream.write(`\r\x1b[2K${terminalSafe(text)}`);
     this.shown = true;
   }
   clear(): void {
@@ -76,7 +77,7 @@ export async function printTask(client: Client, workflowId: string, opts: { sign
     try {
       for await (const e of followTask(client, workflowId, { ...(opts.signal ? { signal: opts.signal } : {}), live })) {
         line.clear();
-        for (const l of eventLines(e)) out.write(`${l}\n`);
+        for (const l of eventLines(e)) say(`${l}\n`, out);
         const flying = inFlight(e);
         if (flying) line.show(flying);
       }

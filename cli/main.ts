@@ -9,6 +9,7 @@ import type { Connection } from '@temporalio/client';
 import { AgentClient } from '../client/agent-client';
 import { ConfigError, type AgentConfig } from '../core/config';
 import { isRequestError } from '../core/request-errors';
+import { checkTenant, qualifiedAgentId } from '../core/tenant';
 import { guideIds } from '../core/guides';
 import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
 import { agentWorkflowId, webUiLink } from '../workflows/messages';
@@ -20,13 +21,16 @@ import { projectRoot } from '../dev/paths';
 // The native worker, the replayer, the dev server and the LLM providers are imported by the commands
 // that use them (`await import`): every other command starts without loading them.
 import type { EmbeddedWorker } from '../dev/embedded';
-import { formatOutcome, formatStatus, reasonText } from './format';
+import { formatOutcome, formatStatus, jsonLine, reasonText, say } from './format';
 import { printTask } from './live';
 import type { Role } from '../api/auth';
 import type { LocalApi } from '../api/serve';
 import { loadAgentConfig, type ConfigFlags } from './load-config';
 
 export const EXIT = { OK: 0, FAILED: 1, LOCKED: 2, USAGE: 64 } as const;
+
+/** Text to stderr, escaped like all output (cli/format.ts `say`). */
+const sayErr = (text: string) => say(text, process.stderr);
 
 /** An error that carries the exit code the CLI should end with. */
 class ExitError extends Error {
@@ -53,9 +57,12 @@ function uiBase(): string {
   return `http://${host}:${Number(port ?? 7233) + 1000}`;
 }
 
+/** The tenant this run of the CLI acts in (`--tenant`, STARRY_TENANT), checked before any command runs. */
+let tenant: string | undefined;
+
 /**
  * Connect, and for commands that need an answer from the agent workflow (queries, updates), run a worker
- * here when none is polling: without one, a query has nobody to answer it.
+ * here when none is polling: without one, a query has nobody to answer it. The client acts in `tenant`.
  */
 async function withClient<T>(fn: (agents: AgentClient, connection: Connection) => Promise<T>, worker: 'auto' | 'never' | 'required' = 'never'): Promise<T> {
   const env = temporalEnv();
@@ -66,7 +73,7 @@ async function withClient<T>(fn: (agents: AgentClient, connection: Connection) =
   }
   const embedded = await workerIfNeeded(connection, worker === 'required' ? 'never' : worker);
   try {
-    return await fn(new AgentClient({ connection, namespace: env.namespace, taskQueue: TASK_QUEUE }), connection);
+    return await fn(new AgentClient({ connection, namespace: env.namespace, taskQueue: TASK_QUEUE, ...(tenant !== undefined ? { tenant } : {}) }), connection);
   } finally {
     await embedded?.stop();
     await connection.close();
@@ -132,21 +139,21 @@ async function watchAgent(agents: AgentClient, agentId: string, signal: AbortSig
   while (!signal.aborted) {
     const s = await agents.status(agentId);
     const now = `agent ${agentId}: ${s.agentState}${s.reason ? ` (${reasonText(s.reason)})` : ''}`;
-    if (now !== head) process.stdout.write(`${now}\n`);
+    if (now !== head) say(`${now}\n`);
     head = now;
     const cur = s.currentTask;
     if (cur && cur.workflowId !== followed) {
       followed = cur.workflowId;
-      process.stdout.write(`▶ ${cur.taskId} (${cur.workflowId})\n`);
+      say(`▶ ${cur.taskId} (${cur.workflowId})\n`);
       await printTask(agents.client, cur.workflowId, { signal });
       continue;
     }
     for (const done of s.tasks.filter((t) => !shown.has(`${t.workflowId}:${t.outcome}`) && t.workflowId !== cur?.workflowId)) {
       if (done.workflowId !== followed) {
-        process.stdout.write(`▶ ${done.taskId} (${done.workflowId})\n`);
+        say(`▶ ${done.taskId} (${done.workflowId})\n`);
         await printTask(agents.client, done.workflowId, { signal, live: false });
       }
-      process.stdout.write(`◀ ${formatOutcome(done)}\n`);
+      say(`◀ ${formatOutcome(done)}\n`);
       if (done.workflowId === followed) followed = undefined;
     }
     shown = new Set(s.tasks.map((t) => `${t.workflowId}:${t.outcome}`));
@@ -165,7 +172,7 @@ function onInterrupt(fn: () => void): () => void {
 }
 
 function detachedHint(agentId: string, taskId: string, workflowId: string, embedded: boolean): void {
-  process.stderr.write(
+  sayErr(
     [
       '',
       `detached from ${taskId} of agent ${agentId}; the task goes on${embedded ? ' as soon as a worker polls (this process was its only worker: run `starry dev` or `starry worker`)' : ''}.`,
@@ -190,7 +197,7 @@ async function startApi(port: number, insecure: boolean): Promise<LocalApi> {
   }
   const { serveApi } = await import('../api/serve');
   const api = await serveApi({ port, insecureDev: insecure });
-  if (insecure) process.stderr.write(`WARNING: the HTTP API on ${api.url} runs WITHOUT AUTHENTICATION (--insecure-dev): every local caller is an admin. Loopback only; never expose it.\n`);
+  if (insecure) sayErr(`WARNING: the HTTP API on ${api.url} runs WITHOUT AUTHENTICATION (--insecure-dev): every local caller is an admin. Loopback only; never expose it.\n`);
   return api;
 }
 
@@ -219,7 +226,7 @@ async function runTask(goal: string | undefined, cmd: Command): Promise<number> 
       const problem = embedded && config ? (await import('../activities/llm')).llmSetupProblem(parseLlmSpec(config.llm)) : undefined;
       if (problem) throw new ConfigError(problem);
       const submitted = await submitWith(agents, o.agent, g, config, o.priority);
-      if (!o.json) process.stderr.write(`submitted ${submitted.taskId} to agent ${o.agent} (${submitted.workflowId})\n`);
+      if (!o.json) sayErr(`submitted ${submitted.taskId} to agent ${o.agent} (${submitted.workflowId})\n`);
       // Ctrl-C detaches at once: the task is a workflow and goes on without this process.
       const detach = onInterrupt(() => detachedHint(o.agent, submitted.taskId, submitted.workflowId, !!embedded));
       const live = new AbortController();
@@ -229,10 +236,10 @@ async function runTask(goal: string | undefined, cmd: Command): Promise<number> 
         // The history's last events arrive with the result; give them a moment, never a hang.
         await Promise.race([printing, new Promise((r) => setTimeout(r, 2000))]);
         live.abort();
-        if (o.json) process.stdout.write(`${JSON.stringify(result)}\n`);
+        if (o.json) say(jsonLine(result));
         else {
-          process.stdout.write(`${formatOutcome(result)}\n`);
-          process.stdout.write(`Web UI: ${webUiLink(uiBase(), result.workflowId)}\n`);
+          say(`${formatOutcome(result)}\n`);
+          say(`Web UI: ${webUiLink(uiBase(), result.workflowId)}\n`);
         }
         return exitCodeFor(result);
       } finally {
@@ -249,7 +256,12 @@ async function main(argv: string[]): Promise<number> {
   const program = new Command('starry')
     .description('Durable, self-correcting AI agents on Temporal')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+    .configureOutput({ writeErr: (s) => sayErr(s) })
+    .option('--tenant <id>', "act within this tenant: agent ids are the tenant's own (its agent x is acme:x inside), list shows its agents only (default: STARRY_TENANT; none: every agent, by its full id)", process.env.STARRY_TENANT || undefined)
+    .hook('preAction', () => {
+      const t = program.opts<{ tenant?: string }>().tenant;
+      tenant = t === undefined ? undefined : checkTenant(t, '--tenant (or STARRY_TENANT)');
+    });
 
   const run = addTaskOptions(program.command('run').description('submit a task and wait for its result'));
   run.addOption(new Option('--worker <mode>', 'run a worker in this process: auto (if none is polling), always, never').choices(['auto', 'always', 'never']).default('auto'));
@@ -265,7 +277,7 @@ async function main(argv: string[]): Promise<number> {
     const config = noConfigFlags(flags) ? undefined : loadAgentConfig(flags);
     await withClient(async (agents) => {
       const r = await submitWith(agents, o.agent, g, config, o.priority);
-      process.stdout.write(o.json ? `${JSON.stringify({ agentId: o.agent, ...r })}\n` : `${r.taskId} queued for agent ${o.agent} at position ${r.position} (${r.workflowId})\n`);
+      say(o.json ? jsonLine({ agentId: o.agent, ...r }) : `${r.taskId} queued for agent ${o.agent} at position ${r.position} (${r.workflowId})\n`);
     }, 'required');
   });
 
@@ -278,7 +290,7 @@ async function main(argv: string[]): Promise<number> {
     .action(async (agentId: string, taskId: string, o: { json?: boolean }) => {
       await withClient(async (agents) => {
         const r = await agents.resubmit(agentId, taskId);
-        process.stdout.write(o.json ? `${JSON.stringify({ agentId, ...r })}\n` : `${r.taskId} queued again for agent ${agentId} at position ${r.position} (${r.workflowId})\n`);
+        say(o.json ? jsonLine({ agentId, ...r }) : `${r.taskId} queued again for agent ${agentId} at position ${r.position} (${r.workflowId})\n`);
       }, 'required');
     });
 
@@ -293,12 +305,12 @@ async function main(argv: string[]): Promise<number> {
           // Never a worker here just to answer: it would advance the agent's tasks while we read.
           const seen = await agents.visibleState(agentId);
           if (o.json) throw new ExitError(noWorker(temporalEnv().address), EXIT.FAILED);
-          process.stdout.write(`agent ${agentId}: ${seen.agentState ?? 'state unknown'}${seen.lockReason ? ` (${seen.lockReason})` : ''} · ${seen.tokensUsed ?? 0} tokens — from the visibility store\n`);
-          process.stderr.write(`starry: ${noWorker(temporalEnv().address)}\n`);
+          say(`agent ${agentId}: ${seen.agentState ?? 'state unknown'}${seen.lockReason ? ` (${seen.lockReason})` : ''} · ${seen.tokensUsed ?? 0} tokens — from the visibility store\n`);
+          sayErr(`starry: ${noWorker(temporalEnv().address)}\n`);
           return;
         }
         const s = await agents.status(agentId);
-        process.stdout.write(o.json ? `${JSON.stringify(s)}\n` : `${formatStatus(s)}\nWeb UI: ${webUiLink(uiBase(), agentWorkflowId(agentId))}\n`);
+        say(o.json ? jsonLine(s) : `${formatStatus(s)}\nWeb UI: ${webUiLink(uiBase(), agents.agentWorkflowId(agentId))}\n`);
       });
     });
 
@@ -317,10 +329,10 @@ async function main(argv: string[]): Promise<number> {
           token = page.nextPageToken;
         } while (token);
         all.sort((a, b) => a.agentId.localeCompare(b.agentId));
-        if (o.json) return void process.stdout.write(`${JSON.stringify({ agents: all })}\n`);
-        if (!all.length) return void process.stdout.write(`no running agent${o.state ? ` in ${o.state}` : ''}\n`);
+        if (o.json) return void say(jsonLine({ agents: all }));
+        if (!all.length) return void say(`no running agent${o.state ? ` in ${o.state}` : ''}\n`);
         const width = Math.max(...all.map((a) => a.agentId.length), 5);
-        for (const a of all) process.stdout.write(`${a.agentId.padEnd(width)}  ${(a.agentState ?? '?').padEnd(17)}  ${a.lockReason ?? ''}${a.tokensUsed !== undefined ? `  ${a.tokensUsed} tokens` : ''}\n`.replace(/\s+\n$/, '\n'));
+        for (const a of all) say(`${a.agentId.padEnd(width)}  ${(a.agentState ?? '?').padEnd(17)}  ${a.lockReason ?? ''}${a.tokensUsed !== undefined ? `  ${a.tokensUsed} tokens` : ''}\n`.replace(/\s+\n$/, '\n'));
       });
     });
 
@@ -346,16 +358,16 @@ async function main(argv: string[]): Promise<number> {
       await withClient(async (agents) => {
         const result = await agents.taskResult(workflowId);
         if (o.transcript) {
-          process.stdout.write(await transcriptText(workflowId, result));
+          say(await transcriptText(workflowId, result));
           return;
         }
         if (o.json) {
           if (!result) throw new ExitError(`task ${workflowId} is still running: \`starry logs\` without --json shows it so far`, EXIT.FAILED);
-          process.stdout.write(`${JSON.stringify(result)}\n`);
+          say(jsonLine(result));
           return;
         }
         await printTask(agents.client, workflowId, { live: false });
-        process.stdout.write(result ? `${formatOutcome(result)}\n` : `(still running: \`starry watch\` follows it live)\n`);
+        say(result ? `${formatOutcome(result)}\n` : `(still running: \`starry watch\` follows it live)\n`);
       });
     });
 
@@ -369,11 +381,11 @@ async function main(argv: string[]): Promise<number> {
       await withClient(async (agents, connection) => {
         await agents.halt(agentId, { by: o.by, ...(o.note ? { note: o.note } : {}) });
         if (!(await hasLiveWorker(connection, temporalEnv()))) {
-          process.stdout.write(`SYSTEM_HALT recorded for agent ${agentId}: no worker is polling, so nothing of it runs now; it is STOPPED the moment a worker picks it up\n`);
+          say(`SYSTEM_HALT recorded for agent ${agentId}: no worker is polling, so nothing of it runs now; it is STOPPED the moment a worker picks it up\n`);
           return;
         }
         const s = await agents.status(agentId);
-        process.stdout.write(`SYSTEM_HALT sent: agent ${agentId} is ${s.agentState}; ${s.cancelledTasks.length} queued task(s) recorded as cancelled\n`);
+        say(`SYSTEM_HALT sent: agent ${agentId} is ${s.agentState}; ${s.cancelledTasks.length} queued task(s) recorded as cancelled\n`);
       });
     });
 
@@ -392,7 +404,7 @@ async function main(argv: string[]): Promise<number> {
       }
       await withClient(async (agents) => {
         const r = await agents.unlock(agentId, { resume: !!o.resume, by: o.by, ...(o.addTokens ? { addTokens: o.addTokens } : {}), ...(o.note ? { note: o.note } : {}) });
-        process.stdout.write(o.json ? `${JSON.stringify(r)}\n` : `${r.message}\n`);
+        say(o.json ? jsonLine(r) : `${r.message}\n`);
       }, 'required');
     });
 
@@ -405,7 +417,7 @@ async function main(argv: string[]): Promise<number> {
     .action(async (agentId: string, text: string, o: { by: string }) => {
       await withClient(async (agents) => {
         const r = await agents.message(agentId, text, o.by);
-        process.stdout.write(r.delivered === 'running task' ? `message given to ${agentId}'s running task ${r.taskId}\n` : `message kept for ${agentId}'s next task (no task is running)\n`);
+        say(r.delivered === 'running task' ? `message given to ${agentId}'s running task ${r.taskId}\n` : `message kept for ${agentId}'s next task (no task is running)\n`);
       }, 'required');
     });
 
@@ -423,12 +435,12 @@ async function main(argv: string[]): Promise<number> {
       const report = o.file
         ? await replayHistory(loadHistoryFile(path.resolve(o.file)), path.basename(o.file, '.json'))
         : await withClient(async (agents) => replayHistory(await fetchHistory(agents.client, workflowId as string), workflowId));
-      if (o.json) process.stdout.write(`${JSON.stringify(report)}\n`);
-      else if (report.ok) process.stdout.write(`replay ok: ${report.workflowId} (${report.workflowType ?? '?'}, ${report.events} events) is deterministic with the current code\n`);
+      if (o.json) say(jsonLine(report));
+      else if (report.ok) say(`replay ok: ${report.workflowId} (${report.workflowType ?? '?'}, ${report.events} events) is deterministic with the current code\n`);
       else {
-        process.stdout.write(`replay FAILED: ${report.workflowId}\n`);
-        if (report.firstBadEvent) process.stdout.write(`first non-deterministic event: #${report.firstBadEvent.eventId} ${report.firstBadEvent.eventType}\n`);
-        process.stdout.write(`${report.error}\n`);
+        say(`replay FAILED: ${report.workflowId}\n`);
+        if (report.firstBadEvent) say(`first non-deterministic event: #${report.firstBadEvent.eventId} ${report.firstBadEvent.eventType}\n`);
+        say(`${report.error}\n`);
       }
       if (!report.ok) process.exitCode = EXIT.FAILED;
     });
@@ -448,14 +460,14 @@ async function main(argv: string[]): Promise<number> {
     .option('--insecure-dev', 'no authentication: every caller is an admin (loopback only; never in production)')
     .action(async (o: { port: number; insecureDev?: boolean }) => {
       const api = await startApi(o.port, !!o.insecureDev);
-      process.stderr.write(`HTTP API on ${api.url} (OpenAPI: ${api.url}/openapi.json) against Temporal at ${temporalEnv().address}; Ctrl-C stops it\n`);
+      sayErr(`HTTP API on ${api.url} (OpenAPI: ${api.url}/openapi.json) against Temporal at ${temporalEnv().address}; Ctrl-C stops it\n`);
       await untilSignal();
       await api.close();
     });
 
   program
     .command('api-token')
-    .description('mint a bearer token for the HTTP API, signed with STARRY_API_JWT_SECRET (for local use and tests)')
+    .description('mint a bearer token for the HTTP API, signed with STARRY_API_JWT_SECRET (for local use and tests); with --tenant, for that tenant (its claim: STARRY_API_TENANT_CLAIM, default "tenant")')
     .requiredOption('--role <role>', 'viewer | operator | admin')
     .option('--sub <name>', 'who the token is for (recorded as `by` of halts and unlocks)', process.env.USER ?? 'operator')
     .option('--ttl <seconds>', 'lifetime in seconds', (v) => Number(v), 3600)
@@ -473,8 +485,9 @@ async function main(argv: string[]): Promise<number> {
         ttlSeconds: o.ttl,
         ...(process.env.STARRY_API_ISSUER ? { issuer: process.env.STARRY_API_ISSUER } : {}),
         ...(process.env.STARRY_API_AUDIENCE ? { audience: process.env.STARRY_API_AUDIENCE } : {}),
+        ...(tenant !== undefined ? { claims: { [process.env.STARRY_API_TENANT_CLAIM || 'tenant']: tenant } } : {}),
       });
-      process.stdout.write(`${token}\n`);
+      say(`${token}\n`);
     });
 
   program
@@ -490,16 +503,16 @@ async function main(argv: string[]): Promise<number> {
       const w = await (await import('../dev/embedded')).startEmbeddedWorker(temporalEnv());
       // The API comes up beside the worker; with no auth configured it is the loopback-only dev mode.
       const secured = !!(process.env.STARRY_API_JWT_SECRET || process.env.STARRY_API_JWKS_URL);
-      const api = o.apiPort ? await startApi(o.apiPort, !secured).catch((err: Error) => void process.stderr.write(`starry: the HTTP API did not start: ${err.message}\n`)) : undefined;
-      process.stderr.write(
+      const api = o.apiPort ? await startApi(o.apiPort, !secured).catch((err: Error) => void sayErr(`starry: the HTTP API did not start: ${err.message}\n`)) : undefined;
+      sayErr(
         `${server.started ? 'started' : 'using the running'} Temporal dev server at ${server.address}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}worker running on task queue ${TASK_QUEUE}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
       );
       await untilSignal();
-      process.stderr.write(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
+      sayErr(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
       await api?.close();
       await w.stop();
       await server.stop();
-      process.stderr.write(`stopped${server.started ? ` (agents are kept in ${server.dbFile ?? 'the SQLite file'})` : ''}\n`);
+      sayErr(`stopped${server.started ? ` (agents are kept in ${server.dbFile ?? 'the SQLite file'})` : ''}\n`);
     });
 
   program
@@ -508,19 +521,19 @@ async function main(argv: string[]): Promise<number> {
     .option('--json', 'print the result JSON instead of the transcript')
     .action(async (o: { json?: boolean }) => {
       const root = projectRoot();
-      process.stderr.write('starting the Temporal dev server (SQLite in .temporal/, kept running for the Web UI)…\n');
+      sayErr('starting the Temporal dev server (SQLite in .temporal/, kept running for the Web UI)…\n');
       const server = await (await import('../dev/dev-server')).startDevServer({ port: 7233, detached: true });
       process.env.TEMPORAL_ADDRESS = server.address;
       process.env.STARRY_UI_URL = server.uiUrl;
       const agentId = `demo-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`;
       const args = ['run', 'Tell me what /root/secret.txt says.', '--agent', agentId, '--config', path.join(root, 'examples/eperm/agent.json'), '--worker', 'always'];
       if (o.json) args.push('--json');
-      else process.stderr.write(`agent ${agentId}: fs.read /root/secret.txt is outside its workspace; watch the pain and the correction\n\n`);
+      else sayErr(`agent ${agentId}: fs.read /root/secret.txt is outside its workspace; watch the pain and the correction\n\n`);
       process.exitCode = await main(args);
       if (!o.json) {
-        process.stdout.write(`\nAgent workflow: ${webUiLink(server.uiUrl, agentWorkflowId(agentId))}\n`);
-        process.stdout.write(`All workflows:  ${webUiLink(server.uiUrl)}\n`);
-        process.stdout.write(`The dev server keeps running for the Web UI; \`npm run stop\` stops it.\n`);
+        say(`\nAgent workflow: ${webUiLink(server.uiUrl, agentWorkflowId(qualifiedAgentId(tenant, agentId)))}\n`);
+        say(`All workflows:  ${webUiLink(server.uiUrl)}\n`);
+        say(`The dev server keeps running for the Web UI; \`npm run stop\` stops it.\n`);
       }
     });
 
@@ -534,10 +547,10 @@ async function main(argv: string[]): Promise<number> {
       const { startDevServer, stopDevServer } = await import('../dev/dev-server');
       if (action === 'start') {
         const s = await startDevServer({ port: o.port, detached: true });
-        process.stdout.write(`${s.started ? 'started' : 'already running'}: ${s.address} · Web UI ${s.uiUrl}\n`);
+        say(`${s.started ? 'started' : 'already running'}: ${s.address} · Web UI ${s.uiUrl}\n`);
       } else if (action === 'stop') {
         const stopped = await stopDevServer(o.port);
-        process.stdout.write(stopped ? `stopped the dev server on port ${o.port}\n` : `no dev server started by starry on port ${o.port}\n`);
+        say(stopped ? `stopped the dev server on port ${o.port}\n` : `no dev server started by starry on port ${o.port}\n`);
       } else throw new ExitError(`unknown action "${action}": use start or stop`, EXIT.USAGE);
     });
 
@@ -556,15 +569,15 @@ function report(err: unknown): number {
     return EXIT.USAGE;
   }
   if (err instanceof ExitError) {
-    process.stderr.write(`starry: ${err.message}\n`);
+    sayErr(`starry: ${err.message}\n`);
     return err.code;
   }
   if (isRequestError(err)) {
     // Typed, never read from the message: a bad request is a usage error, a refusal means the agent is locked.
-    process.stderr.write(`starry: ${err.message}\n`);
+    sayErr(`starry: ${err.message}\n`);
     return err.type === 'InvalidArgument' ? EXIT.USAGE : err.type === 'Refused' ? EXIT.LOCKED : EXIT.FAILED;
   }
-  process.stderr.write(`starry: ${err instanceof Error ? err.message : String(err)}\n`);
+  sayErr(`starry: ${err instanceof Error ? err.message : String(err)}\n`);
   return EXIT.FAILED;
 }
 

@@ -1,6 +1,8 @@
 /**
  * The client side of the public contract: submit a task (update-with-start of the agent), wait for its
- * result, read state, halt, unlock, message. The CLI, the HTTP API and the tests all use this.
+ * result, read state, halt, unlock, message. The CLI, the HTTP API and the tests all use this. A client
+ * for a tenant (`forTenant`, `tenant` option) acts only on that tenant's agents and tasks, naming its
+ * agents by their own ids (core/tenant.ts).
  */
 import {
   Client,
@@ -16,6 +18,7 @@ import type { AgentConfig } from '../core/config';
 import {
   AgentIdSchema,
   HaltInputSchema,
+  TaskEndedSchema,
   HumanMessageSchema,
   parsePayload,
   SubmitTaskInputSchema,
@@ -32,8 +35,9 @@ import {
   type UnlockResult,
 } from '../core/contract';
 import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
-import { TASK_FAILED, agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskProgressQuery, taskWorkflowId, unlockUpdate, type TaskProgress } from '../workflows/messages';
-import { AgentIdKey, AgentStateKey, LockReasonKey, TickIndexKey, TokensUsedKey } from '../workflows/search-attributes';
+import { agentOfTaskWorkflowId, AgentRefSchema, checkTenant, qualifiedAgentId, splitAgentRef, tenantOfWorkflowId } from '../core/tenant';
+import { TASK_FAILED, agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskEndedSignal, taskProgressQuery, taskWorkflowId, unlockUpdate, type TaskProgress } from '../workflows/messages';
+import { AgentIdKey, AgentStateKey, LockReasonKey, TenantKey, TickIndexKey, TokensUsedKey } from '../workflows/search-attributes';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
 import type { TaskRunOutput } from '../workflows/task';
 
@@ -45,18 +49,56 @@ export interface AgentClientOptions {
   taskQueue: string;
   /** Tests force continue-as-new with a small number. */
   continueAsNewAfterEvents?: number;
+  /**
+   * Act for this tenant only: agent ids are the tenant's own (`x` is `<tenant>:x` inside), results name
+   * them so, lists hold only its agents, and another tenant's task is unknown. Without it, every agent
+   * and task, by its full id (`x`, or `acme:x` for tenant acme's).
+   */
+  tenant?: string;
 }
 
 export class AgentClient {
   readonly client: Client;
+  /** The tenant this client acts for; undefined: any agent, by its full id. */
+  readonly tenant: string | undefined;
 
-  constructor(private readonly opts: AgentClientOptions) {
-    this.client = new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default' });
+  /**
+   * ```ts
+   * const agents = new AgentClient({ connection, taskQueue: 'openstarry', tenant: 'acme' });
+   * ```
+   * @throws InvalidArgumentError for a tenant id that is not one (core/tenant.ts).
+   */
+  constructor(
+    private readonly opts: AgentClientOptions,
+    /** @internal The Temporal client of the client this one is scoped from (`forTenant`). */
+    client?: Client,
+  ) {
+    this.tenant = opts.tenant === undefined ? undefined : checkTenant(opts.tenant, 'tenant');
+    this.client = client ?? new Client({ connection: opts.connection, namespace: opts.namespace ?? 'default' });
+  }
+
+  /**
+   * This client acting for `tenant` (the same connection); `undefined` acts for none in particular.
+   *
+   * ```ts
+   * const acme = agents.forTenant('acme');
+   * await acme.status('x'); // the agent acme:x, shown as x
+   * ```
+   */
+  forTenant(tenant: string | undefined): AgentClient {
+    return tenant === this.tenant ? this : new AgentClient({ ...this.opts, tenant }, this.client);
+  }
+
+  /** The workflow id of the agent `agentId` names for this client (`agent-acme:x` for tenant acme's `x`). */
+  agentWorkflowId(agentId: string): string {
+    return agentWorkflowId(this.fullId(agentId));
   }
 
   /** Submit a task, starting the agent workflow if it is not running. */
   async submit(agentId: string, input: { goal: string; config: AgentConfig; priority?: number; taskId?: string }): Promise<SubmitTaskResult> {
-    const workflowId = agentWorkflowId(checkAgentId(agentId));
+    const fullId = this.fullId(agentId);
+    const workflowId = agentWorkflowId(fullId);
+    const tenant = splitAgentRef(fullId).tenant;
     const args = parsePayload(
       SubmitTaskInputSchema,
       { goal: input.goal, config: input.config, ...(input.priority !== undefined ? { priority: input.priority } : {}), ...(input.taskId ? { taskId: input.taskId } : {}) },
@@ -65,17 +107,19 @@ export class AgentClient {
     const startWorkflowOperation = new WithStartWorkflowOperation<typeof agentWorkflow>('agentWorkflow', {
       workflowId,
       taskQueue: this.opts.taskQueue,
-      args: [{ agentId, config: input.config, ...(this.opts.continueAsNewAfterEvents ? { continueAsNewAfterEvents: this.opts.continueAsNewAfterEvents } : {}) }],
+      args: [{ agentId: fullId, config: input.config, ...(this.opts.continueAsNewAfterEvents ? { continueAsNewAfterEvents: this.opts.continueAsNewAfterEvents } : {}) }],
       workflowIdConflictPolicy: 'USE_EXISTING',
-      staticSummary: `agent ${agentId}`,
+      staticSummary: `agent ${fullId}`,
       // A new agent's search attributes as its first report would write them (core/agent-entity.ts
       // newAgentData): given at the start, that report upserts none, and the list shows the agent's
-      // state from its start.
+      // state from its start. A tenant's agent also carries its tenant, which the agent never writes:
+      // continue-as-new keeps the attributes of the run before, so it stays for the agent's life.
       typedSearchAttributes: [
-        { key: AgentIdKey, value: agentId },
+        { key: AgentIdKey, value: fullId },
         { key: AgentStateKey, value: 'WAITING_FOR_EVENT' },
         { key: TokensUsedKey, value: 0 },
         { key: TickIndexKey, value: 0 },
+        ...(tenant !== undefined ? [{ key: TenantKey, value: tenant }] : []),
       ],
     });
     try {
@@ -84,7 +128,7 @@ export class AgentClient {
         startWorkflowOperation,
       });
     } catch (err) {
-      throw updateFailure(err, 'task refused');
+      throw tenantNotRegistered(err) ?? updateFailure(err, 'task refused');
     }
   }
 
@@ -96,7 +140,7 @@ export class AgentClient {
     const args = parsePayload(SubmitTaskInputSchema, input, 'task');
     await this.ensureExists(agentId);
     try {
-      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).executeUpdate(submitTaskUpdate, { args: [args as SubmitTaskInput] });
+      return await this.client.workflow.getHandle(this.agentWorkflowId(agentId)).executeUpdate(submitTaskUpdate, { args: [args as SubmitTaskInput] });
     } catch (err) {
       throw updateFailure(err, 'task refused');
     }
@@ -104,17 +148,26 @@ export class AgentClient {
 
   /**
    * Running agents from the visibility store (their search attributes), optionally in one state, a
-   * page at a time. Needs no worker.
+   * page at a time; a tenant's client lists its tenant's only (`Tenant = '<tenant>'`). Needs no worker.
    */
   async listAgents(opts: { state?: AgentState; pageSize?: number; nextPageToken?: string } = {}): Promise<AgentList> {
-    const query = [`WorkflowType = 'agentWorkflow'`, `ExecutionStatus = 'Running'`, ...(opts.state ? [`AgentState = '${opts.state}'`] : [])].join(' AND ');
+    // Both values are checked ids and states: no quote can reach the query.
+    const query = [
+      `WorkflowType = 'agentWorkflow'`,
+      `ExecutionStatus = 'Running'`,
+      ...(this.tenant !== undefined ? [`Tenant = '${this.tenant}'`] : []),
+      ...(opts.state ? [`AgentState = '${opts.state}'`] : []),
+    ].join(' AND ');
     const res = await this.client.workflowService.listWorkflowExecutions({
       namespace: this.client.options.namespace,
       query,
       pageSize: opts.pageSize ?? 50,
       ...(opts.nextPageToken ? { nextPageToken: Buffer.from(opts.nextPageToken, 'base64url') } : {}),
     });
-    const agents = (res.executions ?? []).map((e) => {
+    const own = `agent-${qualifiedAgentId(this.tenant, '')}`;
+    // The query keeps to the tenant; its workflow ids say so again.
+    const executions = (res.executions ?? []).filter((e) => this.tenant === undefined || (e.execution?.workflowId ?? '').startsWith(own));
+    const agents = executions.map((e) => {
       const fields = e.searchAttributes?.indexedFields ?? {};
       const read = (name: string): unknown => {
         const p = fields[name];
@@ -125,7 +178,7 @@ export class AgentClient {
       const lockReason = read('LockReason') as string | undefined;
       const tokensUsed = read('TokensUsed') as number | undefined;
       return {
-        agentId: (read('AgentId') as string | undefined) ?? (e.execution?.workflowId ?? '').replace(/^agent-/, ''),
+        agentId: this.ownId((read('AgentId') as string | undefined) ?? (e.execution?.workflowId ?? '').replace(/^agent-/, '')),
         workflowId: e.execution?.workflowId ?? '',
         ...(agentState ? { agentState } : {}),
         ...(lockReason ? { lockReason } : {}),
@@ -153,7 +206,7 @@ export class AgentClient {
       'task',
     );
     try {
-      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).executeUpdate(submitTaskUpdate, { args: [args as SubmitTaskInput] });
+      return await this.client.workflow.getHandle(this.agentWorkflowId(agentId)).executeUpdate(submitTaskUpdate, { args: [args as SubmitTaskInput] });
     } catch (err) {
       throw updateFailure(err, 'task refused');
     }
@@ -161,14 +214,15 @@ export class AgentClient {
 
   /** The agent's `state` query; a clear error when there is no such agent. */
   async status(agentId: string): Promise<AgentStatus> {
-    return this.withLiveTask(await this.agentState(agentId));
+    const s = await this.withLiveTask(await this.agentState(agentId));
+    return this.tenant === undefined ? s : { ...s, agentId: this.ownId(s.agentId), tasks: s.tasks.map((t) => this.ownResult(t)) };
   }
 
   /** The agent's own `state` query, without the running task's live counts (what waiting needs). */
   private async agentState(agentId: string): Promise<AgentStatus> {
-    checkAgentId(agentId);
+    const workflowId = this.agentWorkflowId(agentId);
     try {
-      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).query(agentStateQuery);
+      return await this.client.workflow.getHandle(workflowId).query(agentStateQuery);
     } catch (err) {
       throw this.unknownAgent(err, agentId);
     }
@@ -203,9 +257,9 @@ export class AgentClient {
    * status when none is polling. @throws NotFoundError for an unknown agent.
    */
   async visibleState(agentId: string): Promise<{ agentState?: string; lockReason?: string; tokensUsed?: number }> {
-    checkAgentId(agentId);
+    const workflowId = this.agentWorkflowId(agentId);
     try {
-      const d = await this.client.workflow.getHandle(agentWorkflowId(agentId)).describe();
+      const d = await this.client.workflow.getHandle(workflowId).describe();
       const sa = d.typedSearchAttributes;
       const agentState = sa.get(AgentStateKey);
       const lockReason = sa.get(LockReasonKey);
@@ -222,7 +276,7 @@ export class AgentClient {
   async waitForTask(agentId: string, taskId: string, opts: { pollMs?: number; timeoutMs?: number; after?: (r: TaskResult) => boolean } = {}): Promise<TaskResult> {
     const deadline = Date.now() + (opts.timeoutMs ?? 30 * 60_000);
     const accept = opts.after ?? (() => true);
-    const workflowId = taskWorkflowId(agentId, taskId);
+    const workflowId = taskWorkflowId(this.fullId(agentId), taskId);
     const late = () => new Error(`task ${taskId} of agent ${agentId} did not finish in time`);
     const pause = () => new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
     for (;;) {
@@ -240,7 +294,7 @@ export class AgentClient {
       const s = await this.statusWhileBusy(agentId);
       if (s) {
         const result = s.tasks.find((t) => t.taskId === taskId);
-        if (result && accept(result) && s.currentTask?.taskId !== taskId) return (await this.fullResult(result)) ?? result;
+        if (result && accept(result) && s.currentTask?.taskId !== taskId) return (await this.fullResult(result)) ?? this.ownResult(result);
         const cancelled = s.cancelledTasks.find((t) => t.taskId === taskId);
         if (cancelled) {
           return {
@@ -309,34 +363,93 @@ export class AgentClient {
   }
 
   /**
-   * The result a task workflow returned (a FAILED task's too), or undefined while it runs.
-   * @throws NotFoundError when there is no such workflow.
+   * The result a task workflow returned (a FAILED task's too; a halted task's, CANCELLED, from the
+   * output it sent its agent before it ended), or undefined while it runs. A task that ended with no
+   * result of its own (terminated, timed out) has the one its agent recorded.
+   * @throws NotFoundError when there is no such workflow (for a tenant's client: none of its tenant's),
+   *   or no result is left of it.
    */
   async taskResult(workflowId: string): Promise<TaskResult | undefined> {
+    // Another tenant's task is unknown here, in the same words as a missing one.
+    if (this.tenant !== undefined && tenantOfWorkflowId(workflowId) !== this.tenant) throw noTaskWorkflow(workflowId);
     const handle = this.client.workflow.getHandle<typeof taskWorkflow>(workflowId);
+    let status: string;
     try {
-      if ((await handle.describe()).status.name === 'RUNNING') return undefined;
-      return (await handle.result()).result;
+      const d = await handle.describe();
+      status = d.status.name;
+      if (status === 'RUNNING') return undefined;
+      if (status === 'CANCELLED') {
+        const ended = await this.endedOutput(workflowId, d.runId);
+        if (ended) return this.ownResult(ended.result);
+      } else if (status === 'COMPLETED' || status === 'FAILED') {
+        return this.ownResult((await handle.result()).result);
+      }
     } catch (err) {
       if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure && err.cause.type === TASK_FAILED) {
-        return (err.cause.details?.[0] as TaskRunOutput | undefined)?.result;
+        const out = err.cause.details?.[0] as TaskRunOutput | undefined;
+        return out && this.ownResult(out.result);
       }
-      if (err instanceof WorkflowNotFoundError) throw new NotFoundError(`no task workflow ${workflowId}: task workflow ids look like agent-<agentId>-task-<n> (see \`starry status <agent>\`)`, { cause: err });
+      if (err instanceof WorkflowNotFoundError) throw noTaskWorkflow(workflowId, err);
       throw err;
+    }
+    const recorded = await this.recordedResult(workflowId);
+    if (recorded) return recorded;
+    throw new NotFoundError(
+      `task workflow ${workflowId} ended ${status} with no result of its own, and its agent has no record of it (or no worker answered): its history is in the Web UI`,
+    );
+  }
+
+  /**
+   * The output a halted task sent its agent just before it ended CANCELED (workflows/task.ts): the
+   * `taskEnded` signal's payload, in the task's own history, so no worker is needed to read it. Among
+   * the run's last events, so the history is read from its end.
+   */
+  private async endedOutput(workflowId: string, runId: string): Promise<TaskRunOutput | undefined> {
+    const { workflowService, options } = this.client;
+    let nextPageToken: Uint8Array | undefined;
+    do {
+      const res = await workflowService.getWorkflowExecutionHistoryReverse({
+        namespace: options.namespace,
+        execution: { workflowId, runId },
+        maximumPageSize: 50,
+        ...(nextPageToken?.length ? { nextPageToken } : {}),
+      });
+      for (const e of res.history?.events ?? []) {
+        const sent = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+        const payload = sent?.signalName === taskEndedSignal.name ? sent?.input?.payloads?.[0] : undefined;
+        if (!payload) continue;
+        const parsed = TaskEndedSchema.safeParse(defaultPayloadConverter.fromPayload<unknown>(payload));
+        return parsed.success ? (parsed.data as TaskRunOutput) : undefined;
+      }
+      nextPageToken = res.nextPageToken ?? undefined;
+    } while (nextPageToken?.length);
+    return undefined;
+  }
+
+  /** The result the task's agent recorded for it (among its latest), or undefined (gone, or no worker answers). */
+  private async recordedResult(workflowId: string): Promise<TaskResult | undefined> {
+    const agent = agentOfTaskWorkflowId(workflowId);
+    if (!agent) return undefined;
+    try {
+      const s = await this.client.workflow.getHandle(agentWorkflowId(agent)).query(agentStateQuery);
+      const record = s.tasks.find((t) => t.workflowId === workflowId);
+      return record && this.ownResult(record);
+    } catch {
+      return undefined;
     }
   }
 
   async halt(agentId: string, input: HaltInput = {}): Promise<void> {
     const payload = parsePayload(HaltInputSchema, input, 'halt');
     await this.ensureExists(agentId);
-    await this.client.workflow.getHandle(agentWorkflowId(agentId)).signal(haltSignal, payload);
+    await this.client.workflow.getHandle(this.agentWorkflowId(agentId)).signal(haltSignal, payload);
   }
 
   async unlock(agentId: string, input: UnlockInput = {}): Promise<UnlockResult> {
     const payload = parsePayload(UnlockInputSchema, input, 'unlock');
     await this.ensureExists(agentId);
     try {
-      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).executeUpdate(unlockUpdate, { args: [payload] });
+      return await this.client.workflow.getHandle(this.agentWorkflowId(agentId)).executeUpdate(unlockUpdate, { args: [payload] });
     } catch (err) {
       throw updateFailure(err, 'unlock refused');
     }
@@ -347,16 +460,16 @@ export class AgentClient {
     const payload = parsePayload(HumanMessageSchema, { text, ...(by ? { by } : {}) }, 'message');
     await this.ensureExists(agentId);
     try {
-      return await this.client.workflow.getHandle(agentWorkflowId(agentId)).executeUpdate(messageUpdate, { args: [payload] });
+      return await this.client.workflow.getHandle(this.agentWorkflowId(agentId)).executeUpdate(messageUpdate, { args: [payload] });
     } catch (err) {
       throw updateFailure(err, 'message refused');
     }
   }
 
   private async ensureExists(agentId: string): Promise<void> {
-    checkAgentId(agentId);
+    const workflowId = this.agentWorkflowId(agentId);
     try {
-      const d = await this.client.workflow.getHandle(agentWorkflowId(agentId)).describe();
+      const d = await this.client.workflow.getHandle(workflowId).describe();
       if (d.status.name !== 'RUNNING') throw new NotFoundError(`agent ${agentId} is not running (its workflow is ${d.status.name})`);
     } catch (err) {
       throw this.unknownAgent(err, agentId);
@@ -365,15 +478,51 @@ export class AgentClient {
 
   private unknownAgent(err: unknown, agentId: string): Error {
     if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'WorkflowNotFoundError') {
-      return new NotFoundError(`unknown agent "${agentId}": no workflow ${agentWorkflowId(agentId)}. Start one with \`starry run --agent ${agentId} …\``);
+      const t = this.tenant;
+      return new NotFoundError(
+        `unknown agent "${agentId}"${t !== undefined ? ` (tenant ${t})` : ''}: no workflow ${this.agentWorkflowId(agentId)}. Start one with \`starry run --agent ${agentId}${t !== undefined ? ` --tenant ${t}` : ''} …\``,
+      );
     }
     return err as Error;
   }
+
+  /**
+   * An agent's full id, checked at the edge so a bad one is a clear error and never a workflow id: for a
+   * tenant's client, the tenant's agent of that id (a plain id); otherwise the id as given, plain or a
+   * tenant's (`acme:x`).
+   */
+  private fullId(agentId: string): string {
+    if (this.tenant === undefined) return parsePayload(AgentRefSchema, agentId, 'agent id');
+    return qualifiedAgentId(this.tenant, parsePayload(AgentIdSchema, agentId, 'agent id'));
+  }
+
+  /** An agent's full id as this client names it: without its tenant's prefix for a tenant's client. */
+  private ownId(fullId: string): string {
+    const prefix = qualifiedAgentId(this.tenant, '');
+    return this.tenant !== undefined && fullId.startsWith(prefix) ? fullId.slice(prefix.length) : fullId;
+  }
+
+  private ownResult(r: TaskResult): TaskResult {
+    return this.tenant === undefined ? r : { ...r, agentId: this.ownId(r.agentId) };
+  }
 }
 
-/** An agent id checked at the edge, so a bad one is a clear error and never a workflow id. */
-function checkAgentId(agentId: string): string {
-  return parsePayload(AgentIdSchema, agentId, 'agent id');
+/** The same answer for a task workflow that does not exist and one of another tenant. */
+function noTaskWorkflow(workflowId: string, cause?: unknown): NotFoundError {
+  return new NotFoundError(`no task workflow ${workflowId}: task workflow ids look like agent-<agentId>-task-<n> (see \`starry status <agent>\`)`, cause !== undefined ? { cause } : undefined);
+}
+
+/**
+ * A tenant's agent started on a namespace without the `Tenant` search attribute: the server refuses the
+ * start (INVALID_ARGUMENT). Undefined for any other error.
+ */
+function tenantNotRegistered(err: unknown): Error | undefined {
+  for (let e: unknown = err, i = 0; e && i < 5; i++, e = (e as { cause?: unknown }).cause) {
+    if (/search attribute Tenant is not defined/i.test((e as Error).message ?? '')) {
+      return new Error('this namespace has no Tenant search attribute, which a tenant\'s agent carries: register it (Keyword) once, as docs/DEPLOY.md step 1 shows, or with ensureSearchAttributes', { cause: err });
+    }
+  }
+  return undefined;
 }
 
 /**

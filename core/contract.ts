@@ -57,16 +57,28 @@ export const LIMITS = {
 // ---- ids -------------------------------------------------------------------------------------------
 
 /**
- * An agent id: 1–64 of `A-Z a-z 0-9 _ . -`, starting with a letter or digit, never containing `-task`
- * (which separates an agent from its tasks in workflow ids, so `agent-<agentId>` and
- * `agent-<agentId>-task-…` can never be the same id for two different agents).
+ * The shape of agent and tenant ids, named `name` in its messages: 1–64 of `A-Z a-z 0-9 _ . -`,
+ * starting with a letter or digit, never containing `-task` (which separates an agent from its tasks
+ * in workflow ids).
+ *
+ * ```ts
+ * const TenantIdSchema = nameSchema('tenant');
+ * ```
  */
-export const AgentIdSchema = z
-  .string({ error: 'agentId must be a string' })
-  .min(1, 'agentId must not be empty')
-  .max(64, 'agentId must be at most 64 characters')
-  .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'agentId may hold only letters, digits, "_", "." and "-", and must start with a letter or digit')
-  .refine((id) => !id.includes('-task'), 'agentId must not contain "-task" (it separates agents from their tasks in workflow ids)');
+export function nameSchema(name: string) {
+  return z
+    .string({ error: `${name} must be a string` })
+    .min(1, `${name} must not be empty`)
+    .max(64, `${name} must be at most 64 characters`)
+    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, `${name} may hold only letters, digits, "_", "." and "-", and must start with a letter or digit`)
+    .refine((id) => !id.includes('-task'), `${name} must not contain "-task" (it separates agents from their tasks in workflow ids)`);
+}
+
+/**
+ * An agent id (`nameSchema`): `-task` never in it, so `agent-<agentId>` and `agent-<agentId>-task-…`
+ * can never be the same id for two different agents.
+ */
+export const AgentIdSchema = nameSchema('agentId');
 
 /** A task id: `task-` followed by 1–60 of `A-Z a-z 0-9 _ . -`; the agent numbers its own `task-1`, `task-2`, … */
 export const TaskIdSchema = z

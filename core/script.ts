@@ -55,10 +55,19 @@ export function parseJsonText(text: string, what: string): unknown {
   }
 }
 
-/** Check a script file's text. @throws ConfigError naming the file and each bad field. */
+/**
+ * Check a script file's text. A file that is not a script at all (no `turns` list) is refused without
+ * naming anything in it: its keys are not the caller's business (a policy file, say).
+ *
+ * @throws ConfigError naming the file and each bad field of a script.
+ */
 export function parseScript(text: string, file: string): Script {
   const what = `the scripted controller file ${file}`;
-  const parsed = ScriptSchema.safeParse(parseJsonText(text, what));
+  const json = parseJsonText(text, what);
+  if (typeof json !== 'object' || json === null || !Array.isArray((json as { turns?: unknown }).turns)) {
+    throw new ConfigError(`${what} is not a script: a script is a JSON object with a "turns" list`);
+  }
+  const parsed = ScriptSchema.safeParse(json);
   if (!parsed.success) throw new ConfigError(`${what} is invalid:\n${formatIssues(parsed.error)}`);
   return parsed.data;
 }

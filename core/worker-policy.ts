@@ -5,6 +5,7 @@
  * Pure: the worker reads the policy (worker/env.ts) and the tool activity applies it.
  */
 import { z } from 'zod';
+import { parseLlmSpec } from './llm-spec';
 import { ConfigError, RefusedError } from './request-errors';
 
 /** The shell commands a worker allows when its operator says nothing (the agent config's default). */
@@ -161,6 +162,14 @@ export const WorkerPolicySchema = z
     allowRoot: z.boolean().default(false),
     /** Where side-effecting tools journal their calls (default: `starry-tool-journal` in the temp dir). */
     journalDir: absolutePath.optional(),
+    /**
+     * Hosts a task's `openai:MODEL@BASE_URL` may name (entries as `httpAllow`). The worker's own
+     * endpoint (`OPENAI_BASE_URL`, where its key goes) is added by the worker; no other host ever
+     * receives the key.
+     */
+    llmAllow: z.array(z.string().min(1)).default([]),
+    /** Directories `scripted:FILE` scripts and `local:FILE.gguf` models may be read from, besides `roots`. */
+    llmDirs: z.array(absolutePath).default([]),
     /** Resource limits of every sandboxed program and of a task's workspace (the sandbox's block above). */
     limits: SandboxLimitsSchema.prefault({}),
   })
@@ -172,6 +181,8 @@ export type WorkerPolicy = z.output<typeof WorkerPolicySchema>;
 /** The parts of a task's config the policy bounds. */
 export interface TaskLimits {
   workspace: string[];
+  /** The `llm` spec: its endpoint or file must be one the policy allows. */
+  llm?: string;
   tools: {
     shellAllow: string[];
     httpAllow: string[];
@@ -232,6 +243,8 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
       }
     }
   }
+  const llm = task.llm === undefined ? undefined : llmSpecProblem(task.llm, policy);
+  if (llm) wider.push(`llm: ${llm}`);
   if (task.tools.maxOutputBytes > policy.maxOutputBytes) {
     wider.push(`tools.maxOutputBytes: ${task.tools.maxOutputBytes} is above the worker's cap ${policy.maxOutputBytes}`);
   }
@@ -242,6 +255,78 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
     );
   }
   return task;
+}
+
+/**
+ * Why the policy does not allow the `llm` spec, or undefined: an OpenAI-compatible base URL must have a
+ * host of `llmAllow`; a script or a model file must be an absolute path inside `roots` or `llmDirs`
+ * (compared lexically here; the activity compares what it opened). Gemini's endpoint and credentials
+ * are the worker's alone, so a spec cannot name one.
+ *
+ * ```ts
+ * llmSpecProblem('openai:gpt@http://10.0.0.9/v1', policy) // "the host of 'http://10.0.0.9/v1' is not one …"
+ * ```
+ */
+export function llmSpecProblem(llm: string, policy: Pick<WorkerPolicy, 'roots' | 'llmAllow' | 'llmDirs'>): string | undefined {
+  let spec;
+  try {
+    spec = parseLlmSpec(llm);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  switch (spec.provider) {
+    case 'openai': {
+      if (spec.baseUrl === undefined) return undefined; // the worker's own endpoint
+      let url: URL;
+      try {
+        url = new URL(spec.baseUrl);
+      } catch {
+        return `'${spec.baseUrl}' is not a URL`;
+      }
+      if (isHostAllowed(url, policy.llmAllow)) return undefined;
+      return `the host of '${spec.baseUrl}' is not one the worker's LLM calls may reach (llmAllow: ${policy.llmAllow.join(', ') || 'none'})`;
+    }
+    case 'scripted':
+    case 'local': {
+      const file = spec.provider === 'scripted' ? spec.file : spec.modelPath;
+      const dirs = llmFileDirs(policy);
+      if (file.startsWith('/') && !file.includes('\0') && dirs.some((dir) => isWithin(normalizePosix(file), dir))) return undefined;
+      const what = spec.provider === 'scripted' ? 'script' : 'model';
+      return `the ${what} '${file}' is not an absolute path inside a directory the worker reads ${what}s from (${dirs.join(', ')})`;
+    }
+    case 'gemini':
+      return undefined;
+  }
+}
+
+/** Where `scripted:` and `local:` files may be read from: the roots, then `llmDirs`. */
+export function llmFileDirs(policy: Pick<WorkerPolicy, 'roots' | 'llmDirs'>): string[] {
+  return [...policy.roots, ...policy.llmDirs];
+}
+
+/**
+ * Whether `url` has a host `allow` names. Entries match the hostname exactly, `host:port` exactly,
+ * `host:*` on any port, or `*.example.com` for any subdomain. An entry without a port allows the
+ * scheme's default port only (80, 443): allowing `localhost` must not open every service on it.
+ *
+ * ```ts
+ * isHostAllowed(new URL('https://docs.example.com/'), ['*.example.com']) // true
+ * isHostAllowed(new URL('http://localhost:8233/'), ['localhost']) // false
+ * isHostAllowed(new URL('http://localhost:8233/'), ['localhost:*']) // true
+ * ```
+ */
+export function isHostAllowed(url: URL, allow: string[]): boolean {
+  const host = url.hostname.toLowerCase();
+  // URL leaves `port` empty for the scheme's default port.
+  const port = url.port || (url.protocol === 'https:' ? '443' : url.protocol === 'http:' ? '80' : '');
+  return allow.some((raw) => {
+    const entry = raw.toLowerCase();
+    const m = /^(.*):(\d+|\*)$/.exec(entry);
+    const [name, entryPort] = m ? [m[1] as string, m[2] === '*' ? '*' : String(Number(m[2]))] : [entry, url.protocol === 'https:' ? '443' : '80'];
+    if (entryPort !== '*' && entryPort !== port) return false;
+    if (name.startsWith('*.')) return host.endsWith(name.slice(1));
+    return name === host;
+  });
 }
 
 /** `${env:NAME}` in an MCP server's env or header value: filled on the worker from its environment. */

@@ -2,7 +2,7 @@
  * The CDK app (`npx cdk synth`, `npx cdk deploy`; cdk.json runs the compiled lib/infra/app.js, so
  * `npm run build` first). Context (`-c key=value`): temporalAddress and temporalNamespace (required),
  * temporalAuth (api-key | mtls | none, default api-key), alertEmail, workerImage, minWorkers,
- * maxWorkers. See docs/DEPLOY.md.
+ * maxWorkers, apiTenantClaim. See docs/DEPLOY.md.
  */
 import path from 'node:path';
 import { App } from 'aws-cdk-lib';
@@ -29,6 +29,7 @@ new StarryStack(app, ctx('stackName') ?? 'OpenStarry', {
   ...(ctx('workerImage') ? { workerImage: ctx('workerImage') } : {}),
   ...(ctx('minWorkers') ? { minWorkers: Number(ctx('minWorkers')) } : {}),
   ...(ctx('maxWorkers') ? { maxWorkers: Number(ctx('maxWorkers')) } : {}),
+  ...(ctx('apiTenantClaim') ? { apiTenantClaim: ctx('apiTenantClaim') } : {}),
   projectRoot: path.join(__dirname, '..', '..'),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });

@@ -110,6 +110,8 @@ describe('the HTTP API on Lambda', () => {
     const vars = Object.values(fns)[0]?.Properties.Environment.Variables as Record<string, unknown>;
     for (const name of Object.keys(vars)) expect([name, (API_ENV_NAMES as string[]).includes(name) || name === 'NODE_OPTIONS']).toEqual([name, true]);
     expect(vars).not.toHaveProperty('STARRY_API_JWT_SECRET');
+    // One tenant unless the deployment names a tenant claim (apiTenantClaim).
+    expect(vars).not.toHaveProperty('STARRY_API_TENANT_CLAIM');
     expect(vars).not.toHaveProperty('TEMPORAL_API_KEY');
     expect(json).not.toMatch(/SecretString"\s*:\s*"/);
   });
@@ -164,8 +166,9 @@ describe('cdk-nag (AwsSolutions)', () => {
     expect(findings.map((f) => `${f.id}: ${String(f.entry.data).split(':')[0]}`)).toEqual([]);
   });
 
-  it('also holds with mTLS and an image built from this repository', () => {
-    const { stack: mtls, template: t } = synth({ temporalAuth: 'mtls', workerImage: undefined, alertEmail: undefined });
+  it('also holds with mTLS, an image built from this repository and tenants on the API', () => {
+    const { stack: mtls, template: t } = synth({ temporalAuth: 'mtls', workerImage: undefined, alertEmail: undefined, apiTenantClaim: 'custom:tenant' });
+    t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ STARRY_API_TENANT_CLAIM: 'custom:tenant' }) } });
     t.hasResourceProperties('AWS::ECS::TaskDefinition', {
       ContainerDefinitions: [Match.objectLike({ Secrets: Match.arrayWith([Match.objectLike({ Name: 'TEMPORAL_TLS_CERT' }), Match.objectLike({ Name: 'TEMPORAL_TLS_KEY' })]) })],
     });

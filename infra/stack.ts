@@ -38,6 +38,8 @@ export interface StarryStackProps extends StackProps {
   /** Fargate tasks: at least `minWorkers` (default 1), at most `maxWorkers` (default 4), scaled on CPU. */
   minWorkers?: number;
   maxWorkers?: number;
+  /** The token claim naming the API caller's tenant (STARRY_API_TENANT_CLAIM, docs/API.md#tenants); unset: one tenant. */
+  apiTenantClaim?: string;
   /** The repository root (the Docker build context and the API's entry). */
   projectRoot: string;
 }
@@ -171,6 +173,7 @@ export class StarryStack extends Stack {
         TEMPORAL_NAMESPACE: props.temporalNamespace,
         STARRY_API_JWT_SECRET_ARN: jwtSecret.secretArn,
         ...(temporalApiKey ? { TEMPORAL_API_KEY_SECRET_ARN: temporalApiKey.secretArn } : {}),
+        ...(props.apiTenantClaim ? { STARRY_API_TENANT_CLAIM: props.apiTenantClaim } : {}),
       },
       bundling: {
         forceDockerBundling: false,

@@ -26,6 +26,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.STARRY_WORKER_POLICY ??= JSON.stringify({
     roots: [systemTmp, projectRoot()],
     httpAllow: ['127.0.0.1:*', 'localhost:*'],
+    llmAllow: ['127.0.0.1:*', 'localhost:*'],
   });
   process.env.STARRY_TOOLS_ALLOW_ROOT ??= '1';
   // The SDK's notice that its 2027 releases need Node 22 says nothing about this run.

@@ -36,6 +36,14 @@ describe('workerConfigFromEnv', () => {
     expect(c.llm.openai?.env).toMatchObject({ OPENAI_API_KEY: 'sk-test', STARRY_LOCAL_THREADS: '3' });
   });
 
+  it('lets a task name its own LLM endpoint, loopback servers only without a policy, and the policy\'s hosts with one', () => {
+    expect(workerConfigFromEnv({}, '/srv').policy.llmAllow).toEqual(['127.0.0.1:*', 'localhost:*', '[::1]:*', 'api.openai.com']);
+    expect(workerConfigFromEnv({ OPENAI_BASE_URL: 'https://llm.internal:8443/v1' }, '/srv').policy.llmAllow).toContain('llm.internal:8443');
+    const withPolicy = workerConfigFromEnv({ STARRY_WORKER_POLICY: '{"roots": ["/data"], "llmAllow": ["vllm.internal:8000"]}' }).policy;
+    expect(withPolicy.llmAllow).toEqual(['vllm.internal:8000', 'api.openai.com']);
+    expect(() => workerConfigFromEnv({ OPENAI_BASE_URL: 'not a url' })).toThrow(/OPENAI_BASE_URL: must be an http\(s\) URL/);
+  });
+
   it('takes the policy inline and refuses an invalid one naming the field', () => {
     expect(workerConfigFromEnv({ STARRY_WORKER_POLICY: '{"roots": ["/data"], "shellAllow": ["ls"]}' }).policy).toMatchObject({ roots: ['/data'], shellAllow: ['ls'] });
     expect(() => workerConfigFromEnv({ STARRY_WORKER_POLICY: '{"roots": ["relative"]}' })).toThrow(/STARRY_WORKER_POLICY[\s\S]*roots/);

@@ -16,6 +16,7 @@ import { formatIssues } from '../core/config';
 import { ConfigError } from '../core/request-errors';
 import { parseWorkerPolicy, type WorkerPolicy } from '../core/worker-policy';
 import type { LlmProviderOptions } from '../activities/llm';
+import { openAiBaseUrl } from '../activities/llm/openai';
 import type { AlertSinks } from '../activities/alert';
 import { projectRoot } from '../dev/paths';
 
@@ -52,6 +53,8 @@ export const WorkerEnvSchema = z.object({
   // LLM providers (activities/llm/, docs/LLM-PROVIDERS.md)
   OPENAI_API_KEY: text('the OpenAI-compatible provider key'),
   STARRY_OPENAI_API_KEY: text('the OpenAI-compatible provider key (wins over OPENAI_API_KEY)'),
+  OPENAI_BASE_URL: url('the endpoint the OpenAI key belongs to, and `openai:MODEL` calls; default https://api.openai.com/v1'),
+  STARRY_OPENAI_BASE_URL: url('the endpoint the OpenAI key belongs to (wins over OPENAI_BASE_URL)'),
   GEMINI_API_KEY: text('a Gemini API key'),
   GOOGLE_API_KEY: text('a Gemini API key (wins over GEMINI_API_KEY)'),
   GOOGLE_CLOUD_PROJECT: text('the Vertex AI project (Application Default Credentials)'),
@@ -93,7 +96,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
   return {
     temporal: temporalEnv(llmEnv),
     taskQueue: env.STARRY_TASK_QUEUE ?? 'openstarry',
-    policy: workerPolicy(env, cwd),
+    policy: withOwnLlmEndpoint(workerPolicy(env, cwd), openAiBaseUrl({ env: llmEnv })),
     alerts: { webhookUrl: env.STARRY_ALERT_WEBHOOK, snsTopicArn: env.STARRY_ALERT_TOPIC_ARN, uiUrl: env.STARRY_UI_URL },
     llm: {
       openai: { env: llmEnv },
@@ -104,13 +107,27 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
   };
 }
 
+/** Loopback on any port: where a developer runs llama.cpp, Ollama or vLLM. */
+const LOCAL_LLM_HOSTS = ['127.0.0.1:*', 'localhost:*', '[::1]:*'];
+
+/**
+ * The worker's own OpenAI-compatible endpoint (where its key goes) is one a task may always name: the
+ * policy's `llmAllow` gains its host.
+ */
+function withOwnLlmEndpoint(policy: WorkerPolicy, baseUrl: string): WorkerPolicy {
+  const { host } = new URL(baseUrl);
+  return policy.llmAllow.includes(host) ? policy : { ...policy, llmAllow: [...policy.llmAllow, host] };
+}
+
 /**
  * The policy (core/worker-policy.ts): `STARRY_WORKER_POLICY`, or else the roots `STARRY_WORKSPACE_ROOTS`
  * or the worker's working directory and the project folder (so the README's quick start works), the
- * default shell allow-list, no HTTP host, a 1 MiB output cap. `STARRY_TOOLS_ALLOW_ROOT` overrides
- * the policy's `allowRoot` (default: `shell.run` drops to `nobody` when the worker is root).
+ * default shell allow-list, no HTTP host, LLM servers on this machine (llama.cpp, Ollama, vLLM), a 1 MiB
+ * output cap. `STARRY_TOOLS_ALLOW_ROOT` overrides the policy's `allowRoot` (default: `shell.run` drops
+ * to `nobody` when the worker is root).
  */
 function workerPolicy(env: WorkerEnv, cwd: string): WorkerPolicy {
+  // Without a policy the worker is a developer's: LLM servers on this machine may be named (they get no key).
   const raw = env.STARRY_WORKER_POLICY;
   let policy: unknown;
   if (raw) {
@@ -122,7 +139,7 @@ function workerPolicy(env: WorkerEnv, cwd: string): WorkerPolicy {
     }
   } else {
     const roots = env.STARRY_WORKSPACE_ROOTS?.split(':').filter(Boolean).map((r) => path.resolve(cwd, r));
-    policy = { roots: roots?.length ? roots : [...new Set([path.resolve(cwd), projectRoot()])] };
+    policy = { roots: roots?.length ? roots : [...new Set([path.resolve(cwd), projectRoot()])], llmAllow: LOCAL_LLM_HOSTS };
   }
   const parsed = parseWorkerPolicy(policy, raw ? 'STARRY_WORKER_POLICY' : 'worker policy');
   if (env.STARRY_TOOLS_ALLOW_ROOT !== undefined) return { ...parsed, allowRoot: env.STARRY_TOOLS_ALLOW_ROOT === '1' };

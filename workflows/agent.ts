@@ -116,8 +116,8 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
       // The worker's operator sets the outer limits: a task config wider than the policy of the workers
       // that would run its tools is refused to the submitter now, not found out at its first tool call.
       if (has(CHECK_LIMITS_AT_SUBMIT)) {
-        const { workspace, tools } = input.config ?? agent.data.config;
-        const { refused } = await checkTaskLimits({ workspace, tools });
+        const { workspace, tools, llm } = input.config ?? agent.data.config;
+        const { refused } = await checkTaskLimits({ workspace, tools, llm });
         if (refused) typed(() => { throw new RefusedError(refused); });
       }
       // Checked again: the state may have changed while the worker looked at the limits.

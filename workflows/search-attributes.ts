@@ -10,6 +10,12 @@ export const TickIndexKey = defineSearchAttributeKey('TickIndex', SearchAttribut
 export const TokensUsedKey = defineSearchAttributeKey('TokensUsed', SearchAttributeType.INT);
 export const LastErrorCodeKey = defineSearchAttributeKey('LastErrorCode', SearchAttributeType.KEYWORD);
 export const LockReasonKey = defineSearchAttributeKey('LockReason', SearchAttributeType.KEYWORD);
+/**
+ * The tenant of a tenant's agent (core/tenant.ts), set by the client when it starts the agent and never
+ * written by a workflow: `Tenant="acme"` lists tenant acme's agents. Its tasks carry none; their ids
+ * (`agent-acme:…`) and `AgentId` say whose they are.
+ */
+export const TenantKey = defineSearchAttributeKey('Tenant', SearchAttributeType.KEYWORD);
 
 /** Name → CLI type, for `temporal server start-dev --search-attribute` and the operator API. */
 export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int'> = {
@@ -19,4 +25,5 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int'> = {
   TokensUsed: 'Int',
   LastErrorCode: 'Keyword',
   LockReason: 'Keyword',
+  Tenant: 'Keyword',
 };

@@ -4,8 +4,11 @@
  * shares (heartbeats, cancellation, classification, usage checks, the failure boundary) is `callLlm`
  * in `provider.ts`.
  */
+import { normalizedError } from '../../core/errors';
 import type { LlmCallInput, LlmResponse } from '../../core/llm';
 import { parseLlmSpec, type LlmSpec } from '../../core/llm-spec';
+import { llmFileDirs, llmSpecProblem, type WorkerPolicy } from '../../core/worker-policy';
+import { throwAsFailure } from '../failures';
 import { createGeminiProvider, type GeminiProviderOptions } from './gemini';
 import { createLocalProvider, type LocalProviderOptions } from './local';
 import { createOpenAiProvider, type OpenAiProviderOptions } from './openai';
@@ -29,14 +32,18 @@ export interface LlmProviderOptions {
  * providers.openai.preflight({ provider: 'openai', model: 'gpt-4o-mini', baseUrl: 'https://api.openai.com/v1' });
  * ```
  */
-export function createLlmProviders(deps: LlmProviderOptions = {}): LlmProviders {
+export function createLlmProviders(deps: LlmProviderOptions = {}, policy?: LlmPolicy): LlmProviders {
+  const dirs = policy ? llmFileDirs(policy) : undefined;
   return {
-    scripted: createScriptedProvider(),
+    scripted: createScriptedProvider({ dirs }),
     gemini: createGeminiProvider(deps.gemini),
     openai: createOpenAiProvider(deps.openai),
-    local: createLocalProvider(deps.local),
+    local: createLocalProvider({ ...deps.local, dirs }),
   };
 }
+
+/** The parts of the worker policy the LLM activity applies: which endpoints and files a spec may name. */
+export type LlmPolicy = Pick<WorkerPolicy, 'roots' | 'llmAllow' | 'llmDirs'>;
 
 /**
  * The problem with running `spec` on this worker, or undefined when nothing is visibly wrong: a
@@ -53,17 +60,31 @@ export function llmSetupProblem(spec: LlmSpec, deps: LlmProviderOptions = {}): s
 }
 
 /**
- * Create the LLM activities. Credentials are the worker's: from `deps` (tests) or its environment.
+ * Create the LLM activities. Credentials are the worker's: from `deps` (tests) or its environment. The
+ * policy bounds what a spec may name (core/worker-policy.ts `llmSpecProblem`), checked at every call as
+ * at submit: a worker whose policy is narrower than the one that accepted the task refuses it too.
  *
  * ```ts
- * const worker = await Worker.create({ activities: { ...createLlmActivities({ openai: { apiKey: 'sk-test' } }, transcriptStore(storeFromEnv())) }, ... });
+ * const worker = await Worker.create({ activities: { ...createLlmActivities({ openai: { apiKey: 'sk-test' } }, transcriptStore(storeFromEnv()), policy) }, ... });
  * ```
  */
-export function createLlmActivities(deps: LlmProviderOptions, transcripts: TranscriptStore) {
-  const providers = createLlmProviders(deps);
+export function createLlmActivities(deps: LlmProviderOptions, transcripts: TranscriptStore, policy: LlmPolicy) {
+  const providers = createLlmProviders(deps, policy);
   return {
     async llm(input: LlmCallInput): Promise<LlmResponse> {
       const spec = parseLlmSpec(input.llm);
+      const refused = llmSpecProblem(input.llm, policy);
+      if (refused) {
+        throwAsFailure(
+          normalizedError({
+            code: 'EPERM',
+            kind: 'fatal',
+            source: `llm ${spec.provider}`,
+            message: `Refused by the worker's policy: llm: ${refused}`,
+            suggestion: "Submit the task with an endpoint or file the worker allows, or ask the worker's operator to widen STARRY_WORKER_POLICY (llmAllow, llmDirs).",
+          }),
+        );
+      }
       // A whole context (recorded before the store) resolves to itself, with no store access.
       const { request, answer } = await withStore(() => transcripts.resolve(input));
       const response = await callLlm(providerFor(providers, spec), request, spec);

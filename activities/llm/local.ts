@@ -12,6 +12,7 @@ import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { LlmSpec } from '../../core/llm-spec';
 import { LlmError } from '../activity-error';
+import { realpathAllowed } from './files';
 import type { LlmProvider } from './provider';
 import { localAnswerSchema, localChatHistory, parseLocalAnswer, type AnswerSchema, type LocalChatItem } from './local-format';
 
@@ -29,6 +30,8 @@ export interface LocalProviderOptions {
   /** Context size in tokens (capped by the model's own); default `STARRY_LOCAL_CONTEXT` or 8192. */
   contextSize?: number;
   env?: NodeJS.ProcessEnv;
+  /** Directories model files may be loaded from (the worker policy's roots and `llmDirs`); default: anywhere. */
+  dirs?: string[];
 }
 
 /** What the model process answers for one generation. */
@@ -277,8 +280,15 @@ export function createLocalProvider(opts: LocalProviderOptions = {}): LlmProvide
     // The model file and the runtime are checked by each call, with the setup step in the error.
     preflight: () => undefined,
     async generate(req, spec, { signal, progress }) {
-      const modelPath = path.resolve(spec.modelPath);
       const missing = (code: 'ENOENT' | 'E_UNAVAILABLE', message: string) => LlmError.of({ code, kind: 'execution', source: 'llm local', message, suggestion: SETUP_HINT });
+      let modelPath = path.resolve(spec.modelPath);
+      if (opts.dirs) {
+        // Only inside the policy's directories; the model process then loads the file checked here.
+        modelPath = await realpathAllowed({ file: modelPath, what: 'model', source: 'llm local', dirs: opts.dirs }).catch((err: unknown) => {
+          if (LlmError.isActivityError(err)) throw err;
+          throw missing('ENOENT', `the local model file ${modelPath} cannot be opened (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): ${SETUP_HINT}, or give local: the path of a .gguf file`);
+        });
+      }
       if (!existsSync(modelPath)) throw missing('ENOENT', `the local model file ${modelPath} does not exist: ${SETUP_HINT}, or give local: the path of a .gguf file`);
       if (!existsSync(path.join(runtimeDir, 'node_modules', 'node-llama-cpp'))) {
         throw missing('E_UNAVAILABLE', `node-llama-cpp is not installed in ${runtimeDir}: ${SETUP_HINT}`);

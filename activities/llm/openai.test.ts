@@ -1,7 +1,7 @@
 import { CancelledFailure } from '@temporalio/common';
 import type { LlmResponse } from '../../core/llm';
 import { toolSpecs } from '../../core/tools';
-import { openAiCompletion, openAiError, startFakeServer, type FakeServer } from '../../test/helpers/fake-llm-server';
+import { openAiCompletion, openAiError, startFakeServer, type FakeReply, type FakeServer } from '../../test/helpers/fake-llm-server';
 import { factsOf, failureOf, llmRequest as request, quietActivityEnv as activityEnv } from '../../test/helpers/llm-activity';
 import { HEARTBEAT_EVERY_MS } from '../heartbeat';
 import { createOpenAiProvider, fromOpenAiResponse, toOpenAiRequest, toolNameCodec } from './openai';
@@ -129,7 +129,7 @@ describe('providerMessage', () => {
 
 describe('the OpenAI provider against a local chat completions server', () => {
   let server: FakeServer;
-  let reply: (index: number) => ReturnType<typeof openAiError> | { json: unknown; delayMs?: number };
+  let reply: (index: number) => FakeReply;
   beforeAll(async () => {
     server = await startFakeServer((_req, i) => reply(i));
   });
@@ -137,8 +137,34 @@ describe('the OpenAI provider against a local chat completions server', () => {
   beforeEach(() => server.requests.splice(0));
 
   const target = () => ({ provider: 'openai' as const, model: 'fake', baseUrl: `${server.url}/v1` });
+  // The worker's own endpoint is the fake server's, so its key goes there.
   const run = (opts: Parameters<typeof createOpenAiProvider>[0], env = activityEnv()): Promise<LlmResponse> =>
-    env.run(() => callLlm(createOpenAiProvider(opts), request(), target()));
+    env.run(() => callLlm(createOpenAiProvider({ baseUrl: `${server.url}/v1`, ...opts }), request(), target()));
+
+  it('never sends the worker\'s key to a base URL other than its own', async () => {
+    reply = () => ({ json: openAiCompletion({ text: 'hi', usage: { prompt: 1, completion: 1 } }) });
+    await activityEnv().run(() => callLlm(createOpenAiProvider({ apiKey: 'sk-secret', baseUrl: 'https://api.openai.com/v1' }), request(), target()));
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]?.headers.authorization).toBeUndefined();
+    expect(JSON.stringify(server.requests[0])).not.toContain('sk-secret');
+  });
+
+  it('calls the worker\'s own endpoint, with its key, for openai:MODEL', async () => {
+    reply = () => ({ json: openAiCompletion({ text: 'hi', usage: { prompt: 1, completion: 1 } }) });
+    await activityEnv().run(() =>
+      callLlm(createOpenAiProvider({ env: { OPENAI_API_KEY: 'sk-own', OPENAI_BASE_URL: `${server.url}/v1/` } }), request(), { provider: 'openai', model: 'fake' }),
+    );
+    expect(server.requests[0]).toMatchObject({ path: '/v1/chat/completions', headers: { authorization: 'Bearer sk-own' } });
+  });
+
+  it('does not follow a redirect: a fatal error naming where it pointed', async () => {
+    reply = () => ({ status: 307, headers: { location: 'http://169.254.169.254/latest' }, json: {} });
+    const f = await failureOf(run({ apiKey: 'k' }));
+    expect(f.nonRetryable).toBe(true);
+    expect(factsOf(f)).toMatchObject({ code: 'EINVAL', kind: 'fatal' });
+    expect(factsOf(f).message).toMatch(/answered 307, a redirect to http:\/\/169\.254\.169\.254\/latest; LLM calls do not follow redirects/);
+    expect(server.requests).toHaveLength(1);
+  });
 
   it('posts to /v1/chat/completions with the bearer key and returns the mapped answer', async () => {
     // Answered after two heartbeat intervals, so the call heartbeats while it waits.

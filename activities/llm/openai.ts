@@ -1,7 +1,9 @@
 /**
  * OpenAI-compatible chat completions (OpenAI, vLLM, llama.cpp server, Ollama): one `POST
- * {baseUrl}/chat/completions` per LLM call, with plain fetch. The base URL comes from the `--llm` spec;
- * the API key only from the worker (options or environment), never from the request.
+ * {baseUrl}/chat/completions` per LLM call, with plain fetch. The base URL comes from the `--llm` spec
+ * (within the worker policy's `llmAllow`) or is the worker's own; the API key comes only from the worker
+ * and goes only to the worker's own base URL (`OPENAI_BASE_URL`): a task that names another endpoint
+ * gets its calls sent there without a key.
  */
 import type { ChatMessage, LlmRequest, LlmResponse, LlmToolCall, ToolSpec } from '../../core/llm';
 import type { LlmSpec } from '../../core/llm-spec';
@@ -19,11 +21,45 @@ export interface OpenAiProviderOptions {
   apiKey?: string;
   /** Where the key came from, for messages. Default: the variable it was read from. */
   apiKeySource?: string;
+  /**
+   * The endpoint the key belongs to, and the one `openai:MODEL` (no `@BASE_URL`) calls. Default:
+   * `STARRY_OPENAI_BASE_URL`, else `OPENAI_BASE_URL`, else `https://api.openai.com/v1`.
+   */
+  baseUrl?: string;
   /** The environment to read; default `process.env`. */
   env?: Record<string, string | undefined>;
 }
 
-/** The spec this provider serves: `openai:MODEL@BASE_URL`. */
+/** Where OpenAI's own API lives: the default endpoint of the worker's key. */
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/**
+ * The worker's own OpenAI-compatible endpoint: where its key goes. Reads the options, then the
+ * environment.
+ *
+ * ```ts
+ * openAiBaseUrl({ env: { OPENAI_BASE_URL: 'https://llm.internal/v1' } }) // 'https://llm.internal/v1'
+ * ```
+ */
+export function openAiBaseUrl(opts: Pick<OpenAiProviderOptions, 'baseUrl' | 'env'> = {}): string {
+  const env = opts.env ?? process.env;
+  return opts.baseUrl ?? (env.STARRY_OPENAI_BASE_URL?.trim() || env.OPENAI_BASE_URL?.trim() || OPENAI_DEFAULT_BASE_URL);
+}
+
+/** A base URL as compared for the key: parsed, without a trailing slash; undefined when not a URL. */
+function sameEndpoint(a: string, b: string): boolean {
+  const norm = (u: string) => {
+    try {
+      return new URL(u).href.replace(/\/+$/, '');
+    } catch {
+      return undefined;
+    }
+  };
+  const x = norm(a);
+  return x !== undefined && x === norm(b);
+}
+
+/** The spec this provider serves: `openai:MODEL` or `openai:MODEL@BASE_URL`. */
 export type OpenAiSpec = Extract<LlmSpec, { provider: 'openai' }>;
 
 // ---------------------------------------------------------------------------------------------------
@@ -208,9 +244,11 @@ function resolveKey(opts: OpenAiProviderOptions): { apiKey?: string; credential:
  */
 export function createOpenAiProvider(opts: OpenAiProviderOptions = {}): LlmProvider<OpenAiSpec> {
   const { apiKey, credential } = resolveKey(opts);
+  const ownBaseUrl = openAiBaseUrl(opts);
   return {
     preflight: (spec) => openAiSetupProblem(spec, opts),
-    async generate(req, target, { signal }) {
+    async generate(req, spec, { signal }) {
+      const target = { model: spec.model, baseUrl: spec.baseUrl ?? ownBaseUrl };
       let url: URL;
       try {
         url = new URL(`${target.baseUrl.replace(/\/+$/, '')}/chat/completions`);
@@ -226,17 +264,28 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions = {}): LlmProvi
       }
       const body = toOpenAiRequest(req, target);
       const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
-      if (apiKey) headers.authorization = `Bearer ${apiKey}`;
+      // The key is bound to the worker's endpoint: any other base URL (allowed by the policy) gets none.
+      if (apiKey && sameEndpoint(target.baseUrl, ownBaseUrl)) headers.authorization = `Bearer ${apiKey}`;
 
       let res: Response;
       let text: string;
       try {
-        res = await fetch(url, withoutUndiciTimeouts({ method: 'POST', headers, body: JSON.stringify(body), signal }));
+        // No redirects: an allowed host must not forward the call (and its body) to one the policy never saw.
+        res = await fetch(url, withoutUndiciTimeouts({ method: 'POST', headers, body: JSON.stringify(body), signal, redirect: 'manual' }));
         text = await res.text();
       } catch (err) {
         const network = classifyNetworkError(err, SOURCE);
         // The origin and undici's hidden reason say which server could not be reached, and why.
         throw network ? new LlmError({ ...network, message: `${url.origin}: ${network.message}${causeText(err)}` }, undefined, { cause: err }) : err;
+      }
+      if (res.status >= 300 && res.status < 400) {
+        throw LlmError.of({
+          code: 'EINVAL',
+          kind: 'fatal',
+          source: SOURCE,
+          message: `${url.origin} answered ${res.status}, a redirect${res.headers.get('location') ? ` to ${res.headers.get('location')}` : ''}; LLM calls do not follow redirects`,
+          suggestion: 'Use the final URL as the base URL of the --llm spec (and in the worker policy\'s llmAllow), then unlock the agent.',
+        });
       }
       if (res.status < 200 || res.status >= 300) {
         const error = classifyHttpStatus({ status: res.status, message: providerMessage(text, res.status), source: SOURCE, credential });
@@ -257,18 +306,21 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions = {}): LlmProvi
 }
 
 /**
- * The problem with `spec` on this worker, or undefined: a base URL that is not a URL, or no key for
- * api.openai.com (a local server needs none). Contacts nothing.
+ * The problem with `spec` on this worker, or undefined: a base URL that is not a URL, or api.openai.com
+ * without a key bound to it (a local server needs none). Contacts nothing.
  */
 function openAiSetupProblem(spec: OpenAiSpec, options: OpenAiProviderOptions): string | undefined {
+  const own = openAiBaseUrl(options);
+  const baseUrl = spec.baseUrl ?? own;
+  const shown = `--llm openai:${spec.model}${spec.baseUrl ? `@${spec.baseUrl}` : ''}`;
   let url: URL;
   try {
-    url = new URL(spec.baseUrl);
+    url = new URL(baseUrl);
   } catch {
-    return `--llm openai:${spec.model}@${spec.baseUrl}: the base URL is not a URL (e.g. https://api.openai.com/v1)`;
+    return `${shown}: the base URL ${baseUrl} is not a URL (e.g. https://api.openai.com/v1)`;
   }
-  if (url.hostname === 'api.openai.com' && !resolveKey(options).apiKey) {
-    return `--llm openai:${spec.model}@${spec.baseUrl}: api.openai.com needs an API key: set OPENAI_API_KEY (or STARRY_OPENAI_API_KEY) where the worker runs`;
+  if (url.hostname === 'api.openai.com' && !(resolveKey(options).apiKey && sameEndpoint(baseUrl, own))) {
+    return `${shown}: api.openai.com needs an API key: set OPENAI_API_KEY (or STARRY_OPENAI_API_KEY) where the worker runs${sameEndpoint(baseUrl, own) ? '' : `, for the base URL in OPENAI_BASE_URL (the worker's key goes only there; it is ${own})`}`;
   }
   return undefined;
 }

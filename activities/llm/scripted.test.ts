@@ -1,4 +1,4 @@
-import { mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ScriptSchema, scriptCache, stepFor } from './scripted';
@@ -75,3 +75,52 @@ describe('the scripted controller’s script file', () => {
     await expect(scriptCache().load(path.join(dir, 'missing.json'))).rejects.toThrow(/cannot read the scripted controller file .*missing\.json: ENOENT/);
   });
 });
+
+describe('the scripted controller reads only what the worker allows', () => {
+  const base = mkdtempSync(path.join(os.tmpdir(), 'starry-script-dirs-'));
+  const allowed = path.join(base, 'ws');
+  const outside = path.join(base, 'outside');
+  mkdirSync(allowed);
+  mkdirSync(outside);
+  writeFileSync(path.join(allowed, 'turns.json'), JSON.stringify({ turns: [{ text: 'ok' }] }));
+  // A worker policy file outside: a script path must not tell whether it exists, nor list its keys.
+  writeFileSync(path.join(outside, 'policy.json'), JSON.stringify({ roots: ['/srv'], mcpEnv: ['GH_TOKEN'] }));
+  writeFileSync(path.join(allowed, 'config.json'), JSON.stringify({ roots: ['/srv'], mcpEnv: ['GH_TOKEN'] }));
+  symlinkSync(path.join(outside, 'policy.json'), path.join(allowed, 'link.json'));
+  mkdirSync(path.join(allowed, 'sub'));
+  symlinkSync(outside, path.join(allowed, 'sub', 'up'));
+  const scripts = scriptCache({ dirs: [allowed] });
+  const refusal = async (file: string): Promise<string> => {
+    try {
+      await scripts.load(file);
+    } catch (err) {
+      return (err as Error).message;
+    }
+    throw new Error(`${file} was read`);
+  };
+
+  it('reads a script inside its directories', async () => {
+    expect((await scripts.load(path.join(allowed, 'turns.json'))).turns).toEqual([{ text: 'ok' }]);
+  });
+
+  it('refuses a file outside with the same words whether it exists or not', async () => {
+    const existing = await refusal(path.join(outside, 'policy.json'));
+    const missing = await refusal(path.join(outside, 'nothing.json'));
+    expect(existing).toBe(`the worker reads scripts only inside ${allowed}: '${path.join(outside, 'policy.json')}' is not one of them`);
+    expect(missing.replace('nothing.json', 'policy.json')).toBe(existing);
+    for (const text of [existing, missing]) expect(text).not.toMatch(/roots|mcpEnv|ENOENT|exist/);
+  });
+
+  it('refuses a symlink inside that points outside, and a path through a symlinked directory', async () => {
+    expect(await refusal(path.join(allowed, 'link.json'))).toMatch(/is not one of them/);
+    expect(await refusal(path.join(allowed, 'sub', 'up', 'policy.json'))).toMatch(/is not one of them/);
+    expect(await refusal(path.join(allowed, '..', 'outside', 'policy.json'))).toMatch(/is not one of them/);
+  });
+
+  it('says a JSON file that is not a script is not one, without naming its keys', async () => {
+    const text = await refusal(path.join(allowed, 'config.json'));
+    expect(text).toMatch(/is not a script: a script is a JSON object with a "turns" list/);
+    expect(text).not.toMatch(/roots|mcpEnv/);
+  });
+});
+

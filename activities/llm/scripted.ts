@@ -3,7 +3,6 @@
  * is chosen by the call's number in the task, never by a counter in here, so a retried call replays the
  * same turn; `error` fails the first `attempts` attempts of that turn, then the turn's content returns.
  */
-import { readFile, stat } from 'node:fs/promises';
 import { Context } from '@temporalio/activity';
 import { parseScript, type Script } from '../../core/script';
 import { normalizedError, type NormalizedError } from '../../core/errors';
@@ -11,6 +10,7 @@ import type { LlmRequest, LlmResponse } from '../../core/llm';
 import type { LlmSpec } from '../../core/llm-spec';
 import { classifyHttpStatus } from '../../core/provider-errors';
 import { LlmError } from '../activity-error';
+import { openAllowed } from './files';
 import type { LlmProvider } from './provider';
 
 export { ScriptSchema, type Script, type ScriptedTurn } from '../../core/script';
@@ -20,19 +20,8 @@ export type ScriptedStep =
   | { kind: 'fail'; error: NormalizedError; retryAfterMs?: number; delayMs: number }
   | { kind: 'answer'; response: LlmResponse; delayMs: number };
 
-/**
- * Read and validate a script file, with a message that names the file and each bad field.
- * @throws Error (the caller turns it into a non-retryable failure).
- */
-export async function loadScript(file: string): Promise<Script> {
-  let text: string;
-  try {
-    text = await readFile(file, 'utf8');
-  } catch (err) {
-    throw unreadable(file, err);
-  }
-  return parseScript(text, file);
-}
+/** The largest script a worker reads (the CLI refuses bigger ones at the edge too). */
+const MAX_SCRIPT_BYTES = 10 * 1024 * 1024;
 
 const unreadable = (file: string, err: unknown) => new Error(`cannot read the scripted controller file ${file}: ${(err as Error).message}`);
 
@@ -108,14 +97,15 @@ export type ScriptedSpec = Extract<LlmSpec, { provider: 'scripted' }>;
 
 /**
  * Create the scripted provider: the turn of each call comes from the script file, by call number and
- * attempt (Temporal's), so retries and replays see the same turn.
+ * attempt (Temporal's), so retries and replays see the same turn. With `dirs` (the worker's roots and
+ * `llmDirs`), scripts are read only inside them.
  *
  * ```ts
- * const res = await callLlm(createScriptedProvider(), req, { provider: 'scripted', file: '/abs/turns.json' });
+ * const res = await callLlm(createScriptedProvider({ dirs: ['/srv/ws'] }), req, { provider: 'scripted', file: '/srv/ws/turns.json' });
  * ```
  */
-export function createScriptedProvider(): LlmProvider<ScriptedSpec> {
-  const scripts = scriptCache();
+export function createScriptedProvider(opts: { dirs?: string[] } = {}): LlmProvider<ScriptedSpec> {
+  const scripts = scriptCache(opts);
   return {
     // The CLI checks the file at the edge (core/script.ts); a worker has nothing else to check.
     preflight: () => undefined,
@@ -124,6 +114,7 @@ export function createScriptedProvider(): LlmProvider<ScriptedSpec> {
       try {
         script = await scripts.load(file);
       } catch (err) {
+        if (LlmError.isActivityError(err)) throw err;
         throw LlmError.of({ code: 'EINVAL', kind: 'execution', source: 'llm scripted', message: (err as Error).message }, { cause: err });
       }
       const step = stepFor(script, req, Context.current().info.attempt);
@@ -141,32 +132,41 @@ const CACHED_SCRIPTS = 32;
 /**
  * The scripts a provider read, kept parsed while their file is unchanged (same size and modification
  * time, to the nanosecond): a task calls its script at every tick, and reading and validating the
- * whole file each time was most of a scripted call's cost. A rewritten file is read again.
+ * whole file each time was most of a scripted call's cost. A rewritten file is read again. With
+ * `dirs`, only files inside them are opened (`openAllowed`).
  */
-export function scriptCache() {
+export function scriptCache(opts: { dirs?: string[] } = {}) {
   const cached = new Map<string, { size: bigint; mtimeNs: bigint; script: Script }>();
   return {
     async load(file: string): Promise<Script> {
-      let size: bigint;
-      let mtimeNs: bigint;
+      const handle = await openAllowed({ file, what: 'script', source: 'llm scripted', dirs: opts.dirs }).catch((err: unknown) => {
+        throw LlmError.isActivityError(err) ? err : unreadable(file, err);
+      });
       try {
-        ({ size, mtimeNs } = await stat(file, { bigint: true }));
-      } catch (err) {
-        throw unreadable(file, err);
+        let size: bigint;
+        let mtimeNs: bigint;
+        try {
+          ({ size, mtimeNs } = await handle.stat({ bigint: true }));
+        } catch (err) {
+          throw unreadable(file, err);
+        }
+        const hit = cached.get(file);
+        cached.delete(file);
+        if (hit && hit.size === size && hit.mtimeNs === mtimeNs) {
+          cached.set(file, hit);
+          return hit.script;
+        }
+        if (size > BigInt(MAX_SCRIPT_BYTES)) throw new Error(`the scripted controller file ${file} is ${size} bytes; a script may be at most ${MAX_SCRIPT_BYTES} bytes`);
+        const script = parseScript(await handle.readFile('utf8').catch((err: unknown) => { throw unreadable(file, err); }), file);
+        cached.set(file, { size, mtimeNs, script });
+        for (const old of cached.keys()) {
+          if (cached.size <= CACHED_SCRIPTS) break;
+          cached.delete(old);
+        }
+        return script;
+      } finally {
+        await handle.close();
       }
-      const hit = cached.get(file);
-      cached.delete(file);
-      if (hit && hit.size === size && hit.mtimeNs === mtimeNs) {
-        cached.set(file, hit);
-        return hit.script;
-      }
-      const script = await loadScript(file);
-      cached.set(file, { size, mtimeNs, script });
-      for (const old of cached.keys()) {
-        if (cached.size <= CACHED_SCRIPTS) break;
-        cached.delete(old);
-      }
-      return script;
     },
   };
 }

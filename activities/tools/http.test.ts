@@ -1,6 +1,5 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isHostAllowed } from './http';
 import { runTool, type ToolRequest } from './index';
 import { toolsConfig } from './test-support';
 
@@ -153,21 +152,3 @@ describe('http.get', () => {
     expect((await call('file:///etc/passwd')).error).toMatchObject({ code: 'EINVAL', kind: 'execution' });
   });
 });
-
-describe('isHostAllowed', () => {
-  it('matches hostnames exactly, host:port exactly and *. subdomains', () => {
-    expect(isHostAllowed(new URL('https://Example.com/x'), ['example.com'])).toBe(true);
-    expect(isHostAllowed(new URL('https://evil-example.com/'), ['example.com'])).toBe(false);
-    expect(isHostAllowed(new URL('http://localhost:8080/'), ['localhost:8080'])).toBe(true);
-    expect(isHostAllowed(new URL('http://localhost:9090/'), ['localhost:8080'])).toBe(false);
-    // No port in the entry: the scheme's default port only.
-    expect(isHostAllowed(new URL('http://localhost:8233/'), ['localhost'])).toBe(false);
-    expect(isHostAllowed(new URL('http://localhost/'), ['localhost'])).toBe(true);
-    expect(isHostAllowed(new URL('https://localhost:443/'), ['localhost'])).toBe(true);
-    expect(isHostAllowed(new URL('http://localhost/'), ['localhost:80'])).toBe(true);
-    expect(isHostAllowed(new URL('https://a.example.com:8443/'), ['*.example.com'])).toBe(false);
-    expect(isHostAllowed(new URL('https://docs.example.com/'), ['*.example.com'])).toBe(true);
-    expect(isHostAllowed(new URL('https://example.com/'), ['*.example.com'])).toBe(false);
-  });
-});
-

@@ -6,6 +6,7 @@
 import type { ErrorCode } from '../../core/errors';
 import { NETWORK_CODES, retryAfterMs } from '../../core/provider-errors';
 import type { ToolArgs } from '../../core/tools';
+import { isHostAllowed } from '../../core/worker-policy';
 import type { ToolContext } from './context';
 import { ToolError, messageOf, nodeCode } from './tool-error';
 
@@ -70,31 +71,6 @@ function parseUrl(raw: string): URL {
     throw ToolError.of({ code: 'EINVAL', source: SOURCE, message: `EINVAL: only http and https URLs are supported, got ${url.protocol}` });
   }
   return url;
-}
-
-/**
- * Entries match the hostname exactly, `host:port` exactly, or `*.example.com` for any subdomain. An
- * entry without a port allows the scheme's default port only (80, 443): allowing `localhost` must not
- * open every service on it.
- *
- * ```ts
- * isHostAllowed(new URL('https://docs.example.com/'), ['*.example.com']) // true
- * isHostAllowed(new URL('http://localhost:8233/'), ['localhost']) // false
- * ```
- */
-export function isHostAllowed(url: URL, allow: string[]): boolean {
-  const host = url.hostname.toLowerCase();
-  // URL leaves `port` empty for the scheme's default port.
-  const port = url.port;
-  return allow.some((raw) => {
-    const entry = raw.toLowerCase();
-    const m = /^(.*):(\d+)$/.exec(entry);
-    const [name, entryPort] = m ? [m[1] as string, String(Number(m[2]))] : [entry, ''];
-    const defaultPort = url.protocol === 'https:' ? '443' : '80';
-    if (entryPort !== port && !(port === '' && entryPort === defaultPort)) return false;
-    if (name.startsWith('*.')) return host.endsWith(name.slice(1));
-    return name === host;
-  });
 }
 
 function checkHost(url: URL, allow: string[]): void {

@@ -14,10 +14,13 @@ import { createApp } from '../../api/app';
 import { authenticator, devToken, type Role } from '../../api/auth';
 import type { paths } from '../../api/openapi';
 import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
-import { activityRunning } from '../helpers/workflow-history';
+import { activityRunning, isActivityRunning } from '../helpers/workflow-history';
+import { eventually } from '../../dev/poll';
 import { startMoto } from '../helpers/moto';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { taskWorkflowId } from '../../workflows/messages';
+import { TenantKey } from '../../workflows/search-attributes';
+import { AgentClient } from '../../client/agent-client';
 import { projectRoot } from '../../dev/paths';
 import { expectWarnings } from '../helpers/expected-logs';
 
@@ -31,14 +34,18 @@ let h: Harness;
 let server: ServerType;
 let base: string;
 
-beforeAll(async () => {
-  h = await startHarness({ name: 'api' });
-  const app = createApp({ agents: async () => h.agents, auth: authenticator({ secret: SECRET }) });
-  server = await new Promise((resolve) => {
+/** The app on a free port of 127.0.0.1. */
+async function listen(app: ReturnType<typeof createApp>): Promise<{ server: ServerType; base: string }> {
+  const server: ServerType = await new Promise((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   const address = server.address();
-  base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  return { server, base: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}` };
+}
+
+beforeAll(async () => {
+  h = await startHarness({ name: 'api' });
+  ({ server, base } = await listen(createApp({ agents: async () => h.agents, auth: authenticator({ secret: SECRET }) })));
 });
 afterAll(async () => {
   await new Promise((r) => server?.close(r));
@@ -49,8 +56,8 @@ const token = (role: Role, sub = `${role}-user`) => devToken({ secret: SECRET, s
 const DONE = { text: 'Done.', usage: { inputTokens: 10, outputTokens: 5 } };
 const config = (turns: unknown[] = [DONE]) => scriptedConfig(writeScript(turns), makeWorkspace({ 'notes.md': 'hi\n' }));
 
-async function call(method: string, path: string, opts: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string> } = {}) {
-  const res = await fetch(`${base}${path}`, {
+async function call(method: string, path: string, opts: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string>; base?: string } = {}) {
+  const res = await fetch(`${opts.base ?? base}${path}`, {
     method,
     headers: { ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...(opts.body !== undefined || opts.raw !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
     ...(opts.raw !== undefined ? { body: opts.raw } : opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
@@ -142,6 +149,25 @@ describe('every route end to end', () => {
     expect(next).toMatchObject({ status: 200, json: { outcome: 'COMPLETED' } });
   });
 
+  it("answers a halted task's result with 200: the CANCELLED TaskResult, with what it ran", async () => {
+    const agentId = uniqueId('api-halted');
+    const op = await token('operator');
+    const turns = [{ toolCalls: [{ name: 'fs.list', args: {} }] }, { delayMs: 60_000, text: 'never' }];
+    const submitted = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body: { goal: 'list, then think long', config: config(turns) } });
+    expect(submitted.status).toBe(202);
+    const workflowId = taskWorkflowId(agentId, 'task-1');
+    await eventually('the second LLM call in flight', async () =>
+      (await h.agents.status(agentId)).currentTask?.tick === 2 && (await isActivityRunning(h.agents.client, workflowId, 'llm')) ? true : undefined,
+    );
+    expect((await call('POST', `/v1/agents/${agentId}/halt`, { token: op, body: { reason: 'drill' } })).status).toBe(202);
+    await h.agents.waitForTask(agentId, 'task-1');
+
+    const task = await call('GET', `/v1/tasks/${workflowId}`, { token: await token('viewer') });
+    expect(task.status).toBe(200);
+    expect(task.json).toMatchObject({ agentId, taskId: 'task-1', workflowId, outcome: 'CANCELLED', agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT' } });
+    expect(task.json.toolCalls).toEqual([expect.objectContaining({ name: 'fs.list', status: 'ok' })]);
+  });
+
   it('answers /healthz and /openapi.json without a token', async () => {
     expect(await call('GET', '/healthz')).toMatchObject({ status: 200, json: { ok: true, temporal: 'reachable' } });
     expect((await call('GET', '/openapi.json')).json).toMatchObject({ openapi: '3.1.0' });
@@ -206,6 +232,116 @@ describe('who may do what', () => {
       expect(r.json.detail).toMatch(message);
       expect(r.headers.get('www-authenticate')).toBe('Bearer');
     }
+  });
+});
+
+describe('tenants (a tenant claim configured)', () => {
+  const CLAIM = 'custom:tenant';
+  let tenantServer: ServerType;
+  let tenantBase: string;
+  beforeAll(async () => {
+    ({ server: tenantServer, base: tenantBase } = await listen(createApp({ agents: async () => h.agents, auth: authenticator({ secret: SECRET, tenantClaim: CLAIM }) })));
+  });
+  afterAll(async () => {
+    await new Promise((r) => tenantServer?.close(r));
+  });
+
+  // Tenants of this run only: nobody else's agents are in their lists.
+  const acme = uniqueId('acme');
+  const globex = uniqueId('globex');
+  const tokenOf = (tenant: string, role: Role, sub = `${role}-of-${tenant}`) => devToken({ secret: SECRET, sub, roles: [role], claims: { [CLAIM]: tenant } });
+  const as = (t: string) => (method: string, path: string, body?: unknown) => call(method, path, { token: t, base: tenantBase, ...(body !== undefined ? { body } : {}) });
+  const listOf = async (t: string) => {
+    const page = await call('GET', '/v1/agents?pageSize=200', { token: t, base: tenantBase });
+    expect(page.status).toBe(200);
+    return page.json.agents as { agentId: string; workflowId: string }[];
+  };
+
+  it("gives another tenant 404 for an agent, its task and every route on them, as for a missing agent, and lists none of it", async () => {
+    const x = 'their-agent';
+    const acmeOp = as(await tokenOf(acme, 'operator'));
+    const done = await acmeOp('POST', `/v1/agents/${x}/tasks?wait=60`, { goal: 'say done', config: config() });
+    expect(done).toMatchObject({ status: 200, json: { agentId: x, taskId: 'task-1', workflowId: `agent-${acme}:${x}-task-1`, outcome: 'COMPLETED' } });
+    const workflowId = done.json.workflowId as string;
+    // Once acme's list shows it, the visibility store has it: globex's list is then truly without it.
+    await eventually('listed for acme', async () => ((await listOf(await tokenOf(acme, 'viewer'))).some((a) => a.agentId === x) ? true : undefined), 30_000, 100);
+    expect(await listOf(await tokenOf(acme, 'viewer'))).toEqual([expect.objectContaining({ agentId: x, workflowId: `agent-${acme}:${x}` })]);
+    expect(await listOf(await tokenOf(globex, 'viewer'))).toEqual([]);
+
+    // Every route, as globex's viewer (reads) and admin (changes), on acme's agent and on one nobody has.
+    const viewer = as(await tokenOf(globex, 'viewer'));
+    const admin = as(await tokenOf(globex, 'admin'));
+    const routes = (id: string, task: string): [string, (m: string, p: string, b?: unknown) => ReturnType<typeof call>, string, string, unknown?][] => [
+      ['status', viewer, 'GET', `/v1/agents/${id}`],
+      ['task', viewer, 'GET', `/v1/tasks/${task}`],
+      ['submit', admin, 'POST', `/v1/agents/${id}/tasks`, { goal: 'to an agent that exists' }],
+      ['message', admin, 'POST', `/v1/agents/${id}/messages`, { text: 'hello' }],
+      ['halt', admin, 'POST', `/v1/agents/${id}/halt`, { reason: 'mine now' }],
+      ['unlock', admin, 'POST', `/v1/agents/${id}/unlock`, {}],
+    ];
+    const missing = routes('no-agent', `agent-${globex}:no-agent-task-1`);
+    for (const [i, [name, caller, method, path, body]] of routes(x, workflowId).entries()) {
+      const r = await caller(method, path, body);
+      const [, otherCaller, otherMethod, otherPath, otherBody] = missing[i]!;
+      const none = await otherCaller(otherMethod, otherPath, otherBody);
+      expect([name, r.status]).toEqual([name, 404]);
+      // The same words, but for the id: nothing tells another tenant's agent from no agent.
+      expect([name, String(r.json.detail).replaceAll(workflowId, '<task>').replaceAll(x, '<id>')]).toEqual([
+        name,
+        String(none.json.detail).replaceAll(`agent-${globex}:no-agent-task-1`, '<task>').replaceAll('no-agent', '<id>'),
+      ]);
+    }
+
+    // Nothing reached acme's agent: no message, no halt.
+    const acmeViewer = as(await tokenOf(acme, 'viewer'));
+    expect((await acmeViewer('GET', `/v1/agents/${x}`)).json).toMatchObject({ agentId: x, agentState: 'WAITING_FOR_EVENT', tasks: [expect.objectContaining({ agentId: x })] });
+    expect((await acmeViewer('GET', `/v1/tasks/${workflowId}`)).json).toMatchObject({ agentId: x, outcome: 'COMPLETED' });
+    expect((await h.agents.status(`${acme}:${x}`)).unlocks).toEqual([]);
+    // The Web UI's filter: the agent carries its tenant.
+    const tagged: string[] = [];
+    for await (const w of h.agents.client.workflow.list({ query: `Tenant = '${acme}'` })) tagged.push(w.workflowId);
+    expect(tagged).toEqual([`agent-${acme}:${x}`]);
+  });
+
+  it('lets two tenants use the same agent name, each its own agent', async () => {
+    const name = uniqueId('same');
+    const [a, g] = [as(await tokenOf(acme, 'operator')), as(await tokenOf(globex, 'operator'))];
+    const [ra, rg] = await Promise.all([
+      a('POST', `/v1/agents/${name}/tasks?wait=60`, { goal: 'for acme', config: config([{ text: 'acme here' }]) }),
+      g('POST', `/v1/agents/${name}/tasks?wait=60`, { goal: 'for globex', config: config([{ text: 'globex here' }]) }),
+    ]);
+    expect(ra).toMatchObject({ status: 200, json: { agentId: name, taskId: 'task-1', workflowId: `agent-${acme}:${name}-task-1`, finalText: 'acme here' } });
+    expect(rg).toMatchObject({ status: 200, json: { agentId: name, taskId: 'task-1', workflowId: `agent-${globex}:${name}-task-1`, finalText: 'globex here' } });
+    const [sa, sg] = [await a('GET', `/v1/agents/${name}`), await g('GET', `/v1/agents/${name}`)];
+    expect((sa.json.tasks as { finalText?: string }[]).map((t) => t.finalText)).toEqual(['acme here']);
+    expect((sg.json.tasks as { finalText?: string }[]).map((t) => t.finalText)).toEqual(['globex here']);
+  });
+
+  it.each([
+    ['no tenant claim', {}, /the token has no custom:tenant claim naming its tenant: ask for a token with one/],
+    ['an empty one', { [CLAIM]: '' }, /no custom:tenant claim/],
+    ['one with the separator', { [CLAIM]: 'acme:x' }, /the token's custom:tenant claim is not a tenant id: tenant may hold only letters/],
+    ['a number', { [CLAIM]: 7 }, /the token's custom:tenant claim is not a tenant id: tenant must be a string/],
+  ])('refuses a token with %s with 403 on every route, never as all tenants', async (_what, claims, detail) => {
+    const t = await devToken({ secret: SECRET, sub: 'nobody-knows', roles: ['admin'], claims });
+    for (const [method, path] of [['GET', '/v1/agents'], ['GET', '/v1/agents/x'], ['GET', `/v1/tasks/agent-${acme}:x-task-1`], ['POST', '/v1/agents/x/halt']]) {
+      const r = await call(method!, path!, { token: t, base: tenantBase });
+      expect([path, r.status, r.headers.get('content-type')]).toEqual([path, 403, 'application/problem+json']);
+      expect(r.json.detail).toMatch(detail);
+    }
+  });
+
+  it("keeps a tenant's agent in its tenant's list after it continues as new", async () => {
+    const agents = new AgentClient({ connection: h.connection, taskQueue: h.taskQueue, continueAsNewAfterEvents: 10, tenant: acme });
+    const name = uniqueId('can');
+    for (const goal of ['one', 'two']) await agents.waitForTask(name, (await agents.submit(name, { goal, config: config() })).taskId);
+    const handle = agents.client.workflow.getHandle(`agent-${acme}:${name}`);
+    await eventually('a new run', async () => {
+      const d = await handle.describe();
+      return d.runId !== d.raw.workflowExecutionInfo?.firstRunId ? d : undefined;
+    });
+    expect((await handle.describe()).typedSearchAttributes.get(TenantKey)).toBe(acme);
+    await eventually('listed after continue-as-new', async () => ((await agents.listAgents({ pageSize: 200 })).agents.some((a) => a.agentId === name) ? true : undefined), 30_000, 100);
   });
 });
 

@@ -10,6 +10,7 @@ import { projectRoot } from '../../dev/paths';
 import { address, makeWorkspace, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { eventually } from '../../dev/poll';
 import { taskWorkflowId } from '../../workflows/messages';
+import { isActivityRunning } from '../helpers/workflow-history';
 
 jest.setTimeout(180_000);
 
@@ -17,9 +18,18 @@ const bin = path.join(projectRoot(), 'bin', 'starry.js');
 /** This file's own task queue: no worker polls it unless a test starts one, so `run` embeds its own. */
 const QUEUE = uniqueId('cli');
 
-function envFor(queue: string) {
-  return { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: queue };
+function envFor(queue: string, extra: NodeJS.ProcessEnv = {}) {
+  return { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: queue, ...extra };
 }
+
+// What an attacker puts in a goal, a message, a note, model text or tool output to act on the reader's
+// terminal: colours, a bell, an OSC 8 link, an OSC 52 clipboard write, a C1 CSI that clears the screen.
+const EVIL = '\x1b[31mred\x1b[0m \x07 \x1b]8;;https://evil.example/\x07link\x1b]8;;\x07 \x1b]52;c;cm0gLXJmIH4K\x07 \u009b2J';
+/** How EVIL prints: every control character escaped visibly. */
+const EVIL_SHOWN = '\\x1b[31mred\\x1b[0m \\x07 \\x1b]8;;https://evil.example/\\x07link\\x1b]8;;\\x07 \\x1b]52;c;cm0gLXJmIH4K\\x07 \\u009b2J';
+/** Any character a terminal acts on, but newline and tab. */
+// eslint-disable-next-line no-control-regex -- finding raw control characters is the point
+const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 
 function starry(args: string[], queue = QUEUE): { code: number; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [bin, ...args], { env: envFor(queue), encoding: 'utf8', timeout: 90_000 });
@@ -27,15 +37,15 @@ function starry(args: string[], queue = QUEUE): { code: number; stdout: string; 
 }
 
 /** `starry` without blocking this process: needed while a worker runs in it (spawnSync would starve it). */
-async function starryAsync(args: string[], queue: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  const p = starryLive(args, queue);
+async function starryAsync(args: string[], queue: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const p = starryLive(args, queue, env);
   const code = await p.exited;
   return { code, ...p.out() };
 }
 
 /** A `starry` process to talk to while it runs: wait for its output, interrupt it, await its exit. */
-function starryLive(args: string[], queue: string) {
-  const child = spawn(process.execPath, [bin, ...args], { env: envFor(queue) });
+function starryLive(args: string[], queue: string, env: NodeJS.ProcessEnv = {}) {
+  const child = spawn(process.execPath, [bin, ...args], { env: envFor(queue, env) });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += String(d)));
@@ -107,6 +117,31 @@ describe('starry run', () => {
     expect(result.injections[0].kind).toBe('PAIN');
   });
 
+  it("escapes the control characters of the goal, the model's text and a tool's arguments and error in run and logs, and keeps them JSON-escaped with --json", () => {
+    const agent = uniqueId('cli-escapes');
+    const script = writeScript([{ text: `thinking ${EVIL}`, toolCalls: [{ name: 'fs.read', args: { path: `${EVIL}.txt` } }] }, { text: `answer ${EVIL}` }]);
+    const r = starry(['run', `goal ${EVIL}`, '--agent', agent, '--llm', `scripted:${script}`, '--workspace', makeWorkspace()]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).not.toMatch(RAW_CONTROL);
+    expect(r.stdout).toContain(`│ thinking ${EVIL_SHOWN}`);
+    expect(r.stdout).toContain('→ fs.read {"path":"\\u001b[31mred');
+    expect(r.stdout).toMatch(/← fs\.read FAILED ENOENT: .*\\u001b\[31mred|← fs\.read FAILED ENOENT: .*\\x1b\[31mred/);
+    expect(r.stdout).toContain(`final answer: answer ${EVIL_SHOWN}`);
+
+    for (const args of [['logs', taskWorkflowId(agent, 'task-1')], ['logs', taskWorkflowId(agent, 'task-1'), '--transcript']]) {
+      const logs = starry(args);
+      expect([args, logs.code]).toEqual([args, 0]);
+      expect(logs.stdout).not.toMatch(RAW_CONTROL);
+      expect(logs.stdout).toContain(`answer ${EVIL_SHOWN}`);
+    }
+    expect(starry(['logs', taskWorkflowId(agent, 'task-1'), '--transcript']).stdout).toContain(`[user]\ngoal ${EVIL_SHOWN}\n`);
+
+    const json = starry(['logs', taskWorkflowId(agent, 'task-1'), '--json']);
+    expect(json.stdout).not.toMatch(RAW_CONTROL);
+    expect(json.stdout).toContain('\\u009b2J');
+    expect(JSON.parse(json.stdout).finalText).toBe(`answer ${EVIL}`);
+  });
+
   it('exits 1 when the task fails', () => {
     const script = writeScript([{ error: { status: 400, message: 'bad request from the model' } }]);
     const r = starry(['run', 'fail', '--agent', uniqueId('cli-fail'), '--llm', `scripted:${script}`, '--workspace', makeWorkspace(), '--json']);
@@ -167,6 +202,85 @@ describe('with a worker polling (as under `starry dev`)', () => {
     const r = starry(['run', 'answer at length', '--agent', uniqueId('cli-big'), '--llm', `scripted:${writeScript([{ text: answer }])}`, '--workspace', makeWorkspace(), '--json']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).finalText).toBe(answer);
+  });
+
+  describe('a task halted mid-call, after a message and a halt note holding terminal escapes', () => {
+    const agent = uniqueId('cli-halted');
+    const workflowId = taskWorkflowId(agent, 'task-1');
+    beforeAll(async () => {
+      const config = { llm: `scripted:${writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }, { delayMs: 60_000, text: 'never' }])}`, workspace: [makeWorkspace()] };
+      expect((await starryAsync(['submit', `goal ${EVIL}`, '--agent', agent, '--config', writeConfig(config)], queue)).code).toBe(0);
+      await eventually('the second LLM call in flight', async () =>
+        (await harness().agents.status(agent)).currentTask?.tick === 2 && (await isActivityRunning(harness().agents.client, workflowId, 'llm')) ? true : undefined,
+      );
+      expect((await starryAsync(['message', agent, `message ${EVIL}`, '--by', 'jest'], queue)).code).toBe(0);
+      expect((await starryAsync(['halt', agent, '--note', `note ${EVIL}`, '--by', 'jest'], queue)).code).toBe(0);
+      expect(await harness().agents.waitForTask(agent, 'task-1')).toMatchObject({ outcome: 'CANCELLED' });
+    });
+
+    it('prints what the task ran with `logs`, its CANCELLED outcome, and exits 0', async () => {
+      const logs = await starryAsync(['logs', workflowId], queue);
+      expect(logs).toMatchObject({ code: 0, stderr: '' });
+      expect(logs.stdout).toMatch(/^tick 1 · \d+ tokens\n {2}→ fs\.list \{\}\n {2}← fs\.list ok\n/);
+      expect(logs.stdout).toContain(`  ✉ message from jest: message ${EVIL_SHOWN}\n`);
+      expect(logs.stdout).toMatch(/ {2}task workflow canceled\noutcome CANCELLED · agent STOPPED \(SYSTEM_HALT: .*\)\n2 tick\(s\) · \d+ tokens · 1 tool call\(s\)\n/);
+      expect(logs.stdout).not.toMatch(RAW_CONTROL);
+
+      const json = await starryAsync(['logs', workflowId, '--json'], queue);
+      expect(json.code).toBe(0);
+      expect(json.stdout).not.toMatch(RAW_CONTROL);
+      expect(JSON.parse(json.stdout)).toMatchObject({ outcome: 'CANCELLED', toolCalls: [{ name: 'fs.list', status: 'ok' }] });
+    });
+
+    it('prints its transcript with `logs --transcript`, the goal escaped', async () => {
+      const transcript = await starryAsync(['logs', workflowId, '--transcript'], queue);
+      expect(transcript).toMatchObject({ code: 0, stderr: '' });
+      expect(transcript.stdout).toMatch(new RegExp(`\\[user\\]\\ngoal ${EVIL_SHOWN.replace(/[\\[\]().*+?^$|{}]/g, '\\$&')}\\n[\\s\\S]*\\[assistant\\]\\n {2}→ fs\\.list \\{\\}`));
+      expect(transcript.stdout).not.toMatch(RAW_CONTROL);
+    });
+
+    it('escapes the halt note in `status` and `watch`, and keeps it JSON-escaped in `status --json`', async () => {
+      const status = await starryAsync(['status', agent], queue);
+      expect(status.code).toBe(0);
+      expect(status.stdout).toContain(`agent ${agent}: STOPPED (SYSTEM_HALT by jest: note ${EVIL_SHOWN})\n`);
+      expect(status.stdout).not.toMatch(RAW_CONTROL);
+      const json = await starryAsync(['status', agent, '--json'], queue);
+      expect(json.stdout).not.toMatch(RAW_CONTROL);
+      expect(JSON.parse(json.stdout).reason.message).toBe(`SYSTEM_HALT by jest: note ${EVIL}`);
+
+      const watch = starryLive(['watch', agent], queue);
+      await watch.until('stdout', /STOPPED/);
+      watch.child.kill('SIGINT');
+      await watch.exited;
+      expect(watch.out().stdout).toContain(`agent ${agent}: STOPPED (SYSTEM_HALT by jest: note ${EVIL_SHOWN})\n`);
+      expect(watch.out().stdout).not.toMatch(RAW_CONTROL);
+    });
+  });
+
+  it("acts within the tenant `--tenant` (or STARRY_TENANT) names: its agent ids, its list, none of another tenant's tasks", async () => {
+    const tenant = uniqueId('acme');
+    // A name of this test's own: other tests' plain agents (the README's a1) share the server.
+    const a1 = uniqueId('a1');
+    const config = writeConfig({ llm: `scripted:${writeScript([{ text: 'Done.' }])}`, workspace: [makeWorkspace()] });
+    const run = await starryAsync(['run', 'hello', '--tenant', tenant, '--agent', a1, '--config', config, '--json'], queue);
+    expect(run.code).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({ agentId: a1, workflowId: `agent-${tenant}:${a1}-task-1`, outcome: 'COMPLETED' });
+
+    // The same agent: by the tenant's own id, from the environment; by its full id, without a tenant.
+    const status = await starryAsync(['status', a1, '--json'], queue, { STARRY_TENANT: tenant });
+    expect(JSON.parse(status.stdout)).toMatchObject({ agentId: a1, tasks: [{ agentId: a1 }] });
+    expect(JSON.parse((await starryAsync(['status', `${tenant}:${a1}`, '--json'], queue)).stdout)).toMatchObject({ agentId: `${tenant}:${a1}` });
+    expect(await starryAsync(['status', a1], queue)).toMatchObject({ code: 1, stderr: expect.stringMatching(new RegExp(`unknown agent "${a1}"`)) });
+
+    await eventually('listed in its tenant', async () => {
+      const listed = JSON.parse((await starryAsync(['list', '--tenant', tenant, '--json'], queue)).stdout).agents;
+      return listed.length ? listed : undefined;
+    }, 30_000, 200).then((agents) => expect(agents).toEqual([expect.objectContaining({ agentId: a1, workflowId: `agent-${tenant}:${a1}` })]));
+
+    const other = await starryAsync(['logs', `agent-${tenant}:${a1}-task-1`, '--tenant', uniqueId('globex')], queue);
+    expect(other).toMatchObject({ code: 1, stderr: expect.stringMatching(/no task workflow agent-.*:a1-.*-task-1/) });
+    const bad = await starryAsync(['status', a1, '--tenant', 'acme:x'], queue);
+    expect(bad).toMatchObject({ code: 64, stderr: expect.stringMatching(/invalid --tenant \(or STARRY_TENANT\): tenant may hold only letters/) });
   });
 
   it('follows an agent live with `watch`, task after task, and prints a finished task with `logs`', async () => {

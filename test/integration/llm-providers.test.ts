@@ -56,10 +56,11 @@ const openai: Provider = {
   reply: (text, usage) => ({ json: openAiCompletion({ text, ...(usage ? { usage } : {}) }) }),
   error: openAiError,
   spec: (model, url) => `openai:${model}@${url}/v1`,
-  workers: () => ({
-    // The key lives in the worker's environment (here: the env the provider reads), never in the task.
-    good: { llm: { openai: { env: { STARRY_OPENAI_API_KEY: OPENAI_KEY } } } },
-    wrongKey: { llm: { openai: { env: { OPENAI_API_KEY: 'sk-wrong-key' } } } },
+  workers: (url) => ({
+    // The key lives in the worker's environment (here: the env the provider reads), never in the task,
+    // and belongs to the worker's own endpoint, which is the fake server's.
+    good: { llm: { openai: { env: { STARRY_OPENAI_API_KEY: OPENAI_KEY, OPENAI_BASE_URL: `${url}/v1` } } } },
+    wrongKey: { llm: { openai: { env: { OPENAI_API_KEY: 'sk-wrong-key', OPENAI_BASE_URL: `${url}/v1` } } } },
   }),
   messages: {
     rateLimit: 'Rate limit reached for requests',

