@@ -111,7 +111,8 @@ async function run(workspace: string): Promise<void> {
   const config = workerConfigFromEnv({
     ...process.env,
     STARRY_TASK_QUEUE: TASK_QUEUE,
-    STARRY_WORKER_POLICY: JSON.stringify({ roots: [workspace], mcpCommands: [notes] }),
+    // llmDirs: where the scripted model's turns are read from (the example's own folder).
+    STARRY_WORKER_POLICY: JSON.stringify({ roots: [workspace], llmDirs: [SOURCES], mcpCommands: [notes] }),
   });
   const llm = process.env.STARRY_LLM ?? `scripted:${path.join(SOURCES, 'turns.json')}`;
   const waitLlm = process.env.STARRY_LLM ?? `scripted:${path.join(SOURCES, 'wait-turns.json')}`;

@@ -6,6 +6,7 @@
  * a server that does not start fails the task naming it; four identical failing calls lock the agent
  * like any other tool's (REPEATED_FAILURE).
  */
+import os from 'node:os';
 import path from 'node:path';
 import { realpathSync } from 'node:fs';
 import { parseWorkerPolicy } from '../../core/worker-policy';
@@ -26,7 +27,8 @@ beforeAll(async () => {
   workspace = realpathSync(makeWorkspace({}));
   http = await startHttpFixture({ requireAuthorization: 'Bearer sesame' });
   process.env.MCP_TEST_TOKEN = 'sesame';
-  const policy = parseWorkerPolicy({ roots: [workspace], mcpCommands: [NODE_SERVERS], mcpEnv: ['MCP_TEST_TOKEN'], httpAllow: [`127.0.0.1:${http.port}`], allowRoot: true });
+  // llmDirs: the scripted model's turns are written beside the workspace (writeScript).
+  const policy = parseWorkerPolicy({ roots: [workspace], llmDirs: [os.tmpdir()], mcpCommands: [NODE_SERVERS], mcpEnv: ['MCP_TEST_TOKEN'], httpAllow: [`127.0.0.1:${http.port}`], allowRoot: true });
   h = await startHarness({ name: 'mcp-tools', activities: { policy } });
 });
 afterAll(async () => {
