@@ -197,6 +197,28 @@ describe('worker policy: the sandbox', () => {
     expect(refusedBy(mcpPolicy, stdio({ command: 'node', env: { DEBUG: '1' } }))).toContain("for 'node' (listed: none)");
   });
 
+  it('sends a bound mcpEnv variable only to the hosts and commands its entry names', () => {
+    const bound = parseWorkerPolicy({
+      roots: ['/srv/ws'],
+      httpAllow: ['api.githubcopilot.com', 'mcp.example.com'],
+      mcpCommands: ['node', 'npx'],
+      mcpEnv: ['OPEN_TOKEN', { name: 'GH_TOKEN', hosts: ['api.githubcopilot.com'], commands: ['npx'] }],
+    });
+    const http = (url: string, headers: Record<string, string>) => ({ ...ws, tools: { ...ws.tools, mcp: { s: { url, headers } } } });
+    const bearer = { Authorization: 'Bearer ${env:GH_TOKEN}' };
+    expect(() => narrowToPolicy(bound, http('https://api.githubcopilot.com/mcp/', bearer))).not.toThrow();
+    expect(() => narrowToPolicy(bound, stdio({ command: 'npx', env: { GITHUB_PERSONAL_ACCESS_TOKEN: '${env:GH_TOKEN}' } }))).not.toThrow();
+    expect(() => narrowToPolicy(bound, http('https://mcp.example.com/mcp', { Authorization: 'Bearer ${env:OPEN_TOKEN}' }))).not.toThrow();
+    expect(refusedBy(bound, http('https://mcp.example.com/mcp', bearer))).toContain(
+      "tools.mcp.s: ${env:GH_TOKEN} may go only to host api.githubcopilot.com, command npx, not to 'https://mcp.example.com/mcp'",
+    );
+    expect(refusedBy(bound, stdio({ command: 'node', env: { TOKEN: '${env:GH_TOKEN}' } }))).toContain("${env:GH_TOKEN} may go only to host api.githubcopilot.com, command npx, not to the command 'node'");
+    expect(refusedBy(bound, http('https://mcp.example.com/mcp', { Authorization: 'Bearer ${env:AWS_SECRET_ACCESS_KEY}' }))).toContain(
+      '${env:AWS_SECRET_ACCESS_KEY} is not a variable the worker passes to MCP servers (allowed: OPEN_TOKEN, GH_TOKEN)',
+    );
+    expect(() => parseWorkerPolicy({ roots: ['/a'], mcpEnv: [{ name: 'GH_TOKEN', host: 'x' }] })).toThrow(/mcpEnv\.0/);
+  });
+
   it('pins the args of an entry that lists them, and picks the pinned entry over a free one', () => {
     expect(refusedBy(mcpPolicy, stdio({ command: 'npx', args: ['-y', 'evil-package'] }))).toContain(`the worker starts 'npx' only with the args ["-y","@modelcontextprotocol/server-github"]`);
     expect(refusedBy(mcpPolicy, stdio({ command: 'python3' }))).toContain("the command 'python3' is not one the worker starts as an MCP server (allowed: node, npx)");

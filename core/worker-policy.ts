@@ -138,6 +138,44 @@ export type McpCommandPolicy = z.output<typeof McpCommandObjectSchema>;
 
 // ---- end of the sandbox's schemas ----
 
+const McpEnvObjectSchema = z
+  .object({
+    name: envName,
+    /** MCP URLs (their host, entries as `httpAllow`) the variable may be sent to. */
+    hosts: z.array(z.string().min(1)).optional(),
+    /** Stdio MCP servers (their command) the variable may be given to. */
+    commands: z.array(z.string().min(1)).optional(),
+  })
+  .strict();
+
+/** One `mcpEnv` entry: a variable name (any MCP server the policy allows) or one bound to hosts and commands. */
+const McpEnvSchema = z
+  .union([envName, McpEnvObjectSchema], { error: 'an mcpEnv entry is an environment variable name or {name, hosts?, commands?}' })
+  .transform((entry) => (typeof entry === 'string' ? { name: entry } : entry));
+
+export type McpEnvPolicy = z.output<typeof McpEnvObjectSchema>;
+
+/**
+ * Why `${env:NAME}` may not go to the server `spec`, or undefined: the policy must list the variable,
+ * and a bound entry must name the server's host or command.
+ */
+function mcpEnvProblem(policy: WorkerPolicy, name: string, spec: { command: string } | { url: string }): string | undefined {
+  const entry = policy.mcpEnv.find((e) => e.name === name);
+  if (!entry) return `is not a variable the worker passes to MCP servers (allowed: ${policy.mcpEnv.map((e) => e.name).join(', ') || 'none'})`;
+  if (entry.hosts === undefined && entry.commands === undefined) return undefined;
+  let url: URL | undefined;
+  if ('url' in spec) {
+    try {
+      url = new URL(spec.url);
+    } catch {
+      url = undefined;
+    }
+  }
+  if (url ? isHostAllowed(url, entry.hosts ?? []) : 'command' in spec && (entry.commands ?? []).includes(spec.command)) return undefined;
+  const where = [...(entry.hosts ?? []).map((h) => `host ${h}`), ...(entry.commands ?? []).map((c) => `command ${c}`)];
+  return `may go only to ${where.join(', ') || 'no MCP server'}, not to ${'url' in spec ? `'${spec.url}'` : `the command '${spec.command}'`}`;
+}
+
 export const WorkerPolicySchema = z
   .object({
     /** Directories a task's workspace roots must lie in (a root may be one of them or below one). */
@@ -154,8 +192,10 @@ export const WorkerPolicySchema = z
     /**
      * The worker's environment variables a task's config may pass to its MCP servers as `${env:NAME}`
      * (in `env` or `headers`); none by default, so a config cannot send the worker's secrets anywhere.
+     * An entry `{name, hosts?, commands?}` binds the variable to the MCP URLs of those hosts and the
+     * stdio servers of those commands: a token goes only where its operator meant it to.
      */
-    mcpEnv: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')).default([]),
+    mcpEnv: z.array(McpEnvSchema).default([]),
     /** The largest `tools.maxOutputBytes` a task may ask for. */
     maxOutputBytes: z.number().int().positive().max(1024 * 1024).default(1024 * 1024),
     /** `shell.run` may run programs as root when the worker does (otherwise as `nobody`); MCP servers never do. */
@@ -231,9 +271,9 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
   }
   for (const [server, spec] of Object.entries(task.tools.mcp ?? {})) {
     const templates = Object.values(('command' in spec ? spec.env : spec.headers) ?? {}).join('\n');
-    const secrets = [...new Set([...templates.matchAll(ENV_TEMPLATE)].map((m) => m[1]!))].filter((name) => !policy.mcpEnv.includes(name));
-    if (secrets.length) {
-      wider.push(`tools.mcp.${server}: \${env:${secrets.join('}, ${env:')}} is not a variable the worker passes to MCP servers (allowed: ${policy.mcpEnv.join(', ') || 'none'})`);
+    for (const name of new Set([...templates.matchAll(ENV_TEMPLATE)].map((m) => m[1]!))) {
+      const problem = mcpEnvProblem(policy, name, spec);
+      if (problem) wider.push(`tools.mcp.${server}: \${env:${name}} ${problem}`);
     }
     if ('command' in spec) wider.push(...stdioServerRefusals(policy, server, spec));
     if ('url' in spec) {
