@@ -21,6 +21,11 @@ describe('terminalSafe', () => {
     );
   });
 
+  it('escapes the bidirectional overrides and isolates and the line separators that make text read otherwise', () => {
+    const trojan = 'access = "user\u202e \u2066// admin\u2069 \u2066"\u2028next';
+    expect(terminalSafe(trojan)).toBe('access = "user\\u202e \\u2066// admin\\u2069 \\u2066"\\u2028next');
+  });
+
   it('keeps newlines, tabs and every printable character, and prints a CRLF line end as a newline', () => {
     const text = 'line 1\n\tindented — naïve 日本語 🙂 \\x1b stays as typed\r\nline 2';
     expect(terminalSafe(text)).toBe('line 1\n\tindented — naïve 日本語 🙂 \\x1b stays as typed\nline 2');

@@ -9,23 +9,25 @@ import type { TaskResult } from '../core/types';
 
 /**
  * Control characters a terminal acts on: C0 (ESC, BEL, CR, backspace… but not tab and newline, which
- * are layout), DEL, and C1 (U+0080–U+009F: U+009B is a CSI, U+009D an OSC on their own).
+ * are layout), DEL, and C1 (U+0080–U+009F: U+009B is a CSI, U+009D an OSC on their own); and the
+ * characters that make text read otherwise than it is: the bidirectional overrides and isolates
+ * (U+202A–U+202E, U+2066–U+2069, "Trojan Source") and the line and paragraph separators (U+2028, U+2029).
  */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
-const CONTROL = /\r\n|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
-const hex = (c: string) => c.charCodeAt(0).toString(16).padStart(2, '0');
+const CONTROL = /\r\n|[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+const hex = (c: string) => c.charCodeAt(0).toString(16).padStart(c.charCodeAt(0) > 0xff ? 4 : 2, '0');
 
 /**
  * Text safe to print on a terminal: every control character escaped visibly, so an escape sequence in
  * data (ESC[31m, an OSC 8 link, an OSC 52 clipboard write, BEL) shows as text and does nothing. C0 and
- * DEL as `\x1b`, C1 as `\u009b`; a CRLF line end is a newline.
+ * DEL as `\x1b`, C1 as `\u009b`, a bidi override as `\u202e`; a CRLF line end is a newline.
  *
  * ```ts
  * terminalSafe('\x1b[31mred\x07') // '\\x1b[31mred\\x07'
  * ```
  */
 export function terminalSafe(text: string): string {
-  return text.replace(CONTROL, (c) => (c === '\r\n' ? '\n' : c <= '\u007f' ? `\\x${hex(c)}` : `\\u00${hex(c)}`));
+  return text.replace(CONTROL, (c) => (c === '\r\n' ? '\n' : c <= '\u007f' ? `\\x${hex(c)}` : c <= '\u00ff' ? `\\u00${hex(c)}` : `\\u${hex(c)}`));
 }
 
 /**
