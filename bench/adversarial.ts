@@ -314,19 +314,22 @@ attempt('tenants', "a full id in another tenant's path", async (c) => {
 
 // ---- what a terminal prints: no escape sequence reaches it raw ----------------------------------------
 
+/** A raw BEL, ESC or C1 CSI in what a terminal would print. */
+// eslint-disable-next-line no-control-regex -- finding raw control characters is the point
+const RAW_ESCAPE = /[\u0007\u001b\u009b]/;
 const ESCAPES = 'red \u001b[31mRED\u001b[0m bell \u0007 osc52 \u001b]52;c;cGF3bmVk\u0007 link \u001b]8;;http://evil\u001b\\x\u001b]8;;\u001b\\ csi \u009b2J';
 attempt('terminal', 'starry logs of a goal full of escapes', async (c) => {
   const ws = c.workspace();
   const a = await c.api('POST', `/v1/agents/${c.agentId()}/tasks?wait=30`, { body: { goal: `ATTACK [] ${ESCAPES}`, llm: c.model, config: { workspace: [ws], verify: false, tools: { shellAllow: ['ls'] } } } });
   const { workflowId } = JSON.parse(a.text) as { workflowId: string };
   const out = await c.cli(['logs', workflowId]);
-  return /[\u0007\u001b\u009b]/.test(out.stdout + out.stderr) ? 'a raw escape reached the terminal' : out.status === 0 ? undefined : `exit ${out.status}: ${out.stderr}`;
+  return RAW_ESCAPE.test(out.stdout + out.stderr) ? 'a raw escape reached the terminal' : out.status === 0 ? undefined : `exit ${out.status}: ${out.stderr}`;
 });
 attempt('terminal', 'starry status after a message full of escapes', async (c) => {
   const v = await victim(c);
   await c.api('POST', `/v1/agents/${v.id}/halt`, { body: { reason: ESCAPES } });
   const out = await c.cli(['status', v.id]);
-  return /[\u0007\u001b\u009b]/.test(out.stdout + out.stderr) ? 'a raw escape reached the terminal' : undefined;
+  return RAW_ESCAPE.test(out.stdout + out.stderr) ? 'a raw escape reached the terminal' : undefined;
 });
 
 // ---- a halted task's result is readable ----------------------------------------------------------------
