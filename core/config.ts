@@ -7,7 +7,6 @@ import { guideIds } from './guides';
 import { parseLlmSpec } from './llm-spec';
 import { ConfigError } from './request-errors';
 import { isValidToolName, TOOL_NAMES } from './tools';
-import { DEFAULT_SHELL_ALLOW } from './worker-policy';
 
 export { ConfigError };
 
@@ -88,12 +87,18 @@ export type McpServerConfig = z.output<typeof McpServerSchema>;
 
 export const ToolsConfigSchema = z
   .object({
-    /** Commands `shell.run` may start (the first word of the command line). */
-    shellAllow: z.array(z.string().min(1).max(256)).max(100).default(DEFAULT_SHELL_ALLOW),
+    /**
+     * Commands `shell.run` may start (the first word of the command line). Unset: the list of the worker
+     * that runs the task (its policy's `shellAllow`), resolved by that worker, never a wider default.
+     */
+    shellAllow: z.array(z.string().min(1).max(256)).max(100).optional(),
     /** Hosts `http.get` may reach. */
     httpAllow: z.array(z.string().min(1).max(2048)).max(100).default([]),
-    /** Bytes of tool output kept at most; more is E_OUTPUT_TOO_LARGE. */
-    maxOutputBytes: positiveInt(1024 * 1024).default(64 * 1024),
+    /**
+     * Bytes of tool output kept at most; more is E_OUTPUT_TOO_LARGE. Unset: 64 KiB, or the worker's cap
+     * when it is lower (resolved by the worker, like `shellAllow`).
+     */
+    maxOutputBytes: positiveInt(1024 * 1024).optional(),
     /**
      * The tools this agent is offered (absent: every tool the worker has, built-in, its own and those of
      * the config's MCP servers): names, or `prefix.*` for every tool under a prefix. The worker checks

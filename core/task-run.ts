@@ -200,12 +200,14 @@ export class TaskRun {
 
   /**
    * The tools the worker listed for this task: offered to the model from the first LLM call on (a
-   * new task's system prompt names them; a resumed one keeps the prompt it had).
+   * new task's system prompt names them, and the commands `shell.run` starts for it, which the worker
+   * resolves when the config names none; a resumed one keeps the prompt it had).
    */
-  offer(tools: ToolSpec[]): void {
+  offer(tools: ToolSpec[], shellAllow?: string[]): void {
     this.tools = tools;
     if (!this.input.checkpoint && this.checkpoint.callNumber === 0) {
-      this.checkpoint.messages[0] = { role: 'system', text: this.guide.systemPrompt(this.config, tools.map((t) => t.name)) };
+      const config = shellAllow ? { ...this.config, tools: { ...this.config.tools, shellAllow } } : this.config;
+      this.checkpoint.messages[0] = { role: 'system', text: this.guide.systemPrompt(config, tools.map((t) => t.name)) };
     }
   }
 

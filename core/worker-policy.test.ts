@@ -1,5 +1,5 @@
 import { isRequestError } from './request-errors';
-import { changesCodeLoading, describeLimit, isHostAllowed, llmSpecProblem, mcpCommandEntry, narrowToPolicy, normalizePosix, parseWorkerPolicy, type TaskLimits } from './worker-policy';
+import { changesCodeLoading, DEFAULT_SHELL_ALLOW, describeLimit, isHostAllowed, llmSpecProblem, mcpCommandEntry, narrowToPolicy, normalizePosix, parseWorkerPolicy, withWorkerDefaults, type TaskLimits } from './worker-policy';
 
 const policy = parseWorkerPolicy({ roots: ['/srv/ws/'], shellAllow: ['ls', 'cat'], httpAllow: ['*.example.com', 'api.test:8443', 'local.test:*'], maxOutputBytes: 1000 });
 const task = (over: Partial<TaskLimits['tools']> & { workspace?: string[] } = {}): TaskLimits => ({
@@ -52,6 +52,19 @@ describe('worker policy', () => {
   it('normalizes paths lexically', () => {
     expect(normalizePosix('/a/./b//c/../d/')).toBe('/a/b/d');
     expect(normalizePosix('/../..')).toBe('/');
+  });
+});
+
+describe('what a task config leaves unset', () => {
+  it('is the worker\'s own: its shell commands, and the default output cap or its own when lower', () => {
+    expect(withWorkerDefaults({ httpAllow: [] }, policy)).toEqual({ httpAllow: [], shellAllow: ['ls', 'cat'], maxOutputBytes: 1000 });
+    expect(withWorkerDefaults({ httpAllow: [] }, parseWorkerPolicy({ roots: ['/srv'] }))).toEqual({ httpAllow: [], shellAllow: DEFAULT_SHELL_ALLOW, maxOutputBytes: 64 * 1024 });
+    expect(withWorkerDefaults({ shellAllow: [], httpAllow: [], maxOutputBytes: 10 }, policy)).toEqual({ shellAllow: [], httpAllow: [], maxOutputBytes: 10 });
+  });
+
+  it('is never wider than the policy: a config that names neither passes a narrow policy', () => {
+    const t: TaskLimits = { workspace: ['/srv/ws/a'], tools: { httpAllow: [] } };
+    expect(narrowToPolicy(policy, t)).toBe(t);
   });
 });
 

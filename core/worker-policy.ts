@@ -8,8 +8,11 @@ import { z } from 'zod';
 import { parseLlmSpec } from './llm-spec';
 import { ConfigError, RefusedError } from './request-errors';
 
-/** The shell commands a worker allows when its operator says nothing (the agent config's default). */
+/** The shell commands a worker allows when its operator says nothing. */
 export const DEFAULT_SHELL_ALLOW = ['ls', 'cat', 'echo', 'pwd', 'wc', 'head', 'tail', 'grep', 'sleep'];
+
+/** The tool output a task keeps when its config says nothing, unless the worker's cap is lower. */
+export const DEFAULT_MAX_OUTPUT_BYTES = 64 * 1024;
 
 const absolutePath = z
   .string()
@@ -224,9 +227,11 @@ export interface TaskLimits {
   /** The `llm` spec: its endpoint or file must be one the policy allows. */
   llm?: string;
   tools: {
-    shellAllow: string[];
+    /** Unset: the worker's own list (`withWorkerDefaults`), which always lies within its policy. */
+    shellAllow?: string[];
     httpAllow: string[];
-    maxOutputBytes: number;
+    /** Unset: the default or the worker's cap, whichever is lower. */
+    maxOutputBytes?: number;
     mcp?: Record<string, { command: string; args?: string[]; env?: Record<string, string> } | { url: string; headers?: Record<string, string> }>;
   };
 }
@@ -246,8 +251,30 @@ export function parseWorkerPolicy(raw: unknown, origin = 'worker policy'): Worke
 }
 
 /**
+ * A task's tool settings with what its config leaves unset filled in by the worker that runs it: the
+ * policy's own `shellAllow`, and the default output cap or the policy's, whichever is lower. A default
+ * is never wider than the worker: a config that says nothing always lies within the policy. Without a
+ * policy (a tool run outside a worker), the worker defaults.
+ *
+ * ```ts
+ * withWorkerDefaults({ httpAllow: [] }, parseWorkerPolicy({ roots: ['/srv'], shellAllow: ['ls'], maxOutputBytes: 1000 }))
+ * // { httpAllow: [], shellAllow: ['ls'], maxOutputBytes: 1000 }
+ * ```
+ */
+export function withWorkerDefaults<T extends { shellAllow?: string[]; httpAllow: string[]; maxOutputBytes?: number }>(
+  tools: T,
+  policy?: Pick<WorkerPolicy, 'shellAllow' | 'maxOutputBytes'>,
+): T & { shellAllow: string[]; maxOutputBytes: number } {
+  return {
+    ...tools,
+    shellAllow: tools.shellAllow ?? policy?.shellAllow ?? DEFAULT_SHELL_ALLOW,
+    maxOutputBytes: tools.maxOutputBytes ?? Math.min(DEFAULT_MAX_OUTPUT_BYTES, policy?.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES),
+  };
+}
+
+/**
  * Check that a task's limits lie within the policy and return them unchanged, or refuse naming each
- * wider field. Roots are compared lexically here (the tool activity compares realpaths again).
+ * wider field (an unset `shellAllow` or `maxOutputBytes` is the worker's own, so never wider). Roots are compared lexically here (the tool activity compares realpaths again).
  *
  * ```ts
  * narrowToPolicy(policy, { workspace: ['/srv/ws/a'], tools }) // ok when policy.roots includes '/srv/ws'
@@ -261,7 +288,7 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
       wider.push(`workspace: '${root}' is not inside a root the worker allows (${policy.roots.join(', ')})`);
     }
   }
-  const commands = task.tools.shellAllow.filter((c) => !policy.shellAllow.includes(c));
+  const commands = (task.tools.shellAllow ?? []).filter((c) => !policy.shellAllow.includes(c));
   if (commands.length) {
     wider.push(`tools.shellAllow: ${commands.map((c) => `'${c}'`).join(', ')} not allowed by the worker (allowed: ${policy.shellAllow.join(', ') || 'none'})`);
   }
@@ -285,16 +312,26 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
   }
   const llm = task.llm === undefined ? undefined : llmSpecProblem(task.llm, policy);
   if (llm) wider.push(`llm: ${llm}`);
-  if (task.tools.maxOutputBytes > policy.maxOutputBytes) {
+  if (task.tools.maxOutputBytes !== undefined && task.tools.maxOutputBytes > policy.maxOutputBytes) {
     wider.push(`tools.maxOutputBytes: ${task.tools.maxOutputBytes} is above the worker's cap ${policy.maxOutputBytes}`);
   }
-  if (wider.length) {
-    throw new RefusedError(
-      `The task's config is wider than the worker's policy; a task may only narrow it:\n${wider.map((w) => `  - ${w}`).join('\n')}\n` +
-        'Narrow the agent config, or ask the worker operator to widen STARRY_WORKER_POLICY.',
-    );
-  }
+  if (wider.length) throw new RefusedError(widerThanPolicy(wider), { issues: wider });
   return task;
+}
+
+/**
+ * The refusal of a config wider than the policy, each wider field on a line, and what helps: a config
+ * within the policy (a field left out is the worker's own), or a wider policy.
+ *
+ * ```ts
+ * widerThanPolicy(["tools.shellAllow: 'sh' not allowed by the worker (allowed: ls)"])
+ * ```
+ */
+export function widerThanPolicy(wider: string[]): string {
+  return (
+    `The task's config is wider than the worker's policy; a task may only narrow it:\n${wider.map((w) => `  - ${w}`).join('\n')}\n` +
+    'Submit the task with a config within the policy (tools.shellAllow and tools.maxOutputBytes left out are the worker\'s own), or ask the worker operator to widen STARRY_WORKER_POLICY.'
+  );
 }
 
 /**

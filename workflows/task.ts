@@ -166,7 +166,8 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     // A run that continued as new carries its tools in its input.
     if (!input.tools && has(WORKER_TOOLS)) {
       try {
-        run.offer(await cancellable('tools', () => listTools({ workspace: config.workspace, tools: config.tools })));
+        const listed = await cancellable('tools', () => listTools({ workspace: config.workspace, tools: config.tools }));
+        run.offer(listed.specs, listed.shellAllow);
       } catch (err) {
         if (halted() && isCancellation(err)) return finish(run.cancelled());
         return finish(run.setupFailed(factsOf(err, 'listTools').error));

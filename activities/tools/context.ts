@@ -32,8 +32,11 @@ export interface ToolContext {
   callId: string;
   /** The bytes of output the task allows (`tools.maxOutputBytes`); a larger result is refused. */
   maxOutputBytes: number;
-  /** The task's tool settings (the built-in tools read their allow-lists here). */
-  tools: AgentConfig['tools'];
+  /**
+   * The task's tool settings (the built-in tools read their allow-lists here), what its config leaves
+   * unset filled in by this worker (`withWorkerDefaults`).
+   */
+  tools: AgentConfig['tools'] & { shellAllow: string[]; maxOutputBytes: number };
   /** The call's journal: the built-in side-effecting tools use it to apply a retried call once. */
   call?: ToolCallRef;
   /** Run `shell.run` programs as `nobody` (the worker runs as root and its policy does not allow root). */

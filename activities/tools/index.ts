@@ -7,7 +7,7 @@ import { Context } from '@temporalio/activity';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentConfig, McpServerConfig } from '../../core/config';
-import { DEFAULT_LIMITS, mcpCommandEntry, type TaskLimits, type WorkerPolicy } from '../../core/worker-policy';
+import { DEFAULT_LIMITS, mcpCommandEntry, withWorkerDefaults, type TaskLimits, type WorkerPolicy } from '../../core/worker-policy';
 import { failure, normalizedError, success, type ToolExecutionResult } from '../../core/errors';
 import type { ToolSpec } from '../../core/llm';
 import { toolResultText } from '../../core/transcript';
@@ -149,9 +149,11 @@ let builtinRegistry: ToolRegistry | undefined;
 export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortController().signal, run: RunOptions = {}): Promise<ToolRunResult> {
   const registry = run.registry ?? (builtinRegistry ??= new ToolRegistry());
   const { name } = req;
+  // What the config leaves unset is this worker's own (its policy's list and cap).
+  const tools = withWorkerDefaults(req.tools, run.policy);
   const own = registry.get(name);
-  const mcp = own ? undefined : registry.mcpTarget(name, req.tools);
-  const { allow } = req.tools;
+  const mcp = own ? undefined : registry.mcpTarget(name, tools);
+  const { allow } = tools;
   const refuse = (message: string, suggestion: string) => failure(normalizedError({ code: 'E_UNKNOWN_TOOL', kind: 'execution', source: name, message, suggestion }));
   if (!own && !mcp) return refuse(`Unknown tool '${name}'.`, `Known tools: ${registry.specs().map((t) => t.name).join(', ')}.`);
   if (allow && !allow.some((entry) => allowMatches(entry, name))) return refuse(`Tool '${name}' is not offered to this agent.`, `Tools you can call: ${allow.join(', ')}.`);
@@ -166,14 +168,14 @@ export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortC
     timeoutMs: req.toolTimeoutMs,
     heartbeat: run.heartbeat ?? (() => undefined),
     callId: run.call?.id ?? req.callId ?? `t${req.tick}`,
-    maxOutputBytes: req.tools.maxOutputBytes,
-    tools: req.tools,
+    maxOutputBytes: tools.maxOutputBytes,
+    tools,
   };
   if (run.call) ctx.call = run.call;
   if (run.policy && !run.policy.allowRoot && process.getuid?.() === 0) ctx.dropRoot = true;
   if (run.policy) ctx.limits = run.policy.limits;
   try {
-    if (run.policy) await checkPolicy(run.policy, { workspace: req.workspace, tools: req.tools }, name, ctx.workspace);
+    if (run.policy) await checkPolicy(run.policy, { workspace: req.workspace, tools }, name, ctx.workspace);
     let data: unknown;
     if (own) data = await own.run(args, ctx);
     else {
@@ -181,7 +183,7 @@ export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortC
       data = await registry.mcp.callTool(mcp!.server, mcp!.config, mcp!.tool, args as Record<string, unknown>, { cwd: sandbox.roots![0]!, signal, timeoutMs: req.toolTimeoutMs, sandbox });
     }
     // The built-in tools keep to the cap themselves; another tool's result is measured here.
-    if (!builtin) checkOutputSize(name, data, req.tools.maxOutputBytes);
+    if (!builtin) checkOutputSize(name, data, tools.maxOutputBytes);
     return success(data);
   } catch (err) {
     if (signal.aborted) throw signal.reason ?? err;
@@ -234,7 +236,7 @@ export function createToolActivities(
   registry: ToolRegistry = new ToolRegistry(),
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
-  listTools(req: ListToolsRequest): Promise<ToolSpec[]>;
+  listTools(req: ListToolsRequest): Promise<ListedTools>;
   checkTaskLimits(task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> }): Promise<{ refused?: string }>;
 } {
   const journalDir = policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
@@ -265,9 +267,10 @@ export function createToolActivities(
     /**
      * The tools a task is offered, listed at its start: the worker's own and built-in ones, then those
      * of the config's MCP servers (each server's list is cached by the pool), all that `tools.allow`
-     * names. A server that does not start fails the task with its name and what it said.
+     * names, and the commands `shell.run` starts for it (the config's, or this worker's own when it
+     * names none). A server that does not start fails the task with its name and what it said.
      */
-    async listTools(req: ListToolsRequest): Promise<ToolSpec[]> {
+    async listTools(req: ListToolsRequest): Promise<ListedTools> {
       const { cancellationSignal } = Context.current();
       try {
         const workspace = new Workspace(req.workspace, 'listTools');
@@ -277,7 +280,7 @@ export function createToolActivities(
           const sandbox = mcpSandbox(policy, config, 'command' in config ? await workspace.realRoots() : req.workspace);
           specs.push(...(await registry.mcp.listTools(server, config, { cwd: sandbox.roots![0]!, signal: cancellationSignal, sandbox })));
         }
-        return offered(specs, req.tools);
+        return { specs: offered(specs, req.tools), shellAllow: withWorkerDefaults(req.tools, policy).shellAllow };
       } catch (err) {
         if (cancellationSignal.aborted) throw err;
         throwAsFailure(normalizeThrown(err, 'listTools'));
@@ -306,6 +309,12 @@ export function createToolActivities(
 export interface ListToolsRequest {
   workspace: string[];
   tools: AgentConfig['tools'];
+}
+
+/** What the `listTools` activity answers: the tools offered, and the commands `shell.run` starts for this task. */
+export interface ListedTools {
+  specs: ToolSpec[];
+  shellAllow: string[];
 }
 
 /**

@@ -5,7 +5,7 @@
  */
 import { promises as fs } from 'node:fs';
 import { isRequestError } from '../../core/request-errors';
-import { isWithin, narrowToPolicy, type TaskLimits, type WorkerPolicy } from '../../core/worker-policy';
+import { isWithin, narrowToPolicy, widerThanPolicy, type TaskLimits, type WorkerPolicy } from '../../core/worker-policy';
 import type { Workspace } from './sandbox';
 import { ToolError } from './tool-error';
 
@@ -31,10 +31,7 @@ export async function checkPolicy(policy: WorkerPolicy, task: TaskLimits, source
   for (const [i, root] of task.workspace.entries()) {
     const real = reals[i] as string;
     if (!allowed.some((a) => isWithin(real, a))) {
-      throw refuse(
-        `The task's config is wider than the worker's policy; a task may only narrow it:\n  - workspace: '${root}' resolves to ${real}, outside every root the worker allows (${policy.roots.join(', ')})\n` +
-          'Narrow the agent config, or ask the worker operator to widen STARRY_WORKER_POLICY.',
-      );
+      throw refuse(widerThanPolicy([`workspace: '${root}' resolves to ${real}, outside every root the worker allows (${policy.roots.join(', ')})`]));
     }
   }
 }

@@ -41,7 +41,8 @@ export function basePrompt(agent: AgentConfig, framing: PromptFraming, tools: re
     '',
     `Tools: ${tools.join(', ')}.`,
     'They are confined to the permitted workspace roots: any path outside them is refused.',
-    `shell.run starts only these commands: ${shellAllow.length ? shellAllow.join(', ') : '(none)'}.`,
+    // Unset, the worker's list: the task states it once the worker has listed its tools (TaskRun.offer).
+    shellAllow ? `shell.run starts only these commands: ${shellAllow.length ? shellAllow.join(', ') : '(none)'}.` : 'shell.run starts only the commands the worker allows.',
     `http.get reaches only these hosts: ${httpAllow.length ? httpAllow.join(', ') : '(none)'}.`,
     // Stating the breakers up front lets the model avoid them instead of discovering them.
     `Limits: at most ${s.maxTicks} ticks per task; ${s.repeatThreshold} identical failed calls in a row raise an alert; ` +
