@@ -5,7 +5,7 @@
  */
 
 // ---- the client: submit tasks, wait for results, read state, halt, unlock, message --------------------
-export { AgentClient, type AgentClientOptions } from './client/agent-client';
+export { AgentClient, NoWorkerError, type AgentClientOptions, type SubmitInput } from './client/agent-client';
 export { connectClient, temporalEnv, TASK_QUEUE, type TemporalEnv } from './client/connection';
 export { ConfigError, InvalidArgumentError, isRequestError, NotFoundError, RefusedError, RequestError, type RequestErrorType } from './core/request-errors';
 

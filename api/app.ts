@@ -10,7 +10,7 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import type { AgentClient } from '../client/agent-client';
+import { NoWorkerError, type AgentClient } from '../client/agent-client';
 import { parseAgentConfig } from '../core/config';
 import {
   AgentIdSchema,
@@ -107,6 +107,12 @@ const routes = {
     request: {
       params: agentPath,
       query: z.object({ wait: z.coerce.number().int().min(0).max(900).optional().openapi({ description: 'Seconds to wait for the result' }) }),
+      // `Idempotency-Key`, named in lower case as Hono reads headers; checked by the client (IdempotencyKeySchema).
+      headers: z.object({
+        'idempotency-key': z.string().optional().openapi({
+          description: 'Makes the submit safe to retry: a submit sent again with the same key (1-255 visible ASCII characters) is answered as the first was and runs at most once',
+        }),
+      }),
       body: { content: { 'application/json': { schema: SubmitBodySchema } }, required: true },
     },
     responses: {
@@ -225,9 +231,15 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
     const { agents } = await allow('submit', c);
     const { agentId } = c.req.valid('param');
     const { wait } = c.req.valid('query');
+    const key = c.req.valid('header')['idempotency-key'];
     const body = c.req.valid('json');
-    const task = { goal: body.goal, ...(body.priority !== undefined ? { priority: body.priority } : {}), ...(body.taskId ? { taskId: body.taskId } : {}) };
-    // A config or an LLM creates the agent if needed; without either, the task runs with the agent's config.
+    const task = {
+      goal: body.goal,
+      ...(body.priority !== undefined ? { priority: body.priority } : {}),
+      ...(body.taskId ? { taskId: body.taskId } : {}),
+      ...(key !== undefined ? { idempotencyKey: key } : {}),
+    };
+    // Parsed here, once: a config or an LLM creates the agent if needed; without either, the task runs with the agent's config.
     const submitted =
       body.config !== undefined || body.llm !== undefined
         ? await agents.submit(agentId, { ...task, config: parseAgentConfig(body.config ?? {}, body.llm, 'config') })
@@ -333,6 +345,10 @@ function errorResponse(c: Context, err: unknown): Response {
     return problem(c, status, err.message, err.issues.length ? [...err.issues] : undefined);
   }
   if (err instanceof HTTPException) return problem(c, err.status, err.message || TITLES[err.status] || 'error');
+  if (err instanceof NoWorkerError) {
+    c.header('Retry-After', String(err.retryAfterSeconds));
+    return problem(c, 503, err.message);
+  }
   if (unreachable(err)) {
     c.header('Retry-After', '5');
     return problem(c, 503, `Temporal cannot be reached: ${messageOf(err)}`);

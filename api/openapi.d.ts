@@ -16,7 +16,10 @@ export interface paths {
                     /** @description Seconds to wait for the result */
                     wait?: number | null;
                 };
-                header?: never;
+                header?: {
+                    /** @description Makes the submit safe to retry: a submit sent again with the same key (1-255 visible ASCII characters) is answered as the first was and runs at most once */
+                    "idempotency-key"?: string;
+                };
                 path: {
                     agentId: string;
                 };

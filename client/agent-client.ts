@@ -10,14 +10,19 @@ import {
   WorkflowFailedError,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
   type Connection,
+  type WorkflowUpdateHandle,
 } from '@temporalio/client';
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
+import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import { temporal } from '@temporalio/proto';
 import type { AgentConfig } from '../core/config';
 import {
   AgentIdSchema,
   HaltInputSchema,
+  IdempotencyKeySchema,
+  SUBMIT_EXPIRED,
   TaskEndedSchema,
   HumanMessageSchema,
   parsePayload,
@@ -34,14 +39,49 @@ import {
   type UnlockInput,
   type UnlockResult,
 } from '../core/contract';
-import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
+import { InvalidArgumentError, isRequestError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
 import { agentOfTaskWorkflowId, AgentRefSchema, checkTenant, qualifiedAgentId, splitAgentRef, tenantOfWorkflowId } from '../core/tenant';
 import { TASK_FAILED, agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskEndedSignal, taskProgressQuery, taskWorkflowId, unlockUpdate, type TaskProgress } from '../workflows/messages';
 import { AgentIdKey, AgentStateKey, LockReasonKey, TenantKey, TickIndexKey, TokensUsedKey } from '../workflows/search-attributes';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
 import type { TaskRunOutput } from '../workflows/task';
+import { hasLiveWorkerOn } from './connection';
 
 export { InvalidArgumentError, NotFoundError, RefusedError };
+
+/**
+ * No worker took a submit: none polls the agent's task queue, or none took the submit within the
+ * client's `acceptTimeoutMs`. Nothing was submitted and nothing of it runs later (its agent refuses it
+ * past its `acceptBy`): submit again once a worker runs; with an idempotency key or a task id, a submit
+ * sent again runs at most once. The HTTP API answers it 503 with `Retry-After`.
+ *
+ * ```ts
+ * try { await agents.submit('a1', { goal, config }); } catch (e) { if (e instanceof NoWorkerError) setTimeout(retry, e.retryAfterSeconds * 1000); }
+ * ```
+ */
+export class NoWorkerError extends Error {
+  /** When to try again. */
+  readonly retryAfterSeconds = 5;
+  constructor(
+    readonly taskQueue: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'NoWorkerError';
+  }
+}
+
+/** A task to submit: its config parsed at the edge (`parseAgentConfig`) and sent once, to the agent. */
+export interface SubmitInput {
+  goal: string;
+  config: AgentConfig;
+  /** 1 (first) .. 9; default 5. */
+  priority?: number;
+  /** The task's id (default `task-<n>`). A submit sent again with the same id is answered as the first was. */
+  taskId?: string;
+  /** A submit sent again with the same key is answered as the first was and runs at most once (the HTTP API's `Idempotency-Key`). */
+  idempotencyKey?: string;
+}
 
 export interface AgentClientOptions {
   connection: Connection;
@@ -55,7 +95,23 @@ export interface AgentClientOptions {
    * and task, by its full id (`x`, or `acme:x` for tenant acme's).
    */
   tenant?: string;
+  /**
+   * How long a submit waits for a worker to take it (default 20 s) when one polled the task queue
+   * lately, before it fails with NoWorkerError; with none polling it fails within seconds.
+   */
+  acceptTimeoutMs?: number;
 }
+
+/** A submit's wait for a worker (`acceptTimeoutMs`), by default. */
+const ACCEPT_TIMEOUT_MS = 20_000;
+/** Added to a submit's `acceptBy` for the difference between this host's clock and the server's. */
+const CLOCK_MARGIN_MS = 2_000;
+/** How long a worker seen polling counts as there, so a burst of submits asks the server once. */
+const WORKER_SEEN_MS = 10_000;
+/** How long a submit looks for a worker that is just starting (its first poll on its way). */
+const WORKER_GRACE_MS = 3_000;
+/** When a worker was last seen polling a task queue, per Temporal client: shared by `forTenant`'s clients. */
+const workerSeen = new WeakMap<Client, Map<string, number>>();
 
 export class AgentClient {
   readonly client: Client;
@@ -94,56 +150,148 @@ export class AgentClient {
     return agentWorkflowId(this.fullId(agentId));
   }
 
-  /** Submit a task, starting the agent workflow if it is not running. */
-  async submit(agentId: string, input: { goal: string; config: AgentConfig; priority?: number; taskId?: string }): Promise<SubmitTaskResult> {
+  /**
+   * Submit a task, starting the agent workflow if it is not running. The config, parsed at the edge,
+   * goes once, in the submit: a new agent takes its first task's config as its own. A submit refused to
+   * a new agent leaves no agent behind.
+   *
+   * ```ts
+   * const { taskId } = await agents.submit('a1', { goal: 'Summarise notes.md', config: parseAgentConfig({ workspace: ['/srv/ws'] }, 'gemini:gemini-2.5-flash') });
+   * ```
+   * @throws InvalidArgumentError, RefusedError (the agent's refusal), NoWorkerError (no worker took it).
+   */
+  async submit(agentId: string, input: SubmitInput): Promise<SubmitTaskResult> {
     const fullId = this.fullId(agentId);
-    const workflowId = agentWorkflowId(fullId);
     const tenant = splitAgentRef(fullId).tenant;
-    const args = parsePayload(
-      SubmitTaskInputSchema,
-      { goal: input.goal, config: input.config, ...(input.priority !== undefined ? { priority: input.priority } : {}), ...(input.taskId ? { taskId: input.taskId } : {}) },
-      'task',
-    );
-    const startWorkflowOperation = new WithStartWorkflowOperation<typeof agentWorkflow>('agentWorkflow', {
-      workflowId,
-      taskQueue: this.opts.taskQueue,
-      args: [{ agentId: fullId, config: input.config, ...(this.opts.continueAsNewAfterEvents ? { continueAsNewAfterEvents: this.opts.continueAsNewAfterEvents } : {}) }],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      staticSummary: `agent ${fullId}`,
-      // A new agent's search attributes as its first report would write them (core/agent-entity.ts
-      // newAgentData): given at the start, that report upserts none, and the list shows the agent's
-      // state from its start. A tenant's agent also carries its tenant, which the agent never writes:
-      // continue-as-new keeps the attributes of the run before, so it stays for the agent's life.
-      typedSearchAttributes: [
-        { key: AgentIdKey, value: fullId },
-        { key: AgentStateKey, value: 'WAITING_FOR_EVENT' },
-        { key: TokensUsedKey, value: 0 },
-        { key: TickIndexKey, value: 0 },
-        ...(tenant !== undefined ? [{ key: TenantKey, value: tenant }] : []),
-      ],
-    });
-    try {
-      return await this.client.workflow.executeUpdateWithStart(submitTaskUpdate, {
-        args: [{ ...args, config: input.config }],
-        startWorkflowOperation,
+    const start = () =>
+      new WithStartWorkflowOperation<typeof agentWorkflow>('agentWorkflow', {
+        workflowId: agentWorkflowId(fullId),
+        taskQueue: this.opts.taskQueue,
+        args: [{ agentId: fullId, ...(this.opts.continueAsNewAfterEvents ? { continueAsNewAfterEvents: this.opts.continueAsNewAfterEvents } : {}) }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        staticSummary: `agent ${fullId}`,
+        // A new agent's search attributes as its first report would write them (core/agent-entity.ts
+        // newAgentData): given at the start, that report upserts none, and the list shows the agent's
+        // state from its start. A tenant's agent also carries its tenant, which the agent never writes:
+        // continue-as-new keeps the attributes of the run before, so it stays for the agent's life.
+        typedSearchAttributes: [
+          { key: AgentIdKey, value: fullId },
+          { key: AgentStateKey, value: 'WAITING_FOR_EVENT' },
+          { key: TokensUsedKey, value: 0 },
+          { key: TickIndexKey, value: 0 },
+          ...(tenant !== undefined ? [{ key: TenantKey, value: tenant }] : []),
+        ],
       });
-    } catch (err) {
-      throw tenantNotRegistered(err) ?? updateFailure(err, 'task refused');
-    }
+    return this.sendSubmit(agentWorkflowId(fullId), { ...submitPayload(input), config: input.config }, submitUpdateId(input), start);
   }
 
   /**
    * Submit a task to an agent that exists, with its own config (the agent's, when the task has none).
    * @throws NotFoundError when there is no such agent (then a config with an LLM is needed to start it).
    */
-  async submitExisting(agentId: string, input: { goal: string; config?: AgentConfig; priority?: number; taskId?: string }): Promise<SubmitTaskResult> {
-    const args = parsePayload(SubmitTaskInputSchema, input, 'task');
+  async submitExisting(agentId: string, input: Omit<SubmitInput, 'config'> & { config?: AgentConfig }): Promise<SubmitTaskResult> {
+    const payload = submitPayload(input);
     await this.ensureExists(agentId);
-    try {
-      return await this.client.workflow.getHandle(this.agentWorkflowId(agentId)).executeUpdate(submitTaskUpdate, { args: [args as SubmitTaskInput] });
-    } catch (err) {
-      throw updateFailure(err, 'task refused');
+    return this.sendSubmit(this.agentWorkflowId(agentId), { ...payload, ...(input.config ? { config: input.config } : {}) }, submitUpdateId(input));
+  }
+
+  /**
+   * Send a submit once a worker polls, and wait for its answer. The submit carries its `acceptBy`: a
+   * worker that takes it later than the client waits refuses it, so a submit given up on never runs.
+   * With `start`, an agent not running is started by the submit (update-with-start).
+   */
+  private async sendSubmit(
+    workflowId: string,
+    payload: SubmitTaskInput,
+    updateId: string | undefined,
+    start?: () => WithStartWorkflowOperation<typeof agentWorkflow>,
+  ): Promise<SubmitTaskResult> {
+    await this.workerPolls();
+    const waitMs = this.opts.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS;
+    for (let attempt = 1; ; attempt++) {
+      const acceptBy = Date.now() + waitMs + CLOCK_MARGIN_MS;
+      const options = { args: [{ ...payload, acceptBy }] as [SubmitTaskInput], waitForStage: 'ACCEPTED' as const, ...(updateId ? { updateId } : {}) };
+      let handle: WorkflowUpdateHandle<SubmitTaskResult>;
+      try {
+        handle = await this.client.connection.withDeadline(Date.now() + waitMs, () =>
+          start
+            ? this.client.workflow.startUpdateWithStart(submitTaskUpdate, { ...options, startWorkflowOperation: start() })
+            : this.client.workflow.getHandle(workflowId).startUpdate(submitTaskUpdate, options),
+        );
+      } catch (err) {
+        if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+          await this.removeUntaken(workflowId);
+          throw new NoWorkerError(
+            this.opts.taskQueue,
+            `no worker took the submit within ${waitMs / 1000} s, though one polled task queue ${this.opts.taskQueue} lately: nothing was submitted, and the agent refuses it if a worker takes it later. Submit again once a worker runs (with the same idempotency key or task id, it runs at most once)`,
+          );
+        }
+        // The agent this submit came to ended meanwhile (its first submit was refused): start it again.
+        if (start && attempt < 3 && err instanceof WorkflowNotFoundError) continue;
+        throw tenantNotRegistered(err) ?? err;
+      }
+      try {
+        return await handle.result();
+      } catch (err) {
+        const failure = updateFailure(err, 'task refused');
+        // The same update id came to the agent from an attempt given up on: that one is refused now, so this one is new.
+        if (attempt < 3 && isRequestError(failure) && failure.issues.includes(SUBMIT_EXPIRED) && Date.now() < acceptBy) continue;
+        if (start && handle.workflowRunId) await this.removeEnded(workflowId, handle.workflowRunId);
+        throw failure;
+      }
     }
+  }
+
+  /**
+   * Wait (briefly: a worker that is just starting has its first poll on the way) until a worker polls
+   * the task queue. @throws NoWorkerError when none does.
+   */
+  private async workerPolls(): Promise<void> {
+    const { taskQueue } = this.opts;
+    const seen = workerSeen.get(this.client) ?? new Map<string, number>();
+    workerSeen.set(this.client, seen);
+    if (Date.now() - (seen.get(taskQueue) ?? 0) < WORKER_SEEN_MS) return;
+    const until = Date.now() + WORKER_GRACE_MS;
+    while (!(await hasLiveWorkerOn(this.client.connection, this.client.options.namespace, taskQueue))) {
+      if (Date.now() > until) {
+        throw new NoWorkerError(
+          taskQueue,
+          `no worker polls task queue ${taskQueue} (namespace ${this.client.options.namespace}): nothing was submitted. Start one (\`starry worker\`, or \`starry dev\` on this machine) and submit again`,
+        );
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    seen.set(taskQueue, Date.now());
+  }
+
+  /**
+   * After a submit no worker took: the agent's run, when no worker ever took its first workflow task,
+   * holds nothing (no submit was ever accepted), so it is deleted, and the submits waiting on it with it.
+   */
+  private async removeUntaken(workflowId: string): Promise<void> {
+    try {
+      const d = await this.client.workflow.getHandle(workflowId).describe();
+      if (d.status.name !== 'RUNNING' || d.historyLength > 20) return;
+      const history = await this.client.workflow.getHandle(workflowId, d.runId).fetchHistory();
+      if ((history.events ?? []).some((e) => e.workflowTaskCompletedEventAttributes)) return;
+      await this.deleteRun(workflowId, d.runId);
+    } catch {
+      // Nothing to remove (or no right to): the submit is refused past its acceptBy anyway.
+    }
+  }
+
+  /** After a refused submit: a run that has ended is an agent whose first submit it was; it held nothing. */
+  private async removeEnded(workflowId: string, runId: string): Promise<void> {
+    try {
+      const d = await this.client.workflow.getHandle(workflowId, runId).describe();
+      if (d.status.name === 'COMPLETED') await this.deleteRun(workflowId, runId);
+    } catch {
+      // Already gone, or no right to delete: it is not running, so it is no agent either way.
+    }
+  }
+
+  private async deleteRun(workflowId: string, runId: string): Promise<void> {
+    await this.client.workflowService.deleteWorkflowExecution({ namespace: this.client.options.namespace, workflowExecution: { workflowId, runId } });
   }
 
   /**
@@ -155,8 +303,8 @@ export class AgentClient {
     const query = [
       `WorkflowType = 'agentWorkflow'`,
       `ExecutionStatus = 'Running'`,
-      ...(this.tenant !== undefined ? [`Tenant = '${this.tenant}'`] : []),
-      ...(opts.state ? [`AgentState = '${opts.state}'`] : []),
+      ...(this.tenant !== undefined ? [`${TenantKey.name} = '${this.tenant}'`] : []),
+      ...(opts.state ? [`${AgentStateKey.name} = '${opts.state}'`] : []),
     ].join(' AND ');
     const res = await this.client.workflowService.listWorkflowExecutions({
       namespace: this.client.options.namespace,
@@ -168,17 +316,12 @@ export class AgentClient {
     // The query keeps to the tenant; its workflow ids say so again.
     const executions = (res.executions ?? []).filter((e) => this.tenant === undefined || (e.execution?.workflowId ?? '').startsWith(own));
     const agents = executions.map((e) => {
-      const fields = e.searchAttributes?.indexedFields ?? {};
-      const read = (name: string): unknown => {
-        const p = fields[name];
-        const v = p ? defaultPayloadConverter.fromPayload<unknown>(p) : undefined;
-        return Array.isArray(v) ? v[0] : v;
-      };
-      const agentState = read('AgentState') as AgentState | undefined;
-      const lockReason = read('LockReason') as string | undefined;
-      const tokensUsed = read('TokensUsed') as number | undefined;
+      const attributes = decodeTypedSearchAttributes(e.searchAttributes?.indexedFields);
+      const agentState = attributes.get(AgentStateKey) as AgentState | undefined;
+      const lockReason = attributes.get(LockReasonKey);
+      const tokensUsed = attributes.get(TokensUsedKey);
       return {
-        agentId: this.ownId((read('AgentId') as string | undefined) ?? (e.execution?.workflowId ?? '').replace(/^agent-/, '')),
+        agentId: this.ownId(attributes.get(AgentIdKey) ?? (e.execution?.workflowId ?? '').replace(/^agent-/, '')),
         workflowId: e.execution?.workflowId ?? '',
         ...(agentState ? { agentState } : {}),
         ...(lockReason ? { lockReason } : {}),
@@ -200,21 +343,20 @@ export class AgentClient {
       const known = s.cancelledTasks.map((t) => t.taskId);
       throw new NotFoundError(`agent ${agentId} has no cancelled task ${taskId}${known.length ? `: its cancelled tasks are ${known.join(', ')}` : ': a halt cancelled none of its tasks'}`);
     }
-    const args = parsePayload(
-      SubmitTaskInputSchema,
-      { goal: cancelled.goal, priority: cancelled.priority, taskId, ...(cancelled.config !== undefined ? { config: cancelled.config } : {}) },
-      'task',
-    );
-    try {
-      return await this.client.workflow.getHandle(this.agentWorkflowId(agentId)).executeUpdate(submitTaskUpdate, { args: [args as SubmitTaskInput] });
-    } catch (err) {
-      throw updateFailure(err, 'task refused');
-    }
+    const payload = { goal: cancelled.goal, priority: cancelled.priority, taskId, ...(cancelled.config !== undefined ? { config: cancelled.config as AgentConfig } : {}) };
+    // Its own update id, not the task id's: the task was submitted under that one before.
+    return this.sendSubmit(this.agentWorkflowId(agentId), payload, undefined);
   }
 
-  /** The agent's `state` query; a clear error when there is no such agent. */
+  /**
+   * The agent's `state` query; a clear error when there is no such agent. A workflow that completed is
+   * none: an agent completes only when its first submit was refused, holding nothing.
+   */
   async status(agentId: string): Promise<AgentStatus> {
-    const s = await this.withLiveTask(await this.agentState(agentId));
+    const described = this.client.workflow.getHandle(this.agentWorkflowId(agentId)).describe().catch(() => undefined);
+    const [own, d] = await Promise.all([this.agentState(agentId), described]);
+    if (d?.status.name === 'COMPLETED') throw this.noAgent(agentId, 'its first submit was refused, so it ended holding nothing');
+    const s = await this.withLiveTask(own);
     return this.tenant === undefined ? s : { ...s, agentId: this.ownId(s.agentId), tasks: s.tasks.map((t) => this.ownResult(t)) };
   }
 
@@ -477,13 +619,13 @@ export class AgentClient {
   }
 
   private unknownAgent(err: unknown, agentId: string): Error {
-    if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'WorkflowNotFoundError') {
-      const t = this.tenant;
-      return new NotFoundError(
-        `unknown agent "${agentId}"${t !== undefined ? ` (tenant ${t})` : ''}: no workflow ${this.agentWorkflowId(agentId)}. Start one with \`starry run --agent ${agentId}${t !== undefined ? ` --tenant ${t}` : ''} …\``,
-      );
-    }
+    if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'WorkflowNotFoundError') return this.noAgent(agentId, `no workflow ${this.agentWorkflowId(agentId)}`);
     return err as Error;
+  }
+
+  private noAgent(agentId: string, why: string): NotFoundError {
+    const t = this.tenant;
+    return new NotFoundError(`unknown agent "${agentId}"${t !== undefined ? ` (tenant ${t})` : ''}: ${why}. Start one with \`starry run --agent ${agentId}${t !== undefined ? ` --tenant ${t}` : ''} …\``);
   }
 
   /**
@@ -505,6 +647,24 @@ export class AgentClient {
   private ownResult(r: TaskResult): TaskResult {
     return this.tenant === undefined ? r : { ...r, agentId: this.ownId(r.agentId) };
   }
+}
+
+/** A submit's task fields, checked here (the client is an edge): the config is typed, parsed by its caller. */
+function submitPayload(input: { goal: string; priority?: number; taskId?: string; idempotencyKey?: string }): SubmitTaskInput {
+  if (input.idempotencyKey !== undefined) parsePayload(IdempotencyKeySchema, input.idempotencyKey, 'idempotency key');
+  const { goal, priority, taskId } = input;
+  return parsePayload(SubmitTaskInputSchema, { goal, ...(priority !== undefined ? { priority } : {}), ...(taskId !== undefined ? { taskId } : {}) }, 'task') as SubmitTaskInput;
+}
+
+/**
+ * The update id of a submit sent again: from its idempotency key, else its task id. The server answers
+ * an update id it has seen with that update's outcome, and the agent remembers the ids it accepted
+ * across continue-as-new (`AgentEntity.answered`): the same submit runs at most once.
+ */
+function submitUpdateId(input: { idempotencyKey?: string; taskId?: string }): string | undefined {
+  if (input.idempotencyKey !== undefined) return `submit-key:${input.idempotencyKey}`;
+  if (input.taskId !== undefined) return `submit-task:${input.taskId}`;
+  return undefined;
 }
 
 /** The same answer for a task workflow that does not exist and one of another tenant. */
@@ -534,11 +694,9 @@ function updateFailure(err: unknown, what: string): unknown {
   const cause = err.cause;
   const type = cause instanceof ApplicationFailure ? requestErrorType(cause.type) : undefined;
   const message = `${what}: ${causeMessage(err)}`;
-  if (type === 'InvalidArgument') {
-    const issues = (cause as ApplicationFailure).details?.[0] as { issues?: string[] } | undefined;
-    return new InvalidArgumentError(message, { cause: err, issues: issues?.issues ?? [] });
-  }
-  return new RefusedError(message, { cause: err }) as RequestError;
+  const issues = (type ? ((cause as ApplicationFailure).details?.[0] as { issues?: string[] } | undefined)?.issues : undefined) ?? [];
+  if (type === 'InvalidArgument') return new InvalidArgumentError(message, { cause: err, issues });
+  return new RefusedError(message, { cause: err, issues }) as RequestError;
 }
 
 function causeMessage(err: Error): string {

@@ -59,8 +59,13 @@ export async function connectClient(e: TemporalEnv = temporalEnv()): Promise<Con
  * and an identity is `pid@host` by default, so a dead local worker is recognised at once.
  */
 export async function hasLiveWorker(connection: Connection, env: TemporalEnv, taskQueue = TASK_QUEUE): Promise<boolean> {
+  return hasLiveWorkerOn(connection, env.namespace, taskQueue);
+}
+
+/** `hasLiveWorker` by namespace: what a client that holds a connection knows. */
+export async function hasLiveWorkerOn(connection: Pick<Connection, 'workflowService'>, namespace: string, taskQueue: string): Promise<boolean> {
   const res = await connection.workflowService.describeTaskQueue({
-    namespace: env.namespace,
+    namespace,
     taskQueue: { name: taskQueue, kind: 1 },
     taskQueueType: 1,
   });

@@ -84,6 +84,25 @@ describe('AgentEntity: a submit delivered again', () => {
   });
 });
 
+describe('AgentEntity: a new agent', () => {
+  it('holds nothing until a submit is accepted, and takes its first task\'s config as its own', () => {
+    const agent = new AgentEntity(newAgentData('a1'), (taskId) => `wf-${taskId}`);
+    expect(agent.empty).toBe(true);
+    expect(() => agent.validateSubmit({ goal: 'no config' })).toThrow('agent a1 has no config yet: its first task needs one');
+    agent.submit({ goal: 'first', config });
+    expect(agent.empty).toBe(false);
+    expect(agent.config).toBe(config);
+  });
+
+  it('refuses a submit that came after its acceptBy, when its client had stopped waiting, and changes nothing', () => {
+    const agent = agentOf();
+    const before = JSON.stringify(agent.data);
+    expect(() => agent.validateSubmit({ goal: 'late', acceptBy: 1_000 }, 'u1', 1_001)).toThrow(/after 1970-01-01T00:00:01.000Z, when its client stopped waiting for a worker: it is not run/);
+    expect(() => agent.validateSubmit({ goal: 'in time', acceptBy: 1_000 }, 'u2', 1_000)).not.toThrow();
+    expect(JSON.stringify(agent.data)).toBe(before);
+  });
+});
+
 describe('AgentEntity: lockout', () => {
   it('refuses tasks while locked, naming the state, the reason and the way out', () => {
     const agent = agentOf();
@@ -140,10 +159,10 @@ describe('AgentEntity: lockout', () => {
     const agent = agentOf();
     suspendOne(agent, { agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: 'budget spent' }, raiseAlert: false });
     agent.unlock({ addTokens: 500 });
-    expect(agent.data.config.safety.tokenBudget).toBe(1500);
+    expect(agent.config.safety.tokenBudget).toBe(1500);
     agent.submit({ goal: 'own config', config: parseAgentConfig({ safety: { tokenBudget: 2000 } }, 'scripted:y.json') });
     agent.startNext();
-    expect(agent.data.config.safety.tokenBudget).toBe(2500);
+    expect(agent.config.safety.tokenBudget).toBe(2500);
   });
 
   it('warns that a budget stop unlocked without tokens will stop again', () => {

@@ -9,7 +9,7 @@
 import { parseAgentConfig, type AgentConfig } from './config';
 import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, type PriorityInbox, type QueuedTask } from './priority-inbox';
 import { initialCounters, type SafetyCounters } from './safety-monitor';
-import { LIMITS, parsePayload, SubmitTaskInputSchema, type CancelledTask, type HaltInput, HumanMessage, SubmitTaskResult, UnlockInput, UnlockRecord, UnlockResult } from './contract';
+import { LIMITS, parsePayload, SUBMIT_EXPIRED, SubmitTaskInputSchema, type CancelledTask, type HaltInput, HumanMessage, SubmitTaskResult, UnlockInput, UnlockRecord, UnlockResult } from './contract';
 import { RefusedError } from './request-errors';
 import { fitResult, jsonBytes } from './compact';
 import type { TaskRunOutput } from './task-run';
@@ -41,7 +41,8 @@ export interface SuspendedTask {
 /** Everything the agent carries across tasks and continue-as-new. */
 export interface AgentData {
   agentId: string;
-  config: AgentConfig;
+  /** Absent until the agent's first submit is accepted: that task's config becomes the agent's. */
+  config?: AgentConfig;
   agentState: AgentState;
   reason?: LockReason;
   tokensUsed: number;
@@ -71,6 +72,8 @@ export interface ParsedSubmit {
   priority?: number;
   taskId?: string;
   config?: AgentConfig;
+  /** Epoch ms after which the submit is refused (the client stopped waiting for a worker). */
+  acceptBy?: number;
 }
 
 /** What to start next: a queued task, or a suspended one to resume. */
@@ -80,10 +83,10 @@ export interface NextRun {
   checkpoint?: TaskCheckpoint;
 }
 
-export function newAgentData(agentId: string, config: AgentConfig): AgentData {
+export function newAgentData(agentId: string, config?: AgentConfig): AgentData {
   return {
     agentId,
-    config,
+    ...(config ? { config } : {}),
     agentState: 'WAITING_FOR_EVENT',
     tokensUsed: 0,
     inbox: emptyInbox(),
@@ -122,6 +125,23 @@ export class AgentEntity {
   }
 
   /**
+   * True while the agent holds nothing: no task was accepted (queued, running, suspended, finished or
+   * cancelled), no message or unlock came. An agent started by a submit that was refused ends while it
+   * is empty, so a refusal leaves no agent behind.
+   */
+  get empty(): boolean {
+    const d = this.data;
+    return !d.current && !d.suspended && !d.inbox.items.length && !d.tasks.length && !d.cancelledTasks.length && !d.pendingMessages.length && !d.unlocks.length;
+  }
+
+  /** The agent's config; there is one whenever a task has been accepted. */
+  get config(): AgentConfig {
+    const { config } = this.data;
+    if (!config) throw new Error(`agent ${this.data.agentId} has no config: no task was accepted yet`);
+    return config;
+  }
+
+  /**
    * Check a raw `submitTask` payload against the contract and fill in its config's defaults (the
    * agent's own `llm` when the config names none).
    *
@@ -132,17 +152,27 @@ export class AgentEntity {
     const out: ParsedSubmit = { goal: input.goal };
     if (input.priority !== undefined) out.priority = input.priority;
     if (input.taskId !== undefined) out.taskId = input.taskId;
-    if (input.config !== undefined) out.config = parseAgentConfig(input.config, this.data.config.llm, 'task config');
+    if (input.acceptBy !== undefined) out.acceptBy = input.acceptBy;
+    if (input.config !== undefined) out.config = parseAgentConfig(input.config, this.data.config?.llm, 'task config');
     return out;
   }
 
   /**
    * Why a submit is refused, or nothing. The payload's shape is checked before (SubmitTaskInputSchema);
-   * this checks it against the agent's state.
+   * this checks it against the agent's state and, given the time `now` (the validator's), its `acceptBy`.
    */
-  validateSubmit(input: { goal: string; priority?: number; taskId?: string; config?: unknown }, updateId?: string): void {
+  validateSubmit(input: { goal: string; priority?: number; taskId?: string; config?: unknown; acceptBy?: number }, updateId?: string, now?: number): void {
     if (this.answered(updateId)) return;
     const d = this.data;
+    if (now !== undefined && input.acceptBy !== undefined && now > input.acceptBy) {
+      throw new RefusedError(
+        `the submit reached agent ${d.agentId} at ${new Date(now).toISOString()}, after ${new Date(input.acceptBy).toISOString()}, when its client stopped waiting for a worker: it is not run. Submit it again (the same Idempotency-Key or task id is safe); if this keeps happening, the client's clock may be behind the server's`,
+        { issues: [SUBMIT_EXPIRED] },
+      );
+    }
+    if (d.config === undefined && input.config === undefined) {
+      throw new RefusedError(`agent ${d.agentId} has no config yet: its first task needs one (an LLM and a workspace)`);
+    }
     if (this.locked) {
       const why = d.reason ? ` (${d.reason.code}: ${d.reason.message})` : '';
       throw new RefusedError(
@@ -190,6 +220,8 @@ export class AgentEntity {
     while (taskId === undefined || (input.taskId === undefined && this.knows(taskId))) taskId = `task-${d.nextTaskNumber++}`;
     const task: Omit<QueuedTask, 'seq'> = { taskId, goal: input.goal, priority: input.priority ?? DEFAULT_TASK_PRIORITY };
     if (input.config) task.config = input.config;
+    // A new agent's first task brings its config.
+    d.config ??= input.config;
     d.inbox = enqueue(d.inbox, task);
     // A cancelled task submitted again under its id is no longer cancelled.
     d.cancelledTasks = d.cancelledTasks.filter((c) => c.taskId !== taskId);
@@ -337,7 +369,7 @@ export class AgentEntity {
 
     if (addTokens > 0) {
       d.addedTokens = (d.addedTokens ?? 0) + addTokens;
-      d.config = withAddedTokens(d.config, addTokens);
+      if (d.config) d.config = withAddedTokens(d.config, addTokens);
     }
     // A fresh start, window included, so the failures that locked the agent do not lock it again.
     d.counters = initialCounters();
@@ -357,10 +389,9 @@ export class AgentEntity {
         notes.push(`task ${s.task.taskId} ended ABORTED (transcript kept); pass --resume to continue it instead`);
       }
     }
-    if (reason?.code === 'BUDGET_EXHAUSTED' && addTokens === 0 && d.tokensUsed >= d.config.safety.tokenBudget) {
-      notes.push(
-        `the budget is still exhausted (${d.tokensUsed} of ${d.config.safety.tokenBudget} tokens): the next LLM call will stop again; pass --add-tokens N to raise it`,
-      );
+    const budget = d.config?.safety.tokenBudget ?? 0;
+    if (reason?.code === 'BUDGET_EXHAUSTED' && addTokens === 0 && d.tokensUsed >= budget) {
+      notes.push(`the budget is still exhausted (${d.tokensUsed} of ${budget} tokens): the next LLM call will stop again; pass --add-tokens N to raise it`);
     }
     return { unlocked: true, agentState: d.agentState, message: notes.join('; ') };
   }

@@ -6,7 +6,7 @@
  * refused to its caller and never reaches workflow state. See docs/ARCHITECTURE.md ("Contract").
  */
 import { z } from 'zod';
-import { AgentConfigSchema } from './config';
+import type { AgentConfig } from './config';
 import { ERROR_CODES } from './errors';
 import { MAX_TASK_PRIORITY, MIN_TASK_PRIORITY } from './priority-inbox';
 import { InvalidArgumentError } from './request-errors';
@@ -182,14 +182,30 @@ export const SubmitTaskInputSchema = z
       .min(MIN_TASK_PRIORITY, `priority must be ${MIN_TASK_PRIORITY}..${MAX_TASK_PRIORITY} (0 is reserved for SYSTEM_HALT)`)
       .max(MAX_TASK_PRIORITY, `priority must be ${MIN_TASK_PRIORITY}..${MAX_TASK_PRIORITY}`)
       .optional(),
-    /** Replaces the agent's config from this task on; every field optional, defaults filled in. */
+    /** Replaces the agent's config from this task on (a new agent's first task brings it): parsed at the edge, checked again by the agent. */
     config: z.unknown().optional(),
     /** Caller-chosen id, for idempotent submits; default `task-<n>`. */
     taskId: TaskIdSchema.optional(),
+    /**
+     * Epoch milliseconds by which a worker must take the submit, or the agent refuses it: a client that
+     * gave up waiting (no worker took it) never has it run later, unseen.
+     */
+    acceptBy: z.number({ error: 'acceptBy must be a number' }).int('acceptBy must be a whole number').positive('acceptBy must be > 0').optional(),
   })
   .strict();
-/** What a client sends to submit a task (the `config` is checked against AgentConfigSchema as well). */
-export type SubmitTaskInput = Omit<z.infer<typeof SubmitTaskInputSchema>, 'config'> & { config?: z.input<typeof AgentConfigSchema> };
+/** What a client sends to submit a task: its config already parsed (`parseAgentConfig`), sent once. */
+export type SubmitTaskInput = Omit<z.infer<typeof SubmitTaskInputSchema>, 'config'> & { config?: AgentConfig };
+
+/** The issue a refusal of a submit that came after its `acceptBy` carries: its client may send it again at once. */
+export const SUBMIT_EXPIRED = 'acceptBy: the submit came after it';
+
+/**
+ * An idempotency key (the HTTP API's `Idempotency-Key`): 1–255 visible ASCII characters. A submit sent
+ * again with the same key is answered as the first was.
+ */
+export const IdempotencyKeySchema = z
+  .string({ error: 'the idempotency key must be a string' })
+  .regex(/^[\x21-\x7e]{1,255}$/, 'the idempotency key must be 1-255 visible ASCII characters (a UUID, say)');
 
 export const SubmitTaskResultSchema = z.object({ taskId: z.string(), workflowId: z.string(), position: z.number().int() });
 export type SubmitTaskResult = z.infer<typeof SubmitTaskResultSchema>;

@@ -51,7 +51,7 @@ export class ConfigError extends InvalidArgumentError {
 
 /** The request is well formed but the agent refuses it in its current state (locked, duplicate id). */
 export class RefusedError extends RequestError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(message: string, options?: { cause?: unknown; issues?: readonly string[] }) {
     super('Refused', message, options);
   }
 }

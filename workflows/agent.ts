@@ -89,7 +89,8 @@ const { alert } = proxyActivities<Activities>({
 
 export interface AgentWorkflowInput {
   agentId: string;
-  config: AgentConfig;
+  /** Absent when a submit starts the agent (update-with-start): its first task brings the config. */
+  config?: AgentConfig;
   /** State carried by continue-as-new. */
   carried?: AgentData;
   /** Continue-as-new once history passes this many events (tests force it small); Temporal's suggestion always counts. */
@@ -116,7 +117,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
       // The worker's operator sets the outer limits: a task config wider than the policy of the workers
       // that would run its tools is refused to the submitter now, not found out at its first tool call.
       if (has(CHECK_LIMITS_AT_SUBMIT)) {
-        const { workspace, tools, llm } = input.config ?? agent.data.config;
+        const { workspace, tools, llm } = input.config ?? agent.config;
         const { refused } = await checkTaskLimits({ workspace, tools, llm });
         if (refused) typed(() => { throw new RefusedError(refused); });
       }
@@ -126,7 +127,8 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
       report();
       return out;
     },
-    { validator: (raw) => typed(() => agent.validateSubmit(agent.parseSubmit(raw), currentUpdateInfo()?.id)), description: 'Submit a task: {goal, priority?, config?, taskId?}. Refused while the agent is locked.' },
+    // Only the validator knows the time the submit arrived: one past its `acceptBy` is refused there.
+    { validator: (raw) => typed(() => agent.validateSubmit(agent.parseSubmit(raw), currentUpdateInfo()?.id, Date.now())), description: 'Submit a task: {goal, priority?, config?, taskId?, acceptBy?}. Refused while the agent is locked.' },
   );
 
   // SYSTEM_HALT is priority 0 and always stops the agent, even when its payload is malformed.
@@ -144,14 +146,28 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   setHandler(haltSignal, halt, { description: 'Priority-0 kill switch: stop the agent now, cancel the running call, clear the queue. Payload {by?, note?}.' });
   setHandler(stopSignal, halt, { description: 'Alias of SYSTEM_HALT.' });
 
-  const unlock = (u: UnlockInput) => {
+  const unlock = async (u: UnlockInput) => {
+    if (u.resume) await checkResume();
     const out = agent.unlock(u);
     log.info('admin:unlock', { ...out, by: u.by, note: u.note });
     report();
     return out;
   };
+  // A suspended task resumes with the config it was submitted with, which the worker's policy may no
+  // longer allow: the worker is asked first, and a resume it would refuse leaves the agent as it is.
+  const checkResume = async () => {
+    const d = agent.data;
+    const { suspended, agentState } = d;
+    if (!suspended || !agent.locked) return;
+    const { workspace, tools, llm } = suspended.task.config ?? agent.config;
+    const { refused } = await checkTaskLimits({ workspace, tools, llm });
+    if (refused) throw new RefusedError(cannotResume(d.agentId, agentState, suspended.task.taskId, refused));
+    if (d.suspended !== suspended || d.agentState !== agentState) {
+      throw new RefusedError(`agent ${d.agentId} changed (now ${d.agentState}) while the worker checked its suspended task: look at it again, then unlock it`);
+    }
+  };
   const unlockHelp = 'Leave a locked state: {resume?, addTokens?, note?, by?}. resume continues the suspended task.';
-  setHandler(unlockUpdate, (raw) => unlock(parsePayload(UnlockInputSchema, raw ?? {}, 'admin:unlock')), {
+  setHandler(unlockUpdate, (raw) => typedAsync(() => unlock(parsePayload(UnlockInputSchema, raw ?? {}, 'admin:unlock'))), {
     validator: (raw) => typed(() => parsePayload(UnlockInputSchema, raw ?? {}, 'admin:unlock')),
     description: unlockHelp,
   });
@@ -217,7 +233,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
       [
         `### Agent ${d.agentId} · ${d.agentState}${d.reason ? ` (${d.reason.code})` : ''}`,
         d.reason ? `> ${d.reason.message}` : '',
-        `- tokens **${d.tokensUsed}** / ${d.config.safety.tokenBudget} · guide \`${d.config.guide}\` · llm \`${d.config.llm}\``,
+        d.config ? `- tokens **${d.tokensUsed}** / ${d.config.safety.tokenBudget} · guide \`${d.config.guide}\` · llm \`${d.config.llm}\`` : '',
         d.current ? `- running **${d.current.task.taskId}** at tick ${d.current.tick}` : '- no task running',
         d.suspended ? `- suspended **${d.suspended.task.taskId}**: \`starry unlock ${d.agentId} --resume\` continues it` : '',
         `- queue: ${queue.length ? queue.map((t) => `${t.taskId} (p${t.priority})`).join(', ') : 'empty'}`,
@@ -232,6 +248,13 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
     workflowInfo().continueAsNewSuggested ||
     (input.continueAsNewAfterEvents !== undefined && workflowInfo().historyLength >= input.continueAsNewAfterEvents);
 
+  // A submit starts the agent and brings its config. Started by one that was refused (by the validator,
+  // or by the worker's policy in the handler) and holding nothing, it ends now, in the workflow task
+  // that refused it: a refused submit leaves no agent behind. A submit that came meanwhile keeps it.
+  if (!input.carried && agent.empty) {
+    await condition(() => !agent.empty || allHandlersFinished());
+    if (agent.empty) return;
+  }
   report();
   for (;;) {
     await condition(() => agent.hasWork() || shouldContinueAsNew());
@@ -282,7 +305,7 @@ async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEnt
           agentId: d.agentId,
           taskId: next.task.taskId,
           goal: next.task.goal,
-          config: d.config,
+          config: agent.config,
           counters: d.counters,
           agentTokensUsed: d.tokensUsed,
           ...(next.checkpoint ? { checkpoint: next.checkpoint } : {}),
@@ -340,6 +363,27 @@ function typed(check: () => unknown): void {
   }
 }
 
+/** `typed` for an async update handler: a contract error reaches the caller as its typed failure. */
+async function typedAsync<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    typed(() => {
+      throw err;
+    });
+    throw err;
+  }
+}
+
+/** Why a suspended task cannot resume on this worker, and what helps. */
+function cannotResume(agentId: string, state: string, taskId: string, refused: string): string {
+  return (
+    `task ${taskId} cannot resume: the worker's policy no longer allows its config. It stays suspended and agent ${agentId} stays ${state}. ` +
+    `\`starry unlock ${agentId}\` without --resume ends the task ABORTED (its transcript kept) and lets the agent take tasks: submit its goal again with a config within the policy. ` +
+    `Or ask the worker operator to widen STARRY_WORKER_POLICY, then \`starry unlock ${agentId} --resume\` again.\n${refused}`
+  );
+}
+
 /** Run a signal handler with a checked payload; a bad payload is logged and dropped. */
 async function ifValid<T>(schema: { safeParse(raw: unknown): { success: true; data: T } | { success: false; error: Error } }, raw: unknown, what: string, handle: (value: T) => unknown): Promise<void> {
   const parsed = schema.safeParse(raw);
@@ -377,14 +421,14 @@ function status(agent: AgentEntity): AgentStatus {
     agentId: d.agentId,
     agentState: d.agentState,
     tokensUsed: d.tokensUsed + (d.current?.runTokens ?? 0),
-    tokenBudget: d.config.safety.tokenBudget,
+    tokenBudget: d.config?.safety.tokenBudget ?? 0,
     queue: ordered(d.inbox).map((t) => ({ taskId: t.taskId, priority: t.priority, goal: t.goal })),
     cancelledTasks: d.cancelledTasks,
     counters: d.counters,
     tasks: d.tasks,
     unlocks: d.unlocks,
-    guide: d.config.guide,
-    llm: d.config.llm,
+    guide: d.config?.guide ?? '',
+    llm: d.config?.llm ?? '',
   };
   if (d.reason) s.reason = d.reason;
   if (d.current) s.currentTask = { taskId: d.current.task.taskId, workflowId: d.current.workflowId, tick: d.current.tick, runTokens: d.current.runTokens };

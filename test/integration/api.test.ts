@@ -116,7 +116,23 @@ describe('every route end to end', () => {
     const refused = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body: { goal: 'read the worker env', config: wide } });
     expect(refused.status).toBe(409);
     expect(refused.json.detail).toMatch(/tools.shellAllow: 'sh' not allowed by the worker/);
-    expect(await h.agents.status(agentId)).toMatchObject({ queue: [], tasks: [] });
+    // The agent the submit started ended with the refusal: there is no agent.
+    expect((await call('GET', `/v1/agents/${agentId}`, { token: await token('viewer') })).status).toBe(404);
+  });
+
+  it('answers a submit sent again with the same Idempotency-Key as the first, and runs it once', async () => {
+    const agentId = uniqueId('api-idem');
+    const op = await token('operator');
+    const body = { goal: 'once', config: config() };
+    const headers = { 'idempotency-key': uniqueId('key') };
+    const first = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body, headers });
+    expect(first.status).toBe(202);
+    const again = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, { token: op, body, headers });
+    expect(again).toMatchObject({ status: 200, json: { taskId: first.json.taskId, outcome: 'COMPLETED' } });
+    expect((await h.agents.status(agentId)).tasks.map((t) => t.taskId)).toEqual([first.json.taskId]);
+    const bad = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body, headers: { 'idempotency-key': 'not a key' } });
+    expect(bad.status).toBe(400);
+    expect(bad.json.detail).toMatch(/idempotency key must be 1-255 visible ASCII characters/);
   });
 
   it('halts an agent with a task in flight, records who, refuses a second unlock with 409, and resumes after unlock', async () => {
@@ -464,6 +480,38 @@ describe('the Lambda handler', () => {
     } finally {
       process.env = saved;
       await moto.stop();
+    }
+  });
+});
+
+describe('when no worker polls the task queue', () => {
+  it('answers a submit 503 with Retry-After within seconds, naming the queue, starts no agent, and takes the same submit once a worker runs', async () => {
+    const taskQueue = uniqueId('tq-api-nobody');
+    const { server: lone, base: loneBase } = await listen(
+      createApp({ agents: async () => new AgentClient({ connection: h.connection, taskQueue }), auth: authenticator({ secret: SECRET }) }),
+    );
+    try {
+      const agentId = uniqueId('api-nobody');
+      const op = await token('operator');
+      const req = { token: op, base: loneBase, body: { goal: 'anyone?', config: config() }, headers: { 'idempotency-key': uniqueId('key') } };
+      const started = Date.now();
+      const r = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, req);
+      expect(r.status).toBe(503);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      expect(r.headers.get('retry-after')).toBe('5');
+      expect(r.json.detail).toMatch(new RegExp(`^no worker polls task queue ${taskQueue} .*: nothing was submitted`));
+      expect((await call('GET', `/v1/agents/${agentId}`, { token: await token('viewer'), base: loneBase })).status).toBe(404);
+
+      const worker = await startHarness({ name: 'api-late', taskQueue });
+      try {
+        const retried = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, req);
+        expect(retried).toMatchObject({ status: 200, json: { taskId: 'task-1', outcome: 'COMPLETED' } });
+        expect((await worker.agents.status(agentId)).tasks.map((t) => t.taskId)).toEqual(['task-1']);
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      await new Promise((r) => lone.close(r));
     }
   });
 });

@@ -6,7 +6,7 @@
  * workflow fails that task (Temporal would otherwise retry the workflow task forever) and pauses the
  * agent for a human, with an alert.
  */
-import { WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowFailedError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
   agentWorkflowId,
@@ -19,7 +19,7 @@ import {
   unlockSignal,
   unlockUpdate,
 } from '../../workflows/messages';
-import { AgentClient } from '../../client/agent-client';
+import { AgentClient, NotFoundError } from '../../client/agent-client';
 import { LIMITS } from '../../core/contract';
 import { jsonBytes } from '../../core/compact';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
@@ -151,6 +151,30 @@ describe('a live agent under a corpus of malformed payloads', () => {
     }
     const last = await h.agents.submit(agentId, { goal: 'after the halts', config: config() });
     expect((await h.agents.waitForTask(agentId, last.taskId)).outcome).toBe('COMPLETED');
+  });
+});
+
+describe('a first submit the agent refuses', () => {
+  it('leaves no agent behind, whoever sent it: the agent it started ends in the workflow task that refused it', async () => {
+    const agentId = uniqueId('refused-first');
+    const workflowId = agentWorkflowId(agentId);
+    // Sent raw, with the config in the start arguments as another SDK might: the validator refuses the empty goal.
+    const startWorkflowOperation = new WithStartWorkflowOperation('agentWorkflow', {
+      workflowId,
+      taskQueue: h.taskQueue,
+      args: [{ agentId, config: config() }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    });
+    expect(await refusedAsInvalid(h.agents.client.workflow.executeUpdateWithStart(submitTaskUpdate, { args: [{ goal: ' ' } as never], startWorkflowOperation }))).toMatch(/non-empty goal/);
+    const ended = await eventually('the agent to end', async () => {
+      const d = await h.agents.client.workflow.getHandle(workflowId).describe();
+      return d.status.name === 'RUNNING' ? undefined : d;
+    });
+    expect(ended.status.name).toBe('COMPLETED');
+    await expect(h.agents.status(agentId)).rejects.toBeInstanceOf(NotFoundError);
+    // The id is free: a good submit starts the agent anew.
+    const { taskId } = await h.agents.submit(agentId, { goal: 'now a real one', config: config() });
+    expect((await h.agents.waitForTask(agentId, taskId)).outcome).toBe('COMPLETED');
   });
 });
 

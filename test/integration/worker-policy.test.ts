@@ -2,17 +2,20 @@
  * The worker's operator sets the outer limits; a task may only narrow them. A worker with a narrow
  * policy refuses, at submit, every task config wider than it — workspace roots, shell commands, hosts,
  * LLM endpoints and files, output cap — with a typed Refused failure naming the field, before anything
- * is queued; a config within the policy runs, and the worker's LLM key goes only to the worker's own
- * endpoint.
+ * is queued (a new agent refused so is not left behind); a config within the policy runs, what it
+ * leaves unset is the worker's own, and the worker's LLM key goes only to the worker's own endpoint.
+ * A suspended task whose config a narrower policy no longer allows is not resumed: the refusal says
+ * what helps.
  */
 import os from 'node:os';
 import path from 'node:path';
-import { mkdirSync, realpathSync, symlinkSync } from 'node:fs';
-import { RefusedError } from '../../client/agent-client';
-import { parseAgentConfig } from '../../core/config';
-import { parseWorkerPolicy } from '../../core/worker-policy';
+import { mkdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import { NotFoundError, RefusedError } from '../../client/agent-client';
+import { parseAgentConfig, type AgentConfigInput } from '../../core/config';
+import { parseWorkerPolicy, type WorkerPolicyInput } from '../../core/worker-policy';
 import { openAiCompletion, startFakeServer, type FakeServer } from '../helpers/fake-llm-server';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import { llmRequests, settledHistory } from '../helpers/workflow-history';
 
 let h: Harness;
 /** A listener of the submitter's choosing: it must hear nothing. */
@@ -100,9 +103,9 @@ describe('a task config wider than the worker policy', () => {
     await expect(submitted).rejects.toBeInstanceOf(RefusedError);
     await expect(submitted).rejects.toThrow(why);
     await expect(submitted).rejects.toThrow(/a task may only narrow it/);
-    // Nothing was queued or run.
-    const status = await h.agents.status(agentId);
-    expect(status).toMatchObject({ agentState: 'WAITING_FOR_EVENT', queue: [], tasks: [] });
+    // Nothing was queued or run, and no agent is left behind: the one the submit started has ended.
+    await expect(h.agents.status(agentId)).rejects.toBeInstanceOf(NotFoundError);
+    expect((await h.agents.listAgents({ pageSize: 200 })).agents.map((a) => a.agentId)).not.toContain(agentId);
   });
 
   it('is refused for a task of an existing agent too, which keeps running its own config', async () => {
@@ -155,3 +158,87 @@ describe('the LLM endpoints a task may name', () => {
   });
 });
 
+
+/** A scripted controller in the allowed root, where the policies below let the worker read it. */
+function scriptInRoot(turns: unknown[]): string {
+  const file = path.join(allowed, `${uniqueId('turns')}.json`);
+  writeFileSync(file, JSON.stringify({ turns }));
+  return file;
+}
+const configIn = (turns: unknown[], overrides: AgentConfigInput = {}) =>
+  parseAgentConfig({ workspace: [inside()], verify: false, ...overrides }, `scripted:${scriptInRoot(turns)}`);
+const policyOf = (overrides: Partial<WorkerPolicyInput>) => parseWorkerPolicy({ roots: [allowed], allowRoot: true, ...overrides });
+
+describe('what a task config leaves unset', () => {
+  it("is the worker's own: the shell commands and the output cap of its policy, never wider defaults", async () => {
+    const agentId = uniqueId('defaults');
+    const config = configIn([
+      {
+        toolCalls: [
+          { name: 'shell.run', args: { command: 'ls' } },
+          { name: 'shell.run', args: { command: 'echo', args: ['hi'] } },
+          { name: 'fs.read', args: { path: 'big.txt' } },
+        ],
+      },
+      { text: 'Done.' },
+    ]);
+    writeFileSync(path.join(config.workspace[0]!, 'big.txt'), 'b'.repeat(20_000));
+    expect(config.tools).not.toHaveProperty('shellAllow');
+    const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'look around', config });
+    const result = await h.agents.waitForTask(agentId, taskId);
+    expect(result).toMatchObject({ outcome: 'COMPLETED', finalText: 'Done.' });
+    // The worker's list: ls runs, echo (a command of the old config default) does not, and says what does.
+    expect(result.toolCalls.map((c) => [c.name, c.status, c.error?.code])).toEqual([
+      ['shell.run', 'ok', undefined],
+      ['shell.run', 'failed', 'EPERM'],
+      ['fs.read', 'failed', 'E_OUTPUT_TOO_LARGE'],
+    ]);
+    expect(result.toolCalls[1]?.error?.suggestion).toMatch(/^Allowed commands: ls, cat\./);
+    // The worker's cap (10000), not the config default's 64 KiB.
+    expect(result.toolCalls[2]?.error?.message).toMatch(/10000 bytes/);
+    // The model is told the worker's list.
+    const [first] = await llmRequests(await settledHistory(h.agents.client, workflowId));
+    expect(first?.messages[0]).toMatchObject({ role: 'system', text: expect.stringContaining('shell.run starts only these commands: ls, cat.') });
+  });
+});
+
+describe('unlock --resume after the worker policy narrowed', () => {
+  it('resumes a task whose config left shellAllow to the worker, and refuses one that asked for more, keeping it suspended and saying what helps', async () => {
+    const wide = await startHarness({ name: 'policy-before', activities: { policy: policyOf({ shellAllow: ['ls', 'cat'] }) } });
+    const narrowed = { policy: policyOf({ shellAllow: ['ls'] }) };
+    let after: Harness | undefined;
+    try {
+      // Each lists the workspace, then the loop cap (1 tick) suspends it before its answer.
+      const turns = [{ toolCalls: [{ name: 'shell.run', args: { command: 'ls' } }] }, { text: 'Done.' }];
+      const [own, asked] = [uniqueId('resume-own'), uniqueId('resume-asked')];
+      const submitted = await Promise.all([
+        wide.agents.submit(own, { goal: 'list, then answer', config: configIn(turns, { safety: { maxTicks: 1 } }) }),
+        wide.agents.submit(asked, { goal: 'list, then answer', config: configIn(turns, { safety: { maxTicks: 1 }, tools: { shellAllow: ['ls', 'cat'] } }) }),
+      ]);
+      for (const [i, agentId] of [own, asked].entries()) {
+        expect(await wide.agents.waitForTask(agentId, submitted[i]!.taskId)).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', reason: { code: 'LOOP_CAP' } });
+      }
+      await wide.stop();
+
+      // The operator narrows the policy: the same task queue, a new worker.
+      after = await startHarness({ name: 'policy-after', taskQueue: wide.taskQueue, activities: narrowed });
+      await after.agents.unlock(own, { resume: true });
+      expect(await after.agents.waitForTask(own, submitted[0]!.taskId, { after: (r) => r.outcome !== 'SUSPENDED' })).toMatchObject({ outcome: 'COMPLETED', finalText: 'Done.' });
+
+      const refused = after.agents.unlock(asked, { resume: true });
+      await expect(refused).rejects.toBeInstanceOf(RefusedError);
+      await expect(refused).rejects.toThrow(/task task-1 cannot resume: the worker's policy no longer allows its config\. It stays suspended/);
+      await expect(refused).rejects.toThrow(new RegExp(`\`starry unlock ${asked}\` without --resume ends the task ABORTED`));
+      await expect(refused).rejects.toThrow(/tools\.shellAllow: 'cat' not allowed by the worker \(allowed: ls\)/);
+      expect(await after.agents.status(asked)).toMatchObject({ agentState: 'SAFETY_LOCKOUT', suspendedTask: { taskId: 'task-1' } });
+
+      // What the refusal says helps: unlock without resume, then the goal again within the policy.
+      expect((await after.agents.unlock(asked)).message).toMatch(/task task-1 ended ABORTED/);
+      const again = await after.agents.submit(asked, { goal: 'list, then answer', config: configIn(turns) });
+      expect(await after.agents.waitForTask(asked, again.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+    } finally {
+      await after?.stop();
+      await wide.stop().catch(() => undefined);
+    }
+  });
+});
