@@ -6,7 +6,7 @@ import { Command, Option } from 'commander';
 import { hasLiveWorker, temporalEnv } from '../../client/connection';
 import type { AgentList, AgentState } from '../../core/contract';
 import { webUiLink } from '../../workflows/messages';
-import { EXIT, ExitError, noWorker, sayErr, uiBase, withClient } from '../common';
+import { noWorker, sayErr, uiBase, withClient } from '../common';
 import { formatStatus, jsonLine, say } from '../format';
 
 /** Register status and list. */
@@ -15,14 +15,15 @@ export function statusCommands(program: Command): void {
     .command('status')
     .description("show an agent's state, queue, counters and recent tasks")
     .argument('<agent>', 'agent id')
-    .option('--json', 'print the state query as JSON')
+    .option('--json', 'print the state query as JSON (with no worker polling: what the visibility store holds, with "source": "visibility store")')
     .action(async (agentId: string, o: { json?: boolean }) => {
       await withClient(async (agents, connection) => {
         if (!(await hasLiveWorker(connection, temporalEnv()))) {
           // Never a worker here just to answer: it would advance the agent's tasks while we read.
+          // What the search attributes say (state, lock reason, tokens), and that they are where it comes from.
           const seen = await agents.visibleState(agentId);
-          if (o.json) throw new ExitError(noWorker(temporalEnv().address), EXIT.FAILED);
-          say(`agent ${agentId}: ${seen.agentState ?? 'state unknown'}${seen.lockReason ? ` (${seen.lockReason})` : ''} · ${seen.tokensUsed ?? 0} tokens — from the visibility store\n`);
+          if (o.json) say(jsonLine({ agentId, workflowId: agents.agentWorkflowId(agentId), ...seen, source: 'visibility store' }));
+          else say(`agent ${agentId}: ${seen.agentState ?? 'state unknown'}${seen.lockReason ? ` (${seen.lockReason})` : ''} · ${seen.tokensUsed ?? 0} tokens — from the visibility store\n`);
           sayErr(`starry: ${noWorker(temporalEnv().address)}\n`);
           return;
         }
