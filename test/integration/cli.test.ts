@@ -12,8 +12,7 @@ import { eventually } from '../../dev/poll';
 import { taskWorkflowId } from '../../workflows/messages';
 import { isActivityRunning } from '../helpers/workflow-history';
 import { killWorker, startWorkerProcess } from '../helpers/worker-process';
-import { freePort, startDevServer } from '../../dev/dev-server';
-import { isAlive } from '../../client/connection';
+import { freePort, isListening, startDevServer } from '../../dev/dev-server';
 
 jest.setTimeout(180_000);
 
@@ -488,8 +487,8 @@ describe("the local dev server, one per folder's SQLite file", () => {
     const [a, b] = [await freePort(), await freePort()];
     const queue = uniqueId('cli-dev-q');
     const dev = starryLive(['dev', '--port', String(a), '--api-port', '0'], queue, inFolder(dir));
-    await dev.until('stderr', new RegExp(`^started Temporal dev server at 127\\.0\\.0\\.1:${a}\\nWeb UI: http://127\\.0\\.0\\.1:${a + 1000}\\nworker running on task queue ${queue}; Ctrl-C stops all\\n`));
     try {
+      await dev.until('stderr', new RegExp(`^started Temporal dev server at 127\\.0\\.0\\.1:${a}\\nWeb UI: http://127\\.0\\.0\\.1:${a + 1000}\\nworker running on task queue ${queue}; Ctrl-C stops all\\n`));
       const refusal = new RegExp(
         `^starry: the SQLite file ${dir}/dev\\.db is in use by the Temporal dev server at 127\\.0\\.0\\.1:${a} \\(pid ${pidOf(dir, a)}, Web UI http://127\\.0\\.0\\.1:${a + 1000}\\), and two servers must not share one file: use that one \\(--port ${a}, or TEMPORAL_ADDRESS=127\\.0\\.0\\.1:${a}\\), stop it first .*, or give this one a file of its own \\(\`starry dev --db FILE\`\\)\\n$`,
       );
@@ -497,25 +496,32 @@ describe("the local dev server, one per folder's SQLite file", () => {
         const second = await starryAsync(args, queue, inFolder(dir));
         expect([args, second.code, second.stderr]).toEqual([args, 1, expect.stringMatching(refusal)]);
       }
-    } finally {
       dev.child.kill('SIGINT');
       expect(await dev.exited).toBe(0);
+      expect(dev.out().stderr).toContain(`stopped (agents are kept in ${dir}/dev.db)\n`);
+      const after = await starryAsync(['server', 'start', '--port', String(b)], queue, inFolder(dir));
+      expect(after).toMatchObject({ code: 0, stdout: `started: 127.0.0.1:${b} · Web UI http://127.0.0.1:${b + 1000}\n` });
+      expect(await starryAsync(['server', 'stop', '--port', String(b)], queue, inFolder(dir))).toMatchObject({ code: 0, stdout: `stopped the dev server on port ${b}\n` });
+    } finally {
+      dev.child.kill('SIGINT');
+      await dev.exited;
+      await starryAsync(['server', 'stop', '--port', String(b)], queue, inFolder(dir));
     }
-    expect(dev.out().stderr).toContain(`stopped (agents are kept in ${dir}/dev.db)\n`);
-    const after = await starryAsync(['server', 'start', '--port', String(b)], queue, inFolder(dir));
-    expect(after).toMatchObject({ code: 0, stdout: `started: 127.0.0.1:${b} · Web UI http://127.0.0.1:${b + 1000}\n` });
-    expect(await starryAsync(['server', 'stop', '--port', String(b)], queue, inFolder(dir))).toMatchObject({ code: 0, stdout: `stopped the dev server on port ${b}\n` });
   });
 
   it('leaves no lock behind a server killed with SIGKILL: the next one starts on the file', async () => {
     const dir = stateDir();
     const [a, b] = [await freePort(), await freePort()];
-    expect(await starryAsync(['server', 'start', '--port', String(a)], QUEUE, inFolder(dir))).toMatchObject({ code: 0 });
-    expect(await starryAsync(['server', 'start', '--port', String(b)], QUEUE, inFolder(dir))).toMatchObject({ code: 1, stderr: expect.stringMatching(/is in use by the Temporal dev server/) });
-    process.kill(pidOf(dir, a), 'SIGKILL');
-    await eventually('the killed server gone', () => (isAlive(pidOf(dir, a)) ? undefined : true));
-    expect(await starryAsync(['server', 'start', '--port', String(b)], QUEUE, inFolder(dir))).toMatchObject({ code: 0, stdout: expect.stringMatching(/^started: /) });
-    await starryAsync(['server', 'stop', '--port', String(b)], QUEUE, inFolder(dir));
+    try {
+      expect(await starryAsync(['server', 'start', '--port', String(a)], QUEUE, inFolder(dir))).toMatchObject({ code: 0 });
+      expect(await starryAsync(['server', 'start', '--port', String(b)], QUEUE, inFolder(dir))).toMatchObject({ code: 1, stderr: expect.stringMatching(/is in use by the Temporal dev server/) });
+      process.kill(pidOf(dir, a), 'SIGKILL');
+      // Its sockets close with its other files, the lock's among them.
+      await eventually('the killed server gone', async () => ((await isListening(a)) ? undefined : true));
+      expect(await starryAsync(['server', 'start', '--port', String(b)], QUEUE, inFolder(dir))).toMatchObject({ code: 0, stdout: expect.stringMatching(/^started: /) });
+    } finally {
+      for (const port of [a, b]) await starryAsync(['server', 'stop', '--port', String(port)], QUEUE, inFolder(dir));
+    }
   });
 });
 
