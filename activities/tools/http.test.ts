@@ -22,6 +22,15 @@ function startServer(): Promise<{ base: string; close(): Promise<void> }> {
       case '/down':
         res.writeHead(503).end('maintenance');
         return;
+      case '/conflict':
+        res.writeHead(409).end('being edited');
+        return;
+      case '/private':
+        res.writeHead(401).end('sign in first');
+        return;
+      case '/forbidden':
+        res.writeHead(403).end('not for you');
+        return;
       case '/redirect-inside':
         res.writeHead(302, { location: '/ok' }).end();
         return;
@@ -111,6 +120,18 @@ describe('http.get', () => {
 
   it('reports 5xx as a transient E_UNAVAILABLE', async () => {
     expect((await call(`${server.base}/down`)).error).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'transient' });
+  });
+
+  it('retries a 409 like a 503: a conflict may clear up (the house’s one HTTP-status table)', async () => {
+    expect((await call(`${server.base}/conflict`)).error).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'http.get' });
+  });
+
+  it('reports 401 and 403 as EACCES pain: the model chose the URL and can choose another', async () => {
+    for (const page of ['private', 'forbidden']) {
+      const result = await call(`${server.base}/${page}`);
+      expect(result.error).toMatchObject({ code: 'EACCES', kind: 'execution', source: 'http.get' });
+      expect(result.error?.suggestion).toMatch(/^The server answered 40[13]; check the URL\.$/);
+    }
   });
 
   it('reports 404 as an execution error with the status', async () => {

@@ -1,12 +1,53 @@
 /**
- * How a provider's failure (HTTP status or network error) maps to the three kinds of pain, shared by
- * every LLM provider and by `http.get`: 408/409/429/5xx and network errors are transient, 401/403 are
- * fatal (a credential is wrong; retrying cannot help), other 4xx are plain failures that are not retried.
+ * The one HTTP-status table, and the network codes beside it: how an HTTP failure maps onto the
+ * taxonomy for every HTTP client of the house (the LLM providers, `http.get`, MCP servers, the alert
+ * webhook). The table gives the code, the code its kind (`kindOf`); the caller writes the message and
+ * says whose request it was, which is what 401 and 403 turn on (docs/ARCHITECTURE.md#the-error-taxonomy).
  */
-import { normalizedError, type ErrorCode, type NormalizedError } from './errors';
+import { kindOf, normalizedError, type ErrorCode, type NormalizedError } from './index';
 
 /**
- * Classify an HTTP status.
+ * Who asked for a request, which decides what a refused credential (401, 403) means. `worker`: the
+ * worker's own request (its LLM provider, an MCP server or webhook of the configuration), made with the
+ * operator's credential or to an endpoint only a human can change: E_AUTH, fatal. `model`: a URL the
+ * model chose (`http.get`), sent with no credential of ours: EACCES, pain, since the model can choose
+ * another.
+ */
+export type RequestedBy = 'worker' | 'model';
+
+/**
+ * The taxonomy code of an HTTP failure status (its kind is the code's own):
+ *
+ * | status | code | kind |
+ * |---|---|---|
+ * | 408 | ETIMEDOUT | transient |
+ * | 409, 5xx | E_UNAVAILABLE | transient |
+ * | 429 | E_RATE_LIMIT | transient |
+ * | 401, 403 | E_AUTH (`worker`) / EACCES (`model`) | fatal / execution |
+ * | 404, 410 | ENOENT | execution |
+ * | any other | EINVAL | execution |
+ *
+ * 409 is retried: a GET is safe to repeat, and the OpenAI and Anthropic SDKs retry 409 (a lock
+ * timeout) too; a conflict that does not clear becomes pain when the retries run out.
+ *
+ * ```ts
+ * httpStatusCode(409, 'model')  // 'E_UNAVAILABLE'
+ * httpStatusCode(401, 'worker') // 'E_AUTH'
+ * httpStatusCode(401, 'model')  // 'EACCES'
+ * ```
+ */
+export function httpStatusCode(status: number, requestedBy: RequestedBy): ErrorCode {
+  if (status === 408) return 'ETIMEDOUT';
+  if (status === 429) return 'E_RATE_LIMIT';
+  if (status === 409 || status >= 500) return 'E_UNAVAILABLE';
+  if (status === 401 || status === 403) return requestedBy === 'worker' ? 'E_AUTH' : 'EACCES';
+  if (status === 404 || status === 410) return 'ENOENT';
+  return 'EINVAL';
+}
+
+/**
+ * Classify the failure status of a request the worker made (an LLM provider, the alert webhook) with
+ * the table above; the message is `HTTP <status>: <message>`.
  *
  * ```ts
  * classifyHttpStatus({ status: 429, message: 'slow down', source: 'llm gemini' }).kind // 'transient'
@@ -30,25 +71,20 @@ export function classifyHttpStatus(e: {
 }): NormalizedError {
   const { status, source } = e;
   const message = `HTTP ${status}: ${e.message}`;
-  const make = (code: ErrorCode, kind: NormalizedError['kind'], suggestion = e.suggestion, text = message) =>
-    normalizedError({ code, kind, message: text, source, suggestion });
-  if (status === 429) return make('E_RATE_LIMIT', 'transient');
-  if (status === 408) return make('ETIMEDOUT', 'transient');
-  if (status === 409 || status >= 500) return make('E_UNAVAILABLE', 'transient');
-  if (status === 401 || status === 403 || e.credentialRejected) {
-    const what = status === 403 ? 'is not allowed to use this model or endpoint' : 'was rejected';
-    return make(
-      'E_AUTH',
-      'fatal',
+  let code = httpStatusCode(status, 'worker');
+  if (e.credentialRejected && kindOf(code) !== 'transient') code = 'E_AUTH';
+  if (code !== 'E_AUTH') return normalizedError({ code, message, source, suggestion: e.suggestion });
+  const what = status === 403 ? 'is not allowed to use this model or endpoint' : 'was rejected';
+  return normalizedError({
+    code,
+    source,
+    message: e.credential ? `${message} (${e.credential} ${what})` : message,
+    suggestion:
       e.suggestion ??
-        (e.credential
-          ? `Check ${e.credential} on the worker, then unlock the agent.`
-          : 'Check the credential for this provider (API key or Application Default Credentials).'),
-      e.credential ? `${message} (${e.credential} ${what})` : message,
-    );
-  }
-  if (status === 404) return make('ENOENT', 'execution');
-  return make('EINVAL', 'execution');
+      (e.credential
+        ? `Check ${e.credential} on the worker, then unlock the agent.`
+        : 'Check the credential for this provider (API key or Application Default Credentials).'),
+  });
 }
 
 /**
@@ -80,7 +116,14 @@ export function classifyNetworkError(err: unknown, source: string): NormalizedEr
   return normalizedError({ code, kind: code === 'ENOENT' ? 'execution' : 'transient', message, source });
 }
 
-function networkCodeOf(err: unknown): ErrorCode | undefined {
+/**
+ * The taxonomy code of a network failure (Node's code, or undici's on the `cause` chain), if it is one.
+ *
+ * ```ts
+ * networkCodeOf(new TypeError('fetch failed', { cause: Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }) })) // 'ECONNREFUSED'
+ * ```
+ */
+export function networkCodeOf(err: unknown): ErrorCode | undefined {
   for (let e: unknown = err, depth = 0; e && depth < 4; depth++) {
     const code = (e as { code?: unknown }).code;
     if (typeof code === 'string' && NETWORK_CODES[code]) return NETWORK_CODES[code];

@@ -1,6 +1,30 @@
-import { classifyHttpStatus, classifyNetworkError, retryAfterMs, retryDelayWithin } from './provider-errors';
+import { kindOf } from './index';
+import { classifyHttpStatus, classifyNetworkError, httpStatusCode, networkCodeOf, retryAfterMs, retryDelayWithin } from './http';
 
 const h = (entries: Record<string, string>) => ({ get: (n: string) => entries[n.toLowerCase()] ?? null });
+
+describe('httpStatusCode, the one HTTP-status table', () => {
+  it.each([
+    [408, 'ETIMEDOUT', 'ETIMEDOUT'],
+    [409, 'E_UNAVAILABLE', 'E_UNAVAILABLE'],
+    [429, 'E_RATE_LIMIT', 'E_RATE_LIMIT'],
+    [500, 'E_UNAVAILABLE', 'E_UNAVAILABLE'],
+    [599, 'E_UNAVAILABLE', 'E_UNAVAILABLE'],
+    [401, 'E_AUTH', 'EACCES'],
+    [403, 'E_AUTH', 'EACCES'],
+    [404, 'ENOENT', 'ENOENT'],
+    [410, 'ENOENT', 'ENOENT'],
+    [400, 'EINVAL', 'EINVAL'],
+    [422, 'EINVAL', 'EINVAL'],
+  ])('maps HTTP %i to %s for the worker’s own request and %s for a URL the model chose', (status, worker, model) => {
+    expect([httpStatusCode(status, 'worker'), httpStatusCode(status, 'model')]).toEqual([worker, model]);
+  });
+
+  it('retries what may clear up, stops the agent for the worker’s refused credential, and gives the model the rest as pain', () => {
+    expect([408, 409, 429, 502].map((s) => kindOf(httpStatusCode(s, 'model')))).toEqual(['transient', 'transient', 'transient', 'transient']);
+    expect([kindOf(httpStatusCode(401, 'worker')), kindOf(httpStatusCode(401, 'model'))]).toEqual(['fatal', 'execution']);
+  });
+});
 
 describe('classifyHttpStatus', () => {
   it.each([
@@ -13,6 +37,7 @@ describe('classifyHttpStatus', () => {
     [403, 'E_AUTH', 'fatal'],
     [400, 'EINVAL', 'execution'],
     [404, 'ENOENT', 'execution'],
+    [410, 'ENOENT', 'execution'],
   ])('maps HTTP %i to %s (%s)', (status, code, kind) => {
     const e = classifyHttpStatus({ status, message: 'x', source: 'llm' });
     expect(e).toMatchObject({ code, kind, source: 'llm' });
@@ -55,6 +80,7 @@ describe('classifyNetworkError', () => {
 
   it('returns undefined for an error that is not a network error', () => {
     expect(classifyNetworkError(new Error('boom'), 's')).toBeUndefined();
+    expect(networkCodeOf(new Error('boom', { cause: Object.assign(new Error('reset'), { code: 'UND_ERR_SOCKET' }) }))).toBe('ECONNRESET');
   });
 });
 
