@@ -3,9 +3,22 @@ import type { AddressInfo } from 'node:net';
 import { runTool, type ToolRequest } from './index';
 import { toolsConfig } from './test-support';
 
+/** Routes that answer a failure status with a body. */
+const FAILING: Record<string, [number, string]> = {
+  '/down': [503, 'maintenance'],
+  '/conflict': [409, 'being edited'],
+  '/private': [401, 'sign in first'],
+  '/forbidden': [403, 'not for you'],
+};
+
 /** A real server on 127.0.0.1 with a few fixed routes. */
 function startServer(): Promise<{ base: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
+    const failing = FAILING[req.url ?? ''];
+    if (failing) {
+      res.writeHead(failing[0]).end(failing[1]);
+      return;
+    }
     switch (req.url) {
       case '/ok':
         res.writeHead(200, { 'content-type': 'text/plain' }).end('hello from the server');
@@ -18,18 +31,6 @@ function startServer(): Promise<{ base: string; close(): Promise<void> }> {
         return;
       case '/rate-limited-date':
         res.writeHead(429, { 'retry-after': new Date(Date.now() + 60_000).toUTCString() }).end();
-        return;
-      case '/down':
-        res.writeHead(503).end('maintenance');
-        return;
-      case '/conflict':
-        res.writeHead(409).end('being edited');
-        return;
-      case '/private':
-        res.writeHead(401).end('sign in first');
-        return;
-      case '/forbidden':
-        res.writeHead(403).end('not for you');
         return;
       case '/redirect-inside':
         res.writeHead(302, { location: '/ok' }).end();
