@@ -88,8 +88,8 @@ export function classifyHttpStatus(e: {
 }
 
 /**
- * Node's and undici's network failure codes, each with its taxonomy code: the one table for the LLM
- * providers and the http.get tool. ENOTFOUND (the name does not exist) is ENOENT, an execution error
+ * Node's and undici's network failure codes, each with its taxonomy code: the one table for every HTTP
+ * client, as the status table is. ENOTFOUND (the name does not exist) is ENOENT, an execution error
  * the model can fix by choosing another host; EAI_AGAIN (the resolver could not answer) is transient.
  */
 export const NETWORK_CODES: Readonly<Record<string, ErrorCode>> = {
