@@ -4,7 +4,7 @@
  * (the README's table, cli/common.ts).
  */
 import { Command, CommanderError } from 'commander';
-import { isRequestError } from '../core/request-errors';
+import { isRequestError } from '../core/errors';
 import { checkTenant } from '../core/tenant';
 import { actIn, EXIT, ExitError, sayErr } from './common';
 import { controlCommands } from './commands/control';

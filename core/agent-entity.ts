@@ -10,7 +10,7 @@ import { parseAgentConfig, type AgentConfig } from './config';
 import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, type PriorityInbox, type QueuedTask } from './priority-inbox';
 import { initialCounters, type SafetyCounters } from './safety-monitor';
 import { LIMITS, parsePayload, SubmitTaskInputSchema, type CancelledTask, type HaltInput, HumanMessage, SubmitTaskResult, UnlockInput, UnlockRecord, UnlockResult } from './contract';
-import { RefusedError } from './request-errors';
+import { RefusedError } from './errors';
 import { fitResult, jsonBytes } from './compact';
 import type { TaskRunOutput } from './task-run';
 import { isLocked, reasonText, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';

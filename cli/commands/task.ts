@@ -7,7 +7,7 @@ import type { AgentClient } from '../../client/agent-client';
 import { ConfigError, type AgentConfig } from '../../core/config';
 import { guideIds } from '../../core/guides';
 import { LLM_SPEC_HELP, parseLlmSpec } from '../../core/llm-spec';
-import { isRequestError } from '../../core/request-errors';
+import { isRequestError } from '../../core/errors';
 import { webUiLink } from '../../workflows/messages';
 import { EXIT, ExitError, exitCodeFor, onInterrupt, sayErr, uiBase, withClient, workerIfNeeded } from '../common';
 import { formatOutcome, jsonLine, say } from '../format';
