@@ -10,10 +10,10 @@ import { parseAgentConfig, type AgentConfig } from './config';
 import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, type PriorityInbox, type QueuedTask } from './priority-inbox';
 import { initialCounters, type SafetyCounters } from './safety-monitor';
 import { LIMITS, parsePayload, SUBMIT_EXPIRED, SubmitTaskInputSchema, type CancelledTask, type HaltInput, HumanMessage, SubmitTaskResult, UnlockInput, UnlockRecord, UnlockResult } from './contract';
-import { RefusedError } from './request-errors';
+import { RefusedError } from './errors';
 import { fitResult, jsonBytes } from './compact';
 import type { TaskRunOutput } from './task-run';
-import { isLocked, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';
+import { isLocked, reasonText, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';
 
 export { RefusedError };
 
@@ -174,7 +174,7 @@ export class AgentEntity {
       throw new RefusedError(`agent ${d.agentId} has no config yet: its first task needs one (an LLM and a workspace)`);
     }
     if (this.locked) {
-      const why = d.reason ? ` (${d.reason.code}: ${d.reason.message})` : '';
+      const why = d.reason ? ` (${reasonText(d.reason)})` : '';
       throw new RefusedError(
         `agent ${d.agentId} is ${d.agentState}${why} and refuses tasks until a human unlocks it: starry unlock ${d.agentId}`,
       );

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { guideIds } from './guides';
 import { parseLlmSpec } from './llm-spec';
-import { ConfigError } from './request-errors';
+import { ConfigError } from './errors';
 import { isValidToolName, TOOL_NAMES } from './tools';
 
 export { ConfigError };

@@ -3,7 +3,7 @@
  * (the worker's own endpoint) or `openai:MODEL@BASE_URL`, `local:PATH.gguf`. Parsed once at the edge so
  * a typo is a clear error before any task starts.
  */
-import { ConfigError } from './request-errors';
+import { ConfigError } from './errors';
 
 export type LlmSpec =
   | { provider: 'scripted'; file: string }

@@ -1,4 +1,4 @@
-import { isRequestError } from './request-errors';
+import { isRequestError } from './errors';
 import { changesCodeLoading, DEFAULT_SHELL_ALLOW, describeLimit, isHostAllowed, llmSpecProblem, mcpCommandEntry, narrowToPolicy, normalizePosix, parseWorkerPolicy, withWorkerDefaults, type TaskLimits } from './worker-policy';
 
 const policy = parseWorkerPolicy({ roots: ['/srv/ws/'], shellAllow: ['ls', 'cat'], httpAllow: ['*.example.com', 'api.test:8443', 'local.test:*'], maxOutputBytes: 1000 });
