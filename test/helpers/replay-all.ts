@@ -5,10 +5,13 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { workflowSource } from '../../worker/worker';
+
+/** gRPC's NOT_FOUND: the server has no such workflow run. */
+const GRPC_NOT_FOUND = 5;
 
 export interface ReplayAllReport {
   replayed: number;
@@ -30,7 +33,15 @@ export async function replayAllHistories(address: string, since: Date, saveDir: 
     const query = `WorkflowType IN ('agentWorkflow', 'taskWorkflow') AND StartTime >= '${since.toISOString()}'`;
     async function* histories() {
       for await (const wf of client.workflow.list({ query })) {
-        yield { workflowId: `${wf.workflowId}/${wf.runId}`, history: await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory() };
+        let history;
+        try {
+          history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+        } catch (err) {
+          // Deleted since it was listed (the client deletes the run of an agent whose first submit was refused).
+          if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND) continue;
+          throw err;
+        }
+        yield { workflowId: `${wf.workflowId}/${wf.runId}`, history };
       }
     }
     const report: ReplayAllReport = { replayed: 0, failures: [] };
