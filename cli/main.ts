@@ -11,7 +11,7 @@ import { ConfigError, type AgentConfig } from '../core/config';
 import { isRequestError } from '../core/request-errors';
 import { checkTenant, qualifiedAgentId } from '../core/tenant';
 import { guideIds } from '../core/guides';
-import { LLM_SPEC_HELP, parseLlmSpec } from '../core/llm-spec';
+import { LLM_SPEC_HELP } from '../core/llm-spec';
 import { agentWorkflowId, webUiLink } from '../workflows/messages';
 import { isLocked, type TaskResult } from '../core/types';
 import type { AgentList, AgentState } from '../core/contract';
@@ -223,7 +223,7 @@ async function runTask(goal: string | undefined, cmd: Command): Promise<number> 
     const embedded = await workerIfNeeded(connection, o.worker);
     try {
       // The embedded worker reads this process's environment: check its provider settings up front.
-      const problem = embedded && config ? (await import('../activities/llm')).llmSetupProblem(parseLlmSpec(config.llm)) : undefined;
+      const problem = embedded && config ? (await import('../activities/llm')).llmSetupProblem(config.llm) : undefined;
       if (problem) throw new ConfigError(problem);
       const submitted = await submitWith(agents, o.agent, g, config, o.priority);
       if (!o.json) sayErr(`submitted ${submitted.taskId} to agent ${o.agent} (${submitted.workflowId})\n`);
