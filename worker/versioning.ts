@@ -20,9 +20,9 @@ export const DEPLOYMENT_NAME = 'openstarry';
  * Who makes a worker's version the deployment's current one, once the worker polls:
  * - `if-none`: only when the deployment has none yet (a first deploy). Later versions wait for a human
  *   or a deploy step (`starry worker --set-current`, or `temporal worker deployment set-current-version`).
- * - `always`: this worker makes its version current (unless a version created after it is current
- *   already: a late worker of an older version never rolls the deployment back), then wakes the agents
- *   of older versions so that an idle one moves over too.
+ * - `always`: this worker makes its version current, then wakes the agents of other versions so that an
+ *   idle one moves over too. Give it to the workers of the version that is to take over only: a worker
+ *   of another version started with it takes the deployment back to that version.
  * - `take-over`: as `always`, and every open workflow of an older version is sent to this one for its
  *   next workflow task (a one-time override), where it replays on this code: a developer's machine runs
  *   one build at a time, and a workflow left on a build nobody runs would wait forever.
@@ -92,14 +92,13 @@ export async function makeVersionCurrent(
         log.warn(`worker version ${version.buildId} is not the current version of deployment ${version.deploymentName} (${current.buildId} is) and gets no new work until it is: \`starry worker --set-current\` or \`temporal worker deployment set-current-version --deployment-name ${version.deploymentName} --build-id ${version.buildId}\``);
         return 'waits';
       }
-      const currentSummary = info?.versionSummaries?.find((s) => s.deploymentVersion?.buildId === current?.buildId);
-      if (current?.buildId && mode === 'always' && seconds(currentSummary?.createTime) > seconds(mine.createTime)) {
-        log.warn(`worker version ${version.buildId} stays behind ${current.buildId}, a newer current version of deployment ${version.deploymentName}: it runs what is pinned to it`);
-        return 'waits';
-      }
       await service.setWorkerDeploymentCurrentVersion({ namespace, deploymentName: version.deploymentName, buildId: version.buildId, identity: 'openstarry worker', ignoreMissingTaskQueues: true });
       log.info(`worker version ${version.buildId} is now the current version of deployment ${version.deploymentName}`);
-      if (current?.buildId) await moveOver(connection, namespace, version, mode === 'take-over', log);
+      if (current?.buildId) {
+        // A workflow learns that its target changed from its task queue: wake the agents once every queue knows.
+        await routed(connection, namespace, version, deadline);
+        await moveOver(connection, namespace, version, mode === 'take-over', log);
+      }
       return 'made current';
     }
     if (Date.now() > deadline) throw new Error(`the server did not list worker version ${versionKey(version)} within ${timeoutMs / 1000} s of the worker's start`);
@@ -117,7 +116,19 @@ async function describe(connection: NativeConnection, namespace: string, deploym
   }
 }
 
-const seconds = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => (t ? Number(t.seconds ?? 0) + (t.nanos ?? 0) / 1e9 : 0);
+/** Wait until every workflow task queue of `version` routes new work to it (the server updates them one by one). */
+async function routed(connection: NativeConnection, namespace: string, version: WorkerDeploymentVersion, deadline: number): Promise<void> {
+  const service = connection.workflowService;
+  const { workerDeploymentVersionInfo: info } = await service.describeWorkerDeploymentVersion({ namespace, deploymentVersion: version });
+  const WORKFLOW = 1; // temporal.api.enums.v1.TaskQueueType
+  for (const { name } of (info?.taskQueueInfos ?? []).filter((q) => q.type === WORKFLOW)) {
+    for (;;) {
+      const { versioningInfo } = await service.describeTaskQueue({ namespace, taskQueue: { name }, taskQueueType: WORKFLOW });
+      if (versioningInfo?.currentDeploymentVersion?.buildId === version.buildId || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
 
 /**
  * After a new version became current: wake the agents of older versions (an idle agent moves at the
