@@ -65,7 +65,7 @@ const BUILTIN_PREFIXES = new Set(TOOL_NAMES.map((name) => name.split('.')[0]!));
  * Where `${env:NAME}` is allowed: header and environment values are templates filled in on the worker
  * from its own environment, so secrets stay out of configs and histories.
  */
-const workerTemplate = z.string().max(4096);
+const workerTemplate = () => z.string().max(4096);
 
 /**
  * An MCP server: a program the worker starts (stdio; the command must be on the worker's
@@ -79,14 +79,14 @@ export const mcpServerSchema = once(() =>
         command: z.string().min(1).max(1024),
         args: z.array(z.string().max(4096)).max(64).default([]),
         /** Environment of the server, besides PATH and HOME: values may use `${env:NAME}` of the worker. */
-        env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), workerTemplate).optional(),
+        env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), workerTemplate()).optional(),
       })
       .strict(),
     z
       .object({
         url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
         /** Request headers: values may use `${env:NAME}` of the worker (`"Authorization": "Bearer ${env:TOKEN}"`). */
-        headers: z.record(z.string().min(1).max(256), workerTemplate).optional(),
+        headers: z.record(z.string().min(1).max(256), workerTemplate()).optional(),
       })
       .strict(),
   ],
