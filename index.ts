@@ -7,7 +7,7 @@
 // ---- the client: submit tasks, wait for results, read state, halt, unlock, message --------------------
 export { AgentClient, type AgentClientOptions } from './client/agent-client';
 export { connectClient, temporalEnv, TASK_QUEUE, type TemporalEnv } from './client/connection';
-export { ConfigError, InvalidArgumentError, isRequestError, NotFoundError, RefusedError, RequestError, type RequestErrorType } from './core/request-errors';
+export { ConfigError, InvalidArgumentError, isRequestError, NotFoundError, RefusedError, RequestError, type RequestErrorType } from './core/errors';
 
 // ---- the worker: the workflows and activities on a task queue, with the operator's policy ---------------
 export { createWorker, type CreateWorkerOptions } from './worker/worker';

@@ -5,10 +5,10 @@
  * is remembered in the activity's heartbeat details, so a retry never delivers twice (never pages twice).
  */
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import { normalizedError, type NormalizedError } from '../core/errors';
 import type { AgentState, LockReason } from '../core/types';
-import { classifyHttpStatus, classifyNetworkError } from '../core/provider-errors';
+import { classifyHttpStatus, classifyNetworkError } from '../core/errors/http';
 import { agentWorkflowId, webUiLink } from '../workflows/messages';
 import { throwAsFailure } from './failures';
 
@@ -106,7 +106,6 @@ async function publishSns(client: SNSClient, topicArn: string, event: AlertEvent
     const status = e.$metadata?.httpStatusCode ?? 0;
     const transient = status >= 500 || status === 429 || /Throttl|TooManyRequests|ServiceUnavailable|InternalError|TimeoutError/i.test(e.name ?? '') || !!e.$retryable || status === 0;
     const error = normalizedError({ code: transient ? 'E_UNAVAILABLE' : 'E_AUTH', kind: transient ? 'transient' : 'fatal', source: 'alert sns', message: `${e.name ?? 'Error'}: ${e.message ?? String(err)}` });
-    if (!transient) throw ApplicationFailure.create({ type: error.code, message: `${error.code}: ${error.message}`, nonRetryable: true, details: [error] });
     throwAsFailure(error);
   }
 }

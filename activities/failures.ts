@@ -1,11 +1,11 @@
 /**
- * The activity boundary: the one place where a NormalizedError becomes a Temporal failure.
- * Transient errors are retryable (Temporal's retry policy backs off; `Retry-After` becomes the next
- * delay); execution and fatal errors are not retried.
+ * The activity boundary, where a NormalizedError becomes a Temporal failure (the family's map is in
+ * core/errors/index.ts). Transient errors are retryable (Temporal's retry policy backs off;
+ * `Retry-After` becomes the next delay); execution and fatal errors are not retried.
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { NormalizedError } from '../core/errors';
-import { retryDelayWithin } from '../core/provider-errors';
+import { retryDelayWithin } from '../core/errors/http';
 
 /**
  * Throw `error` as an ApplicationFailure whose `type` is the error code and whose first detail is the

@@ -27,7 +27,7 @@ import {
   UnlockInputSchema,
   UnlockResultSchema,
 } from '../core/contract';
-import { isRequestError, RefusedError } from '../core/request-errors';
+import { InvalidArgumentError, isRequestError, RefusedError } from '../core/errors';
 import { TASK_WORKFLOW_ID_PATTERN } from '../core/tenant';
 import { AuthError, roleAllows, type Authenticator, type Principal, type Role } from './auth';
 
@@ -311,14 +311,8 @@ async function optionalBody<T extends z.ZodType>(c: Context, schema: T): Promise
     throw new HTTPException(400, { message: 'the request body is not valid JSON' });
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new BadBody(parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`));
+  if (!parsed.success) throw new InvalidArgumentError('the request is invalid', { issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`) });
   return parsed.data;
-}
-
-class BadBody extends Error {
-  constructor(readonly issues: string[]) {
-    super('the request is invalid');
-  }
 }
 
 /** Every error as problem+json, never a stack trace; Temporal out of reach is a 503 to retry. */
@@ -327,7 +321,6 @@ function errorResponse(c: Context, err: unknown): Response {
     if (err.status === 401) c.header('WWW-Authenticate', 'Bearer');
     return problem(c, err.status, err.message);
   }
-  if (err instanceof BadBody) return problem(c, 400, err.message, err.issues);
   if (isRequestError(err)) {
     const status = err.type === 'InvalidArgument' ? 400 : err.type === 'NotFound' ? 404 : 409;
     return problem(c, status, err.message, err.issues.length ? [...err.issues] : undefined);

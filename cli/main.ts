@@ -8,7 +8,7 @@ import { Command, CommanderError, InvalidArgumentError as CommanderInvalidArgume
 import type { Connection } from '@temporalio/client';
 import { AgentClient } from '../client/agent-client';
 import { ConfigError, type AgentConfig } from '../core/config';
-import { isRequestError } from '../core/request-errors';
+import { isRequestError } from '../core/errors';
 import { checkTenant, qualifiedAgentId } from '../core/tenant';
 import { guideIds } from '../core/guides';
 import { LLM_SPEC_HELP } from '../core/llm-spec';

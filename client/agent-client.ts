@@ -34,7 +34,7 @@ import {
   type UnlockInput,
   type UnlockResult,
 } from '../core/contract';
-import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/request-errors';
+import { InvalidArgumentError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/errors';
 import { agentOfTaskWorkflowId, AgentRefSchema, checkTenant, qualifiedAgentId, splitAgentRef, tenantOfWorkflowId } from '../core/tenant';
 import { TASK_FAILED, agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskEndedSignal, taskProgressQuery, taskWorkflowId, unlockUpdate, type TaskProgress } from '../workflows/messages';
 import { AgentIdKey, AgentStateKey, LockReasonKey, TenantKey, TickIndexKey, TokensUsedKey } from '../workflows/search-attributes';
@@ -527,7 +527,7 @@ function tenantNotRegistered(err: unknown): Error | undefined {
 
 /**
  * A failed update as the family's error: the workflow's validators fail with an ApplicationFailure
- * whose type is `InvalidArgument` or `Refused` (core/request-errors.ts); anything else is passed on.
+ * whose type is `InvalidArgument` or `Refused` (core/errors/request.ts); anything else is passed on.
  */
 function updateFailure(err: unknown, what: string): unknown {
   if (!(err instanceof WorkflowUpdateFailedError)) return err;

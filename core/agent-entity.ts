@@ -13,7 +13,7 @@ import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, ty
 import { initialCounters, type SafetyCounters } from './safety-monitor';
 import type { AgentStatus, CancelledTask, SubmitTaskResult, UnlockRecord, UnlockResult } from './contract';
 import { LIMITS, parsePayload, submitTaskInputSchema, type HaltInput, type HumanMessage, type SubmitTaskInput, type UnlockInput } from './payloads';
-import { RefusedError } from './request-errors';
+import { RefusedError } from './errors';
 import { fitResult, jsonBytes } from './compact';
 import type { TaskRunOutput } from './task-run';
 import { isLocked, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';

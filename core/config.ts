@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { guideIds } from './guides';
 import { once } from './lazy';
 import { llmSpecSchema, type LlmSpec } from './llm-spec';
-import { ConfigError } from './request-errors';
+import { ConfigError } from './errors';
 import { isValidToolName, TOOL_NAMES } from './tools';
 import { DEFAULT_SHELL_ALLOW } from './worker-policy';
 

@@ -11,7 +11,7 @@ import {
   TaskResultSchema,
   UnlockInputSchema,
 } from './contract';
-import { InvalidArgumentError, isRequestError } from './request-errors';
+import { InvalidArgumentError, isRequestError } from './errors';
 
 const fails = (schema: { safeParse(x: unknown): { success: boolean } }, raw: unknown) => !schema.safeParse(raw).success;
 

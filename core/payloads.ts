@@ -7,10 +7,9 @@
  */
 import { z } from 'zod';
 import type { AgentConfig } from './config';
-import { ERROR_CODES } from './errors';
+import { ERROR_CODES, InvalidArgumentError } from './errors';
 import { once } from './lazy';
 import { MAX_TASK_PRIORITY, MIN_TASK_PRIORITY } from './priority-inbox';
-import { InvalidArgumentError } from './request-errors';
 
 /** Bounds that keep every payload and the agent's carried state far inside Temporal's 2 MB payload limit. */
 export const LIMITS = {

@@ -1,7 +1,7 @@
 import { AgentIdSchema } from './contract';
 import { agentOfTaskWorkflowId, AgentRefSchema, checkTenant, qualifiedAgentId, splitAgentRef, TASK_WORKFLOW_ID_PATTERN, tenantOfWorkflowId, TenantIdSchema } from './tenant';
 import { agentWorkflowId, taskWorkflowId } from '../workflows/messages';
-import { isRequestError } from './request-errors';
+import { isRequestError } from './errors';
 
 describe('tenant ids', () => {
   it.each(['acme', 'org_2x9', 'acme.example.com', '0f8c1a2e-6b7d-4c3e-9a1b-2c3d4e5f6a7b', 'A'])('accepts %s', (t) => expect(TenantIdSchema.parse(t)).toBe(t));

@@ -7,7 +7,7 @@
  */
 import { z } from 'zod';
 import { AgentIdSchema, nameSchema } from './contract';
-import { InvalidArgumentError } from './request-errors';
+import { InvalidArgumentError } from './errors';
 
 /** Between the tenant and the agent's own id: in no agent id and no tenant id. */
 export const TENANT_SEPARATOR = ':';

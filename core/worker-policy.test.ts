@@ -1,4 +1,4 @@
-import { isRequestError } from './request-errors';
+import { isRequestError } from './errors';
 import { changesCodeLoading, describeLimit, isHostAllowed, llmSpecProblem, mcpCommandEntry, narrowToPolicy, normalizePosix, parseWorkerPolicy, type TaskLimits } from './worker-policy';
 import { parseLlmSpec } from './llm-spec';
 

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import type { LlmSpec } from './llm-spec';
-import { ConfigError, RefusedError } from './request-errors';
+import { ConfigError, RefusedError } from './errors';
 
 /** The shell commands a worker allows when its operator says nothing (the agent config's default). */
 export const DEFAULT_SHELL_ALLOW = ['ls', 'cat', 'echo', 'pwd', 'wc', 'head', 'tail', 'grep', 'sleep'];

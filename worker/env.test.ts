@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { ConfigError } from '../core/request-errors';
+import { ConfigError } from '../core/errors';
 import { workerConfigFromEnv } from './env';
 
 describe('workerConfigFromEnv', () => {

@@ -13,7 +13,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { temporalEnv, type TemporalEnv } from '../client/connection';
 import { formatIssues } from '../core/config';
-import { ConfigError } from '../core/request-errors';
+import { ConfigError } from '../core/errors';
 import { parseWorkerPolicy, type WorkerPolicy } from '../core/worker-policy';
 import type { LlmProviderOptions } from '../activities/llm';
 import { openAiBaseUrl } from '../activities/llm/openai';

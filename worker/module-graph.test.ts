@@ -40,6 +40,15 @@ describe('the modules each workflow evaluates', () => {
     expect(task).not.toContain('core/agent-entity.ts');
     expect(task).not.toContain('core/config.ts');
   });
+
+  it('a workflow evaluates the error taxonomy and the request errors, never the HTTP table nor the errors activities throw', () => {
+    for (const entry of ['workflows/agent.ts', 'workflows/task.ts']) {
+      const modules = evaluatedModules(entry);
+      expect([...modules]).toEqual(expect.arrayContaining(['core/errors/index.ts', 'core/errors/request.ts']));
+      expect(modules).not.toContain('core/errors/http.ts');
+      expect(modules).not.toContain('core/errors/activity.ts');
+    }
+  });
 });
 
 /**

@@ -1,6 +1,7 @@
 /**
- * Reading activity failures inside the workflow: facts come from the NormalizedError that the activity
- * boundary put in the failure's details (`activities/failures.ts`), never from message text.
+ * Reading activity failures inside the workflow (the family's map is in core/errors/index.ts): facts
+ * come from the NormalizedError that the activity boundary put in the failure's details
+ * (`activities/failures.ts`), never from message text.
  */
 import { RetryState, TimeoutType } from '@temporalio/common';
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';

@@ -25,9 +25,8 @@ import {
 import type { createActivities } from '../activities';
 import { AgentEntity, newAgentData, type AgentData, type NextRun } from '../core/agent-entity';
 import type { AgentConfig } from '../core/config';
-import { normalizedError } from '../core/errors';
 import { haltInputSchema, humanMessageSchema, parsePayload, taskEndedSchema, taskProgressSchema, unlockInputSchema, type HumanMessage, type UnlockInput } from '../core/payloads';
-import { RefusedError, isRequestError } from '../core/request-errors';
+import { RefusedError, isRequestError, normalizedError } from '../core/errors';
 import { fatalLock } from '../core/safety-rungs';
 import type { TaskRunOutput } from '../core/task-run';
 import type { MessageResult } from '../core/contract';

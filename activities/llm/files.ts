@@ -8,7 +8,7 @@
 import { constants, promises as fs } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { isWithin, normalizePosix } from '../../core/worker-policy';
-import { LlmError } from '../activity-error';
+import { LlmError } from '../../core/errors/activity';
 
 /** What is being read, for messages: `script` or `model`. */
 export interface AllowedFile {

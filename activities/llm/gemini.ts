@@ -8,8 +8,8 @@ import { ApiError, GoogleGenAI, type Content, type GenerateContentResponse, type
 import { normalizedError, type NormalizedError } from '../../core/errors';
 import type { ChatMessage, LlmResponse, LlmToolCall, ToolSpec } from '../../core/llm';
 import type { LlmSpec } from '../../core/llm-spec';
-import { classifyHttpStatus, classifyNetworkError, retryAfterMs } from '../../core/provider-errors';
-import { LlmError } from '../activity-error';
+import { classifyHttpStatus, classifyNetworkError, retryAfterMs } from '../../core/errors/http';
+import { LlmError } from '../../core/errors/activity';
 import { withoutUndiciTimeouts } from './in-flight';
 import type { LlmProvider } from './provider';
 import { providerMessage } from './provider-message';

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import type { LlmSpec } from '../../core/llm-spec';
-import { LlmError } from '../activity-error';
+import { LlmError } from '../../core/errors/activity';
 import { realpathAllowed } from './files';
 import type { LlmProvider } from './provider';
 import { localAnswerSchema, localChatHistory, parseLocalAnswer, type AnswerSchema, type LocalChatItem } from './local-format';

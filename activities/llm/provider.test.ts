@@ -1,8 +1,7 @@
 import { CancelledFailure } from '@temporalio/common';
 import type { LlmResponse } from '../../core/llm';
 import { factsOf, failureOf, llmRequest, quietActivityEnv } from '../../test/helpers/llm-activity';
-import { ActivityError, LlmError } from '../activity-error';
-import { ToolError } from '../tools/tool-error';
+import { ActivityError, LlmError, ToolError } from '../../core/errors/activity';
 import { createLlmProviders } from './index';
 import { callLlm, type LlmProvider } from './provider';
 import { parseLlmSpec } from '../../core/llm-spec';

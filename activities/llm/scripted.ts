@@ -8,8 +8,8 @@ import { parseScript, type Script } from '../../core/script';
 import { normalizedError, type NormalizedError } from '../../core/errors';
 import type { LlmRequest, LlmResponse } from '../../core/llm';
 import type { LlmSpec } from '../../core/llm-spec';
-import { classifyHttpStatus } from '../../core/provider-errors';
-import { LlmError } from '../activity-error';
+import { classifyHttpStatus } from '../../core/errors/http';
+import { LlmError } from '../../core/errors/activity';
 import { openAllowed } from './files';
 import type { LlmProvider } from './provider';
 

@@ -11,7 +11,7 @@ import { sandboxReport } from './confine';
 import { runTool } from './index';
 import { McpPool } from './mcp';
 import { makeWorkspace, testPolicy, toolsConfig, type TempWorkspace } from './test-support';
-import { ToolError } from './tool-error';
+import { ToolError } from '../../core/errors/activity';
 
 const SERVER_JS = path.resolve(__dirname, '../../test/fixtures/mcp/server.js');
 

@@ -22,7 +22,7 @@ import { accessSync, constants as fsConstants, existsSync, promises as fs } from
 import * as path from 'node:path';
 import type { LimitName, SandboxLimits } from '../../core/worker-policy';
 import { SandboxCgroup, cgroupHost, processLimit, reapCgroups, rlimitArgs, startTimeOf } from './limits';
-import { ToolError } from './tool-error';
+import { ToolError } from '../../core/errors/activity';
 
 /**
  * What confines programs on this host, for the worker's start line: bubblewrap or nothing (then

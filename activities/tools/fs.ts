@@ -11,7 +11,7 @@ import { readEntry, recordEntry } from './call-journal';
 import type { ToolContext } from './context';
 import { limitError, workspaceUsage } from './limits';
 import { fdPath, openConfined, resolveInWorkspace, type Workspace } from './sandbox';
-import { ToolError, toToolError } from './tool-error';
+import { ToolError, toToolError } from '../../core/errors/activity';
 
 /** Result of `fs.read`. `truncated` is true when `maxBytes` cut the file short. */
 export interface ReadResult {

@@ -3,9 +3,22 @@ import type { AddressInfo } from 'node:net';
 import { runTool, type ToolRequest } from './index';
 import { toolsConfig } from './test-support';
 
+/** Routes that answer a failure status with a body. */
+const FAILING: Record<string, [number, string]> = {
+  '/down': [503, 'maintenance'],
+  '/conflict': [409, 'being edited'],
+  '/private': [401, 'sign in first'],
+  '/forbidden': [403, 'not for you'],
+};
+
 /** A real server on 127.0.0.1 with a few fixed routes. */
 function startServer(): Promise<{ base: string; close(): Promise<void> }> {
   const server = http.createServer((req, res) => {
+    const failing = FAILING[req.url ?? ''];
+    if (failing) {
+      res.writeHead(failing[0]).end(failing[1]);
+      return;
+    }
     switch (req.url) {
       case '/ok':
         res.writeHead(200, { 'content-type': 'text/plain' }).end('hello from the server');
@@ -18,9 +31,6 @@ function startServer(): Promise<{ base: string; close(): Promise<void> }> {
         return;
       case '/rate-limited-date':
         res.writeHead(429, { 'retry-after': new Date(Date.now() + 60_000).toUTCString() }).end();
-        return;
-      case '/down':
-        res.writeHead(503).end('maintenance');
         return;
       case '/redirect-inside':
         res.writeHead(302, { location: '/ok' }).end();
@@ -111,6 +121,18 @@ describe('http.get', () => {
 
   it('reports 5xx as a transient E_UNAVAILABLE', async () => {
     expect((await call(`${server.base}/down`)).error).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'transient' });
+  });
+
+  it('retries a 409 like a 503: a conflict may clear up (the house’s one HTTP-status table)', async () => {
+    expect((await call(`${server.base}/conflict`)).error).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'http.get' });
+  });
+
+  it('reports 401 and 403 as EACCES pain: the model chose the URL and can choose another', async () => {
+    for (const page of ['private', 'forbidden']) {
+      const result = await call(`${server.base}/${page}`);
+      expect(result.error).toMatchObject({ code: 'EACCES', kind: 'execution', source: 'http.get' });
+      expect(result.error?.suggestion).toMatch(/^The server answered 40[13]; check the URL\.$/);
+    }
   });
 
   it('reports 404 as an execution error with the status', async () => {

@@ -1,14 +1,15 @@
 /**
  * `http.get`: GET a URL on an allow-listed host with the global fetch. Redirects are followed by hand so
- * every hop is checked against the allow-list. Status codes become normalized errors: 429 and 5xx are
- * transient (retried by Temporal), other 4xx are pain with the status.
+ * every hop is checked against the allow-list. A failure status is classified by the house's one table
+ * (`httpStatusCode`) as a URL the model chose: 408, 409, 429 and 5xx are transient (retried by Temporal),
+ * 401/403 are EACCES pain, other 4xx are pain with the status.
  */
-import type { ErrorCode } from '../../core/errors';
-import { NETWORK_CODES, retryAfterMs } from '../../core/provider-errors';
+import { kindOf } from '../../core/errors';
+import { httpStatusCode, NETWORK_CODES, retryAfterMs } from '../../core/errors/http';
 import type { ToolArgs } from '../../core/tools';
 import { isHostAllowed } from '../../core/worker-policy';
 import type { ToolContext } from './context';
-import { ToolError, messageOf, nodeCode } from './tool-error';
+import { ToolError, messageOf, nodeCode } from '../../core/errors/activity';
 
 const SOURCE = 'http.get';
 const MAX_REDIRECTS = 5;
@@ -155,11 +156,12 @@ function statusError(response: Response, url: URL, body: string): ToolError {
   const status = response.status;
   const snippet = body.trim().slice(0, ERROR_BODY_CHARS);
   const message = `HTTP ${status} ${response.statusText} from GET ${url}${snippet ? `: ${snippet}` : ''}`;
-  if (status === 429) {
+  const code = httpStatusCode(status, 'model');
+  if (code === 'E_RATE_LIMIT') {
     const waitMs = retryAfterMs(response.headers, Date.now());
     return ToolError.of(
       {
-        code: 'E_RATE_LIMIT',
+        code,
         source: SOURCE,
         message,
         suggestion: waitMs !== undefined ? `The server asked to wait ${waitMs} ms.` : undefined,
@@ -167,10 +169,8 @@ function statusError(response: Response, url: URL, body: string): ToolError {
       { retryAfterMs: waitMs },
     );
   }
-  if (status >= 500) return ToolError.of({ code: 'E_UNAVAILABLE', source: SOURCE, message });
-  if (status === 408) return ToolError.of({ code: 'ETIMEDOUT', source: SOURCE, message });
-  // Other 4xx: the request itself is wrong; the model should change it.
-  const code: ErrorCode = status === 404 || status === 410 ? 'ENOENT' : status === 401 || status === 403 ? 'EACCES' : 'EINVAL';
+  if (kindOf(code) === 'transient') return ToolError.of({ code, source: SOURCE, message });
+  // The request itself is wrong (or not allowed without a credential): the model should change it.
   return ToolError.of({ code, source: SOURCE, message, suggestion: `The server answered ${status}; check the URL.` });
 }
 

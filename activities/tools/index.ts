@@ -13,7 +13,7 @@ import type { ToolSpec } from '../../core/llm';
 import { toolResultText } from '../../core/transcript';
 import { withStore, type TranscriptStore } from '../transcript';
 import { allowMatches, checkArgs, checkObjectArgs, isToolName } from '../../core/tools';
-import { retryDelayWithin } from '../../core/provider-errors';
+import { retryDelayWithin } from '../../core/errors/http';
 import { throwAsFailure } from '../failures';
 import { withHeartbeats } from '../heartbeat';
 import { BUILTIN_TOOLS } from './builtin';
@@ -24,11 +24,11 @@ import { McpPool, type McpSandboxOptions } from './mcp';
 import { checkPolicy } from './policy-check';
 import { Workspace } from './sandbox';
 import { reapOrphanedSandboxes } from './confine';
-import { ToolError, messageOf, normalizeOwnThrown, normalizeThrown } from './tool-error';
+import { ToolError, messageOf, normalizeOwnThrown, normalizeThrown } from '../../core/errors/activity';
 
 export { defineTool, type ToolDefinition } from './define';
 export type { ToolContext } from './context';
-export { ToolError } from './tool-error';
+export { ToolError } from '../../core/errors/activity';
 
 /** Input of the tool activity. */
 export interface ToolRequest {

@@ -15,7 +15,7 @@ import { lstatSync, promises as fs, readdirSync, readFileSync, type Dirent, type
 import * as path from 'node:path';
 import { constants } from 'node:os';
 import { describeLimit, isWithin, type LimitName, type SandboxLimits } from '../../core/worker-policy';
-import { ToolError } from './tool-error';
+import { ToolError } from '../../core/errors/activity';
 
 /** Where this worker makes its sandboxes' cgroups: one parent per controller (v1) or one for both (v2). */
 export interface CgroupHost {

@@ -13,7 +13,7 @@ import { DEFAULT_LIMITS, type SandboxLimits } from '../../core/worker-policy';
 import { startHttpFixture, type HttpFixture } from '../../test/fixtures/mcp/http';
 import { cgroupHost } from './limits';
 import { McpPool, fillTemplate, type McpSandboxOptions } from './mcp';
-import { ToolError } from './tool-error';
+import { ToolError } from '../../core/errors/activity';
 
 const SERVER_JS = path.resolve(__dirname, '../../test/fixtures/mcp/server.js');
 /** What the fixture needs to see in its sandbox: its own folder and the SDK (node_modules, read-only). */
@@ -404,6 +404,28 @@ describe('McpPool over Streamable HTTP: reaching the server', () => {
     const error = await toolErrorOf(newPool().listTools('api', { url: fixture.url.replace(/\/mcp$/, '/nope') }, at()));
     expect(error).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'fatal', source: 'mcp api' });
     expect(error.message).toContain('HTTP 404');
+  });
+
+  it('classifies a status at connect by the house’s HTTP-status table: 408 ETIMEDOUT and 409, 429, 503 retried; 403 the configuration’s credential', async () => {
+    const server = http.createServer((req, res) => res.writeHead(Number(req.url?.split('/')[1])).end('no'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as { port: number };
+    try {
+      const classOf = async (status: number) => {
+        const error = await toolErrorOf(newPool().listTools('api', { url: `http://127.0.0.1:${port}/${status}/mcp` }, at()));
+        return [status, error.code, error.kind];
+      };
+      expect(await Promise.all([408, 409, 429, 503, 403].map(classOf))).toEqual([
+        [408, 'ETIMEDOUT', 'transient'],
+        [409, 'E_UNAVAILABLE', 'transient'],
+        [429, 'E_RATE_LIMIT', 'transient'],
+        [503, 'E_UNAVAILABLE', 'transient'],
+        [403, 'E_AUTH', 'fatal'],
+      ]);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('reports a refused connection as transient E_UNAVAILABLE', async () => {

@@ -4,7 +4,7 @@
  * started (stdio) or reached (Streamable HTTP) on first use and kept in a pool, because starting a server
  * per call would cost seconds and lose its state; an idle connection is closed after a while.
  *
- * Every failure becomes a ToolError of the one taxonomy (core/errors.ts), so the activity decides the
+ * Every failure becomes a ToolError of the taxonomy (core/errors/), so the activity decides the
  * same way as for built-in tools: a server that cannot start is fatal (a config problem), a server that
  * died or is unreachable is transient (Temporal retries, and the retry gets a fresh connection), a server
  * stopped by a resource limit is E_LIMIT, and a tool that answered with an error is pain the model hears about.
@@ -22,12 +22,13 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import { ErrorCode as RpcCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../../core/config';
 import type { ToolSpec } from '../../core/llm';
-import { NETWORK_CODES } from '../../core/provider-errors';
+import { kindOf } from '../../core/errors';
+import { httpStatusCode, networkCodeOf } from '../../core/errors/http';
 import { isValidToolName } from '../../core/tools';
 import { DEFAULT_LIMITS, ENV_TEMPLATE, changesCodeLoading, type LimitName, type SandboxLimits } from '../../core/worker-policy';
 import { SANDBOX_PATH, confinedSpawn, onSandboxPath, reapOrphanedSandboxes } from './confine';
 import { limitError, limitOfExit, workspaceUsage } from './limits';
-import { ToolError, messageOf, nodeCode } from './tool-error';
+import { ToolError, messageOf, nodeCode } from '../../core/errors/activity';
 
 const CLIENT_INFO = { name: 'openstarry', version: '0.1.0' };
 const DEFAULT_IDLE_MS = 5 * 60_000;
@@ -449,7 +450,7 @@ export class McpPool {
       return ToolError.of({ code: 'ETIMEDOUT', source, message: `${where}: no answer to the initialize request within ${CONNECT_TIMEOUT_MS} ms` }, { cause: err });
     }
     if (err instanceof StreamableHTTPError) return httpStatusError(server, source, where, err, true);
-    const network = networkCode(err);
+    const network = networkCodeOf(err);
     if (network !== undefined) {
       // A host that does not resolve is a config mistake; a refused or reset connection may clear up.
       const kind = network === 'ENOENT' ? 'fatal' : 'transient';
@@ -502,7 +503,7 @@ export class McpPool {
       return httpStatusError(server, source, `MCP server '${server}' failed during ${what}`, err, false);
     }
     // The transport cannot send any more (the process is gone) or the HTTP server went away.
-    if (networkCode(err) !== undefined || messageOf(err) === 'Not connected' || conn.closed) {
+    if (networkCodeOf(err) !== undefined || messageOf(err) === 'Not connected' || conn.closed) {
       return this.closedError(conn, what, source, err);
     }
     // Anything else comes from the server's answer (a result that is not a valid result).
@@ -659,16 +660,6 @@ function exitText(exit: Exit, short = false): string {
   return short ? `exit code ${exit.code}` : `exited with code ${exit.code}`;
 }
 
-/** The taxonomy code of a network failure (Node's code, or undici's on the `cause` chain), if it is one. */
-function networkCode(err: unknown): string | undefined {
-  for (let e: unknown = err, depth = 0; typeof e === 'object' && e !== null && depth < 4; depth++) {
-    const code = nodeCode(e);
-    if (code !== undefined && NETWORK_CODES[code] !== undefined) return NETWORK_CODES[code];
-    e = (e as { cause?: unknown }).cause;
-  }
-  return err instanceof TypeError && err.message === 'fetch failed' ? 'ECONNRESET' : undefined;
-}
-
 /** `fetch failed: connect ECONNREFUSED 127.0.0.1:9` rather than undici's bare `fetch failed`. */
 function detailOf(err: unknown): string {
   const cause = (err as { cause?: unknown } | undefined)?.cause;
@@ -676,21 +667,23 @@ function detailOf(err: unknown): string {
 }
 
 /**
- * An HTTP status from the server: 401/403 are credentials (fatal), 408/429/5xx may clear up (transient);
- * any other status at connect means the URL is not an MCP endpoint (fatal).
+ * An HTTP status from the server, by the house's table as the worker's own request: 401/403 are the
+ * configuration's credentials (E_AUTH, fatal), 408/409/429/5xx may clear up (transient). Any other
+ * status is the MCP transport's, not something the model asked for: at connect the URL is not an MCP
+ * endpoint (fatal), later the session broke (transient, retried on a fresh connection).
  */
 function httpStatusError(server: string, source: string, where: string, err: StreamableHTTPError, connecting: boolean): ToolError {
   const status = err.code ?? -1;
   const detail = err.message.replace(/^Streamable HTTP error: /, '');
   const message = `${where}: ${status > 0 ? `HTTP ${status}: ` : ''}${detail}`;
-  if (status === 401 || status === 403) {
+  const code = status > 0 ? httpStatusCode(status, 'worker') : undefined;
+  if (code === 'E_AUTH') {
     return ToolError.of(
-      { code: 'E_AUTH', kind: 'fatal', source, message, suggestion: `Check the headers of tools.mcp.${server} and the worker's environment variables they use.` },
+      { code, source, message, suggestion: `Check the headers of tools.mcp.${server} and the worker's environment variables they use.` },
       { cause: err },
     );
   }
-  if (status === 429) return ToolError.of({ code: 'E_RATE_LIMIT', source, message }, { cause: err });
-  if (status === 408 || status >= 500) return ToolError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source, message }, { cause: err });
+  if (code !== undefined && kindOf(code) === 'transient') return ToolError.of({ code, source, message }, { cause: err });
   return ToolError.of(
     {
       code: 'E_UNAVAILABLE',

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { createToolActivities } from './index';
 import { checkPolicy } from './policy-check';
 import { resolveInWorkspace, Workspace } from './sandbox';
-import { ToolError } from './tool-error';
+import { ToolError } from '../../core/errors/activity';
 import { makeWorkspace, testPolicy, toolsConfig, type TempWorkspace } from './test-support';
 
 describe('checkTaskLimits (the submit-time check)', () => {

@@ -4,10 +4,10 @@
  * (the task fails ERROR_PAUSED with the refusal), never pain the model could argue with.
  */
 import { promises as fs } from 'node:fs';
-import { isRequestError } from '../../core/request-errors';
+import { isRequestError } from '../../core/errors';
 import { isWithin, narrowToPolicy, type TaskLimits, type WorkerPolicy } from '../../core/worker-policy';
 import type { Workspace } from './sandbox';
-import { ToolError } from './tool-error';
+import { ToolError } from '../../core/errors/activity';
 
 /**
  * Refuse a call whose limits are wider than `policy`. Roots are compared lexically, then by realpath,

@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import { resolveInWorkspace, isInside } from './sandbox';
-import { ToolError } from './tool-error';
+import { ToolError } from '../../core/errors/activity';
 import { makeWorkspace, type TempWorkspace } from './test-support';
 
 /** The NormalizedError a rejected resolution carries. */

@@ -13,7 +13,7 @@
 import { constants, promises as fs } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import * as path from 'node:path';
-import { ToolError, messageOf, nodeCode, normalizeThrown } from './tool-error';
+import { ToolError, messageOf, nodeCode, normalizeThrown } from '../../core/errors/activity';
 
 /** Longest path accepted; longer ones are malformed for our purposes (Linux PATH_MAX is 4096). */
 const MAX_PATH_CHARS = 4096;

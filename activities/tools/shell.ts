@@ -13,7 +13,7 @@ import type { ToolContext } from './context';
 import { SANDBOX_PATH, confinedSpawn, onSandboxPath, reapOrphanedSandboxes, type Sandbox } from './confine';
 import { limitError, limitOfExit, workspaceUsage } from './limits';
 import { resolveInWorkspace } from './sandbox';
-import { ToolError, nodeCode, toToolError } from './tool-error';
+import { ToolError, nodeCode, toToolError } from '../../core/errors/activity';
 
 const SOURCE = 'shell.run';
 /** Characters a shell would interpret; without a shell they would reach the program literally. */

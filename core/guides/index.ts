@@ -7,7 +7,7 @@ import { learningGuide } from './learning';
 import { neutralGuide } from './neutral';
 import { painGuide } from './pain';
 import { safetyGuide } from './safety';
-import { ConfigError } from '../request-errors';
+import { ConfigError } from '../errors';
 
 export type { Guide, PainContext, SafetyAlert } from './guide';
 export { calculateSeverity } from './pain';

@@ -1,4 +1,4 @@
-import { ConfigError, InvalidArgumentError, isRequestError, NotFoundError, RefusedError, requestErrorType } from './request-errors';
+import { ConfigError, InvalidArgumentError, isRequestError, NotFoundError, RefusedError, requestErrorType } from './request';
 
 describe('the request error family', () => {
   it('gives each error the type a client maps to a status', () => {

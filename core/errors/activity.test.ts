@@ -1,4 +1,4 @@
-import { ToolError, normalizeThrown, toToolError } from './tool-error';
+import { ToolError, normalizeThrown, toToolError } from './activity';
 
 const nodeError = (code: string, message = `${code}: something, open '/x'`) => Object.assign(new Error(message), { code });
 

@@ -1,4 +1,4 @@
-import { ERROR_CODES, failure, kindOf, normalizedError, success, toErrorCode } from './errors';
+import { ERROR_CODES, failure, kindOf, normalizedError, success, toErrorCode } from './index';
 
 describe('the error taxonomy', () => {
   it('gives every code one kind: transient codes are retried, fatal ones stop the agent, the rest are pain', () => {

@@ -1,7 +1,28 @@
 /**
- * The one error taxonomy (docs/ARCHITECTURE.md#the-error-taxonomy). Codes and kinds live here; the conversion to Temporal
- * failures happens once, at the activity boundary (`activities/failures.ts`).
+ * The error family (docs/ARCHITECTURE.md#the-error-taxonomy): every failure as facts, with one code and
+ * one kind, decided in this folder and nowhere else.
+ *
+ * - This file: the taxonomy. The codes, their kinds (`execution` is pain fed to the model, `transient`
+ *   is retried by Temporal, `fatal` stops the agent), `NormalizedError` and `ToolExecutionResult`; and
+ *   it re-exports `./request`.
+ * - `request.ts`: `RequestError` (InvalidArgument, ConfigError, Refused, NotFound): what a caller did
+ *   wrong. Its type survives Temporal and becomes an HTTP status (api/app.ts) or an exit code (cli/).
+ * - `http.ts`: the one HTTP-status table (`httpStatusCode`), for the LLM providers, `http.get`, MCP
+ *   servers and the alert webhook; network error codes; `Retry-After`.
+ * - `activity.ts`: what activities throw (`ActivityError`: `ToolError`, `LlmError`) and how a tool's
+ *   thrown Node error becomes a NormalizedError.
+ *
+ * The workflows use this file and `./request`; import `./http` and `./activity` by path, so a workflow
+ * never evaluates them (every new workflow evaluates its modules afresh: worker/module-graph.test.ts).
+ * core/ does not import Temporal, so the crossing is beside the code that crosses, once each way:
+ * `activities/failures.ts` makes a NormalizedError an `ApplicationFailure` (type: the code, first
+ * detail: the error) and `workflows/activity-facts.ts` reads it back. An edge's own errors stay at that
+ * edge and are translated where they are caught: a blob store's `BlobError` (E_BLOB_MISSING or a
+ * transient failure, in `withStore`), the HTTP API's `AuthError` (401, 403), the CLI's exit codes.
  */
+import type { StoredMessage } from '../llm';
+
+export * from './request';
 
 /** How the system responds to a failure: fed back as pain, retried, or stops the agent. */
 export type ErrorKind = 'execution' | 'transient' | 'fatal';
@@ -108,5 +129,5 @@ export function failure(error: NormalizedError): ToolExecutionResult {
 /** A successful ToolExecutionResult. */
 export function success(data: unknown): ToolExecutionResult {
   return { success: true, data };
-}import type { StoredMessage } from './llm';
+}
 

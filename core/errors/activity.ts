@@ -1,15 +1,68 @@
 /**
- * A tool's failure while it runs: an Error carrying the NormalizedError it stands for, thrown inside the
- * tool implementations and turned into data (or a Temporal failure) once, in `index.ts`.
+ * What activities throw, and how what a tool throws becomes a NormalizedError. `ActivityError` carries
+ * the NormalizedError it stands for, the `Retry-After` of a transient error that knows when to come
+ * back, and its `cause`; tools throw `ToolError`, LLM providers `LlmError`. The activity boundary turns
+ * them into Temporal failures (`throwAsFailure`, activities/failures.ts). Modelled on sdk-typescript's
+ * failure.ts: one base with a cause, named subclasses, static factories and marker-based checks.
  */
-import { kindOf, normalizedError, toErrorCode, type ErrorCode, type NormalizedError } from '../../core/errors';
-import { ActivityError, type ErrorFields } from '../activity-error';
+import { kindOf, normalizedError, toErrorCode, type ErrorCode, type NormalizedError } from './index';
 
+const ACTIVITY_ERROR = Symbol.for('openstarry.ActivityError');
 const TOOL_ERROR = Symbol.for('openstarry.ToolError');
 
+/** What `normalizedError` takes: code, message, source and the optional kind and suggestion. */
+export type ErrorFields = Parameters<typeof normalizedError>[0];
+
 /**
- * A tool's failure: an ActivityError (activities/activity-error.ts) that carries a NormalizedError, plus
- * `retryAfterMs` for transient errors that know when to come back (HTTP 429 `Retry-After`).
+ * The base of the family. Use a subclass (`ToolError`, `LlmError`) so a log says which side failed.
+ *
+ * ```ts
+ * throw LlmError.of({ code: 'E_RATE_LIMIT', message: 'HTTP 429', source: 'llm openai' }, { retryAfterMs: 2000 });
+ * ```
+ */
+export class ActivityError extends Error {
+  readonly [ACTIVITY_ERROR] = true;
+  override readonly name: string = 'ActivityError';
+
+  constructor(
+    readonly error: NormalizedError,
+    readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(error.message, options);
+  }
+
+  /** The taxonomy code (`error.code`). */
+  get code(): ErrorCode {
+    return this.error.code;
+  }
+
+  /** Marker-based check, so it holds across module copies (jest registries, bundles). */
+  static isActivityError(err: unknown): err is ActivityError {
+    return typeof err === 'object' && err !== null && (err as Record<symbol, unknown>)[ACTIVITY_ERROR] === true;
+  }
+}
+
+/**
+ * An LLM provider's failure, already classified (HTTP status, a bad answer, a model process that died).
+ *
+ * ```ts
+ * throw LlmError.of({ code: 'EINVAL', kind: 'execution', source: 'llm gemini', message: 'finished with SAFETY' });
+ * ```
+ */
+export class LlmError extends ActivityError {
+  override readonly name: string = 'LlmError';
+
+  /** Build from the fields of `normalizedError` (the kind defaults to the code's own). */
+  static of(e: ErrorFields, opts: { retryAfterMs?: number; cause?: unknown } = {}): LlmError {
+    return new LlmError(normalizedError(e), opts.retryAfterMs, { cause: opts.cause });
+  }
+}
+
+/**
+ * A tool's failure while it runs, thrown inside the tool implementations and turned into data (or a
+ * Temporal failure) once, in activities/tools/index.ts. `retryAfterMs`: when a transient error may be
+ * retried at the earliest (HTTP 429 `Retry-After`).
  *
  * ```ts
  * throw ToolError.of({ code: 'EPERM', message: 'EPERM: command not allowed', source: 'shell.run' });

@@ -1,22 +1,38 @@
-import { classifyHttpStatus, classifyNetworkError, retryAfterMs, retryDelayWithin } from './provider-errors';
+import { kindOf } from './index';
+import { classifyHttpStatus, classifyNetworkError, httpStatusCode, networkCodeOf, retryAfterMs, retryDelayWithin } from './http';
 
 const h = (entries: Record<string, string>) => ({ get: (n: string) => entries[n.toLowerCase()] ?? null });
 
-describe('classifyHttpStatus', () => {
+describe('httpStatusCode, the one HTTP-status table', () => {
   it.each([
-    [429, 'E_RATE_LIMIT', 'transient'],
-    [408, 'ETIMEDOUT', 'transient'],
-    [409, 'E_UNAVAILABLE', 'transient'],
-    [500, 'E_UNAVAILABLE', 'transient'],
-    [503, 'E_UNAVAILABLE', 'transient'],
-    [401, 'E_AUTH', 'fatal'],
-    [403, 'E_AUTH', 'fatal'],
-    [400, 'EINVAL', 'execution'],
-    [404, 'ENOENT', 'execution'],
-  ])('maps HTTP %i to %s (%s)', (status, code, kind) => {
-    const e = classifyHttpStatus({ status, message: 'x', source: 'llm' });
-    expect(e).toMatchObject({ code, kind, source: 'llm' });
-    expect(e.message).toContain(`HTTP ${status}`);
+    [408, 'ETIMEDOUT', 'ETIMEDOUT'],
+    [409, 'E_UNAVAILABLE', 'E_UNAVAILABLE'],
+    [429, 'E_RATE_LIMIT', 'E_RATE_LIMIT'],
+    [500, 'E_UNAVAILABLE', 'E_UNAVAILABLE'],
+    [599, 'E_UNAVAILABLE', 'E_UNAVAILABLE'],
+    [401, 'E_AUTH', 'EACCES'],
+    [403, 'E_AUTH', 'EACCES'],
+    [404, 'ENOENT', 'ENOENT'],
+    [410, 'ENOENT', 'ENOENT'],
+    [400, 'EINVAL', 'EINVAL'],
+    [422, 'EINVAL', 'EINVAL'],
+  ])('maps HTTP %i to %s for the worker’s own request and %s for a URL the model chose', (status, worker, model) => {
+    expect([httpStatusCode(status, 'worker'), httpStatusCode(status, 'model')]).toEqual([worker, model]);
+  });
+
+  it('retries what may clear up, stops the agent for the worker’s refused credential, and gives the model the rest as pain', () => {
+    expect([408, 409, 429, 502].map((s) => kindOf(httpStatusCode(s, 'model')))).toEqual(['transient', 'transient', 'transient', 'transient']);
+    expect([kindOf(httpStatusCode(401, 'worker')), kindOf(httpStatusCode(401, 'model'))]).toEqual(['fatal', 'execution']);
+  });
+});
+
+describe('classifyHttpStatus', () => {
+  it('gives the worker’s own request the table’s code and that code’s kind, with the status in the message', () => {
+    for (const status of [400, 401, 403, 404, 408, 409, 410, 418, 429, 500, 503]) {
+      const code = httpStatusCode(status, 'worker');
+      const e = classifyHttpStatus({ status, message: 'x', source: 'llm' });
+      expect(e).toMatchObject({ code, kind: kindOf(code), source: 'llm', message: expect.stringContaining(`HTTP ${status}`) });
+    }
   });
 
   it('tells which credential to check on 401', () => {
@@ -55,6 +71,7 @@ describe('classifyNetworkError', () => {
 
   it('returns undefined for an error that is not a network error', () => {
     expect(classifyNetworkError(new Error('boom'), 's')).toBeUndefined();
+    expect(networkCodeOf(new Error('boom', { cause: Object.assign(new Error('reset'), { code: 'UND_ERR_SOCKET' }) }))).toBe('ECONNRESET');
   });
 });
 

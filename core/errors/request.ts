@@ -1,9 +1,9 @@
 /**
- * The one family of errors a caller can act on: a bad request, a refusal, an unknown id. Each carries a
- * `type` that survives the trip through Temporal (the workflow's update validators turn it into an
+ * Errors a caller can act on: a bad request, a refusal, an unknown id. Each carries a `type` that
+ * survives the trip through Temporal (the workflow's update validators turn it into an
  * `ApplicationFailure` of the same type) so a client tells a bad request (HTTP 400, exit 64) from a
- * refusal (409, exit 2) by type, never by message text. Modelled on sdk-typescript's `failure.ts`:
- * one base class with a cause, named subclasses, marker-based checks.
+ * refusal (409, exit 2) by type, never by message text. Modelled on sdk-typescript's `failure.ts`: one
+ * base class with a cause, named subclasses, marker-based checks.
  */
 
 /** The failure types clients map onto status codes. */
