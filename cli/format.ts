@@ -5,7 +5,9 @@
  * characters it may hold (model text, goals, messages, tool output, notes).
  */
 import type { AgentStatus } from '../workflows/messages';
-import type { TaskResult } from '../core/types';
+import { reasonText, type TaskResult } from '../core/types';
+
+export { reasonText };
 
 /**
  * Control characters a terminal acts on: C0 (ESC, BEL, CR, backspace… but not tab and newline, which
@@ -54,10 +56,6 @@ export function say(text: string, stream: NodeJS.WritableStream = process.stdout
   stream.write(terminalSafe(text));
 }
 
-/** `CODE: message`, without saying the code twice when the message starts with it already. */
-export function reasonText(reason: { code: string; message: string }): string {
-  return reason.message.startsWith(reason.code) ? reason.message : `${reason.code}: ${reason.message}`;
-}
 
 /** How a task ended, and what to do next when it did not complete. */
 export function formatOutcome(r: TaskResult): string {

@@ -16,7 +16,7 @@ import { LIMITS, parsePayload, submitTaskInputSchema, type HaltInput, type Human
 import { RefusedError } from './errors';
 import { fitResult, jsonBytes } from './compact';
 import type { TaskRunOutput } from './task-run';
-import { isLocked, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';
+import { isLocked, reasonText, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';
 
 export { RefusedError };
 
@@ -183,7 +183,7 @@ export class AgentEntity {
     if (this.answered(updateId)) return;
     const d = this.data;
     if (this.locked) {
-      const why = d.reason ? ` (${d.reason.code}: ${d.reason.message})` : '';
+      const why = d.reason ? ` (${reasonText(d.reason)})` : '';
       throw new RefusedError(
         `agent ${d.agentId} is ${d.agentState}${why} and refuses tasks until a human unlocks it: starry unlock ${d.agentId}`,
       );

@@ -25,6 +25,19 @@ export function isLocked(state: AgentState): boolean {
   return LOCKED_STATES.includes(state);
 }
 
+/**
+ * A lock reason (or an error) as `CODE: message`, without saying the code twice when the message starts
+ * with it already.
+ *
+ * ```ts
+ * reasonText({ code: 'SYSTEM_HALT', message: 'SYSTEM_HALT by alice' }) // 'SYSTEM_HALT by alice'
+ * reasonText({ code: 'LOOP_CAP', message: 'Infinite loop suspected' }) // 'LOOP_CAP: Infinite loop suspected'
+ * ```
+ */
+export function reasonText(reason: { code: string; message: string }): string {
+  return reason.message.startsWith(reason.code) ? reason.message : `${reason.code}: ${reason.message}`;
+}
+
 /** Everything a suspended task needs to continue where it stopped (`admin:unlock --resume`). */
 export interface TaskCheckpoint {
   /** The anchored head, then (with the transcript store) the last call's window and what came after it. */

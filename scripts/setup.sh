@@ -84,25 +84,26 @@ fi
 # scripts/local-llm/package-lock.json): --omit=optional keeps its CUDA/Vulkan packages out without touching
 # the project's own optional packages (@swc/core's binary), and --ignore-scripts means its postinstall
 # never builds or downloads anything. Then the small model (scripts/fetch-model.sh, ~93 MB, pinned and
-# checksummed), fetched always so CI's local-model test has it; STARRY_LOCAL_MODEL=0 skips it.
-LLAMA_DIR="$TOOLS_DIR/llama"
-if [ ! -f "$LLAMA_DIR/node_modules/.package-lock.json" ] || ! cmp -s scripts/local-llm/package-lock.json "$LLAMA_DIR/package-lock.json"; then
-  log "installing node-llama-cpp (prebuilt CPU binary only) into .tools/llama/"
-  rm -rf "$LLAMA_DIR"
-  mkdir -p "$LLAMA_DIR"
-  cp scripts/local-llm/package.json scripts/local-llm/package-lock.json "$LLAMA_DIR/"
-  (cd "$LLAMA_DIR" && npm ci --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
-  # The prebuilt binary must load as it is: no build, no download, CPU only. (A file, not `node -e`:
-  # node-llama-cpp tests its binary in a child that inherits node's flags, and --input-type breaks it.)
-  cat >"$LLAMA_DIR/check-binary.mjs" <<'JS'
+# checksummed), fetched always so CI's local-model test has it. STARRY_LOCAL_MODEL=0 (the demo, whose
+# controller is scripted) skips both.
+if [ "${STARRY_LOCAL_MODEL:-1}" != "0" ]; then
+  LLAMA_DIR="$TOOLS_DIR/llama"
+  if [ ! -f "$LLAMA_DIR/node_modules/.package-lock.json" ] || ! cmp -s scripts/local-llm/package-lock.json "$LLAMA_DIR/package-lock.json"; then
+    log "installing node-llama-cpp (prebuilt CPU binary only) into .tools/llama/"
+    rm -rf "$LLAMA_DIR"
+    mkdir -p "$LLAMA_DIR"
+    cp scripts/local-llm/package.json scripts/local-llm/package-lock.json "$LLAMA_DIR/"
+    (cd "$LLAMA_DIR" && npm ci --omit=optional --ignore-scripts --no-audit --no-fund --loglevel=error >&2)
+    # The prebuilt binary must load as it is: no build, no download, CPU only. (A file, not `node -e`:
+    # node-llama-cpp tests its binary in a child that inherits node's flags, and --input-type breaks it.)
+    cat >"$LLAMA_DIR/check-binary.mjs" <<'JS'
 const m = await import('node-llama-cpp');
 const llama = await m.getLlama({ gpu: false, build: 'never', usePrebuiltBinaries: true, skipDownload: true, progressLogs: false, logLevel: m.LlamaLogLevel.error });
 await llama.dispose();
 JS
-  NODE_LLAMA_CPP_SKIP_DOWNLOAD=true node "$LLAMA_DIR/check-binary.mjs" >&2 \
-    || { log "node-llama-cpp's prebuilt CPU binary does not load on this machine"; rm -rf "$LLAMA_DIR"; exit 1; }
-fi
-if [ "${STARRY_LOCAL_MODEL:-1}" != "0" ]; then
+    NODE_LLAMA_CPP_SKIP_DOWNLOAD=true node "$LLAMA_DIR/check-binary.mjs" >&2 \
+      || { log "node-llama-cpp's prebuilt CPU binary does not load on this machine"; rm -rf "$LLAMA_DIR"; exit 1; }
+  fi
   bash scripts/fetch-model.sh >/dev/null
 fi
 # --- end of section 4 -------------------------------------------------------------------------------

@@ -101,8 +101,9 @@ describe('escape corpus: check-then-use races', () => {
 
     expect(await fs.readFile(path.join(ws.outside, 'secret.txt'), 'utf8')).toBe(SECRET);
     expect(await fs.readdir(ws.outside)).toEqual(['secret.txt']);
-    // The race really ran: the swapper kept swapping, and reads met both sides of it.
-    expect((await swaps(ws.root)) - before).toBeGreaterThan(100);
+    // The race really ran: the swapper swapped at least 100 times more (it counts by hundreds), and reads
+    // met both sides of it.
+    expect((await swaps(ws.root)) - before).toBeGreaterThanOrEqual(100);
     expect(seen.inside > 0 && seen.refused > 0).toBe(true);
   });
 
@@ -121,7 +122,7 @@ describe('escape corpus: check-then-use races', () => {
 
     expect(await fs.readFile(path.join(ws.outside, 'secret.txt'), 'utf8')).toBe(SECRET);
     expect((await fs.readdir(ws.outside)).sort()).toEqual(['OUTSIDE-ONLY.txt', 'secret.txt']);
-    expect((await swaps(ws.root)) - before).toBeGreaterThan(100);
+    expect((await swaps(ws.root)) - before).toBeGreaterThanOrEqual(100);
     expect(seen.inside > 0 && seen.refused > 0).toBe(true);
   });
 });

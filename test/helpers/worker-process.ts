@@ -8,12 +8,15 @@ import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
 import { address } from './harness';
 
-/** Start a worker process on `taskQueue`; resolves once it polls. Kill what it returns (SIGKILL is fine). */
-export function startWorkerProcess(taskQueue: string): Promise<ChildProcess> {
+/**
+ * Start a worker process on `taskQueue` (of the run's server, or the one at `serverAddress`); resolves
+ * once it polls. Kill what it returns (SIGKILL is fine).
+ */
+export function startWorkerProcess(taskQueue: string, serverAddress = address()): Promise<ChildProcess> {
   const main = path.join(projectRoot(), 'lib', 'worker', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm test does it)`);
   const child = spawn(process.execPath, [main], {
-    env: { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: taskQueue },
+    env: { ...process.env, TEMPORAL_ADDRESS: serverAddress, STARRY_TASK_QUEUE: taskQueue },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {

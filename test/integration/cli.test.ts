@@ -11,6 +11,8 @@ import { address, makeWorkspace, startHarness, uniqueId, writeScript, type Harne
 import { eventually } from '../../dev/poll';
 import { taskWorkflowId } from '../../workflows/messages';
 import { isActivityRunning } from '../helpers/workflow-history';
+import { killWorker, startWorkerProcess } from '../helpers/worker-process';
+import { freePort, isListening, startDevServer } from '../../dev/dev-server';
 
 jest.setTimeout(180_000);
 
@@ -239,6 +241,12 @@ describe('with a worker polling (as under `starry dev`)', () => {
       expect(transcript.stdout).not.toMatch(RAW_CONTROL);
     });
 
+    it('refuses the next task naming the halt once, as the agent state says it', async () => {
+      const refused = await starryAsync(['submit', 'after the halt', '--agent', agent], queue);
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toBe(`starry: task refused: agent ${agent} is STOPPED (SYSTEM_HALT by jest: note ${EVIL_SHOWN}) and refuses tasks until a human unlocks it: starry unlock ${agent}\n`);
+    });
+
     it('escapes the halt note in `status` and `watch`, and keeps it JSON-escaped in `status --json`', async () => {
       const status = await starryAsync(['status', agent], queue);
       expect(status.code).toBe(0);
@@ -313,7 +321,7 @@ describe('with a worker polling (as under `starry dev`)', () => {
 describe('with no worker polling', () => {
   const queue = uniqueId('cli-none');
 
-  it('starts no worker for status, halt, unlock, message or submit, and says what to do', () => {
+  it('starts no worker for status, halt, unlock, message or submit, and says what to do; status, --json too, answers from the visibility store', () => {
     const agent = uniqueId('cli-idle');
     const run = starry(['run', 'x', '--agent', agent, '--llm', `scripted:${writeScript([{ text: 'ok' }])}`, '--workspace', makeWorkspace()], queue);
     expect(run.code).toBe(0);
@@ -322,7 +330,11 @@ describe('with no worker polling', () => {
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(new RegExp(`agent ${agent}: WAITING_FOR_EVENT · \\d+ tokens — from the visibility store`));
     expect(status.stderr).toMatch(/no worker is polling task queue .* start one with `starry dev`/);
-    expect(starry(['status', agent, '--json'], queue)).toMatchObject({ code: 1, stdout: '' });
+    // --json falls back the same way, and says where its answer comes from.
+    const json = starry(['status', agent, '--json'], queue);
+    expect(json.code).toBe(0);
+    expect(JSON.parse(json.stdout)).toEqual({ agentId: agent, workflowId: `agent-${agent}`, agentState: 'WAITING_FOR_EVENT', tokensUsed: expect.any(Number), source: 'visibility store' });
+    expect(json.stderr).toMatch(/no worker is polling task queue .* start one with `starry dev`/);
     for (const args of [['unlock', agent], ['message', agent, 'hi'], ['submit', 'y', '--agent', agent, '--llm', `scripted:${writeScript([{ text: 'ok' }])}`, '--workspace', makeWorkspace()]]) {
       const r = starry(args, queue);
       expect(r.code).toBe(1);
@@ -402,6 +414,15 @@ describe('starry replay', () => {
     expect(r.code).toBe(0);
   });
 
+  it('says a workflow the server does not have is not there, which server it asked and what to give instead, and exits 1', () => {
+    const r = starry(['replay', 'agent-nobody-task-1']);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe(
+      `starry: no workflow agent-nobody-task-1 on ${address()} (namespace default) to replay: give the id of one on this server (\`starry list\` names the agents' workflows, agent-<id>; \`starry status <agent>\` its tasks, agent-<id>-task-<n>), or a history file with --file HISTORY.json\n`,
+    );
+  });
+
   it('names the first non-deterministic event of a history file, exits 1, and prints no raw log line of the replayer', () => {
     const file = path.join(projectRoot(), 'test/fixtures/histories/eperm-task.json');
     const tampered = path.join(mkdtempSync(path.join(os.tmpdir(), 'starry-replay-')), 'tampered.json');
@@ -412,5 +433,124 @@ describe('starry replay', () => {
     expect(r.stdout).toMatch(/[Nn]ondeterminism/);
     expect(r.stderr).not.toContain('\u001b[');
     expect(r.stderr).not.toMatch(/WARN|temporalio_sdk_core/);
+  });
+});
+
+describe('starry watch when its server stops answering', () => {
+  it('says it lost the server, watches on when it answers again, and after --reconnect-for gives up with what to do and exit 1', async () => {
+    // A server of this test's own (SQLite, so it comes back with the agent), and a worker process on it.
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-watch-'));
+    const [port, uiPort] = [await freePort(), await freePort()];
+    const start = () => startDevServer({ port, uiPort, dbFile: path.join(dir, 'dev.db'), logFile: path.join(dir, 'server.log') });
+    let server = await start();
+    const queue = uniqueId('cli-lost-q');
+    const env = { TEMPORAL_ADDRESS: server.address };
+    const worker = await startWorkerProcess(queue, server.address);
+    try {
+      const agent = uniqueId('cli-lost');
+      // The second call is still in flight while the server is away.
+      const config = writeConfig({ llm: `scripted:${writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }, { delayMs: 20_000, text: 'Listed.' }])}`, workspace: [makeWorkspace()] });
+      expect((await starryAsync(['submit', 'list slowly', '--agent', agent, '--config', config], queue, env)).code).toBe(0);
+      const watch = starryLive(['watch', agent], queue, env);
+      await watch.until('stdout', /← fs\.list ok\n/);
+      await server.stop();
+      await watch.until('stderr', new RegExp(`^starry: lost the Temporal server at ${server.address}: it does not answer; trying to reach it again for 60 s \\(Ctrl-C stops\\)\n`));
+      server = await start();
+      await watch.until('stderr', new RegExp(`\nstarry: the Temporal server at ${server.address} answers again; watching on\n$`));
+      await watch.until('stdout', /│ Listed\.\n[\s\S]*◀ outcome COMPLETED/);
+      watch.child.kill('SIGINT');
+      expect(await watch.exited).toBe(0);
+
+      const giveUp = starryLive(['watch', agent, '--reconnect-for', '2'], queue, env);
+      await giveUp.until('stdout', new RegExp(`agent ${agent}: WAITING_FOR_EVENT`));
+      await server.stop();
+      expect(await giveUp.exited).toBe(1);
+      expect(giveUp.out().stderr).toBe(
+        `starry: lost the Temporal server at ${server.address}: it does not answer; trying to reach it again for 2 s (Ctrl-C stops)\n` +
+          `starry: the Temporal server at ${server.address} has not answered for 2 s, so this stopped watching agent ${agent}: start it again (\`starry dev\`, or \`starry server start\` for the local one) and run \`starry watch ${agent}\` again\n`,
+      );
+    } finally {
+      await killWorker(worker);
+      await server.stop();
+    }
+  }, 240_000);
+});
+
+describe("the local dev server, one per folder's SQLite file", () => {
+  /** `starry` from a folder of its own: its SQLite file, pid files and logs in a fresh state directory. */
+  const stateDir = () => mkdtempSync(path.join(os.tmpdir(), 'starry-state-'));
+  const inFolder = (dir: string) => ({ STARRY_STATE_DIR: dir });
+  const pidOf = (dir: string, port: number) => Number(readFileSync(path.join(dir, `server-${port}.pid`), 'utf8'));
+
+  it('refuses a second server on the file, naming the running one, while `starry dev` runs; Ctrl-C stops it and frees the file', async () => {
+    const dir = stateDir();
+    const [a, b] = [await freePort(), await freePort()];
+    const queue = uniqueId('cli-dev-q');
+    const dev = starryLive(['dev', '--port', String(a), '--api-port', '0'], queue, inFolder(dir));
+    try {
+      await dev.until('stderr', new RegExp(`^started Temporal dev server at 127\\.0\\.0\\.1:${a}\\nWeb UI: http://127\\.0\\.0\\.1:${a + 1000}\\nworker running on task queue ${queue}; Ctrl-C stops all\\n`));
+      const refusal = new RegExp(
+        `^starry: the SQLite file ${dir}/dev\\.db is in use by the Temporal dev server at 127\\.0\\.0\\.1:${a} \\(pid ${pidOf(dir, a)}, Web UI http://127\\.0\\.0\\.1:${a + 1000}\\), and two servers must not share one file: use that one \\(--port ${a}, or TEMPORAL_ADDRESS=127\\.0\\.0\\.1:${a}\\), stop it first .*, or give this one a file of its own \\(\`starry dev --db FILE\`\\)\\n$`,
+      );
+      for (const args of [['server', 'start', '--port', String(b)], ['dev', '--port', String(b), '--api-port', '0']]) {
+        const second = await starryAsync(args, queue, inFolder(dir));
+        expect([args, second.code, second.stderr]).toEqual([args, 1, expect.stringMatching(refusal)]);
+      }
+      dev.child.kill('SIGINT');
+      expect(await dev.exited).toBe(0);
+      expect(dev.out().stderr).toContain(`stopped (agents are kept in ${dir}/dev.db)\n`);
+      const after = await starryAsync(['server', 'start', '--port', String(b)], queue, inFolder(dir));
+      expect(after).toMatchObject({ code: 0, stdout: `started: 127.0.0.1:${b} · Web UI http://127.0.0.1:${b + 1000}\n` });
+      expect(await starryAsync(['server', 'stop', '--port', String(b)], queue, inFolder(dir))).toMatchObject({ code: 0, stdout: `stopped the dev server on port ${b}\n` });
+    } finally {
+      dev.child.kill('SIGINT');
+      await dev.exited;
+      await starryAsync(['server', 'stop', '--port', String(b)], queue, inFolder(dir));
+    }
+  });
+
+  it('leaves no lock behind a server killed with SIGKILL: the next one starts on the file', async () => {
+    const dir = stateDir();
+    const [a, b] = [await freePort(), await freePort()];
+    try {
+      expect(await starryAsync(['server', 'start', '--port', String(a)], QUEUE, inFolder(dir))).toMatchObject({ code: 0 });
+      expect(await starryAsync(['server', 'start', '--port', String(b)], QUEUE, inFolder(dir))).toMatchObject({ code: 1, stderr: expect.stringMatching(/is in use by the Temporal dev server/) });
+      process.kill(pidOf(dir, a), 'SIGKILL');
+      // Its sockets close with its other files, the lock's among them.
+      await eventually('the killed server gone', async () => ((await isListening(a)) ? undefined : true));
+      expect(await starryAsync(['server', 'start', '--port', String(b)], QUEUE, inFolder(dir))).toMatchObject({ code: 0, stdout: expect.stringMatching(/^started: /) });
+    } finally {
+      for (const port of [a, b]) await starryAsync(['server', 'stop', '--port', String(port)], QUEUE, inFolder(dir));
+    }
+  });
+});
+
+describe('starry demo', () => {
+  it('says it uses a server that listens on its port already and was not started from this folder', async () => {
+    const port = Number(address().split(':').pop());
+    const r = await starryAsync(['demo', '--port', String(port)], uniqueId('cli-demo-q'), { STARRY_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'starry-state-')) });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(
+      new RegExp(`^using the Temporal server already listening on ${address()}, which starry did not start from this folder: the agents land in its data, any worker polling task queue .* there may run them, and its Web UI is its own; \`--port N\` \\(a free port\\) starts this folder's own dev server, with its Web UI on N \\+ 1000\\n`),
+    );
+    expect(r.stderr).not.toMatch(/starting/);
+    expect(r.stdout).toMatch(/^outcome COMPLETED · agent WAITING_FOR_EVENT$/m);
+    expect(r.stdout).not.toMatch(/npm run stop/);
+  });
+
+  it('starts this folder\'s own dev server on --port, with its Web UI on the port + 1000, and says how to stop it', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-state-'));
+    const port = await freePort();
+    try {
+      const r = await starryAsync(['demo', '--port', String(port)], uniqueId('cli-demo-q'), { STARRY_STATE_DIR: dir });
+      expect(r.code).toBe(0);
+      expect(r.stderr).toMatch(new RegExp(`^starting a Temporal dev server on 127\\.0\\.0\\.1:${port} \\(SQLite in ${dir}/, kept running for the Web UI on port ${port + 1000}\\)…\\n`));
+      expect(r.stdout).toMatch(/^outcome COMPLETED · agent WAITING_FOR_EVENT$/m);
+      expect(r.stdout).toContain(`Agent workflow: http://127.0.0.1:${port + 1000}/namespaces/default/workflows/agent-demo-`);
+      expect(r.stdout).toContain(`The dev server keeps running for the Web UI; \`npm run stop -- --port ${port}\` stops it.\n`);
+      expect(await starryAsync(['server', 'start', '--port', String(port)], QUEUE, { STARRY_STATE_DIR: dir })).toMatchObject({ code: 0, stdout: `already running: 127.0.0.1:${port} · Web UI http://127.0.0.1:${port + 1000}\n` });
+    } finally {
+      await starryAsync(['server', 'stop', '--port', String(port)], QUEUE, { STARRY_STATE_DIR: dir });
+    }
   });
 });

@@ -2,9 +2,11 @@
  * The README's "Using it" commands, run as written (in its order, from the project folder) against the
  * run's dev server and a worker process, as a user would after the quick start. A command that needs
  * what this machine cannot give (a cloud model's credentials) or runs until Ctrl-C is named below.
+ * Also as written: the quick start's setup (`npm run demo`'s) and docs/DEPLOY.md's `cdk synth`.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
 import { address, uniqueId } from '../helpers/harness';
@@ -76,5 +78,43 @@ describe("the README's commands", () => {
     expect(byCommand('replay')[0]?.out).toMatch(/replay ok/);
     // resubmit names a task only a halt could have cancelled: as written there is none, and it says so.
     expect(byCommand('resubmit').map((r) => [r.code, r.out.trim()])).toEqual([[1, 'starry: agent a1 has no cancelled task task-3: a halt cancelled none of its tasks']]);
+  });
+});
+
+describe("`npm run demo`'s setup", () => {
+  it('installs neither the local model nor node-llama-cpp: the demo runs a scripted controller', () => {
+    // A copy of the project's scripts with everything else already in place (the npm packages, the
+    // build, the Temporal CLI), so only what the demo's setup would add is installed here.
+    const root = projectRoot();
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-setup-'));
+    cpSync(path.join(root, 'scripts'), path.join(dir, 'scripts'), { recursive: true });
+    cpSync(path.join(root, 'package-lock.json'), path.join(dir, 'package-lock.json'));
+    utimesSync(path.join(dir, 'package-lock.json'), new Date(0), new Date(0));
+    symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'));
+    mkdirSync(path.join(dir, 'lib'));
+    writeFileSync(path.join(dir, 'lib', '.build-stamp'), '');
+    mkdirSync(path.join(dir, '.tools'));
+    symlinkSync(path.join(root, '.tools', 'temporal'), path.join(dir, '.tools', 'temporal'));
+    // The demo script's setup, as package.json has it.
+    const demo = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.demo as string;
+    const setup = demo.slice(0, demo.indexOf(' && '));
+    expect(setup).toMatch(/bash scripts\/setup\.sh$/);
+    const r = spawnSync('bash', ['-c', setup], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+    expect([r.status, r.stderr]).toEqual([0, expect.not.stringMatching(/node-llama-cpp|model/)]);
+    expect(existsSync(path.join(dir, '.tools', 'llama'))).toBe(false);
+    expect(existsSync(path.join(dir, '.tools', 'models'))).toBe(false);
+  });
+});
+
+describe("docs/DEPLOY.md's `cdk synth`", () => {
+  it('synthesizes the stack as written, offline', () => {
+    const deploy = readFileSync(path.join(projectRoot(), 'docs', 'DEPLOY.md'), 'utf8');
+    const commands = [...deploy.matchAll(/^(npx cdk synth\b.*)$|`(npx cdk synth\b[^`]*)`/gm)].map((m) => m[1] ?? m[2] ?? '');
+    expect(commands.length).toBeGreaterThanOrEqual(1);
+    for (const line of commands) {
+      const r = spawnSync('bash', ['-c', line], { cwd: projectRoot(), env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' }, encoding: 'utf8', timeout: 180_000, maxBuffer: 64 * 1024 * 1024 });
+      expect([line, r.status, r.stderr.match(/Error: .*/)?.[0]]).toEqual([line, 0, undefined]);
+      expect(r.stdout).toMatch(/AWS::ECS::Service/);
+    }
   });
 });

@@ -1,0 +1,58 @@
+/** What a human does to a running agent: `starry halt`, `starry unlock`, `starry message`. */
+import { Command, Option } from 'commander';
+import { hasLiveWorker, temporalEnv } from '../../client/connection';
+import { EXIT, ExitError, withClient } from '../common';
+import { jsonLine, say } from '../format';
+
+/** Register halt, unlock and message. */
+export function controlCommands(program: Command): void {
+  program
+    .command('halt')
+    .description('SYSTEM_HALT: stop the agent now, cancel the work in flight, clear its queue')
+    .argument('<agent>', 'agent id')
+    .option('--note <text>', 'why (kept in the agent state)')
+    .option('--by <name>', 'who is halting', process.env.USER ?? 'operator')
+    .action(async (agentId: string, o: { note?: string; by: string }) => {
+      await withClient(async (agents, connection) => {
+        await agents.halt(agentId, { by: o.by, ...(o.note ? { note: o.note } : {}) });
+        if (!(await hasLiveWorker(connection, temporalEnv()))) {
+          say(`SYSTEM_HALT recorded for agent ${agentId}: no worker is polling, so nothing of it runs now; it is STOPPED the moment a worker picks it up\n`);
+          return;
+        }
+        const s = await agents.status(agentId);
+        say(`SYSTEM_HALT sent: agent ${agentId} is ${s.agentState}; ${s.cancelledTasks.length} queued task(s) recorded as cancelled\n`);
+      });
+    });
+
+  program
+    .command('unlock')
+    .description('admin:unlock: leave SAFETY_LOCKOUT / ERROR_PAUSED / STOPPED')
+    .argument('<agent>', 'agent id')
+    .option('--resume', 'continue the suspended task with a fresh tick allowance (default: abort it)')
+    .addOption(new Option('--add-tokens <n>', 'raise the token budget by N').argParser((v) => Number(v)))
+    .option('--note <text>', 'why (kept in the agent state and history)')
+    .option('--by <name>', 'who is unlocking', process.env.USER ?? 'operator')
+    .option('--json', 'print the result as JSON')
+    .action(async (agentId: string, o: { resume?: boolean; addTokens?: number; note?: string; by: string; json?: boolean }) => {
+      if (o.addTokens !== undefined && (!Number.isInteger(o.addTokens) || o.addTokens < 0)) {
+        throw new ExitError(`--add-tokens must be a whole number >= 0, got ${o.addTokens}`, EXIT.USAGE);
+      }
+      await withClient(async (agents) => {
+        const r = await agents.unlock(agentId, { resume: !!o.resume, by: o.by, ...(o.addTokens ? { addTokens: o.addTokens } : {}), ...(o.note ? { note: o.note } : {}) });
+        say(o.json ? jsonLine(r) : `${r.message}\n`);
+      }, 'required');
+    });
+
+  program
+    .command('message')
+    .description('send a human follow-up to the running task (appended before its next LLM call)')
+    .argument('<agent>', 'agent id')
+    .argument('<text>', 'the message')
+    .option('--by <name>', 'who is writing', process.env.USER ?? 'operator')
+    .action(async (agentId: string, text: string, o: { by: string }) => {
+      await withClient(async (agents) => {
+        const r = await agents.message(agentId, text, o.by);
+        say(r.delivered === 'running task' ? `message given to ${agentId}'s running task ${r.taskId}\n` : `message kept for ${agentId}'s next task (no task is running)\n`);
+      }, 'required');
+    });
+}

@@ -1,0 +1,100 @@
+/**
+ * The local dev server: `starry dev` (server, worker and API in the foreground), `starry demo` (the
+ * EPERM scenario on it) and `starry server start|stop` (in the background). The dev server's module is
+ * loaded only by these commands: the others start faster.
+ */
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { DevServer } from '../../dev/dev-server';
+import { TASK_QUEUE, temporalEnv } from '../../client/connection';
+import { qualifiedAgentId } from '../../core/tenant';
+import { projectRoot, stateDir } from '../../dev/paths';
+import { agentWorkflowId, webUiLink } from '../../workflows/messages';
+import { actingTenant, EXIT, ExitError, parsePort, sayErr, untilSignal } from '../common';
+import { say } from '../format';
+import { runTask } from './task';
+import { startApi } from './serve';
+
+/** Register dev, demo and server. */
+export function devCommands(program: Command): void {
+  program
+    .command('dev')
+    .description('the embedded default: a local Temporal dev server (SQLite, Web UI) plus a worker, in the foreground')
+    .option('--port <n>', 'gRPC port (the Web UI is on port + 1000)', parsePort, 7233)
+    .option('--db <file>', 'SQLite file (default .temporal/dev.db)')
+    .option('--api-port <n>', 'port of the HTTP API beside the worker (0: none)', parsePort, 8080)
+    .action(async (o: { port: number; db?: string; apiPort: number }) => {
+      const { startDevServer } = await import('../../dev/dev-server');
+      const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
+      process.env.TEMPORAL_ADDRESS = server.address;
+      const w = await (await import('../../dev/embedded')).startEmbeddedWorker(temporalEnv());
+      // The API comes up beside the worker; with no auth configured it is the loopback-only dev mode.
+      const secured = !!(process.env.STARRY_API_JWT_SECRET || process.env.STARRY_API_JWKS_URL);
+      const api = o.apiPort ? await startApi(o.apiPort, !secured).catch((err: Error) => void sayErr(`starry: the HTTP API did not start: ${err.message}\n`)) : undefined;
+      sayErr(
+        `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}worker running on task queue ${TASK_QUEUE}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
+      );
+      await untilSignal();
+      sayErr(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
+      await api?.close();
+      await w.stop();
+      await server.stop();
+      sayErr(`stopped${server.started ? ` (agents are kept in ${server.dbFile ?? 'the SQLite file'})` : ''}\n`);
+    });
+
+  program
+    .command('demo')
+    .description("the seeds' EPERM scenario with a scripted controller, on the embedded dev server")
+    .option('--port <n>', 'gRPC port of the dev server (the Web UI is on port + 1000)', parsePort, 7233)
+    .option('--json', 'print the result JSON instead of the transcript')
+    .action(async (o: { port: number; json?: boolean }) => {
+      const root = projectRoot();
+      const { isListening, startDevServer } = await import('../../dev/dev-server');
+      if (!(await isListening(o.port))) sayErr(`starting a Temporal dev server on 127.0.0.1:${o.port} (SQLite in ${shown(stateDir())}/, kept running for the Web UI on port ${o.port + 1000})…\n`);
+      const server = await startDevServer({ port: o.port, detached: true });
+      if (!server.started) sayErr(`${serverLine(server)}\n`);
+      process.env.TEMPORAL_ADDRESS = server.address;
+      process.env.STARRY_UI_URL = server.uiUrl;
+      const agentId = `demo-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`;
+      if (!o.json) sayErr(`agent ${agentId}: fs.read /root/secret.txt is outside its workspace; watch the pain and the correction\n\n`);
+      const config = path.join(root, 'examples/eperm/agent.json');
+      process.exitCode = await runTask({ goal: 'Tell me what /root/secret.txt says.', agent: agentId, flags: { config }, json: o.json, worker: 'always' });
+      if (!o.json) {
+        say(`\nAgent workflow: ${webUiLink(server.uiUrl, agentWorkflowId(qualifiedAgentId(actingTenant(), agentId)))}\n`);
+        say(`All workflows:  ${webUiLink(server.uiUrl)}\n`);
+        if (server.dbFile) say(`The dev server keeps running for the Web UI; \`npm run stop${o.port === 7233 ? '' : ` -- --port ${o.port}`}\` stops it.\n`);
+      }
+    });
+
+  program
+    .command('server')
+    .description('the local dev server: `starry server start` (in the background) or `starry server stop`')
+    .argument('<action>', 'start | stop')
+    .option('--port <n>', 'gRPC port (the Web UI is on port + 1000)', parsePort, 7233)
+    .action(async (action: string, o: { port: number }) => {
+      const { startDevServer, stopDevServer } = await import('../../dev/dev-server');
+      if (action === 'start') {
+        const s = await startDevServer({ port: o.port, detached: true });
+        say(s.started || s.dbFile ? `${s.started ? 'started' : 'already running'}: ${s.address} · Web UI ${s.uiUrl}\n` : `${serverLine(s)}\n`);
+      } else if (action === 'stop') {
+        const stopped = await stopDevServer(o.port);
+        say(stopped ? `stopped the dev server on port ${o.port}\n` : `no dev server started by starry on port ${o.port}\n`);
+      } else throw new ExitError(`unknown action "${action}": use start or stop`, EXIT.USAGE);
+    });
+}
+
+/**
+ * Which server a command uses: one it started, this folder's (it holds the SQLite file's lock), or a
+ * stranger's that happens to listen on the port, whose data and workers are not this folder's.
+ */
+function serverLine(server: DevServer): string {
+  if (server.started) return `started Temporal dev server at ${server.address}`;
+  if (server.dbFile) return `using the running Temporal dev server at ${server.address}`;
+  return `using the Temporal server already listening on ${server.address}, which starry did not start from this folder: the agents land in its data, any worker polling task queue ${TASK_QUEUE} there may run them, and its Web UI is its own; \`--port N\` (a free port) starts this folder's own dev server, with its Web UI on N + 1000`;
+}
+
+/** A folder as a reader finds it: relative when it is below the working directory, else absolute. */
+function shown(dir: string): string {
+  const rel = path.relative(process.cwd(), dir);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel : dir;
+}

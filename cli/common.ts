@@ -1,0 +1,127 @@
+/**
+ * What every `starry` command shares: the exit codes (the README's table: 0 completed · 1 failed, or
+ * unknown, or no worker · 2 locked/stopped/refused · 64 usage · 130 detached), the tenant the run acts
+ * in, the client connection with a worker when the command needs one, and the process's signals.
+ */
+import { InvalidArgumentError as CommanderInvalidArgumentError } from 'commander';
+import type { Connection } from '@temporalio/client';
+import { AgentClient } from '../client/agent-client';
+import { connectClient, hasLiveWorker, TASK_QUEUE, temporalEnv } from '../client/connection';
+import { isLocked, type TaskResult } from '../core/types';
+// The native worker is imported by the commands that start one (`await import`): the others start without it.
+import type { EmbeddedWorker } from '../dev/embedded';
+import { say } from './format';
+
+export const EXIT = { OK: 0, FAILED: 1, LOCKED: 2, USAGE: 64 } as const;
+
+/**
+ * An error that carries the exit code the CLI should end with.
+ *
+ * ```ts
+ * throw new ExitError('give a WORKFLOW_ID or --file HISTORY.json', EXIT.USAGE);
+ * ```
+ */
+export class ExitError extends Error {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
+/** The exit code for a finished task (the README's exit-code table). */
+export function exitCodeFor(r: TaskResult): number {
+  if (r.outcome === 'COMPLETED') return EXIT.OK;
+  if (r.outcome === 'FAILED' && !isLocked(r.agentState)) return EXIT.FAILED;
+  return EXIT.LOCKED;
+}
+
+/** Text to stderr, escaped like all output (cli/format.ts `say`). */
+export const sayErr = (text: string) => say(text, process.stderr);
+
+/** The tenant this run of the CLI acts in (`--tenant`, STARRY_TENANT), set before any command runs. */
+let tenant: string | undefined;
+
+/** Set the tenant every later client acts in (main's `--tenant`, checked). */
+export function actIn(t: string | undefined): void {
+  tenant = t;
+}
+
+/** The tenant this run acts in, if any. */
+export function actingTenant(): string | undefined {
+  return tenant;
+}
+
+/** How a command that needs a worker treats a task queue nobody polls. */
+export type WorkerNeed = 'auto' | 'never' | 'required';
+
+/**
+ * Connect, and for commands that need an answer from the agent workflow (queries, updates), run a worker
+ * here when none is polling (`auto`) or refuse to go on (`required`): without one, a query has nobody to
+ * answer it. The client acts in the run's tenant.
+ *
+ * ```ts
+ * await withClient(async (agents) => say(formatStatus(await agents.status('a1'))), 'required');
+ * ```
+ */
+export async function withClient<T>(fn: (agents: AgentClient, connection: Connection) => Promise<T>, worker: WorkerNeed = 'never'): Promise<T> {
+  const env = temporalEnv();
+  const connection = await connectClient(env);
+  if (worker === 'required' && !(await hasLiveWorker(connection, env))) {
+    await connection.close();
+    throw new ExitError(noWorker(env.address), EXIT.FAILED);
+  }
+  const embedded = await workerIfNeeded(connection, worker === 'required' ? 'never' : worker);
+  try {
+    return await fn(new AgentClient({ connection, namespace: env.namespace, taskQueue: TASK_QUEUE, ...(tenant !== undefined ? { tenant } : {}) }), connection);
+  } finally {
+    await embedded?.stop();
+    await connection.close();
+  }
+}
+
+/** Why a command that needs the agent's workflow to answer cannot run, and what to do. */
+export function noWorker(address: string): string {
+  return `no worker is polling task queue ${TASK_QUEUE} on ${address}, and only a worker can answer an agent: start one with \`starry dev\` (local) or \`starry worker\`, then try again (\`starry run\` starts one itself)`;
+}
+
+/** Start a worker here unless one is already polling (so `starry run` works on its own). */
+export async function workerIfNeeded(connection: Connection, mode: 'auto' | 'always' | 'never'): Promise<EmbeddedWorker | undefined> {
+  if (mode === 'never') return undefined;
+  const env = temporalEnv();
+  if (mode === 'auto' && (await hasLiveWorker(connection, env))) return undefined;
+  return (await import('../dev/embedded')).startEmbeddedWorker(env);
+}
+
+/** Where the Web UI of the server we talk to is (dev server: gRPC port + 1000). */
+export function uiBase(): string {
+  if (process.env.STARRY_UI_URL) return process.env.STARRY_UI_URL.replace(/\/$/, '');
+  const { address } = temporalEnv();
+  const [host, port] = address.split(':');
+  return `http://${host}:${Number(port ?? 7233) + 1000}`;
+}
+
+/** `--port`-like options: a whole number 0..65535. */
+export function parsePort(v: string): number {
+  if (!/^\d+$/.test(v) || Number(v) > 65535) throw new CommanderInvalidArgumentError(`must be a port number 0..65535; got "${v}"`);
+  return Number(v);
+}
+
+/** Run `fn` on the first Ctrl-C (and exit 130); returns the function that removes the handler. */
+export function onInterrupt(fn: () => void): () => void {
+  const handler = () => {
+    fn();
+    process.stderr.write('', () => process.exit(130));
+  };
+  process.once('SIGINT', handler);
+  return () => process.off('SIGINT', handler);
+}
+
+/** Resolves on the first SIGINT or SIGTERM (the foreground commands: dev, api). */
+export function untilSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve());
+    process.once('SIGTERM', () => resolve());
+  });
+}
