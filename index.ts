@@ -14,6 +14,7 @@ export { createWorker, type CreateWorkerOptions } from './worker/worker';
 export { connectWorker } from './worker/connection';
 export { workerConfigFromEnv, type WorkerConfig } from './worker/env';
 export { runWorker } from './worker/main';
+export type { MakeCurrent, VersioningOptions } from './worker/versioning';
 export { installWorkerLogger } from './worker/log';
 export { parseWorkerPolicy, type WorkerPolicy, type WorkerPolicyInput } from './core/worker-policy';
 // A server the package did not start needs the search attributes the workflows write (once per namespace).

@@ -40,7 +40,7 @@ describe('one HTTP-status table for the LLM providers and http.get', () => {
   };
   const viaGemini = async () => {
     const provider = createGeminiProvider({ baseUrl: server.url, apiKey: 'test-key', project: 'proj', location: 'us-central1', env: {} });
-    const req = llmRequest({ llm: 'gemini:gemini-2.5-flash' });
+    const req = llmRequest({ llm: { provider: 'gemini', model: 'gemini-2.5-flash' } });
     return classOf(factsOf(await failureOf(quietActivityEnv().run(() => callLlm(provider, req, { provider: 'gemini', model: 'gemini-2.5-flash' })))));
   };
   const viaHttpGet = async () => {

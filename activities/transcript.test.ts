@@ -6,12 +6,13 @@ import type { ChatMessage, LlmCallInput, LlmResponse } from '../core/llm';
 import { toolSpecs } from '../core/tools';
 import { localDirStore } from './store';
 import { transcriptStore, withStore } from './transcript';
+import { parseLlmSpec } from '../core/llm-spec';
 
 const head: ChatMessage[] = [
   { role: 'system', text: 'You are careful.' },
   { role: 'user', text: 'Read notes.md' },
 ];
-const call = (over: Partial<LlmCallInput>): LlmCallInput => ({ llm: 'scripted:x', agentId: 'a1', taskId: 'task-1', callNumber: 1, tick: 1, maxOutputTokens: 100, ...over });
+const call = (over: Partial<LlmCallInput>): LlmCallInput => ({ llm: parseLlmSpec('scripted:x'), agentId: 'a1', taskId: 'task-1', callNumber: 1, tick: 1, maxOutputTokens: 100, ...over });
 const reply = (text: string, toolCalls: LlmResponse['toolCalls'] = []): LlmResponse => ({ text, toolCalls, usage: { inputTokens: 50, outputTokens: 5 }, providerParts: [{ text, thoughtSignature: 'sig' }] });
 
 describe('the transcript store', () => {

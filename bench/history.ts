@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
-import { AgentConfigSchema, parseAgentConfig, type AgentConfig } from '../core/config';
+import { agentConfigSchema, parseAgentConfig, type AgentConfig } from '../core/config';
 import { environmentLine, startBenchStack, type BenchStack } from './stack';
 
 interface Scenario {
@@ -242,7 +242,7 @@ async function main(): Promise<void> {
   }
   console.log(environmentLine());
   console.log(
-    `one dev server (in memory), an in-process worker; per task a scripted controller reads the file at every tick, then answers (+ the verification tick); default config${o.window ? ` but contextWindow ${o.window}` : ` (contextWindow ${AgentConfigSchema.parse({}).contextWindow})`}, loop cap raised only for the long run`,
+    `one dev server (in memory), an in-process worker; per task a scripted controller reads the file at every tick, then answers (+ the verification tick); default config${o.window ? ` but contextWindow ${o.window}` : ` (contextWindow ${agentConfigSchema().parse({}).contextWindow})`}, loop cap raised only for the long run`,
   );
   console.log(`MB = 2^20 bytes, KB = 2^10; llm share = payload data bytes of the \`llm\` ActivityTaskScheduled inputs / the history's size; store = bytes written under STARRY_STORE_DIR during the task\n`);
   console.log('| scenario | events | history MB | per tick | llm inputs share | largest llm input KB | store | ticks/s | task runs | outcome |');

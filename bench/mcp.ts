@@ -19,7 +19,7 @@ import path from 'node:path';
 import { mkdtempSync, realpathSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { z } from 'zod';
-import { ToolsConfigSchema, type McpServerConfig } from '../core/config';
+import { toolsConfigSchema, type McpServerConfig } from '../core/config';
 import { parseWorkerPolicy } from '../core/worker-policy';
 import { defineTool, runTool, ToolRegistry } from '../activities/tools';
 import { sandboxReport } from '../activities/tools/confine';
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   const workspace = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'starry-bench-mcp-')));
   const http = await startHttpFixture();
   const servers: Record<string, McpServerConfig> = { files: { command: 'node', args: [SERVER] }, remote: { url: http.url } };
-  const tools = ToolsConfigSchema.parse({ mcp: servers });
+  const tools = toolsConfigSchema().parse({ mcp: servers });
   const registry = new ToolRegistry([echo]);
   const policy = parseWorkerPolicy({ roots: [workspace], mcpCommands: [{ command: 'node', args: [SERVER], readOnly: READ_ONLY }], httpAllow: [`127.0.0.1:${http.port}`], allowRoot: true });
   const request = (name: string) => ({ name, args: { text: 'hello' }, tick: 1, workspace: [workspace], tools, toolTimeoutMs: 30_000 });

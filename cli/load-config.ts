@@ -7,7 +7,6 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, parseAgentConfig, type AgentConfig } from '../core/config';
 import { getGuide } from '../core/guides';
-import { parseLlmSpec } from '../core/llm-spec';
 import { parseJsonText, parseScript } from '../core/script';
 
 export interface ConfigFlags {
@@ -43,13 +42,8 @@ export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): AgentC
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
-  let spec;
-  try {
-    spec = parseLlmSpec(config.llm);
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
-  let llm = config.llm;
+  const spec = config.llm;
+  let llm = spec;
   if (spec.provider === 'scripted') {
     const file = path.resolve(flags.llm ? cwd : base, spec.file);
     if (!existsSync(file)) throw new ConfigError(`scripted controller file ${file} does not exist`);
@@ -58,11 +52,11 @@ export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): AgentC
     if (!st.isFile()) throw new ConfigError(`scripted controller file ${file} is not a regular file`);
     if (st.size > 10 * 1024 * 1024) throw new ConfigError(`scripted controller file ${file} is ${st.size} bytes; a script may be at most 10 MiB`);
     parseScript(readFileSync(file, 'utf8'), file);
-    llm = `scripted:${file}`;
+    llm = { ...spec, file };
   } else if (spec.provider === 'local') {
     const file = path.resolve(flags.llm ? cwd : base, spec.modelPath);
     if (!existsSync(file)) throw new ConfigError(`local model ${file} does not exist. Fetch the default one (SmolLM2-135M) with \`npm run setup\`, or give the path of another GGUF file.`);
-    llm = `local:${file}`;
+    llm = { ...spec, modelPath: file };
   }
   const workspace = config.workspace.map((w) => path.resolve(base, w));
   for (const root of workspace) {

@@ -42,7 +42,8 @@ import {
 import { InvalidArgumentError, isRequestError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/errors';
 import { agentOfTaskWorkflowId, AgentRefSchema, checkTenant, qualifiedAgentId, splitAgentRef, tenantOfWorkflowId } from '../core/tenant';
 import { TASK_FAILED, agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskEndedSignal, taskProgressQuery, taskWorkflowId, unlockUpdate, type TaskProgress } from '../workflows/messages';
-import { AgentIdKey, AgentStateKey, LockReasonKey, TenantKey, TickIndexKey, TokensUsedKey } from '../workflows/search-attributes';
+import { AgentIdKey, AgentStateKey, LockReasonKey, startAttributes, TenantKey, TokensUsedKey } from '../workflows/search-attributes';
+import { newAgentData, reportedOf } from '../core/agent-entity';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
 import type { TaskRunOutput } from '../workflows/task';
 import { hasLiveWorkerOn } from './connection';
@@ -170,17 +171,11 @@ export class AgentClient {
         args: [{ agentId: fullId, ...(this.opts.continueAsNewAfterEvents ? { continueAsNewAfterEvents: this.opts.continueAsNewAfterEvents } : {}) }],
         workflowIdConflictPolicy: 'USE_EXISTING',
         staticSummary: `agent ${fullId}`,
-        // A new agent's search attributes as its first report would write them (core/agent-entity.ts
-        // newAgentData): given at the start, that report upserts none, and the list shows the agent's
-        // state from its start. A tenant's agent also carries its tenant, which the agent never writes:
-        // continue-as-new keeps the attributes of the run before, so it stays for the agent's life.
-        typedSearchAttributes: [
-          { key: AgentIdKey, value: fullId },
-          { key: AgentStateKey, value: 'WAITING_FOR_EVENT' },
-          { key: TokensUsedKey, value: 0 },
-          { key: TickIndexKey, value: 0 },
-          ...(tenant !== undefined ? [{ key: TenantKey, value: tenant }] : []),
-        ],
+        // A new agent's search attributes as its first report would write them: given at the start, that
+        // report upserts none, and the list shows the agent's state from its start. A tenant's agent also
+        // carries its tenant, which the agent never writes: continue-as-new keeps the attributes of the
+        // run before, so it stays for the agent's life.
+        typedSearchAttributes: [...startAttributes(reportedOf(newAgentData(fullId))), ...(tenant !== undefined ? [{ key: TenantKey, value: tenant }] : [])],
       });
     return this.sendSubmit(agentWorkflowId(fullId), { ...submitPayload(input), config: input.config }, submitUpdateId(input), start);
   }

@@ -53,7 +53,7 @@ describe('AgentEntity: the priority inbox', () => {
     const agent = agentOf();
     agent.submit({ goal: 'a', taskId: 'task-mine' });
     const before = JSON.stringify(agent.data);
-    expect(() => agent.submit({ goal: ' ' })).toThrow(RefusedError);
+    expect(() => agent.parseSubmit({ goal: ' ' })).toThrow(/the task needs a non-empty goal/);
     expect(() => agent.submit({ goal: 'b', taskId: 'task-mine' })).toThrow('task id task-mine is already used by agent a1');
     expect(() => agent.submit({ goal: 'b', priority: 0 })).toThrow('0 is reserved for SYSTEM_HALT');
     expect(JSON.stringify(agent.data)).toBe(before);
@@ -85,13 +85,11 @@ describe('AgentEntity: a submit delivered again', () => {
 });
 
 describe('AgentEntity: a new agent', () => {
-  it('holds nothing until a submit is accepted, and takes its first task\'s config as its own', () => {
+  it('holds nothing until a submit is accepted', () => {
     const agent = new AgentEntity(newAgentData('a1'), (taskId) => `wf-${taskId}`);
     expect(agent.empty).toBe(true);
-    expect(() => agent.validateSubmit({ goal: 'no config' })).toThrow('agent a1 has no config yet: its first task needs one');
     agent.submit({ goal: 'first', config });
     expect(agent.empty).toBe(false);
-    expect(agent.config).toBe(config);
   });
 
   it('refuses a submit that came after its acceptBy, when its client had stopped waiting, and changes nothing', () => {
@@ -159,10 +157,10 @@ describe('AgentEntity: lockout', () => {
     const agent = agentOf();
     suspendOne(agent, { agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: 'budget spent' }, raiseAlert: false });
     agent.unlock({ addTokens: 500 });
-    expect(agent.config.safety.tokenBudget).toBe(1500);
+    expect(agent.data.config?.safety.tokenBudget).toBe(1500);
     agent.submit({ goal: 'own config', config: parseAgentConfig({ safety: { tokenBudget: 2000 } }, 'scripted:y.json') });
     agent.startNext();
-    expect(agent.config.safety.tokenBudget).toBe(2500);
+    expect(agent.data.config?.safety.tokenBudget).toBe(2500);
   });
 
   it('warns that a budget stop unlocked without tokens will stop again', () => {
@@ -191,6 +189,55 @@ describe('AgentEntity: SYSTEM_HALT', () => {
     // The halted task's own lock does not overwrite SYSTEM_HALT.
     agent.finish(runOutput(agent, { outcome: 'CANCELLED', lock: loopCap }));
     expect(agent.data.reason?.code).toBe('SYSTEM_HALT');
+  });
+
+  it('keeps a locked agent’s first reason and records the halt beside it, until an unlock clears both', () => {
+    const agent = agentOf();
+    suspendOne(agent);
+    const h = agent.halt({ by: 'ops', note: 'stop everything' });
+    expect(h).toEqual({ forwardTo: undefined, cleared: 0 });
+    expect(agent.data).toMatchObject({ agentState: 'SAFETY_LOCKOUT', reason: loopCap.reason, halt: { by: 'ops', note: 'stop everything' } });
+    expect(agent.status()).toMatchObject({ reason: loopCap.reason, halt: { by: 'ops', note: 'stop everything' } });
+    expect(agent.details()).toMatch(/SAFETY_LOCKOUT \(LOOP_CAP\)[^]*SYSTEM_HALT by ops: stop everything while locked/);
+    // A second halt of a halted agent keeps the first halt's reason as well.
+    const stopped = agentOf();
+    stopped.halt({ by: 'first' });
+    stopped.halt({ by: 'second' });
+    expect(stopped.data).toMatchObject({ agentState: 'STOPPED', reason: { message: 'SYSTEM_HALT by first' }, halt: { by: 'second' } });
+    agent.unlock({ resume: true });
+    expect(agent.data.halt).toBeUndefined();
+    expect(agent.status().halt).toBeUndefined();
+  });
+});
+
+describe('AgentEntity: what it reports', () => {
+  it('reports the running task’s tick, and after it the tick its last task stopped at, not 0', () => {
+    const agent = agentOf();
+    expect(agent.reported()).toEqual({ agentId: 'a1', agentState: 'WAITING_FOR_EVENT', tick: 0, tokensUsed: 0, lockReason: null });
+    agent.submit({ goal: 'loops' });
+    agent.startNext();
+    agent.progress({ taskId: 'task-1', tick: 3, runTokens: 40, counters: initialCounters() });
+    expect(agent.reported()).toMatchObject({ agentState: 'EXECUTING', tick: 3, tokensUsed: 40 });
+    agent.finish(runOutput(agent, { outcome: 'SUSPENDED', lock: loopCap, checkpoint, result: { ...runOutput(agent).result, outcome: 'SUSPENDED', ticks: 4 } }));
+    expect(agent.reported()).toEqual({ agentId: 'a1', agentState: 'SAFETY_LOCKOUT', tick: 4, tokensUsed: 50, lockReason: 'LOOP_CAP' });
+  });
+});
+
+describe('AgentEntity: started without a config', () => {
+  it('takes its first task’s config, and refuses a first task without one, saying what to send', () => {
+    const agent = new AgentEntity(newAgentData('a1'), (taskId) => `wf-${taskId}`);
+    expect(() => agent.submit({ goal: 'no config' })).toThrow('agent a1 has no config yet: submit its first task with one (it names the LLM)');
+    expect(() => agent.parseSubmit({ goal: 'g', config: { safety: { maxTicks: 3 } } })).toThrow(/no LLM given/);
+    expect(agent.status()).toMatchObject({ guide: '', llm: '', tokenBudget: 0 });
+    agent.submit(agent.parseSubmit({ goal: 'first', config }));
+    expect(agent.data.config).toEqual(config);
+    expect(agent.status()).toMatchObject({ guide: 'pain', llm: 'scripted:x.json', tokenBudget: 1000 });
+    expect(agent.startNext()).toMatchObject({ task: { taskId: 'task-1' }, config });
+  });
+
+  it('parses a config the edge already parsed to itself', () => {
+    const parsed = agentOf().parseSubmit(JSON.parse(JSON.stringify({ goal: 'g', config })));
+    expect(parsed.config).toEqual(config);
   });
 });
 
@@ -249,7 +296,7 @@ describe('AgentEntity: what it carries', () => {
 describe('AgentEntity: the contract at its door', () => {
   it('checks a raw submit and fills in a partial config with the agent llm', () => {
     const parsed = agentOf().parseSubmit({ goal: 'g', priority: 2, config: { safety: { maxTicks: 3 } } });
-    expect(parsed.config?.llm).toBe('scripted:x.json');
+    expect(parsed.config?.llm).toEqual({ provider: 'scripted', file: 'x.json' });
     expect(parsed.config?.safety).toMatchObject({ maxTicks: 3, tokenBudget: 100000 });
     expect(() => agentOf().parseSubmit({ goal: 'g', config: { guide: 'nope' } })).toThrow(/unknown guide "nope"/);
     expect(() => agentOf().parseSubmit({ goal: 'g', priority: 0 })).toThrow(/priority: .*reserved for SYSTEM_HALT/);

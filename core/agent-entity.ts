@@ -4,12 +4,15 @@
  * handlers; its `data` is plain and is what continue-as-new carries.
  *
  * `WAITING_FOR_EVENT ⇄ EXECUTING`, `EXECUTING → SAFETY_LOCKOUT | ERROR_PAUSED | STOPPED`,
- * `any → STOPPED` (halt), `locked → WAITING_FOR_EVENT` (unlock).
+ * `any → STOPPED` (halt; a locked agent keeps its state and reason, the halt recorded beside them),
+ * `locked → WAITING_FOR_EVENT` (unlock).
  */
 import { parseAgentConfig, type AgentConfig } from './config';
+import { formatLlmSpec } from './llm-spec';
 import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, type PriorityInbox, type QueuedTask } from './priority-inbox';
 import { initialCounters, type SafetyCounters } from './safety-monitor';
-import { LIMITS, parsePayload, SUBMIT_EXPIRED, SubmitTaskInputSchema, type CancelledTask, type HaltInput, HumanMessage, SubmitTaskResult, UnlockInput, UnlockRecord, UnlockResult } from './contract';
+import type { AgentStatus, CancelledTask, SubmitTaskResult, UnlockRecord, UnlockResult } from './contract';
+import { LIMITS, parsePayload, SUBMIT_EXPIRED, submitTaskInputSchema, type HaltInput, type HumanMessage, type SubmitTaskInput, type UnlockInput } from './payloads';
 import { RefusedError } from './errors';
 import { fitResult, jsonBytes } from './compact';
 import type { TaskRunOutput } from './task-run';
@@ -41,10 +44,12 @@ export interface SuspendedTask {
 /** Everything the agent carries across tasks and continue-as-new. */
 export interface AgentData {
   agentId: string;
-  /** Absent until the agent's first submit is accepted: that task's config becomes the agent's. */
+  /** The agent's config: its first task's, when it was started without one; each task's own replaces it. */
   config?: AgentConfig;
   agentState: AgentState;
   reason?: LockReason;
+  /** A SYSTEM_HALT that reached the agent while it was locked already: `reason` stays the first lock's. */
+  halt?: HaltRecord;
   tokensUsed: number;
   inbox: PriorityInbox;
   counters: SafetyCounters;
@@ -67,19 +72,32 @@ export interface AgentData {
 }
 
 /** A `submitTask` payload after checking: its config complete. */
-export interface ParsedSubmit {
-  goal: string;
-  priority?: number;
-  taskId?: string;
-  config?: AgentConfig;
-  /** Epoch ms after which the submit is refused (the client stopped waiting for a worker). */
-  acceptBy?: number;
+export type ParsedSubmit = SubmitTaskInput;
+
+/** Who halted an agent that was locked already, and why. */
+export interface HaltRecord {
+  by: string;
+  note?: string;
 }
 
-/** What to start next: a queued task, or a suspended one to resume. */
+/**
+ * What an agent's or a task's search attributes say (workflows/search-attributes.ts `searchAttributes`):
+ * its state (none for a closed task), tick, tokens, last error code and lock reason.
+ */
+export interface Reported {
+  agentId: string;
+  agentState: AgentState | null;
+  tick: number;
+  tokensUsed: number;
+  lastErrorCode?: string;
+  lockReason: string | null;
+}
+
+/** What to start next: a queued task, or a suspended one to resume, and the config it runs with. */
 export interface NextRun {
   task: QueuedTask;
   workflowId: string;
+  config: AgentConfig;
   checkpoint?: TaskCheckpoint;
 }
 
@@ -97,6 +115,25 @@ export function newAgentData(agentId: string, config?: AgentConfig): AgentData {
     tasks: [],
     unlocks: [],
     pendingMessages: [],
+  };
+}
+
+/**
+ * What an agent reports as its search attributes (`AgentEntity.reported`); a new agent's are what the
+ * client starts it with.
+ *
+ * ```ts
+ * reportedOf(newAgentData('a1')) // { agentId: 'a1', agentState: 'WAITING_FOR_EVENT', tick: 0, tokensUsed: 0, lockReason: null }
+ * ```
+ */
+export function reportedOf(d: AgentData): Reported {
+  return {
+    agentId: d.agentId,
+    agentState: d.agentState,
+    tick: d.current?.tick ?? d.tasks.at(-1)?.ticks ?? 0,
+    tokensUsed: d.tokensUsed + (d.current?.runTokens ?? 0),
+    ...(d.lastErrorCode ? { lastErrorCode: d.lastErrorCode } : {}),
+    lockReason: d.reason?.code ?? null,
   };
 }
 
@@ -134,21 +171,16 @@ export class AgentEntity {
     return !d.current && !d.suspended && !d.inbox.items.length && !d.tasks.length && !d.cancelledTasks.length && !d.pendingMessages.length && !d.unlocks.length;
   }
 
-  /** The agent's config; there is one whenever a task has been accepted. */
-  get config(): AgentConfig {
-    const { config } = this.data;
-    if (!config) throw new Error(`agent ${this.data.agentId} has no config: no task was accepted yet`);
-    return config;
-  }
-
   /**
-   * Check a raw `submitTask` payload against the contract and fill in its config's defaults (the
-   * agent's own `llm` when the config names none).
+   * The one parse of a `submitTask` payload, shared by the update's validator and its handler (Temporal
+   * runs no validator on replay, so the handler parses what the history holds): the contract's schema,
+   * and the config's (the edge sends it parsed, which parses to itself; a config that names no `llm`
+   * takes the agent's). Pure: the same payload and agent give the same answer.
    *
    * @throws InvalidArgumentError (a ConfigError for the config) naming every invalid field.
    */
   parseSubmit(raw: unknown): ParsedSubmit {
-    const input = parsePayload(SubmitTaskInputSchema, raw, 'submitTask');
+    const input = parsePayload(submitTaskInputSchema(), raw, 'submitTask');
     const out: ParsedSubmit = { goal: input.goal };
     if (input.priority !== undefined) out.priority = input.priority;
     if (input.taskId !== undefined) out.taskId = input.taskId;
@@ -158,10 +190,10 @@ export class AgentEntity {
   }
 
   /**
-   * Why a submit is refused, or nothing. The payload's shape is checked before (SubmitTaskInputSchema);
-   * this checks it against the agent's state and, given the time `now` (the validator's), its `acceptBy`.
+   * Why the agent refuses a parsed submit now (its state, its queue, its size), or nothing; given the
+   * time `now` (the validator's), also one that came after its `acceptBy`.
    */
-  validateSubmit(input: { goal: string; priority?: number; taskId?: string; config?: unknown; acceptBy?: number }, updateId?: string, now?: number): void {
+  validateSubmit(input: ParsedSubmit, updateId?: string, now?: number): void {
     if (this.answered(updateId)) return;
     const d = this.data;
     if (now !== undefined && input.acceptBy !== undefined && now > input.acceptBy) {
@@ -170,16 +202,13 @@ export class AgentEntity {
         { issues: [SUBMIT_EXPIRED] },
       );
     }
-    if (d.config === undefined && input.config === undefined) {
-      throw new RefusedError(`agent ${d.agentId} has no config yet: its first task needs one (an LLM and a workspace)`);
-    }
     if (this.locked) {
       const why = d.reason ? ` (${reasonText(d.reason)})` : '';
       throw new RefusedError(
         `agent ${d.agentId} is ${d.agentState}${why} and refuses tasks until a human unlocks it: starry unlock ${d.agentId}`,
       );
     }
-    if (typeof input.goal !== 'string' || input.goal.trim() === '') throw new RefusedError('the task needs a non-empty goal');
+    if (!d.config && !input.config) throw new RefusedError(`agent ${d.agentId} has no config yet: submit its first task with one (it names the LLM)`);
     if (d.inbox.items.length >= LIMITS.queuedTasks) {
       throw new RefusedError(`agent ${d.agentId} already has ${d.inbox.items.length} tasks queued (the most it takes): submit again when some have run`);
     }
@@ -210,18 +239,24 @@ export class AgentEntity {
     return updateId === undefined ? undefined : this.data.submits?.find((s) => s.updateId === updateId)?.result;
   }
 
+  /**
+   * Queue a parsed submit, checked against the agent's state at this moment (a validator's answer may
+   * be stale by the time its handler runs).
+   *
+   * @throws RefusedError when the agent refuses it now.
+   */
   submit(input: ParsedSubmit, updateId?: string): SubmitTaskResult {
     const again = this.answered(updateId);
     if (again) return again;
     this.validateSubmit(input);
     const d = this.data;
+    // An agent started without a config takes its first task's.
+    if (!d.config && input.config) d.config = withAddedTokens(input.config, d.addedTokens ?? 0);
     let taskId = input.taskId;
     // The agent's own numbering skips ids a caller chose, so two tasks never share a workflow id.
     while (taskId === undefined || (input.taskId === undefined && this.knows(taskId))) taskId = `task-${d.nextTaskNumber++}`;
     const task: Omit<QueuedTask, 'seq'> = { taskId, goal: input.goal, priority: input.priority ?? DEFAULT_TASK_PRIORITY };
     if (input.config) task.config = input.config;
-    // A new agent's first task brings its config.
-    d.config ??= input.config;
     d.inbox = enqueue(d.inbox, task);
     // A cancelled task submitted again under its id is no longer cancelled.
     d.cancelledTasks = d.cancelledTasks.filter((c) => c.taskId !== taskId);
@@ -242,7 +277,7 @@ export class AgentEntity {
   startNext(): NextRun | undefined {
     if (!this.hasWork()) return undefined;
     const d = this.data;
-    let next: NextRun;
+    let next: Omit<NextRun, 'config'>;
     if (d.resumeRequested && d.suspended) {
       next = { task: d.suspended.task, workflowId: d.suspended.workflowId, checkpoint: d.suspended.checkpoint };
       d.suspended = undefined;
@@ -255,10 +290,12 @@ export class AgentEntity {
     }
     // A task's own config replaces the agent's, but the tokens a human added stay added.
     if (next.task.config) d.config = withAddedTokens(next.task.config, d.addedTokens ?? 0);
+    // Never without one: a submit is refused while neither the agent nor the task has a config.
+    if (!d.config) throw new Error(`agent ${d.agentId} has no config for task ${next.task.taskId}`);
     d.current = { task: next.task, workflowId: next.workflowId, tick: next.checkpoint?.ticks ?? 0, runTokens: 0 };
     d.agentState = 'EXECUTING';
     d.reason = undefined;
-    return next;
+    return { ...next, config: d.config };
   }
 
   /** Human messages waiting for the next task. */
@@ -307,14 +344,20 @@ export class AgentEntity {
   }
 
   /**
-   * SYSTEM_HALT, priority 0: STOPPED at once, the inbox cleared into `cancelledTasks`. Returns the
+   * SYSTEM_HALT, priority 0: STOPPED at once, the inbox cleared into `cancelledTasks`. An agent locked
+   * already keeps its state and first reason, the halt recorded beside them (`halt`). Returns the
    * running task's workflow id, which the workflow forwards the halt to.
    */
   halt(input: HaltInput = {}): { forwardTo?: string; cleared: number } {
     const d = this.data;
     const by = input.by ?? 'a human operator';
-    d.agentState = 'STOPPED';
-    d.reason = { code: 'SYSTEM_HALT', message: `SYSTEM_HALT by ${by}${input.note ? `: ${input.note}` : ''}` };
+    if (this.locked) {
+      // Locked already: the first reason is what a human must read before unlocking, so it stays.
+      d.halt = { by, ...(input.note ? { note: input.note } : {}) };
+    } else {
+      d.agentState = 'STOPPED';
+      d.reason = { code: 'SYSTEM_HALT', message: `SYSTEM_HALT by ${by}${input.note ? `: ${input.note}` : ''}` };
+    }
     d.resumeRequested = false;
     const { cleared, inbox } = clear(d.inbox);
     d.inbox = inbox;
@@ -375,6 +418,7 @@ export class AgentEntity {
     d.counters = initialCounters();
     d.agentState = 'WAITING_FOR_EVENT';
     d.reason = undefined;
+    d.halt = undefined;
 
     const notes: string[] = [`agent ${d.agentId} unlocked from ${from}${reason ? ` (${reason.code})` : ''}`];
     if (d.suspended) {
@@ -389,10 +433,67 @@ export class AgentEntity {
         notes.push(`task ${s.task.taskId} ended ABORTED (transcript kept); pass --resume to continue it instead`);
       }
     }
-    const budget = d.config?.safety.tokenBudget ?? 0;
-    if (reason?.code === 'BUDGET_EXHAUSTED' && addTokens === 0 && d.tokensUsed >= budget) {
+    const budget = d.config?.safety.tokenBudget;
+    if (reason?.code === 'BUDGET_EXHAUSTED' && addTokens === 0 && budget !== undefined && d.tokensUsed >= budget) {
       notes.push(`the budget is still exhausted (${d.tokensUsed} of ${budget} tokens): the next LLM call will stop again; pass --add-tokens N to raise it`);
     }
     return { unlocked: true, agentState: d.agentState, message: notes.join('; ') };
+  }
+
+  /**
+   * What the agent's search attributes say: its state, lock reason and tokens (the running task's
+   * included), and the running task's tick, else its latest task's last tick (so a locked agent shows
+   * the tick its task stopped at).
+   */
+  reported(): Reported {
+    return reportedOf(this.data);
+  }
+
+  /** What a task about to start reports (`TaskRun.reported`), given as its search attributes at its start. */
+  taskStartReported(next: NextRun): Reported {
+    return { agentId: this.data.agentId, agentState: 'EXECUTING', tick: next.checkpoint?.ticks ?? 0, tokensUsed: next.checkpoint?.tokensUsed ?? 0, lockReason: null };
+  }
+
+  /** The agent's `state` query (`AgentStatus`). */
+  status(): AgentStatus {
+    const d = this.data;
+    const s: AgentStatus = {
+      agentId: d.agentId,
+      agentState: d.agentState,
+      tokensUsed: d.tokensUsed + (d.current?.runTokens ?? 0),
+      tokenBudget: d.config?.safety.tokenBudget ?? 0,
+      queue: ordered(d.inbox).map((t) => ({ taskId: t.taskId, priority: t.priority, goal: t.goal })),
+      cancelledTasks: d.cancelledTasks,
+      counters: d.counters,
+      tasks: d.tasks,
+      unlocks: d.unlocks,
+      guide: d.config?.guide ?? '',
+      llm: d.config ? formatLlmSpec(d.config.llm) : '',
+    };
+    if (d.reason) s.reason = d.reason;
+    if (d.halt) s.halt = d.halt;
+    if (d.current) s.currentTask = { taskId: d.current.task.taskId, workflowId: d.current.workflowId, tick: d.current.tick, runTokens: d.current.runTokens };
+    if (d.suspended) s.suspendedTask = { taskId: d.suspended.task.taskId, workflowId: d.suspended.workflowId };
+    return s;
+  }
+
+  /** The Web UI's current details of the agent (markdown): its state and why, first, then what it holds. */
+  details(): string {
+    const d = this.data;
+    const queue = ordered(d.inbox);
+    const c = d.config;
+    return [
+      `### Agent ${d.agentId} · ${d.agentState}${d.reason ? ` (${d.reason.code})` : ''}`,
+      d.reason ? `> ${d.reason.message}` : '',
+      d.halt ? `> and SYSTEM_HALT by ${d.halt.by}${d.halt.note ? `: ${d.halt.note}` : ''} while locked` : '',
+      this.locked ? `- **locked**: refuses tasks until \`starry unlock ${d.agentId}\`` : '',
+      c ? `- tokens **${d.tokensUsed}** / ${c.safety.tokenBudget} · guide \`${c.guide}\` · llm \`${formatLlmSpec(c.llm)}\`` : `- tokens **${d.tokensUsed}** · no config yet`,
+      d.current ? `- running **${d.current.task.taskId}** at tick ${d.current.tick}` : '- no task running',
+      d.suspended ? `- suspended **${d.suspended.task.taskId}**: \`starry unlock ${d.agentId} --resume\` continues it` : '',
+      `- queue: ${queue.length ? queue.map((t) => `${t.taskId} (p${t.priority})`).join(', ') : 'empty'}`,
+      d.cancelledTasks.length ? `- cancelled by halt: ${d.cancelledTasks.length}` : '',
+    ]
+      .filter(Boolean)
+      .join('\n');
   }
 }

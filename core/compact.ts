@@ -3,7 +3,8 @@
  * have every long string cut, so fifty results stay far below Temporal's 2 MB payload limit whatever
  * the tools wrote. The full transcript stays in the task workflow's own result and history.
  */
-import { LIMITS, type TaskResult } from './contract';
+import type { TaskResult } from './contract';
+import { LIMITS } from './payloads';
 
 /**
  * A string cut to `max` characters, with a note that says how much was left out.

@@ -13,7 +13,7 @@ describe('parseAgentConfig', () => {
   it('fills in every default of an empty config', () => {
     const c = parseAgentConfig({}, 'scripted:/x.json');
     // The seeds' verification step is on unless a config turns it off.
-    expect(c).toMatchObject({ guide: 'pain', llm: 'scripted:/x.json', workspace: ['./workspace'], contextWindow: 40, verify: true });
+    expect(c).toMatchObject({ guide: 'pain', llm: { provider: 'scripted', file: '/x.json' }, workspace: ['./workspace'], contextWindow: 40, verify: true });
     expect(parseAgentConfig({ verify: false }, 'scripted:/x.json').verify).toBe(false);
     expect(c.safety).toEqual({ maxTicks: 50, tokenBudget: 100000, repeatThreshold: 3, frustrationThreshold: 5, cascadeWindow: 10, cascadeErrors: 8, toolTimeoutMs: 30000, llmTimeoutMs: 120000, maxOutputTokens: 8192 });
     expect(c.retry).toEqual({ initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 30000, maximumAttempts: 5 });

@@ -1,10 +1,13 @@
 /**
- * Agent configuration (docs/ARCHITECTURE.md#configuration), validated once at the edge with zod. Workflows receive the parsed,
- * fully-defaulted `AgentConfig` and never validate again.
+ * Agent configuration (docs/ARCHITECTURE.md#configuration), validated once at the edge with zod: the
+ * parsed, fully-defaulted `AgentConfig` (its `llm` a typed `LlmSpec`) is what clients send and workflows
+ * carry. The agent parses a submitted config once more, as every payload it takes (an already-parsed
+ * config parses to itself). The schemas are built on first use (core/lazy.ts).
  */
 import { z } from 'zod';
 import { guideIds } from './guides';
-import { parseLlmSpec } from './llm-spec';
+import { once } from './lazy';
+import { llmSpecSchema, type LlmSpec } from './llm-spec';
 import { ConfigError } from './errors';
 import { isValidToolName, TOOL_NAMES } from './tools';
 
@@ -17,7 +20,8 @@ export { ConfigError };
 const positiveInt = (max: number) =>
   z.number({ error: 'must be a number' }).int('must be a whole number').positive('must be > 0').max(max, `must be <= ${max}`);
 
-export const SafetyConfigSchema = z
+export const safetyConfigSchema = once(() =>
+  z
   .object({
     // Tasks continue as new when Temporal suggests it, so the loop cap is not bound by one history.
     maxTicks: positiveInt(100_000).default(50),
@@ -39,16 +43,19 @@ export const SafetyConfigSchema = z
   .refine((s) => s.cascadeErrors <= s.cascadeWindow, {
     message: 'cascadeErrors must be <= cascadeWindow',
     path: ['cascadeErrors'],
-  });
+  }),
+);
 
-export const RetryConfigSchema = z
+export const retryConfigSchema = once(() =>
+  z
   .object({
     initialIntervalMs: positiveInt(3_600_000).default(1000),
     backoffCoefficient: z.number({ error: 'must be a number' }).min(1, 'must be >= 1').max(10, 'must be <= 10').default(2),
     maximumIntervalMs: positiveInt(3_600_000).default(30_000),
     maximumAttempts: positiveInt(100).default(5),
   })
-  .strict();
+  .strict(),
+);
 
 /** The prefixes of the built-in tools (`fs`, `shell`, `http`): no MCP server takes one. */
 const BUILTIN_PREFIXES = new Set(TOOL_NAMES.map((name) => name.split('.')[0]!));
@@ -57,35 +64,37 @@ const BUILTIN_PREFIXES = new Set(TOOL_NAMES.map((name) => name.split('.')[0]!));
  * Where `${env:NAME}` is allowed: header and environment values are templates filled in on the worker
  * from its own environment, so secrets stay out of configs and histories.
  */
-const workerTemplate = z.string().max(4096);
+const workerTemplate = () => z.string().max(4096);
 
 /**
  * An MCP server: a program the worker starts (stdio; the command must be on the worker's
  * `mcpCommands`) or a Streamable HTTP endpoint (its host must be on the worker's `httpAllow`).
  */
-export const McpServerSchema = z.union(
+export const mcpServerSchema = once(() =>
+  z.union(
   [
     z
       .object({
         command: z.string().min(1).max(1024),
         args: z.array(z.string().max(4096)).max(64).default([]),
         /** Environment of the server, besides PATH and HOME: values may use `${env:NAME}` of the worker. */
-        env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), workerTemplate).optional(),
+        env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an environment variable name'), workerTemplate()).optional(),
       })
       .strict(),
     z
       .object({
         url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }),
         /** Request headers: values may use `${env:NAME}` of the worker (`"Authorization": "Bearer ${env:TOKEN}"`). */
-        headers: z.record(z.string().min(1).max(256), workerTemplate).optional(),
+        headers: z.record(z.string().min(1).max(256), workerTemplate()).optional(),
       })
       .strict(),
   ],
   { error: 'an MCP server is {command, args?, env?} (stdio) or {url, headers?} (Streamable HTTP)' },
+),
 );
-export type McpServerConfig = z.output<typeof McpServerSchema>;
 
-export const ToolsConfigSchema = z
+export const toolsConfigSchema = once(() =>
+  z
   .object({
     /**
      * Commands `shell.run` may start (the first word of the command line). Unset: the list of the worker
@@ -115,7 +124,7 @@ export const ToolsConfigSchema = z
       .optional(),
     /** MCP servers whose tools this agent is offered as `<server>.<tool>`; the worker's policy allows each. */
     mcp: z
-      .record(z.string(), McpServerSchema)
+      .record(z.string(), mcpServerSchema())
       .refine((servers) => Object.keys(servers).length <= 16, 'at most 16 MCP servers')
       .superRefine((servers, ctx) => {
         for (const name of Object.keys(servers).filter((s) => !/^[A-Za-z][A-Za-z0-9_-]{0,31}$/.test(s))) {
@@ -127,15 +136,18 @@ export const ToolsConfigSchema = z
       })
       .optional(),
   })
-  .strict();
+  .strict(),
+);
 
-export const AgentConfigSchema = z
+export const agentConfigSchema = once(() =>
+  z
   .object({
     guide: z
       .string()
       .refine((id) => guideIds().includes(id), { error: (i) => `unknown guide ${JSON.stringify(i.input)}: use one of ${guideIds().join(', ')}` })
       .default('pain'),
-    llm: z.string().superRefine(checkLlmSpec).optional(),
+    /** `"openai:gpt-4o-mini"` as a user writes it, or the `LlmSpec` a parsed config carries. */
+    llm: llmSpecSchema().optional(),
     workspace: z.array(z.string().min(1).max(4096)).min(1, 'workspace needs at least one root').max(32).default(['./workspace']),
     /**
      * The owner's instructions for this agent: placed after the guide's preamble in the system prompt,
@@ -155,25 +167,21 @@ export const AgentConfigSchema = z
      * it against the goal. On by default; `false` turns it off.
      */
     verify: z.boolean().default(true),
-    safety: SafetyConfigSchema.default(() => SafetyConfigSchema.parse({})),
-    retry: RetryConfigSchema.default(() => RetryConfigSchema.parse({})),
-    tools: ToolsConfigSchema.default(() => ToolsConfigSchema.parse({})),
+    safety: safetyConfigSchema().default(() => safetyConfigSchema().parse({})),
+    retry: retryConfigSchema().default(() => retryConfigSchema().parse({})),
+    tools: toolsConfigSchema().default(() => toolsConfigSchema().parse({})),
   })
-  .strict();
+  .strict(),
+);
 
-export type AgentConfigInput = z.input<typeof AgentConfigSchema>;
-export type AgentConfig = z.output<typeof AgentConfigSchema> & { llm: string };
-export type SafetyConfig = z.output<typeof SafetyConfigSchema>;
-export type RetryConfig = z.output<typeof RetryConfigSchema>;
-
-/** The `llm` spec, checked inside the schema so every client (CLI, HTTP, a raw update) gets the same error. */
-function checkLlmSpec(spec: string, ctx: z.RefinementCtx): void {
-  try {
-    parseLlmSpec(spec);
-  } catch (err) {
-    ctx.addIssue({ code: 'custom', message: (err as Error).message });
-  }
-}
+type AgentConfigSchema = ReturnType<typeof agentConfigSchema>;
+/** A config as a user writes it: every field optional, `llm` a string (or an `LlmSpec`). */
+export type AgentConfigInput = z.input<AgentConfigSchema>;
+/** A parsed config: every default filled in, `llm` the typed spec. */
+export type AgentConfig = z.output<AgentConfigSchema> & { llm: LlmSpec };
+export type SafetyConfig = z.output<ReturnType<typeof safetyConfigSchema>>;
+export type RetryConfig = z.output<ReturnType<typeof retryConfigSchema>>;
+export type McpServerConfig = z.output<ReturnType<typeof mcpServerSchema>>;
 
 /** Format zod issues as `path: message` lines. */
 export function formatIssues(error: z.ZodError): string {
@@ -181,23 +189,27 @@ export function formatIssues(error: z.ZodError): string {
 }
 
 /**
- * Validate a raw agent config and fill in the defaults.
+ * Validate a raw agent config and fill in the defaults; `defaultLlm` (a spec string or a parsed spec)
+ * stands in when the config names no LLM.
  *
  * ```ts
  * const cfg = parseAgentConfig({ safety: { maxTicks: 3 } }, 'scripted:/tmp/turns.json');
+ * cfg.llm // { provider: 'scripted', file: '/tmp/turns.json' }
  * ```
  * @throws ConfigError naming every invalid field.
  */
-export function parseAgentConfig(raw: unknown, defaultLlm?: string, origin = 'agent config'): AgentConfig {
-  const parsed = AgentConfigSchema.safeParse(raw ?? {});
+export function parseAgentConfig(raw: unknown, defaultLlm?: string | LlmSpec, origin = 'agent config'): AgentConfig {
+  const parsed = agentConfigSchema().safeParse(raw ?? {});
   if (!parsed.success) {
     throw new ConfigError(`Invalid ${origin}:\n${formatIssues(parsed.error)}`, {
       issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
     });
   }
-  const llm = parsed.data.llm ?? defaultLlm;
-  if (!llm) {
+  if (parsed.data.llm) return { ...parsed.data, llm: parsed.data.llm };
+  if (defaultLlm === undefined) {
     throw new ConfigError(`Invalid ${origin}: no LLM given. Pass --llm (e.g. scripted:FILE, gemini:MODEL) or set "llm".`);
   }
-  return { ...parsed.data, llm };
+  const llm = llmSpecSchema().safeParse(defaultLlm);
+  if (!llm.success) throw new ConfigError(`Invalid ${origin}:\n${formatIssues(llm.error)}`, { issues: llm.error.issues.map((i) => `llm: ${i.message}`) });
+  return { ...parsed.data, llm: llm.data };
 }

@@ -1,8 +1,11 @@
 /**
  * The `--llm` spec (docs/ARCHITECTURE.md#configuration): `scripted:FILE`, `gemini:MODEL`, `openai:MODEL`
- * (the worker's own endpoint) or `openai:MODEL@BASE_URL`, `local:PATH.gguf`. Parsed once at the edge so
- * a typo is a clear error before any task starts.
+ * (the worker's own endpoint) or `openai:MODEL@BASE_URL`, `local:PATH.gguf`. A user writes the string;
+ * the edge parses it once into an `LlmSpec`, which the parsed config, the workflows and the LLM activity
+ * carry as it is. `formatLlmSpec` gives the string back for people (status, details).
  */
+import { z } from 'zod';
+import { once } from './lazy';
 import { ConfigError } from './errors';
 
 export type LlmSpec =
@@ -11,6 +14,8 @@ export type LlmSpec =
   /** Without `baseUrl`: the worker's own endpoint (`OPENAI_BASE_URL`), the only one its key is sent to. */
   | { provider: 'openai'; model: string; baseUrl?: string }
   | { provider: 'local'; modelPath: string };
+
+const PROVIDERS: readonly string[] = ['scripted', 'gemini', 'openai', 'local'] satisfies LlmSpec['provider'][];
 
 export const LLM_SPEC_HELP = 'scripted:FILE, gemini:MODEL, openai:MODEL[@BASE_URL] or local:PATH.gguf';
 
@@ -56,6 +61,51 @@ export function parseLlmSpec(spec: string): LlmSpec {
     default:
       throw bad(`unknown provider "${provider}"`);
   }
+}
+
+/**
+ * The spec as a user writes it: `parseLlmSpec(formatLlmSpec(spec))` equals `spec`.
+ *
+ * ```ts
+ * formatLlmSpec({ provider: 'openai', model: 'qwen', baseUrl: 'http://127.0.0.1:8080/v1' }) // 'openai:qwen@http://127.0.0.1:8080/v1'
+ * ```
+ */
+export function formatLlmSpec(spec: LlmSpec): string {
+  switch (spec.provider) {
+    case 'scripted':
+      return `scripted:${spec.file}`;
+    case 'gemini':
+      return `gemini:${spec.model}`;
+    case 'openai':
+      return `openai:${spec.model}${spec.baseUrl !== undefined ? `@${spec.baseUrl}` : ''}`;
+    case 'local':
+      return `local:${spec.modelPath}`;
+  }
+}
+
+/**
+ * A spec as a config carries it after parsing: the parsed object, checked by parsing its string form
+ * again (so an object a raw client sends passes exactly the rules the string does), or the string a
+ * user wrote. Built on first use: a task workflow, which receives its config parsed, never builds it.
+ */
+export const llmSpecSchema = once(() =>
+  z.union([z.string(), z.object({ provider: z.string() }).passthrough()]).transform((raw, ctx): LlmSpec => {
+    try {
+      if (typeof raw === 'string') return parseLlmSpec(raw);
+      const spec = PROVIDERS.includes(raw.provider) ? parseLlmSpec(formatLlmSpec(raw as LlmSpec)) : undefined;
+      if (!spec || !sameSpec(spec, raw)) throw new ConfigError(`Invalid llm ${JSON.stringify(raw)}: give it as a string, ${LLM_SPEC_HELP}`);
+      return spec;
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: (err as Error).message });
+      return z.NEVER;
+    }
+  }),
+);
+
+/** Whether an object holds exactly the spec's fields (no unknown, none missing). */
+function sameSpec(spec: LlmSpec, raw: Record<string, unknown>): boolean {
+  const keys = Object.keys(raw).filter((k) => raw[k] !== undefined);
+  return keys.length === Object.keys(spec).length && keys.every((k) => (spec as Record<string, unknown>)[k] === raw[k]);
 }
 
 /** A short label for activity summaries: "scripted turns.json", "gemini gemini-2.5-flash". */

@@ -2,6 +2,7 @@
  * Provider-neutral conversation shapes. Every LLM provider activity maps these to its own wire format,
  * so the workflow and the context strategy never see a provider's types.
  */
+import type { LlmSpec } from './llm-spec';
 
 /** A tool call as the model produced it. `args` is absent when `rawArguments` did not parse. */
 export interface LlmToolCall {
@@ -73,8 +74,8 @@ export interface ToolSpec {
 
 /** Input of an LLM activity. */
 export interface LlmRequest {
-  /** The `--llm` spec, e.g. `scripted:/abs/path.json` or `gemini:gemini-2.5-flash`. */
-  llm: string;
+  /** The LLM, as the edge parsed its `--llm` spec (`{ provider: 'gemini', model: 'gemini-2.5-flash' }`). */
+  llm: LlmSpec;
   agentId: string;
   taskId: string;
   /** The LLM call's number within the task, from 1: a retried call sees the same number. */

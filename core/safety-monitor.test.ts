@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { SafetyConfigSchema, type SafetyConfig } from './config';
+import { safetyConfigSchema, type SafetyConfig } from './config';
 import { fingerprint } from './fingerprint';
 import type { SafetyAlert } from './guides/guide';
 import {
@@ -12,7 +12,7 @@ import {
   type Verdict,
 } from './safety-monitor';
 
-const defaults = SafetyConfigSchema.parse({});
+const defaults = safetyConfigSchema().parse({});
 
 /** One executed tool call as the workflow reports it. */
 interface Op {
@@ -68,7 +68,7 @@ const safetyArb: fc.Arbitrary<SafetyConfig> = fc
     frustrationThreshold: fc.integer({ min: 1, max: 8 }),
     cascadeWindow: fc.integer({ min: 1, max: 12 }),
   })
-  .chain((s) => fc.integer({ min: 1, max: s.cascadeWindow }).map((cascadeErrors) => SafetyConfigSchema.parse({ ...s, cascadeErrors })));
+  .chain((s) => fc.integer({ min: 1, max: s.cascadeWindow }).map((cascadeErrors) => safetyConfigSchema().parse({ ...s, cascadeErrors })));
 
 // Few distinct calls, so identical runs are common.
 const opArb: fc.Arbitrary<Op> = fc
@@ -179,14 +179,14 @@ describe('SafetyMonitor.afterToolExecution scenarios', () => {
   });
 
   it('puts FRUSTRATION ahead of REPEAT_ALERT when both fire', () => {
-    const safety = SafetyConfigSchema.parse({ repeatThreshold: 3, frustrationThreshold: 3 });
+    const safety = safetyConfigSchema().parse({ repeatThreshold: 3, frustrationThreshold: 3 });
     const last = run(safety, [A, A, A]).at(-1)!.verdict;
     expect(kinds(last)).toEqual(['FRUSTRATION', 'REPEAT_ALERT']);
     expect(last.skipRest).toBe(true);
   });
 
   it('lets REPEATED_FAILURE win over ERROR_CASCADE when both trip', () => {
-    const safety = SafetyConfigSchema.parse({ repeatThreshold: 3, cascadeWindow: 4, cascadeErrors: 4 });
+    const safety = safetyConfigSchema().parse({ repeatThreshold: 3, cascadeWindow: 4, cascadeErrors: 4 });
     expect(run(safety, [A, A, A, A]).at(-1)!.verdict.lock?.reason.code).toBe('REPEATED_FAILURE');
   });
 

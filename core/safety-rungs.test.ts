@@ -1,4 +1,4 @@
-import { SafetyConfigSchema } from './config';
+import { safetyConfigSchema } from './config';
 import {
   EMERGENCY_HALT,
   errorCascade,
@@ -11,7 +11,7 @@ import {
   type FailureInput,
 } from './safety-rungs';
 
-const safety = SafetyConfigSchema.parse({});
+const safety = safetyConfigSchema().parse({});
 
 /**
  * Input builder for the failure rungs: the state right after a failed `fs.read` with print `A`.
@@ -54,7 +54,7 @@ describe('loopCap', () => {
   });
 
   it('follows the configured cap', () => {
-    const small = SafetyConfigSchema.parse({ maxTicks: 3 });
+    const small = safetyConfigSchema().parse({ maxTicks: 3 });
     expect(loopCap(small, { tick: 3 })).toBeUndefined();
     expect(loopCap(small, { tick: 4 })?.lock?.reason.code).toBe('LOOP_CAP');
   });

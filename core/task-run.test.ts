@@ -48,7 +48,7 @@ describe('TaskRun: a tick', () => {
     expect(run.checkpoint.messages[1]).toEqual({ role: 'user', text: 'read notes.md' });
     expect(run.startTick(QUIET)).toBeUndefined();
     const call = run.llmCall();
-    expect('request' in call && call.request).toMatchObject({ llm: 'scripted:x.json', agentId: 'a1', taskId: 'task-1', callNumber: 1, tick: 1, maxOutputTokens: 8192, maxRetryDelayMs: 30_000 });
+    expect('request' in call && call.request).toMatchObject({ llm: { provider: 'scripted', file: 'x.json' }, agentId: 'a1', taskId: 'task-1', callNumber: 1, tick: 1, maxOutputTokens: 8192, maxRetryDelayMs: 30_000 });
     expect('request' in call && call.request.tools?.map((t) => t.name)).toEqual(['fs.read', 'fs.write', 'fs.list', 'shell.run', 'http.get']);
     expect(run.checkpoint.ticks).toBe(1);
   });
@@ -126,6 +126,33 @@ describe('TaskRun: the final answer', () => {
     run.startTick(QUIET);
     run.llmCall();
     expect(run.llmAnswered(answer([], 'verified'))).toEqual({ end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'verified' } });
+  });
+
+  it('verifies a final answer given at the loop cap’s last tick and completes: the verification round is not what trips the cap', () => {
+    const run = runOf({ safety: { maxTicks: 2 } });
+    turn(run, [read('c1')]);
+    run.startTick(QUIET);
+    run.llmCall();
+    expect(run.llmAnswered(answer([], 'done'))).toEqual({ verify: true });
+    expect(run.startTick(QUIET)).toBeUndefined();
+    run.llmCall();
+    expect(run.llmAnswered(answer([], 'verified'))).toEqual({ end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'verified' } });
+  });
+
+  it('still stops at the cap when the model answers the verification with more tool calls', () => {
+    const run = runOf({ safety: { maxTicks: 2 } });
+    turn(run, [read('c1')]);
+    run.startTick(QUIET);
+    run.llmCall();
+    run.llmAnswered(answer([], 'done'));
+    run.startTick(QUIET);
+    run.llmCall();
+    const next = run.llmAnswered(answer([read('c2')]));
+    if (!('calls' in next)) throw new Error('expected tool calls');
+    const step = run.beforeTool(next.calls[0]!);
+    if (step.run) run.afterTool(step.pending, { success: true, data: 'ok' });
+    run.endTurn();
+    expect(run.startTick(QUIET)).toMatchObject({ outcome: 'SUSPENDED', lock: { reason: { code: 'LOOP_CAP' } } });
   });
 
   it('completes at once when verification is off', () => {

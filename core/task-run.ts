@@ -11,7 +11,9 @@
 import { cutStrings, fitResult, jsonBytes } from './compact';
 import type { AgentConfig } from './config';
 import { assembleContext, calibrate, DEFAULT_BYTES_PER_TOKEN, resultChars, windowStart, type WindowLimits } from './context';
-import { HumanMessageSchema, LIMITS, type HumanMessage, type TaskProgress, type TaskStatus } from './contract';
+import type { TaskStatus } from './contract';
+import type { Reported } from './agent-entity';
+import { humanMessageSchema, LIMITS, type HumanMessage, type TaskProgress } from './payloads';
 import { failure, normalizedError, type NormalizedError, type ToolExecutionResult } from './errors';
 import { fingerprint } from './fingerprint';
 import { getGuide, type Guide, type PainContext } from './guides';
@@ -237,7 +239,7 @@ export class TaskRun {
    * was ignored, or undefined when it was taken.
    */
   receive(raw: unknown): string | undefined {
-    const m = HumanMessageSchema.safeParse(raw);
+    const m = humanMessageSchema().safeParse(raw);
     if (!m.success) return m.error.message;
     if (this.received >= LIMITS.messagesPerRun) return `more than ${LIMITS.messagesPerRun} this run`;
     this.received++;
@@ -293,7 +295,10 @@ export class TaskRun {
   startTick(history: { events: number; bytes: number }): TaskEnd | undefined {
     if (this.halted) return this.cancelled();
     const cp = this.checkpoint;
-    const start = SafetyMonitor.onEventLoopStart(this.config.safety, { tick: cp.ticks - this.allowanceStart + 1 });
+    // The verification round asks about an answer already given: it is not a tick the loop cap counts,
+    // so a final answer at the cap's last tick is verified and completes.
+    const counted = cp.ticks - this.allowanceStart + (this.verifying() ? 0 : 1);
+    const start = SafetyMonitor.onEventLoopStart(this.config.safety, { tick: counted });
     if (start.lock) return suspended(start.lock);
     // Before the server would terminate the task with nothing kept.
     const limit = historyLimit(history);
@@ -482,6 +487,29 @@ export class TaskRun {
     if (lock) return suspended(lock);
     if (this.halted) return this.cancelled();
     return undefined;
+  }
+
+  /** True between the verification question and the model's answer to it. */
+  private verifying(): boolean {
+    const cp = this.checkpoint;
+    const last = cp.injections.at(-1);
+    return last?.kind === 'VERIFY' && last.tick === cp.ticks;
+  }
+
+  /**
+   * What the task's search attributes say (workflows/search-attributes.ts): a closed task drops its
+   * state, so `AgentState="SAFETY_LOCKOUT"` never lists tasks of agents unlocked since.
+   */
+  reported(agentState: AgentState, closed = false, lockReason?: string): Reported {
+    const cp = this.checkpoint;
+    return {
+      agentId: this.input.agentId,
+      agentState: closed ? null : agentState,
+      tick: cp.ticks,
+      tokensUsed: cp.tokensUsed,
+      ...(this.lastErrorCode ? { lastErrorCode: this.lastErrorCode } : {}),
+      lockReason: lockReason ?? null,
+    };
   }
 
   /** The run was halted: CANCELLED, the agent STOPPED. */

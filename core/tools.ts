@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { normalizedError, type NormalizedError } from './errors';
+import { once } from './lazy';
 import type { LlmToolCall, ToolSpec } from './llm';
 
 // Bounds keep the JSON Schema meaningful to the model (zod's default is Number.MAX_SAFE_INTEGER).
@@ -12,7 +13,9 @@ const MAX_READ_BYTES = 16 * 1024 * 1024;
 const MAX_SHELL_TIMEOUT_MS = 10 * 60 * 1000;
 
 // Objects are strict: a misspelt key (`file` for `path`) is reported as E_SCHEMA instead of silently ignored.
-const FsReadArgs = z
+// Built on first use (core/lazy.ts): every task workflow evaluates this module, few check every tool.
+const FsReadArgs = once(() =>
+  z
   .object({
     path: z.string().describe('File to read, relative to the first workspace root or absolute inside a root.'),
     maxBytes: z
@@ -23,23 +26,29 @@ const FsReadArgs = z
       .optional()
       .describe('Read at most this many bytes from the start of the file.'),
   })
-  .strict();
+  .strict(),
+);
 
-const FsWriteArgs = z
+const FsWriteArgs = once(() =>
+  z
   .object({
     path: z.string().describe('File to write; missing parent directories inside the workspace are created.'),
     content: z.string().describe('Text to write (UTF-8).'),
     append: z.boolean().optional().describe('Append instead of replacing the file.'),
   })
-  .strict();
+  .strict(),
+);
 
-const FsListArgs = z
+const FsListArgs = once(() =>
+  z
   .object({
     path: z.string().optional().describe('Directory to list; defaults to the first workspace root.'),
   })
-  .strict();
+  .strict(),
+);
 
-const ShellRunArgs = z
+const ShellRunArgs = once(() =>
+  z
   .object({
     command: z.string().describe('Program to run; must be on the allow-list. No shell: no pipes, globs or redirects.'),
     args: z.array(z.string()).optional().describe('Arguments, one per element.'),
@@ -52,28 +61,38 @@ const ShellRunArgs = z
       .optional()
       .describe('Kill the program after this many milliseconds (capped by the tool timeout).'),
   })
-  .strict();
+  .strict(),
+);
 
-const HttpGetArgs = z
+const HttpGetArgs = once(() =>
+  z
   .object({
     url: z.string().describe('http(s) URL whose host is on the allow-list.'),
   })
-  .strict();
+  .strict(),
+);
+
+/** A tool's definition, its schema built when first read. */
+function tool<S extends z.ZodObject>(description: string, schema: () => S, summaryArg: string) {
+  return {
+    description,
+    get schema(): S {
+      return schema();
+    },
+    summaryArg,
+  };
+}
 
 /**
  * Every tool: its description for the model, its argument schema, and the argument that names what
  * it acts on (shown in the activity's summary in the Web UI).
  */
 export const TOOL_DEFINITIONS = {
-  'fs.read': { description: 'Read a text file inside the workspace.', schema: FsReadArgs, summaryArg: 'path' },
-  'fs.write': { description: 'Write or append a text file inside the workspace.', schema: FsWriteArgs, summaryArg: 'path' },
-  'fs.list': { description: 'List a directory inside the workspace (name, type, size; sorted by name).', schema: FsListArgs, summaryArg: 'path' },
-  'shell.run': {
-    description: 'Run an allow-listed command inside the workspace; returns exitCode, stdout and stderr.',
-    schema: ShellRunArgs,
-    summaryArg: 'command',
-  },
-  'http.get': { description: 'HTTP GET a URL on an allow-listed host; returns status and body.', schema: HttpGetArgs, summaryArg: 'url' },
+  'fs.read': tool('Read a text file inside the workspace.', FsReadArgs, 'path'),
+  'fs.write': tool('Write or append a text file inside the workspace.', FsWriteArgs, 'path'),
+  'fs.list': tool('List a directory inside the workspace (name, type, size; sorted by name).', FsListArgs, 'path'),
+  'shell.run': tool('Run an allow-listed command inside the workspace; returns exitCode, stdout and stderr.', ShellRunArgs, 'command'),
+  'http.get': tool('HTTP GET a URL on an allow-listed host; returns status and body.', HttpGetArgs, 'url'),
 } as const satisfies Record<string, { description: string; schema: z.ZodObject; summaryArg: string }>;
 
 export type ToolName = keyof typeof TOOL_DEFINITIONS;

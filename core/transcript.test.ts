@@ -1,4 +1,4 @@
-import { RetryConfigSchema } from './config';
+import { retryConfigSchema } from './config';
 import { normalizedError } from './errors';
 import { frustrationFirst, MAX_RESULT_CHARS, retryHistory, skippedText, toolResultText, verifyText } from './transcript';
 
@@ -23,7 +23,7 @@ describe('transcript texts', () => {
 
   it('gives the retry policy and the last error when retries ran out', () => {
     const e = normalizedError({ code: 'ECONNRESET', message: 'socket hang up', source: 'http.get' });
-    const text = retryHistory(e, RetryConfigSchema.parse({}), true);
+    const text = retryHistory(e, retryConfigSchema().parse({}), true);
     expect(text).toBe(
       'Tried 5 times with exponential backoff (1s, x2, max 30s); still ECONNRESET: socket hang up. The resource looks unavailable: try a different approach, or finish without it.',
     );

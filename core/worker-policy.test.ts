@@ -1,5 +1,6 @@
 import { isRequestError } from './errors';
 import { changesCodeLoading, DEFAULT_SHELL_ALLOW, describeLimit, isHostAllowed, llmSpecProblem, mcpCommandEntry, narrowToPolicy, normalizePosix, parseWorkerPolicy, withWorkerDefaults, type TaskLimits } from './worker-policy';
+import { parseLlmSpec } from './llm-spec';
 
 const policy = parseWorkerPolicy({ roots: ['/srv/ws/'], shellAllow: ['ls', 'cat'], httpAllow: ['*.example.com', 'api.test:8443', 'local.test:*'], maxOutputBytes: 1000 });
 const task = (over: Partial<TaskLimits['tools']> & { workspace?: string[] } = {}): TaskLimits => ({
@@ -97,10 +98,10 @@ describe('the LLM endpoints and files a task may name', () => {
   const llmPolicy = parseWorkerPolicy({ roots: ['/srv/ws'], llmAllow: ['api.openai.com', 'vllm.internal:8000'], llmDirs: ['/srv/models'] });
 
   it('allows an OpenAI-compatible base URL on a host of llmAllow, and the worker\'s own endpoint', () => {
-    expect(llmSpecProblem('openai:gpt-4o-mini@https://api.openai.com/v1', llmPolicy)).toBeUndefined();
-    expect(llmSpecProblem('openai:qwen@http://vllm.internal:8000/v1', llmPolicy)).toBeUndefined();
-    expect(llmSpecProblem('openai:gpt-4o-mini', llmPolicy)).toBeUndefined();
-    expect(llmSpecProblem('gemini:gemini-2.5-flash', llmPolicy)).toBeUndefined();
+    expect(llmSpecProblem(parseLlmSpec('openai:gpt-4o-mini@https://api.openai.com/v1'), llmPolicy)).toBeUndefined();
+    expect(llmSpecProblem(parseLlmSpec('openai:qwen@http://vllm.internal:8000/v1'), llmPolicy)).toBeUndefined();
+    expect(llmSpecProblem(parseLlmSpec('openai:gpt-4o-mini'), llmPolicy)).toBeUndefined();
+    expect(llmSpecProblem(parseLlmSpec('gemini:gemini-2.5-flash'), llmPolicy)).toBeUndefined();
   });
 
   it.each([
@@ -110,20 +111,20 @@ describe('the LLM endpoints and files a task may name', () => {
     ['a lookalike host', 'openai:gpt@https://api.openai.com.evil.test/v1'],
     ['a fragment that names an allowed host', 'openai:gpt@https://evil.test/v1#api.openai.com'],
   ])('refuses %s, naming llmAllow', (_name, spec) => {
-    expect(llmSpecProblem(spec, llmPolicy)).toMatch(/is not one the worker's LLM calls may reach \(llmAllow: api\.openai\.com, vllm\.internal:8000\)/);
+    expect(llmSpecProblem(parseLlmSpec(spec), llmPolicy)).toMatch(/is not one the worker's LLM calls may reach \(llmAllow: api\.openai\.com, vllm\.internal:8000\)/);
   });
 
   it('allows scripts and models inside the roots and llmDirs only, by absolute path', () => {
-    expect(llmSpecProblem('scripted:/srv/ws/a/turns.json', llmPolicy)).toBeUndefined();
-    expect(llmSpecProblem('local:/srv/models/smol.gguf', llmPolicy)).toBeUndefined();
-    expect(llmSpecProblem('scripted:/etc/starry/policy.json', llmPolicy)).toMatch(/the script '\/etc\/starry\/policy.json' is not an absolute path inside a directory the worker reads scripts from \(\/srv\/ws, \/srv\/models\)/);
-    expect(llmSpecProblem('scripted:/srv/ws/../../etc/shadow', llmPolicy)).toMatch(/is not an absolute path inside/);
-    expect(llmSpecProblem('scripted:turns.json', llmPolicy)).toMatch(/is not an absolute path inside/);
-    expect(llmSpecProblem('local:/root/model.gguf', llmPolicy)).toMatch(/the model '\/root\/model.gguf'/);
+    expect(llmSpecProblem(parseLlmSpec('scripted:/srv/ws/a/turns.json'), llmPolicy)).toBeUndefined();
+    expect(llmSpecProblem(parseLlmSpec('local:/srv/models/smol.gguf'), llmPolicy)).toBeUndefined();
+    expect(llmSpecProblem(parseLlmSpec('scripted:/etc/starry/policy.json'), llmPolicy)).toMatch(/the script '\/etc\/starry\/policy.json' is not an absolute path inside a directory the worker reads scripts from \(\/srv\/ws, \/srv\/models\)/);
+    expect(llmSpecProblem(parseLlmSpec('scripted:/srv/ws/../../etc/shadow'), llmPolicy)).toMatch(/is not an absolute path inside/);
+    expect(llmSpecProblem(parseLlmSpec('scripted:turns.json'), llmPolicy)).toMatch(/is not an absolute path inside/);
+    expect(llmSpecProblem(parseLlmSpec('local:/root/model.gguf'), llmPolicy)).toMatch(/the model '\/root\/model.gguf'/);
   });
 
   it('refuses a task whose llm is wider than the policy at submit, with the other fields', () => {
-    const message = refusalOf(llmPolicy, { ...task({ workspace: ['/srv/ws/a'] }), llm: 'openai:gpt@http://127.0.0.1:18997/v1' });
+    const message = refusalOf(llmPolicy, { ...task({ workspace: ['/srv/ws/a'] }), llm: parseLlmSpec('openai:gpt@http://127.0.0.1:18997/v1') });
     expect(message).toContain("llm: the host of 'http://127.0.0.1:18997/v1' is not one");
   });
 });

@@ -5,7 +5,7 @@
  * Pure: the worker reads the policy (worker/env.ts) and the tool activity applies it.
  */
 import { z } from 'zod';
-import { parseLlmSpec } from './llm-spec';
+import type { LlmSpec } from './llm-spec';
 import { ConfigError, RefusedError } from './errors';
 
 /** The shell commands a worker allows when its operator says nothing. */
@@ -224,8 +224,8 @@ export type WorkerPolicy = z.output<typeof WorkerPolicySchema>;
 /** The parts of a task's config the policy bounds. */
 export interface TaskLimits {
   workspace: string[];
-  /** The `llm` spec: its endpoint or file must be one the policy allows. */
-  llm?: string;
+  /** The LLM: its endpoint or file must be one the policy allows. */
+  llm?: LlmSpec;
   tools: {
     /** Unset: the worker's own list (`withWorkerDefaults`), which always lies within its policy. */
     shellAllow?: string[];
@@ -341,16 +341,10 @@ export function widerThanPolicy(wider: string[]): string {
  * are the worker's alone, so a spec cannot name one.
  *
  * ```ts
- * llmSpecProblem('openai:gpt@http://10.0.0.9/v1', policy) // "the host of 'http://10.0.0.9/v1' is not one …"
+ * llmSpecProblem(parseLlmSpec('openai:gpt@http://10.0.0.9/v1'), policy) // "the host of 'http://10.0.0.9/v1' is not one …"
  * ```
  */
-export function llmSpecProblem(llm: string, policy: Pick<WorkerPolicy, 'roots' | 'llmAllow' | 'llmDirs'>): string | undefined {
-  let spec;
-  try {
-    spec = parseLlmSpec(llm);
-  } catch (err) {
-    return (err as Error).message;
-  }
+export function llmSpecProblem(spec: LlmSpec, policy: Pick<WorkerPolicy, 'roots' | 'llmAllow' | 'llmDirs'>): string | undefined {
   switch (spec.provider) {
     case 'openai': {
       if (spec.baseUrl === undefined) return undefined; // the worker's own endpoint

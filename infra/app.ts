@@ -1,12 +1,13 @@
 /**
  * The CDK app (`npx cdk synth`, `npx cdk deploy`; cdk.json runs the compiled lib/infra/app.js, so
  * `npm run build` first). Context (`-c key=value`): temporalAddress and temporalNamespace (required),
- * temporalAuth (api-key | mtls | none, default api-key), alertEmail, workerImage, minWorkers,
- * maxWorkers, apiTenantClaim. See docs/DEPLOY.md.
+ * temporalAuth (api-key | mtls | none, default api-key), alertEmail, workerImage, workerBuildId,
+ * drainingWorkers (JSON: `[{"buildId":"…","image":"…"}]`), minWorkers, maxWorkers, apiTenantClaim.
+ * See docs/DEPLOY.md.
  */
 import path from 'node:path';
 import { App } from 'aws-cdk-lib';
-import { StarryStack } from './stack';
+import { StarryStack, type WorkerVersion } from './stack';
 
 const app = new App();
 const ctx = (key: string): string | undefined => {
@@ -21,12 +22,29 @@ const required = (key: string, example: string): string => {
 const auth = ctx('temporalAuth') ?? 'api-key';
 if (!['api-key', 'mtls', 'none'].includes(auth)) throw new Error(`context temporalAuth must be api-key, mtls or none, got "${auth}"`);
 
+/** The versions still draining (docs/DEPLOY.md#rolling-workers), checked: a typo would remove a service. */
+function drainingWorkers(): WorkerVersion[] | undefined {
+  const raw = app.node.tryGetContext('drainingWorkers') as unknown;
+  if (raw === undefined || raw === '') return undefined;
+  let list: unknown;
+  try {
+    list = typeof raw === 'string' ? JSON.parse(raw) : raw;
+  } catch (err) {
+    throw new Error(`context drainingWorkers must be JSON, e.g. '[{"buildId":"0.1.0-3f9a0c1b2d4e","image":"repo/openstarry:1"}]': ${(err as Error).message}`);
+  }
+  const valid = (v: unknown): v is WorkerVersion => typeof v === 'object' && v !== null && typeof (v as WorkerVersion).buildId === 'string' && typeof (v as WorkerVersion).image === 'string';
+  if (!Array.isArray(list) || !list.every(valid)) throw new Error('context drainingWorkers must be a list of {"buildId": "…", "image": "…"} (the WorkerBuildId output and the image of each version still draining)');
+  return list;
+}
+
 new StarryStack(app, ctx('stackName') ?? 'OpenStarry', {
   temporalAddress: required('temporalAddress', 'my-ns.a1b2c.tmprl.cloud:7233'),
   temporalNamespace: required('temporalNamespace', 'my-ns.a1b2c'),
   temporalAuth: auth as 'api-key' | 'mtls' | 'none',
   ...(ctx('alertEmail') ? { alertEmail: ctx('alertEmail') } : {}),
   ...(ctx('workerImage') ? { workerImage: ctx('workerImage') } : {}),
+  ...(ctx('workerBuildId') ? { workerBuildId: ctx('workerBuildId') } : {}),
+  ...(drainingWorkers() ? { drainingWorkers: drainingWorkers() } : {}),
   ...(ctx('minWorkers') ? { minWorkers: Number(ctx('minWorkers')) } : {}),
   ...(ctx('maxWorkers') ? { maxWorkers: Number(ctx('maxWorkers')) } : {}),
   ...(ctx('apiTenantClaim') ? { apiTenantClaim: ctx('apiTenantClaim') } : {}),

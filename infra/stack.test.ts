@@ -20,6 +20,7 @@ function synth(over: Partial<ConstructorParameters<typeof StarryStack>[2]> = {})
     temporalAuth: 'api-key',
     alertEmail: 'ops@example.com',
     workerImage: 'public.ecr.aws/example/openstarry:1',
+    workerBuildId: '0.1.0-bbbbbbbbbbbb',
     projectRoot,
     ...over,
   });
@@ -63,6 +64,21 @@ describe('the workers on Fargate', () => {
     expect(names.filter((n) => !(n in WorkerEnvSchema.shape))).toEqual([]);
   });
 
+  it('run each worker version as its own service, named by its build id: the new one makes itself current, a draining one keeps its pinned tasks until it is dropped', () => {
+    const { template: t } = synth({ drainingWorkers: [{ buildId: '0.1.0-aaaaaaaaaaaa', image: 'public.ecr.aws/example/openstarry:0' }] });
+    const services = t.findResources('AWS::ECS::Service');
+    expect(Object.keys(services).map((id) => id.replace(/[0-9A-F]{8}$/, ''))).toEqual(['Workers010aaaaaaaaaaaaService', 'Workers010bbbbbbbbbbbbService']);
+    const defs = Object.values(t.findResources('AWS::ECS::TaskDefinition')) as Array<{ Properties: { ContainerDefinitions: Array<{ Image: string; Environment: { Name: string; Value: unknown }[] }> } }>;
+    const byImage = new Map(defs.map((d) => [d.Properties.ContainerDefinitions[0]!.Image, d.Properties.ContainerDefinitions[0]!.Environment.find((e) => e.Name === 'STARRY_MAKE_CURRENT')?.Value]));
+    expect(byImage).toEqual(new Map([['public.ecr.aws/example/openstarry:0', undefined], ['public.ecr.aws/example/openstarry:1', 'always']]));
+    // The new version's service waits for the draining one, whose workers run its old agents' last turn.
+    const newest = Object.entries(services).find(([id]) => id.startsWith('Workers010bbbbbbbbbbbb'))?.[1] as { DependsOn?: string[] };
+    expect(newest.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^Workers010aaaaaaaaaaaa/)]));
+    // Each version replaces its own workers only: the new ones first.
+    template.hasResourceProperties('AWS::ECS::Service', { DeploymentConfiguration: Match.objectLike({ MinimumHealthyPercent: 100, MaximumPercent: 200 }) });
+    expect(() => synth({ drainingWorkers: [{ buildId: '0.1.0-bbbbbbbbbbbb', image: 'x' }] })).toThrow(/listed twice/);
+  });
+
   it('keep at least one worker and scale on CPU', () => {
     template.hasResourceProperties('AWS::ECS::Service', { DesiredCount: 1, LaunchType: 'FARGATE' });
     template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 1, MaxCapacity: 4 });
@@ -73,7 +89,7 @@ describe('the workers on Fargate', () => {
 
   it('may publish to the alert topic and read and write the transcript bucket, nothing else (no delete); the task role has no other policy', () => {
     const policies = template.findResources('AWS::IAM::Policy');
-    const taskRolePolicies = Object.values(policies).filter((p) => JSON.stringify(p).includes('WorkerTaskTaskRole'));
+    const taskRolePolicies = Object.values(policies).filter((p) => JSON.stringify(p).includes('WorkerTaskRole'));
     expect(taskRolePolicies).toHaveLength(1);
     const bucketArn = { 'Fn::GetAtt': [expect.stringMatching(/^Transcripts/), 'Arn'] };
     const objects = { 'Fn::Join': ['', [bucketArn, '/*']] };

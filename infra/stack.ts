@@ -6,6 +6,7 @@
  * write the transcript bucket, nothing else; its execution role reads its secrets; the API's role reads
  * its secrets.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { CfnStage, HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
@@ -13,6 +14,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { FlowLogDestination, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import { Cluster, ContainerImage, ContainerInsights, FargateService, FargateTaskDefinition, LogDrivers, Secret as EcsSecret } from 'aws-cdk-lib/aws-ecs';
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -24,6 +26,13 @@ import { Subscription, SubscriptionProtocol, Topic } from 'aws-cdk-lib/aws-sns';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import type { WorkerEnvName } from '../worker/env';
+import { buildIdOf } from '../worker/versioning';
+
+/** A version of the workers (a Worker Deployment Version, worker/versioning.ts): its build id and its image. */
+export interface WorkerVersion {
+  buildId: string;
+  image: string;
+}
 
 export interface StarryStackProps extends StackProps {
   /** Temporal's gRPC address, e.g. `my-ns.a1b2c.tmprl.cloud:7233` or `temporal.internal:7233`. */
@@ -35,6 +44,16 @@ export interface StarryStackProps extends StackProps {
   alertEmail?: string;
   /** The worker image: a registry URI (`repo:tag`), or undefined to build it from this repository's Dockerfile at deploy. */
   workerImage?: string;
+  /**
+   * The build id of the workers `workerImage` runs (the `version …` of their start line); default: this
+   * repository's lib/workflow-bundle.js, which an image built from it holds.
+   */
+  workerBuildId?: string;
+  /**
+   * Older worker versions that still run tasks pinned to them: each keeps its own service until it is
+   * drained and removed from this list (docs/DEPLOY.md#rolling-workers).
+   */
+  drainingWorkers?: WorkerVersion[];
   /** Fargate tasks: at least `minWorkers` (default 1), at most `maxWorkers` (default 4), scaled on CPU. */
   minWorkers?: number;
   maxWorkers?: number;
@@ -97,9 +116,19 @@ export class StarryStack extends Stack {
     });
     const cluster = new Cluster(this, 'Cluster', { vpc, containerInsightsV2: ContainerInsights.ENABLED });
 
-    // --- Workers on Fargate.
+    // --- Workers on Fargate: one service per worker version (docs/DEPLOY.md#rolling-workers). A version's
+    // service is named by its build id and never replaced by another version's: the new version starts
+    // beside the old ones and makes itself current once it polls; an old one keeps running the tasks
+    // pinned to it until it is drained and dropped from `drainingWorkers`, then CloudFormation removes it.
+    // (One service rolled from one image to the next would stop the old workers while tasks are
+    // still pinned to them: nothing else could ever run those.)
     const workerLogs = new LogGroup(this, 'WorkerLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
-    const task = new FargateTaskDefinition(this, 'WorkerTask', { cpu: 1024, memoryLimitMiB: 2048 });
+    // The worker's own AWS identity, shared by every version: publishing alerts, reading and writing
+    // transcript blobs, nothing else. No delete: the store never deletes (content-addressed, shared).
+    const taskRole = new Role(this, 'WorkerTaskRole', { assumedBy: new ServicePrincipal('ecs-tasks.amazonaws.com') });
+    this.alertTopic.grantPublish(taskRole);
+    this.transcripts.grantRead(taskRole);
+    this.transcripts.grantPut(taskRole);
     // Typed by the worker's own list of variables (worker/env.ts): the stack cannot set one it ignores.
     const secrets: Partial<Record<WorkerEnvName, EcsSecret>> = {
       OPENAI_API_KEY: EcsSecret.fromSecretsManager(openaiApiKey),
@@ -107,39 +136,76 @@ export class StarryStack extends Stack {
       ...(temporalApiKey ? { TEMPORAL_API_KEY: EcsSecret.fromSecretsManager(temporalApiKey) } : {}),
       ...(temporalTlsCert && temporalTlsKey ? { TEMPORAL_TLS_CERT: EcsSecret.fromSecretsManager(temporalTlsCert), TEMPORAL_TLS_KEY: EcsSecret.fromSecretsManager(temporalTlsKey) } : {}),
     };
-    task.addContainer('worker', {
-      image: props.workerImage
-        ? ContainerImage.fromRegistry(props.workerImage)
-        : ContainerImage.fromAsset(props.projectRoot, { platform: Platform.LINUX_AMD64, exclude: DOCKER_CONTEXT_EXCLUDES }),
-      command: ['node', 'bin/starry.js', 'worker'],
-      environment: {
-        TEMPORAL_ADDRESS: props.temporalAddress,
-        TEMPORAL_NAMESPACE: props.temporalNamespace,
-        STARRY_ALERT_TOPIC_ARN: this.alertTopic.topicArn,
-        STARRY_STORE_BUCKET: this.transcripts.bucketName,
-      } satisfies Partial<Record<WorkerEnvName, string>>,
-      secrets: secrets as Record<string, EcsSecret>,
-      logging: LogDrivers.awsLogs({ streamPrefix: 'worker', logGroup: workerLogs }),
-      // SIGTERM, then 60 s: the worker lets activities in flight finish for 45 s (shutdownGraceTime).
-      stopTimeout: Duration.seconds(60),
+    const current: WorkerVersion & { asset: boolean } = {
+      buildId: props.workerBuildId ?? bundleBuildId(props.projectRoot),
+      image: props.workerImage ?? '',
+      asset: !props.workerImage,
+    };
+    const versions = [...(props.drainingWorkers ?? []).map((v) => ({ ...v, asset: false })), current];
+    const seen = new Set<string>();
+    for (const v of versions) {
+      if (seen.has(v.buildId)) throw new Error(`worker version ${v.buildId} is listed twice: the current version (workerBuildId) is never one of the drainingWorkers`);
+      seen.add(v.buildId);
+    }
+    const services = versions.map((v) => {
+      const isCurrent = v === current;
+      const id = `Workers-${v.buildId}`;
+      const task = new FargateTaskDefinition(this, `${id}-Task`, { cpu: 1024, memoryLimitMiB: 2048, taskRole });
+      task.addContainer('worker', {
+        image: v.asset ? ContainerImage.fromAsset(props.projectRoot, { platform: Platform.LINUX_AMD64, exclude: DOCKER_CONTEXT_EXCLUDES }) : ContainerImage.fromRegistry(v.image),
+        command: ['node', 'bin/starry.js', 'worker'],
+        environment: {
+          TEMPORAL_ADDRESS: props.temporalAddress,
+          TEMPORAL_NAMESPACE: props.temporalNamespace,
+          STARRY_ALERT_TOPIC_ARN: this.alertTopic.topicArn,
+          STARRY_STORE_BUCKET: this.transcripts.bucketName,
+          // The new version becomes current once its workers poll, and wakes the agents of the old ones;
+          // a draining version never touches the routing (a late task of it cannot roll it back).
+          ...(isCurrent ? { STARRY_MAKE_CURRENT: 'always' } : {}),
+        } satisfies Partial<Record<WorkerEnvName, string>>,
+        secrets: secrets as Record<string, EcsSecret>,
+        logging: LogDrivers.awsLogs({ streamPrefix: `worker-${v.buildId}`, logGroup: workerLogs }),
+        // SIGTERM, then 60 s: the worker lets activities in flight finish for 45 s (shutdownGraceTime).
+        stopTimeout: Duration.seconds(60),
+      });
+      const service = new FargateService(this, id, {
+        cluster,
+        taskDefinition: task,
+        desiredCount: props.minWorkers ?? 1,
+        assignPublicIp: true,
+        // A change to one version's service (its secrets, its size) starts new workers of the same
+        // version before the old ones stop: pinned tasks move to them, nothing is stranded.
+        minHealthyPercent: 100,
+        maxHealthyPercent: 200,
+        circuitBreaker: { rollback: true },
+      });
+      const scaling = service.autoScaleTaskCount({ minCapacity: props.minWorkers ?? 1, maxCapacity: props.maxWorkers ?? 4 });
+      scaling.scaleOnCpuUtilization('Cpu', { targetUtilizationPercent: 60, scaleInCooldown: Duration.minutes(5), scaleOutCooldown: Duration.minutes(1) });
+      NagSuppressions.addResourceSuppressions(
+        task,
+        [
+          { id: 'AwsSolutions-ECS2', reason: 'The environment holds only non-secret addresses; every secret is an ECS secret from Secrets Manager.' },
+          { id: 'AwsSolutions-IAM5', reason: 'ecr:GetAuthorizationToken has no resource-level permissions: pulling an image built from the repository needs Resource *.', appliesTo: ['Resource::*'] },
+        ],
+        true,
+      );
+      NagSuppressions.addResourceSuppressions(service, [{ id: 'AwsSolutions-EC23', reason: 'The service has no inbound rules; its security group only allows outbound traffic.' }], true);
+      return service;
     });
-    // The task role (the worker's own AWS identity): publishing alerts, reading and writing transcript
-    // blobs, nothing else. No delete: the store never deletes (content-addressed, shared by every task).
-    this.alertTopic.grantPublish(task.taskRole);
-    this.transcripts.grantRead(task.taskRole);
-    this.transcripts.grantPut(task.taskRole);
-
-    const service = new FargateService(this, 'Workers', {
-      cluster,
-      taskDefinition: task,
-      desiredCount: props.minWorkers ?? 1,
-      assignPublicIp: true,
-      minHealthyPercent: 100,
-      maxHealthyPercent: 200,
-      circuitBreaker: { rollback: true },
-    });
-    const scaling = service.autoScaleTaskCount({ minCapacity: props.minWorkers ?? 1, maxCapacity: props.maxWorkers ?? 4 });
-    scaling.scaleOnCpuUtilization('Cpu', { targetUtilizationPercent: 60, scaleInCooldown: Duration.minutes(5), scaleOutCooldown: Duration.minutes(1) });
+    NagSuppressions.addResourceSuppressions(
+      taskRole,
+      [
+        {
+          id: 'AwsSolutions-IAM5',
+          reason: 'Transcript blobs are objects named by their hash, unknown in advance: the role reads and writes any object of its own bucket (CDK\'s grantRead and grantPut actions), and deletes none.',
+          appliesTo: ['Action::s3:GetObject*', 'Action::s3:GetBucket*', 'Action::s3:List*', 'Action::s3:Abort*', { regex: '/^Resource::<Transcripts[0-9A-F]+\\.Arn>\\/\\*$/' }],
+        },
+      ],
+      true,
+    );
+    // The draining versions' services exist before the new one starts: its workers wake the old
+    // agents, which continue as new on their own version's workers first.
+    for (const service of services.slice(0, -1)) services.at(-1)?.node.addDependency(service);
 
     // Worker errors (the SDK's and ours are "[worker ERROR]" / "worker failed" lines) page the topic.
     const errors = new MetricFilter(this, 'WorkerErrors', {
@@ -201,27 +267,21 @@ export class StarryStack extends Stack {
       true,
     );
     NagSuppressions.addResourceSuppressions(fn, [{ id: 'AwsSolutions-IAM4', reason: 'AWSLambdaBasicExecutionRole only lets the function write its own logs.', appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole'] }], true);
-    NagSuppressions.addResourceSuppressions(
-      task,
-      [
-        { id: 'AwsSolutions-ECS2', reason: 'The environment holds only non-secret addresses; every secret is an ECS secret from Secrets Manager.' },
-        { id: 'AwsSolutions-IAM5', reason: 'ecr:GetAuthorizationToken has no resource-level permissions: pulling an image built from the repository needs Resource *.', appliesTo: ['Resource::*'] },
-        {
-          id: 'AwsSolutions-IAM5',
-          reason: 'Transcript blobs are objects named by their hash, unknown in advance: the role reads and writes any object of its own bucket (CDK\'s grantRead and grantPut actions), and deletes none.',
-          appliesTo: ['Action::s3:GetObject*', 'Action::s3:GetBucket*', 'Action::s3:List*', 'Action::s3:Abort*', { regex: '/^Resource::<Transcripts[0-9A-F]+\\.Arn>\\/\\*$/' }],
-        },
-      ],
-      true,
-    );
-    NagSuppressions.addResourceSuppressions(service, [{ id: 'AwsSolutions-EC23', reason: 'The service has no inbound rules; its security group only allows outbound traffic.' }], true);
     NagSuppressions.addStackSuppressions(this, [{ id: 'AwsSolutions-L1', reason: 'The log-retention and bucket-deployment helper functions CDK adds pin their own runtime.' }]);
 
+    new CfnOutput(this, 'WorkerBuildId', { value: current.buildId, description: 'The current worker version: list it in drainingWorkers, with its image, when you deploy the next one' });
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint });
     new CfnOutput(this, 'AlertTopicArn', { value: this.alertTopic.topicArn });
     new CfnOutput(this, 'TranscriptBucketName', { value: this.transcripts.bucketName });
     new CfnOutput(this, 'ApiJwtSecretArn', { value: jwtSecret.secretArn });
   }
+}
+
+/** The build id of the workers an image built from `projectRoot` runs: its lib/workflow-bundle.js's. */
+function bundleBuildId(projectRoot: string): string {
+  const bundle = path.join(projectRoot, 'lib', 'workflow-bundle.js');
+  if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` before \`cdk synth\`, or pass -c workerBuildId=… with -c workerImage=…`);
+  return buildIdOf(readFileSync(bundle, 'utf8'));
 }
 
 /** What the worker image's build context leaves out (the Dockerfile needs lib/, bin/ and the lockfile). */

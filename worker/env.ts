@@ -19,6 +19,7 @@ import type { LlmProviderOptions } from '../activities/llm';
 import { openAiBaseUrl } from '../activities/llm/openai';
 import type { AlertSinks } from '../activities/alert';
 import { projectRoot } from '../dev/paths';
+import type { VersioningOptions } from './versioning';
 
 const text = (what: string) => z.string().trim().min(1).optional().describe(what);
 const url = (what: string) => z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional().describe(what);
@@ -34,6 +35,9 @@ export const WorkerEnvSchema = z.object({
   TEMPORAL_TLS_KEY: text('mTLS client key: PEM content or the path of a PEM file'),
   STARRY_TASK_QUEUE: text('the task queue; default `openstarry`'),
   STARRY_WORKFLOW_BUNDLE: text('a prebuilt workflow bundle; default lib/workflow-bundle.js'),
+  // Worker Deployment Versioning (worker/versioning.ts)
+  STARRY_DEPLOYMENT_NAME: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be letters, digits, "_" and "-"').optional().describe('the Worker Deployment the worker joins; default `openstarry`'),
+  STARRY_MAKE_CURRENT: z.enum(['if-none', 'always', 'take-over'], { error: 'must be if-none, always or take-over' }).optional().describe('who makes the worker\'s version current: if-none (default: when the deployment has none), always (`starry worker --set-current`), take-over'),
   // The trust boundary (core/worker-policy.ts)
   STARRY_WORKER_POLICY: text('the outer limits of every tool call: JSON inline or the path of a JSON file'),
   STARRY_WORKSPACE_ROOTS: text('without a policy: the `:`-separated roots tasks may use'),
@@ -79,6 +83,7 @@ export interface WorkerConfig {
   alerts: Pick<AlertSinks, 'webhookUrl' | 'snsTopicArn' | 'uiUrl'>;
   llm: LlmProviderOptions;
   workflowBundlePath?: string;
+  versioning: VersioningOptions;
 }
 
 /**
@@ -104,6 +109,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
       local: { env: llmEnv },
     },
     ...(env.STARRY_WORKFLOW_BUNDLE ? { workflowBundlePath: env.STARRY_WORKFLOW_BUNDLE } : {}),
+    versioning: { ...(env.STARRY_DEPLOYMENT_NAME ? { deploymentName: env.STARRY_DEPLOYMENT_NAME } : {}), ...(env.STARRY_MAKE_CURRENT ? { makeCurrent: env.STARRY_MAKE_CURRENT } : {}) },
   };
 }
 

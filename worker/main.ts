@@ -21,7 +21,9 @@ export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): P
   try {
     const worker = await createWorker({ connection, config, shutdownGraceTime: '45 seconds' });
     for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => process.stderr.write(`${signal}: stopping the worker (activities in flight may finish for 45 s)…\n`));
-    process.stderr.write(`worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.taskQueue}); SIGTERM or Ctrl-C stops it\n`);
+    process.stderr.write(
+      `worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.taskQueue}, version ${worker.version.buildId} of deployment ${worker.version.deploymentName}); SIGTERM or Ctrl-C stops it\n`,
+    );
     // Whether programs can run here at all, and what bounds them: an operator's first question.
     process.stderr.write(`${await sandboxReport(config.policy.limits)}\n`);
     // The SDK shuts the worker down on SIGTERM/SIGINT; run() returns once it has drained.

@@ -50,3 +50,33 @@ describe('the modules each workflow evaluates', () => {
     }
   });
 });
+
+/**
+ * Where a module builds a zod schema while it is evaluated: a `z.…(…)` call outside any function
+ * (`const s = z.object(…)` at the top level), as `file:line`.
+ */
+function schemasBuiltAtEvaluation(file: string): string[] {
+  const source = ts.createSourceFile(file, readFileSync(path.join(root, file), 'utf8'), ts.ScriptTarget.ES2022, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    if (ts.isFunctionLike(node)) return; // built when called, not when evaluated
+    if (ts.isCallExpression(node) && /^z\.\w+$/.test(node.expression.getText(source).split('(')[0]!.split('.').slice(0, 2).join('.'))) {
+      found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}`);
+      return;
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('the zod schemas on the workflow path', () => {
+  it('are built on first use, not while a new task workflow evaluates its modules', () => {
+    expect([...evaluatedModules('workflows/task.ts')].flatMap(schemasBuiltAtEvaluation)).toEqual([]);
+  });
+
+  it('are built on first use by an agent too, but for the worker policy’s, which it evaluates for the default shell list', () => {
+    const built = [...evaluatedModules('workflows/agent.ts')].flatMap(schemasBuiltAtEvaluation);
+    expect(built.filter((at) => !at.startsWith('core/worker-policy.ts:'))).toEqual([]);
+  });
+});

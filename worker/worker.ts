@@ -1,13 +1,16 @@
 /**
- * The worker: the agent and task workflows plus every activity, on one task queue.
+ * The worker: the agent and task workflows plus every activity, on one task queue, as one Worker
+ * Deployment Version (worker/versioning.ts).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from '../activities';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
 import { workerConfigFromEnv, type WorkerConfig } from './env';
 import { workflowBundleOptions } from './bundle';
+import { buildIdOf, DEPLOYMENT_NAME, makeVersionCurrent, type VersioningOptions } from './versioning';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -33,7 +36,12 @@ export interface CreateWorkerOptions {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** Temporal worker interceptors (e.g. an activity interceptor that observes or gates calls). */
   interceptors?: WorkerOptions['interceptors'];
+  /** The worker's deployment, build id and who makes its version current, over the config's (worker/versioning.ts). */
+  versioning?: VersioningOptions;
 }
+
+/** A worker and the Worker Deployment Version it runs as. */
+export type VersionedWorker = Worker & { version: WorkerDeploymentVersion };
 
 /**
  * The prebuilt bundle when there is one (`npm run build` writes lib/workflow-bundle.js beside the
@@ -47,6 +55,15 @@ export function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workfl
   return { workflowsPath, bundlerOptions: { preloadModules } };
 }
 
+/** The workflow bundle's code, read or bundled now: its hash is the worker's build id. */
+async function workflowCode(bundlePath?: string): Promise<string> {
+  const source = workflowSource(bundlePath);
+  if (source.workflowBundle && 'codePath' in source.workflowBundle) return readFileSync(source.workflowBundle.codePath, 'utf8');
+  const noop = () => undefined;
+  const logger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
+  return (await bundleWorkflowCode({ ...workflowBundleOptions(), logger })).code;
+}
+
 /**
  * Create a worker.
  *
@@ -55,10 +72,13 @@ export function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workfl
  * await worker.run();
  * ```
  */
-export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
+export async function createWorker(opts: CreateWorkerOptions): Promise<VersionedWorker> {
   const config = opts.config ?? workerConfigFromEnv();
   const namespace = opts.namespace ?? config.temporal.namespace;
   const registry = opts.activities?.registry ?? new ToolRegistry(opts.tools ?? []);
+  const versioning = { ...config.versioning, ...opts.versioning };
+  const code = await workflowCode(opts.workflowBundlePath ?? config.workflowBundlePath);
+  const version: WorkerDeploymentVersion = { deploymentName: versioning.deploymentName ?? DEPLOYMENT_NAME, buildId: versioning.buildId ?? buildIdOf(code) };
   const options: WorkerOptions = {
     connection: opts.connection,
     namespace,
@@ -77,11 +97,27 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Worker> {
     defaultHeartbeatThrottleInterval: '500 milliseconds',
     ...(opts.identity ? { identity: opts.identity } : {}),
     ...(opts.interceptors ? { interceptors: opts.interceptors } : {}),
-    ...workflowSource(opts.workflowBundlePath ?? config.workflowBundlePath),
+    workflowBundle: { code },
+    // Every workflow type says how it moves between versions (workflows/index.ts): a type that forgot
+    // would be pinned.
+    workerDeploymentOptions: { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' },
   };
-  const worker = await Worker.create(options);
-  // The MCP servers this worker started end with it (stdio children, HTTP sessions).
+  const worker = Object.assign(await Worker.create(options), { version });
   const run = worker.run.bind(worker);
-  worker.run = () => run().finally(() => registry.close());
+  worker.run = () => {
+    const running = run();
+    // Once it polls, the server lists its version: then it may become current (worker/versioning.ts).
+    void makeVersionCurrent(opts.connection, namespace, version, versioning.makeCurrent ?? 'if-none', versionLog, () => worker.getState() === 'RUNNING').catch((err: unknown) => {
+      if (worker.getState() === 'RUNNING') versionLog.warn(`could not make worker version ${version.buildId} current: ${err instanceof Error ? err.message : String(err)}`);
+    });
+    // The MCP servers this worker started end with it (stdio children, HTTP sessions).
+    return running.finally(() => registry.close());
+  };
   return worker;
 }
+
+/** What the versioning step says goes to the worker's log (stderr, like its start line). */
+const versionLog = {
+  info: (message: string) => Runtime.instance().logger.info(message, { sdkComponent: 'versioning' }),
+  warn: (message: string) => Runtime.instance().logger.warn(message, { sdkComponent: 'versioning' }),
+};

@@ -1,6 +1,8 @@
 /**
  * The agent entity workflow (`agent-<agentId>`): inbox, lock state, budget and counters across tasks;
- * runs tasks one at a time as child task workflows; SYSTEM_HALT is handled on arrival.
+ * runs tasks one at a time as child task workflows; SYSTEM_HALT is handled on arrival. Each run is
+ * pinned to the Worker Deployment Version it started on and moves to the current one at its
+ * continue-as-new, its state plain data (docs/ARCHITECTURE.md#versioning).
  */
 import {
   ApplicationFailure,
@@ -8,11 +10,11 @@ import {
   ChildWorkflowFailure,
   allHandlersFinished,
   condition,
-  continueAsNew,
   currentUpdateInfo,
   getExternalWorkflowHandle,
   isCancellation,
   log,
+  makeContinueAsNewFunc,
   proxyActivities,
   setCurrentDetails,
   setHandler,
@@ -20,20 +22,20 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SearchAttributePair, SearchAttributeUpdatePair } from '@temporalio/common';
 import type { createActivities } from '../activities';
-import { AgentEntity, newAgentData, type AgentData } from '../core/agent-entity';
+import { AgentEntity, newAgentData, type AgentData, type NextRun } from '../core/agent-entity';
 import type { AgentConfig } from '../core/config';
-import { HaltInputSchema, HumanMessageSchema, TaskEndedSchema, TaskProgressSchema, UnlockInputSchema, parsePayload, type HumanMessage, type MessageResult } from '../core/contract';
+import { haltInputSchema, humanMessageSchema, parsePayload, taskEndedSchema, taskProgressSchema, unlockInputSchema, type HumanMessage, type UnlockInput } from '../core/payloads';
 import { RefusedError, isRequestError, normalizedError } from '../core/errors';
 import { fatalLock } from '../core/safety-rungs';
 import type { TaskRunOutput } from '../core/task-run';
-import { ordered } from '../core/priority-inbox';
+import type { MessageResult } from '../core/contract';
 import {
   agentStateQuery,
   haltSignal,
   messageSignal,
   messageUpdate,
+  newVersionSignal,
   stopSignal,
   submitTaskUpdate,
   TASK_FAILED,
@@ -43,38 +45,15 @@ import {
   taskWorkflowId,
   unlockSignal,
   unlockUpdate,
-  type AgentStatus,
-  type UnlockInput,
 } from './messages';
-import { changesOfThisRun } from './changes';
-import { AgentIdKey, AgentStateKey, LastErrorCodeKey, LockReasonKey, TickIndexKey, TokensUsedKey } from './search-attributes';
+import { searchAttributes, startAttributes } from './search-attributes';
 import type { taskWorkflow } from './task';
 
 type Activities = ReturnType<typeof createActivities>;
 
-/** Patch: SYSTEM_HALT cancels the running task workflow (it ends CANCELED) instead of signalling it. */
-const HALT_CANCELS_TASK = 'halt-cancels-task';
-
-/** Patch: submitTask asks a worker whether the task's limits lie within its policy. */
-const CHECK_LIMITS_AT_SUBMIT = 'check-task-limits-at-submit';
-
-/**
- * Patch: a report upserts only the search attributes whose value changed, none when nothing did (the
- * client starts an agent with its first ones). It wrote every key at the start, the submit, the task's
- * start and its end.
- */
-const UPSERT_CHANGED_ONLY = 'agent-upsert-changed-only';
-
-/** Patch: a task starts with its agent id, state and counts as search attributes, so its first report writes none of them. */
-const TASK_ATTRIBUTES_AT_START = 'task-attributes-at-start';
-
-/** Patch: every change above at once (`changesOfThisRun`): an agent started since records this one marker. */
-const ALL_CHANGES = 'agent-changes-2026-11';
-
 // A regular activity, not a local one: several submits check at once, and concurrent local activities
 // resume their handlers in completion order live but in scheduling order on replay, which reorders the
-// handlers' commands (a nondeterminism the replay-every-history check of the test run caught). Activity
-// completions are history events, so the order replays exactly.
+// handlers' commands. Activity completions are history events, so the order replays exactly.
 const { checkTaskLimits } = proxyActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   scheduleToCloseTimeout: '1 minute',
@@ -88,7 +67,7 @@ const { alert } = proxyActivities<Activities>({
 
 export interface AgentWorkflowInput {
   agentId: string;
-  /** Absent when a submit starts the agent (update-with-start): its first task brings the config. */
+  /** The agent's config; absent, it takes its first task's. */
   config?: AgentConfig;
   /** State carried by continue-as-new. */
   carried?: AgentData;
@@ -96,156 +75,27 @@ export interface AgentWorkflowInput {
   continueAsNewAfterEvents?: number;
 }
 
+/** A new run starts on the deployment's current version, whichever version ran the one before. */
+const continueOnCurrentVersion = makeContinueAsNewFunc<typeof agentWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' });
+
 /**
  * The long-lived agent. Start it with `submitTask` as an update-with-start; query `state` for status.
  */
 export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   const agent = new AgentEntity(input.carried ?? newAgentData(input.agentId, input.config), (taskId) => taskWorkflowId(input.agentId, taskId));
-  const has = changesOfThisRun(ALL_CHANGES);
-
-  // Every payload is checked with the contract's schemas (core/contract.ts): an update's validator
-  // refuses a bad one to its caller with a typed failure; a signal's handler drops it with a warning.
-  // Either way it never reaches the agent's state, so no payload can wedge the workflow.
-  setHandler(
-    submitTaskUpdate,
-    async (raw) => {
-      const updateId = currentUpdateInfo()?.id;
-      const again = agent.answered(updateId);
-      if (again) return again;
-      const input = agent.parseSubmit(raw);
-      // The worker's operator sets the outer limits: a task config wider than the policy of the workers
-      // that would run its tools is refused to the submitter now, not found out at its first tool call.
-      if (has(CHECK_LIMITS_AT_SUBMIT)) {
-        const { workspace, tools, llm } = input.config ?? agent.config;
-        const { refused } = await checkTaskLimits({ workspace, tools, llm });
-        if (refused) typed(() => { throw new RefusedError(refused); });
-      }
-      // Checked again: the state may have changed while the worker looked at the limits.
-      typed(() => agent.validateSubmit(input, updateId));
-      const out = agent.submit(input, updateId);
-      report();
-      return out;
-    },
-    // Only the validator knows the time the submit arrived: one past its `acceptBy` is refused there.
-    { validator: (raw) => typed(() => agent.validateSubmit(agent.parseSubmit(raw), currentUpdateInfo()?.id, Date.now())), description: 'Submit a task: {goal, priority?, config?, taskId?, acceptBy?}. Refused while the agent is locked.' },
-  );
-
-  // SYSTEM_HALT is priority 0 and always stops the agent, even when its payload is malformed.
-  const halt = async (raw: unknown) => {
-    const parsed = HaltInputSchema.safeParse(raw ?? {});
-    if (!parsed.success) log.warn('SYSTEM_HALT with an invalid payload: halting anyway, without its by/note', { error: parsed.error.message });
-    const h = parsed.success ? parsed.data : {};
-    const { forwardTo } = agent.halt(h);
-    report();
-    if (forwardTo) {
-      if (has(HALT_CANCELS_TASK)) await signalTask(forwardTo, (handle) => handle.cancel());
-      else await signalTask(forwardTo, (handle) => handle.signal(haltSignal, h));
-    }
-  };
-  setHandler(haltSignal, halt, { description: 'Priority-0 kill switch: stop the agent now, cancel the running call, clear the queue. Payload {by?, note?}.' });
-  setHandler(stopSignal, halt, { description: 'Alias of SYSTEM_HALT.' });
-
-  const unlock = async (u: UnlockInput) => {
-    if (u.resume) await checkResume();
-    const out = agent.unlock(u);
-    log.info('admin:unlock', { ...out, by: u.by, note: u.note });
-    report();
-    return out;
-  };
-  // A suspended task resumes with the config it was submitted with, which the worker's policy may no
-  // longer allow: the worker is asked first, and a resume it would refuse leaves the agent as it is.
-  const checkResume = async () => {
-    const d = agent.data;
-    const { suspended, agentState } = d;
-    if (!suspended || !agent.locked) return;
-    const { workspace, tools, llm } = suspended.task.config ?? agent.config;
-    const { refused } = await checkTaskLimits({ workspace, tools, llm });
-    if (refused) throw new RefusedError(cannotResume(d.agentId, agentState, suspended.task.taskId, refused));
-    if (d.suspended !== suspended || d.agentState !== agentState) {
-      throw new RefusedError(`agent ${d.agentId} changed (now ${d.agentState}) while the worker checked its suspended task: look at it again, then unlock it`);
-    }
-  };
-  const unlockHelp = 'Leave a locked state: {resume?, addTokens?, note?, by?}. resume continues the suspended task.';
-  setHandler(unlockUpdate, (raw) => typedAsync(() => unlock(parsePayload(UnlockInputSchema, raw ?? {}, 'admin:unlock'))), {
-    validator: (raw) => typed(() => parsePayload(UnlockInputSchema, raw ?? {}, 'admin:unlock')),
-    description: unlockHelp,
-  });
-  setHandler(unlockSignal, (raw) => ifValid(UnlockInputSchema, raw ?? {}, 'admin:unlock', (u) => refusedIsLogged('admin:unlock', () => unlock(u))), { description: unlockHelp });
-
-  const message = async (m: HumanMessage): Promise<MessageResult> => {
-    const { forwardTo } = agent.message(m);
-    const taskId = agent.data.current?.task.taskId;
-    if (forwardTo && (await signalTask(forwardTo, (handle) => handle.signal(messageSignal, m)))) return { delivered: 'running task', taskId };
-    if (forwardTo) agent.keepMessage(m);
-    return { delivered: 'next task' };
-  };
-  const messageHelp = 'A human follow-up for the running task: {text, by?}; kept for the next task when none runs.';
-  setHandler(messageUpdate, (raw) => message(parsePayload(HumanMessageSchema, raw, 'message')), {
-    validator: (raw) =>
-      typed(() => {
-        parsePayload(HumanMessageSchema, raw, 'message');
-        agent.validateMessage();
-      }),
-    description: messageHelp,
-  });
-  // The signal form cannot answer: a refused message (too many) is logged and dropped.
-  setHandler(messageSignal, (raw) => ifValid(HumanMessageSchema, raw, 'message', (m) => refusedIsLogged('message', () => message(m))), { description: messageHelp });
-
-  setHandler(
-    taskProgressSignal,
-    (raw) =>
-      ifValid(TaskProgressSchema, raw, 'taskProgress', (p) => {
-        agent.progress(p);
-        report();
-      }),
-    { description: 'Internal: sent by the running task after each tick. Not for humans.' },
-  );
-
-  // A cancelled task's output: a workflow that ends CANCELED has no result, so the task sends it first.
-  const ended = new Map<string, TaskRunOutput>();
-  setHandler(
-    taskEndedSignal,
-    (raw) =>
-      ifValid(TaskEndedSchema, raw, 'taskEnded', (out) => {
-        ended.set(out.result.workflowId, out as TaskRunOutput);
-      }),
-    { description: 'Internal: sent by a cancelled task with its output, just before it ends. Not for humans.' },
-  );
-
-  setHandler(agentStateQuery, (): AgentStatus => status(agent), { description: 'The agent\'s full status: state, reason, tokens, queue, current/suspended task, recent results, unlock records.' });
-
-  function report(): void {
-    const d = agent.data;
-    const updates: SearchAttributeUpdatePair[] = [
-      { key: AgentIdKey, value: d.agentId },
-      { key: AgentStateKey, value: d.agentState },
-      { key: TokensUsedKey, value: d.tokensUsed + (d.current?.runTokens ?? 0) },
-      { key: TickIndexKey, value: d.current?.tick ?? 0 },
-      ...(d.lastErrorCode ? [{ key: LastErrorCodeKey, value: d.lastErrorCode }] : []),
-      { key: LockReasonKey, value: d.reason?.code ?? null },
-    ];
+  const report = (): void => {
     const current = workflowInfo().typedSearchAttributes;
-    const changed = has(UPSERT_CHANGED_ONLY) ? updates.filter((u) => (current.get(u.key) ?? null) !== u.value) : updates;
+    const changed = searchAttributes(agent.reported()).filter((u) => (current.get(u.key) ?? null) !== u.value);
     if (changed.length) upsertSearchAttributes(changed);
-    const queue = ordered(d.inbox);
-    setCurrentDetails(
-      [
-        `### Agent ${d.agentId} · ${d.agentState}${d.reason ? ` (${d.reason.code})` : ''}`,
-        d.reason ? `> ${d.reason.message}` : '',
-        d.config ? `- tokens **${d.tokensUsed}** / ${d.config.safety.tokenBudget} · guide \`${d.config.guide}\` · llm \`${d.config.llm}\`` : '',
-        d.current ? `- running **${d.current.task.taskId}** at tick ${d.current.tick}` : '- no task running',
-        d.suspended ? `- suspended **${d.suspended.task.taskId}**: \`starry unlock ${d.agentId} --resume\` continues it` : '',
-        `- queue: ${queue.length ? queue.map((t) => `${t.taskId} (p${t.priority})`).join(', ') : 'empty'}`,
-        d.cancelledTasks.length ? `- cancelled by halt: ${d.cancelledTasks.length}` : '',
-      ]
-        .filter(Boolean)
-        .join('\n'),
-    );
-  }
+    setCurrentDetails(agent.details());
+  };
+  const ended = listen(agent, report);
 
-  const shouldContinueAsNew = () =>
-    workflowInfo().continueAsNewSuggested ||
-    (input.continueAsNewAfterEvents !== undefined && workflowInfo().historyLength >= input.continueAsNewAfterEvents);
+  // A new run moves to the deployment's current version: when one became current (between tasks, so a
+  // running task ends on the code it started with), and when the history is long (while idle).
+  const versionChanged = () => workflowInfo().targetWorkerDeploymentVersionChanged;
+  const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= (input.continueAsNewAfterEvents ?? Infinity);
+  const moveOn = () => versionChanged() || (!agent.hasWork() && historyFull());
 
   // A submit starts the agent and brings its config. Started by one that was refused (by the validator,
   // or by the worker's policy in the handler) and holding nothing, it ends now, in the workflow task
@@ -256,16 +106,16 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   }
   report();
   for (;;) {
-    await condition(() => agent.hasWork() || shouldContinueAsNew());
-    if (!agent.hasWork()) {
-      // Between tasks only: handlers finish first so no update or signal is lost.
+    await condition(() => agent.hasWork() || moveOn());
+    if (moveOn()) {
+      // Handlers finish first, so no update or signal is lost.
       await condition(allHandlersFinished);
-      await continueAsNew<typeof agentWorkflow>({ ...input, carried: agent.data });
+      await continueOnCurrentVersion({ ...input, carried: agent.data });
     }
     const next = agent.startNext();
     if (!next) continue;
     report();
-    const output = await runTask(agent, next, ended, has(TASK_ATTRIBUTES_AT_START));
+    const output = await runTask(agent, next, ended);
     agent.finish(output);
     report();
     if (output.lock?.raiseAlert) {
@@ -287,15 +137,126 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   }
 }
 
-async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEntity['startNext']>>, ended: Map<string, TaskRunOutput>, attributesAtStart: boolean): Promise<TaskRunOutput> {
+/**
+ * The agent's messages. Every payload is checked with the contract's schemas (core/payloads.ts): an
+ * update's validator refuses a bad one to its caller with a typed failure; a signal's handler drops it
+ * with a warning. Either way it never reaches the agent's state, so no payload can wedge the workflow.
+ * Returns where cancelled tasks' outputs arrive (`taskEnded`).
+ */
+function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutput> {
+  // One parse, shared by the validator and the handler (no validator runs on replay); then the worker
+  // checks the task's limits against its policy, and the agent's state decides (it may have changed
+  // while the worker looked).
+  setHandler(
+    submitTaskUpdate,
+    async (raw) => {
+      const updateId = currentUpdateInfo()?.id;
+      const again = agent.answered(updateId);
+      if (again) return again;
+      const input = typed(() => agent.parseSubmit(raw));
+      const config = input.config ?? agent.data.config;
+      if (config) {
+        const { refused } = await checkTaskLimits({ workspace: config.workspace, tools: config.tools, llm: config.llm });
+        if (refused) typed(() => { throw new RefusedError(refused); });
+      }
+      const out = typed(() => agent.submit(input, updateId));
+      report();
+      return out;
+    },
+    // Only the validator knows the time the submit arrived: one past its `acceptBy` is refused there.
+    {
+      validator: (raw) => typed(() => agent.validateSubmit(agent.parseSubmit(raw), currentUpdateInfo()?.id, Date.now())),
+      description: 'Submit a task: {goal, priority?, config?, taskId?, acceptBy?}. Refused while the agent is locked.',
+    },
+  );
+
+  // SYSTEM_HALT is priority 0 and always stops the agent, even when its payload is malformed.
+  const halt = async (raw: unknown) => {
+    const parsed = haltInputSchema().safeParse(raw ?? {});
+    if (!parsed.success) log.warn('SYSTEM_HALT with an invalid payload: halting anyway, without its by/note', { error: parsed.error.message });
+    const { forwardTo } = agent.halt(parsed.success ? parsed.data : {});
+    report();
+    if (forwardTo) await signalTask(forwardTo, (handle) => handle.cancel());
+  };
+  setHandler(haltSignal, halt, { description: 'Priority-0 kill switch: stop the agent now, cancel the running call, clear the queue. Payload {by?, note?}.' });
+  setHandler(stopSignal, halt, { description: 'Alias of SYSTEM_HALT.' });
+
+  const unlock = async (u: UnlockInput) => {
+    if (u.resume) await checkResume();
+    const out = agent.unlock(u);
+    log.info('admin:unlock', { ...out, by: u.by, note: u.note });
+    report();
+    return out;
+  };
+  // A suspended task resumes with the config it was submitted with, which the worker's policy may no
+  // longer allow: the worker is asked first, and a resume it would refuse leaves the agent as it is.
+  const checkResume = async () => {
+    const d = agent.data;
+    const { suspended, agentState } = d;
+    const config = suspended?.task.config ?? d.config;
+    if (!suspended || !agent.locked || !config) return;
+    const { refused } = await checkTaskLimits({ workspace: config.workspace, tools: config.tools, llm: config.llm });
+    if (refused) throw new RefusedError(cannotResume(d.agentId, agentState, suspended.task.taskId, refused));
+    if (d.suspended !== suspended || d.agentState !== agentState) {
+      throw new RefusedError(`agent ${d.agentId} changed (now ${d.agentState}) while the worker checked its suspended task: look at it again, then unlock it`);
+    }
+  };
+  const unlockHelp = 'Leave a locked state: {resume?, addTokens?, note?, by?}. resume continues the suspended task.';
+  setHandler(unlockUpdate, (raw) => typedAsync(() => unlock(parsePayload(unlockInputSchema(), raw ?? {}, 'admin:unlock'))), {
+    validator: (raw) => typed(() => parsePayload(unlockInputSchema(), raw ?? {}, 'admin:unlock')),
+    description: unlockHelp,
+  });
+  setHandler(unlockSignal, (raw) => ifValid(unlockInputSchema(), raw ?? {}, 'admin:unlock', (u) => refusedIsLogged('admin:unlock', () => unlock(u))), { description: unlockHelp });
+
+  const message = async (m: HumanMessage): Promise<MessageResult> => {
+    const { forwardTo } = agent.message(m);
+    const taskId = agent.data.current?.task.taskId;
+    if (forwardTo && (await signalTask(forwardTo, (handle) => handle.signal(messageSignal, m)))) return { delivered: 'running task', taskId };
+    if (forwardTo) agent.keepMessage(m);
+    return { delivered: 'next task' };
+  };
+  const messageHelp = 'A human follow-up for the running task: {text, by?}; kept for the next task when none runs.';
+  setHandler(messageUpdate, (raw) => message(parsePayload(humanMessageSchema(), raw, 'message')), {
+    validator: (raw) =>
+      typed(() => {
+        parsePayload(humanMessageSchema(), raw, 'message');
+        agent.validateMessage();
+      }),
+    description: messageHelp,
+  });
+  // The signal form cannot answer: a refused message (too many) is logged and dropped.
+  setHandler(messageSignal, (raw) => ifValid(humanMessageSchema(), raw, 'message', (m) => refusedIsLogged('message', () => message(m))), { description: messageHelp });
+
+  setHandler(
+    taskProgressSignal,
+    (raw) =>
+      ifValid(taskProgressSchema(), raw, 'taskProgress', (p) => {
+        agent.progress(p);
+        report();
+      }),
+    { description: 'Internal: sent by the running task every few ticks. Not for humans.' },
+  );
+
+  // A cancelled task's output: a workflow that ends CANCELED has no result, so the task sends it first.
+  const ended = new Map<string, TaskRunOutput>();
+  setHandler(
+    taskEndedSignal,
+    (raw) =>
+      ifValid(taskEndedSchema(), raw, 'taskEnded', (out) => {
+        ended.set(out.result.workflowId, out as TaskRunOutput);
+      }),
+    { description: 'Internal: sent by a cancelled task with its output, just before it ends. Not for humans.' },
+  );
+
+  // Nothing to do but wake: the loop sees the new version and continues as new onto it when idle.
+  setHandler(newVersionSignal, () => undefined, { description: 'Internal: a new Worker Deployment Version is current; an idle agent moves to it. Not for humans.' });
+
+  setHandler(agentStateQuery, () => agent.status(), { description: "The agent's full status: state, reason, tokens, queue, current/suspended task, recent results, unlock records." });
+  return ended;
+}
+
+async function runTask(agent: AgentEntity, next: NextRun, ended: Map<string, TaskRunOutput>): Promise<TaskRunOutput> {
   const d = agent.data;
-  // What the task's first report would write (workflows/task.ts `report`), given at its start instead.
-  const typedSearchAttributes: SearchAttributePair[] = [
-    { key: AgentIdKey, value: d.agentId },
-    { key: AgentStateKey, value: 'EXECUTING' },
-    { key: TickIndexKey, value: next.checkpoint?.ticks ?? 0 },
-    { key: TokensUsedKey, value: next.checkpoint?.tokensUsed ?? 0 },
-  ];
   try {
     const handle = await startChild<typeof taskWorkflow>(TASK_WORKFLOW_TYPE, {
       workflowId: next.workflowId,
@@ -304,7 +265,7 @@ async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEnt
           agentId: d.agentId,
           taskId: next.task.taskId,
           goal: next.task.goal,
-          config: agent.config,
+          config: next.config,
           counters: d.counters,
           agentTokensUsed: d.tokensUsed,
           ...(next.checkpoint ? { checkpoint: next.checkpoint } : {}),
@@ -313,7 +274,8 @@ async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEnt
       ],
       staticSummary: `${next.checkpoint ? 'resume ' : ''}${next.task.taskId}: ${next.task.goal.slice(0, 100)}`,
       staticDetails: `Agent **${d.agentId}** · priority ${next.task.priority}\n\n${next.task.goal}`,
-      ...(attributesAtStart ? { typedSearchAttributes } : {}),
+      // What the task's first report would write, given at its start instead.
+      typedSearchAttributes: startAttributes(agent.taskStartReported(next)),
     });
     return await handle.result();
   } catch (err) {
@@ -351,9 +313,9 @@ async function runTask(agent: AgentEntity, next: NonNullable<ReturnType<AgentEnt
  * Run a validator body so that a contract error reaches the caller as an ApplicationFailure of its
  * type (`InvalidArgument`, `Refused`): clients tell a bad request from a refusal by type.
  */
-function typed(check: () => unknown): void {
+function typed<T>(check: () => T): T {
   try {
-    check();
+    return check();
   } catch (err) {
     if (isRequestError(err)) {
       throw ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable: true, details: [{ issues: [...err.issues] }] });
@@ -367,10 +329,9 @@ async function typedAsync<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
-    typed(() => {
+    return typed(() => {
       throw err;
     });
-    throw err;
   }
 }
 
@@ -412,25 +373,4 @@ async function signalTask(workflowId: string, send: (h: ReturnType<typeof getExt
     log.warn('could not signal the running task (it may have just ended)', { workflowId, error: String(err) });
     return false;
   }
-}
-
-function status(agent: AgentEntity): AgentStatus {
-  const d = agent.data;
-  const s: AgentStatus = {
-    agentId: d.agentId,
-    agentState: d.agentState,
-    tokensUsed: d.tokensUsed + (d.current?.runTokens ?? 0),
-    tokenBudget: d.config?.safety.tokenBudget ?? 0,
-    queue: ordered(d.inbox).map((t) => ({ taskId: t.taskId, priority: t.priority, goal: t.goal })),
-    cancelledTasks: d.cancelledTasks,
-    counters: d.counters,
-    tasks: d.tasks,
-    unlocks: d.unlocks,
-    guide: d.config?.guide ?? '',
-    llm: d.config?.llm ?? '',
-  };
-  if (d.reason) s.reason = d.reason;
-  if (d.current) s.currentTask = { taskId: d.current.task.taskId, workflowId: d.current.workflowId, tick: d.current.tick, runTokens: d.current.runTokens };
-  if (d.suspended) s.suspendedTask = { taskId: d.suspended.task.taskId, workflowId: d.suspended.workflowId };
-  return s;
 }

@@ -22,7 +22,11 @@ export function taskWorkflow(input: Task.TaskRunInput): Promise<Task.TaskRunOutp
   return (require('./task') as typeof Task).taskWorkflow(input);
 }
 
+// Both are pinned to the Worker Deployment Version they start on (docs/ARCHITECTURE.md#versioning): a
+// task runs on one version's code from start to end; an agent's run too, and the agent moves to the
+// current version at its continue-as-new (workflows/agent.ts).
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, agentWorkflow);
 // A bug in a task's workflow code (a plain Error) fails that task workflow instead of failing its
 // workflow task, which Temporal would retry forever with the agent stuck EXECUTING. The agent sees the
 // child fail and pauses (ERROR_PAUSED, FATAL, alert) for a human — see docs/ARCHITECTURE.md.
-setWorkflowOptions({ failureExceptionTypes: [Error] }, taskWorkflow);
+setWorkflowOptions({ versioningBehavior: 'PINNED', failureExceptionTypes: [Error] }, taskWorkflow);

@@ -1,8 +1,10 @@
 /**
- * Search attributes on every agent and task workflow (docs/ARCHITECTURE.md#replay), so an operator can filter
- * `AgentState="SAFETY_LOCKOUT"` in the Web UI. The dev server registers them at start.
+ * Search attributes on every agent and task workflow (docs/ARCHITECTURE.md#workflows), so an operator can filter
+ * `AgentState="SAFETY_LOCKOUT"` in the Web UI. The dev server registers them at start. `searchAttributes`
+ * is the one place that turns what an agent or a task reports into them; readers use the keys.
  */
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair, type SearchAttributeUpdatePair } from '@temporalio/common';
+import type { Reported } from '../core/agent-entity';
 
 export const AgentIdKey = defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD);
 export const AgentStateKey = defineSearchAttributeKey('AgentState', SearchAttributeType.KEYWORD);
@@ -27,3 +29,34 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int'> = {
   LockReason: 'Keyword',
   Tenant: 'Keyword',
 };
+
+/**
+ * An agent's or a task's search attributes, from what it reports (`AgentEntity.reported`,
+ * `TaskRun.reported`): a `null` value removes the attribute; a last error code, once written, stays.
+ *
+ * ```ts
+ * upsertSearchAttributes(searchAttributes(agent.reported()));
+ * ```
+ */
+export function searchAttributes(r: Reported): SearchAttributeUpdatePair[] {
+  return [
+    { key: AgentIdKey, value: r.agentId },
+    { key: AgentStateKey, value: r.agentState },
+    { key: TickIndexKey, value: r.tick },
+    { key: TokensUsedKey, value: r.tokensUsed },
+    ...(r.lastErrorCode ? [{ key: LastErrorCodeKey, value: r.lastErrorCode }] : []),
+    { key: LockReasonKey, value: r.lockReason },
+  ];
+}
+
+/**
+ * The search attributes a workflow starts with (`typedSearchAttributes`), so that its first report
+ * writes none: `searchAttributes` without the removals.
+ *
+ * ```ts
+ * await client.workflow.start(agentWorkflow, { …, typedSearchAttributes: startAttributes(reportedOf(newAgentData(agentId))) });
+ * ```
+ */
+export function startAttributes(r: Reported): SearchAttributePair[] {
+  return searchAttributes(r).filter((p): p is SearchAttributePair => p.value !== null);
+}

@@ -6,8 +6,9 @@ import { factsOf, failureOf, llmRequest, quietActivityEnv } from '../../test/hel
 import { HEARTBEAT_EVERY_MS } from '../heartbeat';
 import { callLlm } from './provider';
 import { createGeminiProvider, fromGeminiResponse, resolveGeminiSetup, toGeminiContents, toGeminiTools } from './gemini';
+import { parseLlmSpec } from '../../core/llm-spec';
 
-const request = (over: Parameters<typeof llmRequest>[0] = {}) => llmRequest({ llm: 'gemini:gemini-2.5-flash', ...over });
+const request = (over: Parameters<typeof llmRequest>[0] = {}) => llmRequest({ llm: parseLlmSpec('gemini:gemini-2.5-flash'), ...over });
 
 describe('resolveGeminiSetup', () => {
   it('uses Application Default Credentials when a project is set, in the global location by default', () => {

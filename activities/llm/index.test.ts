@@ -39,7 +39,7 @@ describe('the llm activity applies the worker policy at every call', () => {
   const activities = createLlmActivities({ openai: { apiKey: 'sk-worker' } }, transcripts, policy);
 
   it('refuses an endpoint outside llmAllow as a fatal error, and the endpoint hears nothing', async () => {
-    const f = await failureOf(quietActivityEnv().run(() => activities.llm(llmRequest({ llm: `openai:gpt@${listener.url}/v1` }))));
+    const f = await failureOf(quietActivityEnv().run(() => activities.llm(llmRequest({ llm: parseLlmSpec(`openai:gpt@${listener.url}/v1`) }))));
     expect(f.nonRetryable).toBe(true);
     expect(factsOf(f)).toMatchObject({ code: 'EPERM', kind: 'fatal', source: 'llm openai' });
     expect(factsOf(f).message).toMatch(/^Refused by the worker's policy: llm: the host of 'http:\/\/127\.0\.0\.1:\d+\/v1' is not one/);
@@ -47,7 +47,7 @@ describe('the llm activity applies the worker policy at every call', () => {
   });
 
   it('refuses a script outside the roots and llmDirs without reading it', async () => {
-    const f = await failureOf(quietActivityEnv().run(() => activities.llm(llmRequest({ llm: 'scripted:/etc/passwd' }))));
+    const f = await failureOf(quietActivityEnv().run(() => activities.llm(llmRequest({ llm: parseLlmSpec('scripted:/etc/passwd') }))));
     expect(factsOf(f)).toMatchObject({ code: 'EPERM', kind: 'fatal', source: 'llm scripted' });
     expect(factsOf(f).message).not.toMatch(/root:/);
   });

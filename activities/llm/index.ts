@@ -6,7 +6,7 @@
  */
 import { normalizedError } from '../../core/errors';
 import type { LlmCallInput, LlmResponse } from '../../core/llm';
-import { parseLlmSpec, type LlmSpec } from '../../core/llm-spec';
+import type { LlmSpec } from '../../core/llm-spec';
 import { llmFileDirs, llmSpecProblem, type WorkerPolicy } from '../../core/worker-policy';
 import { throwAsFailure } from '../failures';
 import { createGeminiProvider, type GeminiProviderOptions } from './gemini';
@@ -51,7 +51,7 @@ export type LlmPolicy = Pick<WorkerPolicy, 'roots' | 'llmAllow' | 'llmDirs'>;
  * edge instead of a paused agent later. Reads only the worker's options and environment.
  *
  * ```ts
- * const problem = llmSetupProblem(parseLlmSpec('gemini:gemini-2.5-flash'));
+ * const problem = llmSetupProblem({ provider: 'gemini', model: 'gemini-2.5-flash' });
  * if (problem) throw new ConfigError(problem);
  * ```
  */
@@ -72,8 +72,8 @@ export function createLlmActivities(deps: LlmProviderOptions, transcripts: Trans
   const providers = createLlmProviders(deps, policy);
   return {
     async llm(input: LlmCallInput): Promise<LlmResponse> {
-      const spec = parseLlmSpec(input.llm);
-      const refused = llmSpecProblem(input.llm, policy);
+      const spec = input.llm;
+      const refused = llmSpecProblem(spec, policy);
       if (refused) {
         throwAsFailure(
           normalizedError({

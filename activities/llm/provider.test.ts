@@ -4,12 +4,13 @@ import { factsOf, failureOf, llmRequest, quietActivityEnv } from '../../test/hel
 import { ActivityError, LlmError, ToolError } from '../../core/errors/activity';
 import { createLlmProviders } from './index';
 import { callLlm, type LlmProvider } from './provider';
+import { parseLlmSpec } from '../../core/llm-spec';
 
 type Echo = { provider: 'scripted'; file: string };
 const spec: Echo = { provider: 'scripted', file: '/tmp/x.json' };
 const ok = (usage: unknown = { inputTokens: 3, outputTokens: 2 }): LlmResponse => ({ text: 'hi', toolCalls: [], usage: usage as LlmResponse['usage'] });
 const provider = (generate: LlmProvider<Echo>['generate']): LlmProvider<Echo> => ({ generate, preflight: () => undefined });
-const run = (p: LlmProvider<Echo>, env = quietActivityEnv(), over = {}) => env.run(() => callLlm(p, llmRequest({ llm: 'scripted:/tmp/x.json', ...over }), spec));
+const run = (p: LlmProvider<Echo>, env = quietActivityEnv(), over = {}) => env.run(() => callLlm(p, llmRequest({ llm: parseLlmSpec('scripted:/tmp/x.json'), ...over }), spec));
 
 describe('callLlm: the scaffolding every provider shares', () => {
   it('returns the provider’s answer and heartbeats with its progress while it works', async () => {

@@ -2,11 +2,12 @@ import { mkdirSync, mkdtempSync, symlinkSync, utimesSync, writeFileSync } from '
 import os from 'node:os';
 import path from 'node:path';
 import { ScriptSchema, scriptCache, stepFor } from './scripted';
+import { parseLlmSpec } from '../../core/llm-spec';
 
 const script = ScriptSchema.parse({
   turns: [{ text: 'listing', toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 150, outputTokens: 300 } }],
 });
-const req = { llm: 'scripted:/tmp/turns.json', callNumber: 1, messages: [{ role: 'user' as const, text: 'go' }] };
+const req = { llm: parseLlmSpec('scripted:/tmp/turns.json'), callNumber: 1, messages: [{ role: 'user' as const, text: 'go' }] };
 
 describe('the scripted controller’s usage', () => {
   it('reports the stated usage when the call allows it', () => {

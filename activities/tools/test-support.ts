@@ -5,7 +5,7 @@
 import { promises as fs } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ToolsConfigSchema, type AgentConfig } from '../../core/config';
+import { toolsConfigSchema, type AgentConfig } from '../../core/config';
 import { parseWorkerPolicy, type WorkerPolicy, type WorkerPolicyInput } from '../../core/worker-policy';
 
 /** A fresh temp directory holding `ws/` (the workspace root) and `outside/` (beside it, not permitted). */
@@ -29,7 +29,7 @@ export async function makeWorkspace(): Promise<TempWorkspace> {
 
 /** The tools config with defaults, plus overrides. */
 export function toolsConfig(overrides: Partial<AgentConfig['tools']> = {}): AgentConfig['tools'] {
-  return ToolsConfigSchema.parse(overrides);
+  return toolsConfigSchema().parse(overrides);
 }
 
 /** A worker policy granting `ws.base` (root and outside both lie below it: the tools' own checks are tested). */

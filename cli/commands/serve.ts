@@ -11,7 +11,9 @@ export function serveCommands(program: Command): void {
   program
     .command('worker')
     .description('run a worker (its environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, STARRY_WORKER_POLICY, … — docs/ARCHITECTURE.md#the-worker)')
-    .action(async () => {
+    .option('--set-current', "make this worker's version the current one once it polls (STARRY_MAKE_CURRENT=always; docs/ARCHITECTURE.md#versioning)")
+    .action(async (o: { setCurrent?: boolean }) => {
+      if (o.setCurrent) process.env.STARRY_MAKE_CURRENT = 'always';
       // runWorker installs the worker's logger: every failure as one line, pain included.
       await (await import('../../worker/main')).runWorker();
     });

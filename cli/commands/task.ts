@@ -6,7 +6,7 @@ import { Command, InvalidArgumentError as CommanderInvalidArgumentError, Option 
 import type { AgentClient } from '../../client/agent-client';
 import { ConfigError, type AgentConfig } from '../../core/config';
 import { guideIds } from '../../core/guides';
-import { LLM_SPEC_HELP, parseLlmSpec } from '../../core/llm-spec';
+import { LLM_SPEC_HELP } from '../../core/llm-spec';
 import { isRequestError } from '../../core/errors';
 import { webUiLink } from '../../workflows/messages';
 import { EXIT, ExitError, exitCodeFor, onInterrupt, sayErr, uiBase, withClient, workerIfNeeded } from '../common';
@@ -75,7 +75,7 @@ export async function runTask(o: RunOptions): Promise<number> {
     const embedded = await workerIfNeeded(connection, o.worker);
     try {
       // The embedded worker reads this process's environment: check its provider settings up front.
-      const problem = embedded && config ? (await import('../../activities/llm')).llmSetupProblem(parseLlmSpec(config.llm)) : undefined;
+      const problem = embedded && config ? (await import('../../activities/llm')).llmSetupProblem(config.llm) : undefined;
       if (problem) throw new ConfigError(problem);
       const submitted = await submitWith(agents, o.agent, g, config, o.priority);
       if (!o.json) sayErr(`submitted ${submitted.taskId} to agent ${o.agent} (${submitted.workflowId})\n`);

@@ -30,6 +30,11 @@ import {
 
 /** The example's own task queue: its worker is the only one polling it. */
 const TASK_QUEUE = 'openstarry-library-example';
+/**
+ * The example's own Worker Deployment (docs/ARCHITECTURE.md#versioning): an application is a service of
+ * its own, whose worker versions come and go with it, apart from `starry worker`'s `openstarry`.
+ */
+const DEPLOYMENT = 'openstarry-library-example';
 /** The example's sources (turns.json, wait-turns.json) are one folder above the compiled dist/. */
 const SOURCES = path.resolve(__dirname, '..');
 /** The MCP server the agent config names (compiled next to this file). */
@@ -128,7 +133,9 @@ async function run(workspace: string): Promise<void> {
     throw new Unexpected(`cannot register the search attributes on ${config.temporal.address}: ${err.message}. Register them once per namespace (docs/LIBRARY.md).`);
   });
   const workerConnection = await connectWorker(config.temporal);
-  const worker = await createWorker({ connection: workerConnection, config, tools: [wordcount, clockWait] });
+  // The one process of this application runs its one version: it takes the deployment over at start,
+  // with whatever an earlier build of it left behind.
+  const worker = await createWorker({ connection: workerConnection, config, tools: [wordcount, clockWait], versioning: { deploymentName: DEPLOYMENT, makeCurrent: 'take-over' } });
   const running = worker.run(); // polls until shutdown(), then closes the MCP servers it started
   say(`  worker running in this process: tools text.wordcount, clock.wait; MCP server node notes-server.mjs; workspace ${workspace}`);
 
@@ -147,8 +154,21 @@ async function run(workspace: string): Promise<void> {
 }
 
 async function demo(agents: AgentClient, { workspace, llm, waitLlm }: { workspace: string; llm: string; waitLlm: string }): Promise<void> {
-  // One agent per run: an agent lives on across tasks (and across runs, on a persistent server).
+  // One agent per run. An agent lives on across tasks, so the example ends its own when it is done: its
+  // worker stops with the example, and an agent left running would wait on a queue nobody polls.
   const agentId = `library-${Date.now().toString(36)}`;
+  try {
+    await tasks(agents, agentId, { workspace, llm, waitLlm });
+  } finally {
+    await agents.client.workflow
+      .getHandle(agents.agentWorkflowId(agentId))
+      .terminate('the library example is done: its worker stops with it')
+      .then(() => say(`  agent ${agentId} ended: its worker stops with the example`))
+      .catch(() => undefined); // never started
+  }
+}
+
+async function tasks(agents: AgentClient, agentId: string, { workspace, llm, waitLlm }: { workspace: string; llm: string; waitLlm: string }): Promise<void> {
   const notesFile = path.join(workspace, 'notes.json');
   // The agent config as a user writes it; parseAgentConfig checks it and fills in the defaults.
   const notesConfig: AgentConfig = parseAgentConfig({

@@ -47,6 +47,8 @@ export interface HarnessOptions {
   taskQueue?: string;
   /** The worker's own tools (`createWorker({ tools })`). */
   tools?: CreateWorkerOptions['tools'];
+  /** The worker's deployment and version (worker/versioning.ts); default: the run's, taking it over. */
+  versioning?: CreateWorkerOptions['versioning'];
 }
 
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
@@ -63,6 +65,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
           activities: { ...opts.activities, alerts: { log: (line) => alerts.push(line), ...opts.activities?.alerts } },
           interceptors: opts.interceptors,
           ...(opts.tools ? { tools: opts.tools } : {}),
+          ...(opts.versioning ? { versioning: opts.versioning } : {}),
         });
   const connection = await Connection.connect({ address: env.address });
   const agents = new AgentClient({ connection, taskQueue, continueAsNewAfterEvents: opts.continueAsNewAfterEvents });

@@ -18,7 +18,7 @@ export function quietActivityEnv(): MockActivityEnvironment {
 /** An LLM request with the real tool registry. */
 export function llmRequest(over: Partial<LlmRequest> = {}): LlmRequest {
   return {
-    llm: 'openai:fake@http://127.0.0.1:1/v1',
+    llm: { provider: 'openai', model: 'fake', baseUrl: 'http://127.0.0.1:1/v1' },
     agentId: 'a1',
     taskId: 'task-1',
     callNumber: 1,

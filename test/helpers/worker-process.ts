@@ -5,14 +5,31 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { Connection } from '@temporalio/client';
 import { projectRoot } from '../../dev/paths';
+import { eventually } from '../../dev/poll';
 import { address } from './harness';
 
 /**
  * Start a worker process on `taskQueue` (of the run's server, or the one at `serverAddress`); resolves
  * once it polls. Kill what it returns (SIGKILL is fine).
  */
-export function startWorkerProcess(taskQueue: string, serverAddress = address()): Promise<ChildProcess> {
+export async function startWorkerProcess(taskQueue: string, serverAddress = address()): Promise<ChildProcess> {
+  const child = await readyWorker(taskQueue, serverAddress);
+  // "worker ready" comes before its first poll: a command that looks for a poller right after would miss it.
+  const connection = await Connection.connect({ address: serverAddress });
+  try {
+    await eventually(`a poller on ${taskQueue}`, async () => {
+      const { pollers } = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue, kind: 1 }, taskQueueType: 1 });
+      return pollers?.length ? true : undefined;
+    });
+  } finally {
+    await connection.close();
+  }
+  return child;
+}
+
+function readyWorker(taskQueue: string, serverAddress: string): Promise<ChildProcess> {
   const main = path.join(projectRoot(), 'lib', 'worker', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm test does it)`);
   const child = spawn(process.execPath, [main], {

@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
+import { Client, Connection } from '@temporalio/client';
 import { address } from '../helpers/harness';
 
 jest.setTimeout(300_000);
@@ -26,7 +27,7 @@ function userEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-it('runs: a task with an MCP server’s tools and a worker’s own tool, then halt (STOPPED), unlock and a task that completes', () => {
+it('runs: a task with an MCP server’s tools and a worker’s own tool, then halt (STOPPED), unlock and a task that completes; and leaves no agent running on its queue', async () => {
   const r = spawnSync('npm', ['run', '--silent', 'example'], { cwd: root, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 240_000 });
   const out = r.stdout ?? '';
   expect(r.status === 0 ? 'exit 0' : `exit ${r.status} (${r.signal})\n${out}\n${r.stderr}`).toBe('exit 0');
@@ -48,6 +49,7 @@ it('runs: a task with an MCP server’s tools and a worker’s own tool, then ha
     '  task-2 CANCELLED (SYSTEM_HALT)',
     '  unlock → agent state WAITING_FOR_EVENT',
     '  task-3 COMPLETED',
+    '  agent library-',
     'worker stopped; example done',
   ];
   let at = 0;
@@ -57,6 +59,15 @@ it('runs: a task with an MCP server’s tools and a worker’s own tool, then ha
     return [line, i >= 0];
   });
   expect(found.filter(([, ok]) => !ok).map(([line]) => `${String(line)}\n--- in ---\n${out}`)).toEqual([]);
+  // Its worker stopped with it: its agent must not be left running on a queue nobody polls.
+  const agentId = /submitted task-1 to agent (\S+)/.exec(out)?.[1];
+  const connection = await Connection.connect({ address: address() });
+  try {
+    const { status } = await new Client({ connection }).workflow.getHandle(`agent-${agentId}`).describe();
+    expect(status.name).not.toBe('RUNNING');
+  } finally {
+    await connection.close();
+  }
 });
 
 it('is a package: npm pack publishes the compiled entry with its declarations, and require() resolves through exports', () => {

@@ -14,6 +14,7 @@ import { callLlm } from '../../activities/llm/provider';
 import { projectRoot } from '../../dev/paths';
 import { makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { llmRequest, quietActivityEnv } from '../helpers/llm-activity';
+import { parseLlmSpec } from '../../core/llm-spec';
 
 const modelPath = path.join(projectRoot(), DEFAULT_LOCAL_MODEL);
 const MAX_TICKS = 6;
@@ -91,7 +92,7 @@ describe('the local model', () => {
     stopLocalModels(); // a fresh process, so the cancellation lands while the model is still loading
     const local = createLocalProvider();
     const spec = { provider: 'local' as const, modelPath };
-    const req = llmRequest({ llm: `local:${modelPath}`, maxOutputTokens: 2048 });
+    const req = llmRequest({ llm: parseLlmSpec(`local:${modelPath}`), maxOutputTokens: 2048 });
 
     const env = quietActivityEnv();
     const cancelled = env.run(() => callLlm(local, req, spec));

@@ -98,8 +98,9 @@ it('writes an agent’s search attributes only when they change, and starts its 
     });
   const agentEvents = await historyOf(h.agents.client, agentWorkflowId(agentId));
   // The client started the agent with its first state; the agent then wrote what moved: its state when
-  // the task started, its tokens and state when it ended. Before, it wrote every key five times.
-  expect(writes(agentEvents)).toEqual([{ AgentState: 'EXECUTING' }, { TokensUsed: result.tokensUsed, AgentState: 'WAITING_FOR_EVENT' }]);
+  // the task started, its tokens, tick and state when it ended (its TickIndex stays the tick its last task
+  // stopped at, not 0). Before, it wrote every key five times.
+  expect(writes(agentEvents)).toEqual([{ AgentState: 'EXECUTING' }, { TokensUsed: result.tokensUsed, AgentState: 'WAITING_FOR_EVENT', TickIndex: result.ticks }]);
   const childStart = agentEvents.find((e) => e.startChildWorkflowExecutionInitiatedEventAttributes)?.startChildWorkflowExecutionInitiatedEventAttributes;
   const given = childStart?.searchAttributes?.indexedFields ?? {};
   expect(Object.fromEntries(Object.entries(given).map(([k, v]) => [k, firstPayload({ payloads: [v] })]))).toEqual({ AgentId: agentId, AgentState: 'EXECUTING', TickIndex: 0, TokensUsed: 0 });
@@ -108,7 +109,7 @@ it('writes an agent’s search attributes only when they change, and starts its 
 
   // What the visibility store and the list show is what the writes left.
   const agentSa = (await h.agents.client.workflow.getHandle(agentWorkflowId(agentId)).describe()).typedSearchAttributes;
-  expect([agentSa.get(AgentIdKey), agentSa.get(AgentStateKey), agentSa.get(TokensUsedKey), agentSa.get(TickIndexKey)]).toEqual([agentId, 'WAITING_FOR_EVENT', result.tokensUsed, 0]);
+  expect([agentSa.get(AgentIdKey), agentSa.get(AgentStateKey), agentSa.get(TokensUsedKey), agentSa.get(TickIndexKey)]).toEqual([agentId, 'WAITING_FOR_EVENT', result.tokensUsed, result.ticks]);
   const listed = await eventually('the agent listed with its tokens', async () => (await h.agents.listAgents()).agents.find((a) => a.agentId === agentId && a.tokensUsed === result.tokensUsed));
   expect(listed).toMatchObject({ agentState: 'WAITING_FOR_EVENT' });
 });
