@@ -221,6 +221,10 @@ export interface paths {
                                 code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
                                 message: string;
                             };
+                            halt?: {
+                                by: string;
+                                note?: string;
+                            };
                             tokensUsed: number;
                             tokenBudget: number;
                             queue: {
