@@ -6,7 +6,7 @@
  * and the state an agent carries across its continue-as-new, recorded by the code before, starts the
  * current agent, which is how an agent moves to a new version.
  */
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { AgentWorkflowInput } from '../../workflows/agent';
@@ -14,6 +14,7 @@ import { agentWorkflowId } from '../../workflows/messages';
 import { loadHistoryFile, replayHistory } from '../../dev/replay';
 import { makeWorkspace, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { done, WORKSPACE_FILES } from '../helpers/scenarios';
+import { storeFromEnv } from '../../activities/store';
 
 const dir = path.join(__dirname, '..', 'fixtures', 'histories');
 const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
@@ -66,6 +67,9 @@ describe('committed histories', () => {
       .replace(/"file":"[^"]*turns\.json"/g, JSON.stringify({ file: script }).slice(1, -1))
       .replace(/"workspace":\["[^"]*"\]/g, JSON.stringify({ workspace: [workspace] }).slice(1, -1));
     const input = JSON.parse(json) as AgentWorkflowInput;
+    // The transcript its suspended task refers to, as the store of the deployment that ran it holds it.
+    const blobs = path.join(dir, 'carried-blobs');
+    for (const hash of readdirSync(blobs)) expect(await storeFromEnv().put(readFileSync(path.join(blobs, hash)))).toBe(hash);
     delete input.continueAsNewAfterEvents;
     await h.agents.client.workflow.start('agentWorkflow', { taskQueue: h.taskQueue, workflowId: agentWorkflowId(agentId), args: [input] });
 
