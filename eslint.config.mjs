@@ -31,7 +31,7 @@ export default tseslint.config(
           paths: [{ name: '../activities', message: 'workflows import activity types only', allowTypeImports: true }],
           patterns: [
             { group: nodeBuiltins, message: 'workflow code runs in the deterministic sandbox: no Node built-ins' },
-            { group: ['../activities/*', '../infra/*', '../worker/*', '../dev/*', '../cli/*', '@google/genai', '@aws-sdk/*'], message: 'workflows orchestrate: effects belong in activities/', allowTypeImports: true },
+            { group: ['../activities/*', '../infra/*', '../workers/*', '../dev/*', '../cli/*', '@google/genai', '@aws-sdk/*'], message: 'workflows orchestrate: effects belong in activities/', allowTypeImports: true },
           ],
         },
       ],
@@ -47,7 +47,7 @@ export default tseslint.config(
           patterns: [
             { group: nodeBuiltins, message: 'core/ is pure: no Node built-ins' },
             { group: ['@temporalio/*'], message: 'core/ decides without Temporal' },
-            { group: ['../activities/*', '../workflows/*', '../worker/*', '../dev/*', '../cli/*', '../client/*', '../../activities/*', '../../workflows/*'], message: 'core/ depends on nothing of ours outside core/' },
+            { group: ['../activities/*', '../workflows/*', '../workers/*', '../dev/*', '../cli/*', '../client/*', '../../activities/*', '../../workflows/*'], message: 'core/ depends on nothing of ours outside core/' },
           ],
         },
       ],

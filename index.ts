@@ -10,12 +10,12 @@ export { connectClient, temporalEnv, TASK_QUEUE, type TemporalEnv } from './clie
 export { ConfigError, InvalidArgumentError, isRequestError, NotFoundError, RefusedError, RequestError, type RequestErrorType } from './core/errors';
 
 // ---- the worker: the workflows and activities on a task queue, with the operator's policy ---------------
-export { createWorker, type CreateWorkerOptions } from './worker/worker';
-export { connectWorker } from './worker/connection';
-export { workerConfigFromEnv, type WorkerConfig } from './worker/env';
-export { runWorker } from './worker/main';
-export type { MakeCurrent, VersioningOptions } from './worker/versioning';
-export { installWorkerLogger } from './worker/log';
+export { createWorker, type CreateWorkerOptions } from './workers/worker';
+export { connectWorker } from './workers/connection';
+export { workerConfigFromEnv, type WorkerConfig } from './workers/env';
+export { runWorker } from './workers/main';
+export type { MakeCurrent, VersioningOptions } from './workers/versioning';
+export { installWorkerLogger } from './workers/log';
 export { parseWorkerPolicy, type WorkerPolicy, type WorkerPolicyInput } from './core/worker-policy';
 // A server the package did not start needs the search attributes the workflows write (once per namespace).
 export { ensureSearchAttributes } from './dev/dev-server';

@@ -18,7 +18,7 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/core/**/*.test.ts', '<rootDir>/activities/**/*.test.ts', '<rootDir>/cli/**/*.test.ts', '<rootDir>/dev/**/*.test.ts', '<rootDir>/worker/**/*.test.ts', '<rootDir>/infra/**/*.test.ts', '<rootDir>/client/**/*.test.ts'],
+      testMatch: ['<rootDir>/core/**/*.test.ts', '<rootDir>/activities/**/*.test.ts', '<rootDir>/cli/**/*.test.ts', '<rootDir>/dev/**/*.test.ts', '<rootDir>/workers/**/*.test.ts', '<rootDir>/infra/**/*.test.ts', '<rootDir>/client/**/*.test.ts'],
     },
     {
       ...common,

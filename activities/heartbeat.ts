@@ -1,7 +1,7 @@
 /**
  * Heartbeats for every activity that waits (LLM calls, tools, scripted delays). Temporal delivers a
  * cancellation only in a heartbeat's answer, so this cadence, with the worker's heartbeat throttle
- * (worker/worker.ts), bounds how fast SYSTEM_HALT reaches work in flight.
+ * (workers/worker.ts), bounds how fast SYSTEM_HALT reaches work in flight.
  *
  * The first beat comes one interval after the start, not at it: the SDK sends a first heartbeat at
  * once, and that is a write to the workflow's state on the server; an activity that ends within the

@@ -12,7 +12,7 @@ export interface ActivityDeps {
   alerts?: AlertSinks;
   /** LLM provider settings (credentials, endpoints); absent fields come from the worker's environment. */
   llm?: LlmProviderOptions;
-  /** The operator's outer limits for every tool call (worker/env.ts reads them). */
+  /** The operator's outer limits for every tool call (workers/env.ts reads them). */
   policy: WorkerPolicy;
   /** Where transcripts live (the worker's environment chooses: STARRY_STORE_BUCKET, STARRY_STORE_DIR, or the dev server's folder). */
   store?: BlobStore;

@@ -15,7 +15,7 @@ import { parseAgentConfig, type AgentConfig } from '../core/config';
 import { type DevServer, freePort, startDevServer } from '../dev/dev-server';
 import { temporalCliPath } from '../dev/paths';
 import { startEmbeddedWorker } from '../dev/embedded';
-import { connectWorker } from '../worker/connection';
+import { connectWorker } from '../workers/connection';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -121,7 +121,7 @@ export function listingTask(dir: string, ticks: number): AgentConfig {
 /**
  * The floor's worker, on the task queue `<stack's>-floor`: two no-op activities an iteration
  * (`bench/floor-workflows.ts`), with the same SDK defaults and heartbeat settings as the project's
- * worker (worker/worker.ts). `stop()` shuts it down.
+ * worker (workers/worker.ts). `stop()` shuts it down.
  */
 export async function startFloorWorker(address: string, taskQueue: string): Promise<{ stop(): Promise<void> }> {
   const worker = await Worker.create({

@@ -2,7 +2,7 @@
  * The worker's policy: the outer limits of every tool call, set by whoever runs the worker (its own
  * environment or a file), never by whoever submits a task. A task's config may only narrow them:
  * `narrowToPolicy` refuses anything wider, naming each field (docs/ARCHITECTURE.md, "Trust boundary").
- * Pure: the worker reads the policy (worker/env.ts) and the tool activity applies it.
+ * Pure: the worker reads the policy (workers/env.ts) and the tool activity applies it.
  */
 import { z } from 'zod';
 import type { LlmSpec } from './llm-spec';

@@ -55,7 +55,7 @@ const HOST = '127.0.0.1';
  *   at most 20 times a second per shard by default: made for a cluster of hundreds of shards, while
  *   the dev server has one. Every workflow task waited ~40 ms for the next read, 80 of a warm tick's
  *   100 ms, the floor's as well (docs/BENCHMARKS.md).
- * - Workers run as Worker Deployment Versions (worker/versioning.ts), and every task queue a version
+ * - Workers run as Worker Deployment Versions (workers/versioning.ts), and every task queue a version
  *   polls joins it: past 100 queues (Temporal's default) a new queue's workflows never start. A test
  *   run gives each test its own queue, under one version. Each build of the workflow code is a version
  *   too: a developer's machine keeps more than 100 of them (the server deletes only drained ones).

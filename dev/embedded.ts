@@ -3,9 +3,9 @@
  * stderr at WARN, so `--json` output on stdout stays one clean object.
  */
 import type { Worker } from '@temporalio/worker';
-import { connectWorker, TASK_QUEUE, type TemporalEnv } from '../worker/connection';
-import { installWorkerLogger } from '../worker/log';
-import { createWorker, type CreateWorkerOptions } from '../worker/worker';
+import { connectWorker, TASK_QUEUE, type TemporalEnv } from '../workers/connection';
+import { installWorkerLogger } from '../workers/log';
+import { createWorker, type CreateWorkerOptions } from '../workers/worker';
 
 let runtimeInstalled = false;
 
@@ -29,7 +29,7 @@ export type EmbeddedWorkerOptions = Omit<CreateWorkerOptions, 'connection' | 'na
 
 /**
  * Start a worker in this process; `stop` drains it. The CLI's embedded worker, the test harness and the
- * benchmarks all start theirs here. It takes over its deployment (worker/versioning.ts): on a
+ * benchmarks all start theirs here. It takes over its deployment (workers/versioning.ts): on a
  * developer's machine the build that runs now is the one that runs everything.
  */
 export async function startEmbeddedWorker(env: TemporalEnv, taskQueue = TASK_QUEUE, opts: EmbeddedWorkerOptions = {}): Promise<EmbeddedWorker> {

@@ -8,7 +8,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
-import { workflowSource } from '../worker/worker';
+import { workflowSource } from '../workers/worker';
 
 type History = temporal.api.history.v1.IHistory;
 

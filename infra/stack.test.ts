@@ -7,7 +7,7 @@ import { App, Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { API_ENV_NAMES } from '../api/env';
-import { WorkerEnvSchema } from '../worker/env';
+import { WorkerEnvSchema } from '../workers/env';
 import { StarryStack } from './stack';
 
 const projectRoot = path.join(__dirname, '..');
@@ -57,7 +57,7 @@ describe('the workers on Fargate', () => {
     });
   });
 
-  it('set only variables the worker reads (worker/env.ts)', () => {
+  it('set only variables the worker reads (workers/env.ts)', () => {
     const [def] = Object.values(template.findResources('AWS::ECS::TaskDefinition')) as Array<{ Properties: { ContainerDefinitions: Array<{ Environment: { Name: string }[]; Secrets: { Name: string }[] }> } }>;
     const names = def!.Properties.ContainerDefinitions.flatMap((c) => [...c.Environment, ...c.Secrets].map((v) => v.Name));
     expect(names.length).toBeGreaterThan(3);

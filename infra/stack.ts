@@ -25,10 +25,10 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Subscription, SubscriptionProtocol, Topic } from 'aws-cdk-lib/aws-sns';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
-import type { WorkerEnvName } from '../worker/env';
-import { buildIdOf } from '../worker/versioning';
+import type { WorkerEnvName } from '../workers/env';
+import { buildIdOf } from '../workers/versioning';
 
-/** A version of the workers (a Worker Deployment Version, worker/versioning.ts): its build id and its image. */
+/** A version of the workers (a Worker Deployment Version, workers/versioning.ts): its build id and its image. */
 export interface WorkerVersion {
   buildId: string;
   image: string;
@@ -129,7 +129,7 @@ export class StarryStack extends Stack {
     this.alertTopic.grantPublish(taskRole);
     this.transcripts.grantRead(taskRole);
     this.transcripts.grantPut(taskRole);
-    // Typed by the worker's own list of variables (worker/env.ts): the stack cannot set one it ignores.
+    // Typed by the worker's own list of variables (workers/env.ts): the stack cannot set one it ignores.
     const secrets: Partial<Record<WorkerEnvName, EcsSecret>> = {
       OPENAI_API_KEY: EcsSecret.fromSecretsManager(openaiApiKey),
       GEMINI_API_KEY: EcsSecret.fromSecretsManager(geminiApiKey),

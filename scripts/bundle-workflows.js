@@ -3,7 +3,7 @@
 const { writeFileSync } = require('node:fs');
 const path = require('node:path');
 const { bundleWorkflowCode } = require('@temporalio/worker');
-const { workflowBundleOptions } = require('../lib/worker/bundle');
+const { workflowBundleOptions } = require('../lib/workers/bundle');
 
 const noop = () => undefined;
 const logger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: console.error };

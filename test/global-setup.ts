@@ -9,7 +9,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { writeFileSync } from 'node:fs';
 import { ensureSearchAttributes, freePort, startDevServer } from '../dev/dev-server';
 import { projectRoot } from '../dev/paths';
-import { workflowBundleOptions } from '../worker/bundle';
+import { workflowBundleOptions } from '../workers/bundle';
 import useRunTmpdir from './run-tmpdir';
 
 export default async function globalSetup(): Promise<void> {

@@ -3,7 +3,7 @@
  * WARN, so a passing run reads as passing; a test that provokes warnings on purpose declares them with
  * `expectWarnings` (test/helpers/expected-logs.ts) and they are counted instead of printed.
  */
-import { describeLogEntry, installWorkerLogger } from '../worker/log';
+import { describeLogEntry, installWorkerLogger } from '../workers/log';
 import { expectedLog } from './helpers/expected-logs';
 
 // Failures the project classified (pain, retried transients, fatal errors, failed tasks) are what the

@@ -35,7 +35,7 @@ export const WorkerEnvSchema = z.object({
   TEMPORAL_TLS_KEY: text('mTLS client key: PEM content or the path of a PEM file'),
   STARRY_TASK_QUEUE: text('the task queue; default `openstarry`'),
   STARRY_WORKFLOW_BUNDLE: text('a prebuilt workflow bundle; default lib/workflow-bundle.js'),
-  // Worker Deployment Versioning (worker/versioning.ts)
+  // Worker Deployment Versioning (workers/versioning.ts)
   STARRY_DEPLOYMENT_NAME: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be letters, digits, "_" and "-"').optional().describe('the Worker Deployment the worker joins; default `openstarry`'),
   STARRY_MAKE_CURRENT: z.enum(['if-none', 'always', 'take-over'], { error: 'must be if-none, always or take-over' }).optional().describe('who makes the worker\'s version current: if-none (default: when the deployment has none), always (`starry worker --set-current`), take-over'),
   // The trust boundary (core/worker-policy.ts)

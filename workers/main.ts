@@ -1,6 +1,6 @@
 /**
- * The one worker entry point: `starry worker`, and `node lib/worker/main.js` (what tests kill). Reads
- * its configuration once from the environment (worker/env.ts), runs until SIGTERM or SIGINT, then lets
+ * The one worker entry point: `starry worker`, and `node lib/workers/main.js` (what tests kill). Reads
+ * its configuration once from the environment (workers/env.ts), runs until SIGTERM or SIGINT, then lets
  * activities in flight finish for up to 45 s (the Fargate task's stopTimeout is 60 s).
  */
 import { sandboxReport } from '../activities/tools/confine';

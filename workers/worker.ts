@@ -1,6 +1,6 @@
 /**
  * The worker: the agent and task workflows plus every activity, on one task queue, as one Worker
- * Deployment Version (worker/versioning.ts).
+ * Deployment Version (workers/versioning.ts).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -18,7 +18,7 @@ export interface CreateWorkerOptions {
   taskQueue?: string;
   /** A prebuilt bundle (tests share one); otherwise the config's, else lib/workflow-bundle.js, else bundled at start. */
   workflowBundlePath?: string;
-  /** The worker's configuration; default: read from its environment (worker/env.ts). */
+  /** The worker's configuration; default: read from its environment (workers/env.ts). */
   config?: WorkerConfig;
   /**
    * The worker's own tools (made with `defineTool`), offered to every agent besides the built-in ones
@@ -36,7 +36,7 @@ export interface CreateWorkerOptions {
   shutdownGraceTime?: WorkerOptions['shutdownGraceTime'];
   /** Temporal worker interceptors (e.g. an activity interceptor that observes or gates calls). */
   interceptors?: WorkerOptions['interceptors'];
-  /** The worker's deployment, build id and who makes its version current, over the config's (worker/versioning.ts). */
+  /** The worker's deployment, build id and who makes its version current, over the config's (workers/versioning.ts). */
   versioning?: VersioningOptions;
 }
 
@@ -106,7 +106,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
   const run = worker.run.bind(worker);
   worker.run = () => {
     const running = run();
-    // Once it polls, the server lists its version: then it may become current (worker/versioning.ts).
+    // Once it polls, the server lists its version: then it may become current (workers/versioning.ts).
     void makeVersionCurrent(opts.connection, namespace, version, versioning.makeCurrent ?? 'if-none', versionLog, () => worker.getState() === 'RUNNING').catch((err: unknown) => {
       if (worker.getState() === 'RUNNING') versionLog.warn(`could not make worker version ${version.buildId} current: ${err instanceof Error ? err.message : String(err)}`);
     });

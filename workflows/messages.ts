@@ -36,7 +36,7 @@ export const taskProgressSignal = defineSignal<[TaskProgress]>('taskProgress');
 /** A running task's counts (tick, tokens, counters): what clients overlay on the agent's `state`, which hears of them every few ticks. */
 export const taskProgressQuery = defineQuery<TaskProgress>('progress');
 /**
- * Internal: a new Worker Deployment Version became current (worker/versioning.ts sends it to every
+ * Internal: a new Worker Deployment Version became current (workers/versioning.ts sends it to every
  * running agent of an older one), so an idle agent wakes and continues as new onto it.
  */
 export const newVersionSignal = defineSignal('newVersion');

@@ -1,6 +1,6 @@
 /**
  * Loaded once per workflow thread, before any workflow, and shared by every workflow on it (the
- * bundle's `preloadModules`, worker/bundle.ts): the libraries our workflow code uses, so a new agent or
+ * bundle's `preloadModules`, workers/bundle.ts): the libraries our workflow code uses, so a new agent or
  * task does not evaluate them again (docs/BENCHMARKS.md).
  * - zod, the schema library under core/contract.ts and core/config.ts. Without it every new workflow
  *   evaluated zod again: a third of the module evaluation each new agent and task paid.

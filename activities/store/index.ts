@@ -1,5 +1,5 @@
 /**
- * The blob store a process uses, chosen by its environment (worker/env.ts lists the variables):
+ * The blob store a process uses, chosen by its environment (workers/env.ts lists the variables):
  * `STARRY_STORE_BUCKET` (and `STARRY_STORE_PREFIX`, default `blobs/`) for S3, else `STARRY_STORE_DIR`,
  * else `blobs/` in the dev server's folder (`.temporal/`). Either way behind one in-process cache.
  */

@@ -15,7 +15,7 @@ export function serveCommands(program: Command): void {
     .action(async (o: { setCurrent?: boolean }) => {
       if (o.setCurrent) process.env.STARRY_MAKE_CURRENT = 'always';
       // runWorker installs the worker's logger: every failure as one line, pain included.
-      await (await import('../../worker/main')).runWorker();
+      await (await import('../../workers/main')).runWorker();
     });
 
   program

@@ -13,7 +13,7 @@
  *   thrown Node error becomes a NormalizedError.
  *
  * The workflows use this file and `./request`; import `./http` and `./activity` by path, so a workflow
- * never evaluates them (every new workflow evaluates its modules afresh: worker/module-graph.test.ts).
+ * never evaluates them (every new workflow evaluates its modules afresh: workers/module-graph.test.ts).
  * core/ does not import Temporal, so the crossing is beside the code that crosses, once each way:
  * `activities/failures.ts` makes a NormalizedError an `ApplicationFailure` (type: the code, first
  * detail: the error) and `workflows/activity-facts.ts` reads it back. An edge's own errors stay at that

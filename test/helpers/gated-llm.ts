@@ -1,5 +1,5 @@
 /**
- * A worker (the real one, from worker/worker.ts) whose LLM activity waits at a gate the test opens: "while a task's LLM call is in flight,
+ * A worker (the real one, from workers/worker.ts) whose LLM activity waits at a gate the test opens: "while a task's LLM call is in flight,
  * do X" becomes deterministic, without timing. Everything else is the real thing (the scripted
  * controller answers once the gate opens, the real tool activities, the real workflows); the gated call
  * heartbeats and honours cancellation like the real one.

@@ -10,7 +10,7 @@ import type { Worker } from '@temporalio/worker';
 import { AgentClient } from '../../client/agent-client';
 import { parseAgentConfig, type AgentConfig, type AgentConfigInput } from '../../core/config';
 import { startEmbeddedWorker } from '../../dev/embedded';
-import type { CreateWorkerOptions } from '../../worker/worker';
+import type { CreateWorkerOptions } from '../../workers/worker';
 import type { ActivityDeps } from '../../activities';
 import type { AlertEvent } from '../../activities/alert';
 import { eventually } from '../../dev/poll';
@@ -47,7 +47,7 @@ export interface HarnessOptions {
   taskQueue?: string;
   /** The worker's own tools (`createWorker({ tools })`). */
   tools?: CreateWorkerOptions['tools'];
-  /** The worker's deployment and version (worker/versioning.ts); default: the run's, taking it over. */
+  /** The worker's deployment and version (workers/versioning.ts); default: the run's, taking it over. */
   versioning?: CreateWorkerOptions['versioning'];
 }
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
-import { workflowSource } from '../../worker/worker';
+import { workflowSource } from '../../workers/worker';
 
 /** gRPC's NOT_FOUND: the server has no such workflow run. */
 const GRPC_NOT_FOUND = 5;

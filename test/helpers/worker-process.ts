@@ -1,5 +1,5 @@
 /**
- * Workers as separate processes (`node lib/worker/main.js`, built by `npm test`), for tests that kill
+ * Workers as separate processes (`node lib/workers/main.js`, built by `npm test`), for tests that kill
  * them: durability and chaos.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,7 +1,7 @@
 /**
  * Durability: the worker process dies (SIGKILL) while a task is inside a slow LLM turn; a new worker
  * process picks the task up and finishes it with the same result, and no completed tool call runs twice.
- * The worker processes are the compiled `lib/worker/main.js` (npm test builds it first). And the dev
+ * The worker processes are the compiled `lib/workers/main.js` (npm test builds it first). And the dev
  * server's SQLite file keeps agents across a server restart.
  */
 import type { ChildProcess } from 'node:child_process';

@@ -75,7 +75,7 @@ it('is a package: npm pack publishes the compiled entry with its declarations, a
   expect(pack.status).toBe(0);
   const [manifest] = JSON.parse(pack.stdout) as Array<{ name: string; files: Array<{ path: string }> }>;
   const files = manifest!.files.map((f) => f.path);
-  expect(files).toEqual(expect.arrayContaining(['lib/index.js', 'lib/index.d.ts', 'lib/workflow-bundle.js', 'lib/worker/worker.d.ts', 'lib/activities/tools/define.d.ts', 'bin/starry.js', 'docs/LIBRARY.md']));
+  expect(files).toEqual(expect.arrayContaining(['lib/index.js', 'lib/index.d.ts', 'lib/workflow-bundle.js', 'lib/workers/worker.d.ts', 'lib/activities/tools/define.d.ts', 'bin/starry.js', 'docs/LIBRARY.md']));
   expect(files.filter((f) => /^(test|node_modules|\.tools|\.temporal|examples|lib\/infra|lib\/bench)\//.test(f) || f.endsWith('.test.js'))).toEqual([]);
 
   // The package imports itself by name (as a dependency would be imported): only the `exports` entry.

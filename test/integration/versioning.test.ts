@@ -7,8 +7,8 @@
  */
 import type { Client } from '@temporalio/client';
 import { decodeVersioningBehavior } from '@temporalio/common';
-import { makeVersionCurrent } from '../../worker/versioning';
-import { connectWorker } from '../../worker/connection';
+import { makeVersionCurrent } from '../../workers/versioning';
+import { connectWorker } from '../../workers/connection';
 import { agentWorkflowId } from '../../workflows/messages';
 import { LlmGate } from '../helpers/gated-llm';
 import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
