@@ -30,7 +30,7 @@ export async function startWorkerProcess(taskQueue: string, serverAddress = addr
 }
 
 function readyWorker(taskQueue: string, serverAddress: string): Promise<ChildProcess> {
-  const main = path.join(projectRoot(), 'lib', 'worker', 'main.js');
+  const main = path.join(projectRoot(), 'lib', 'workers', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm test does it)`);
   const child = spawn(process.execPath, [main], {
     env: { ...process.env, TEMPORAL_ADDRESS: serverAddress, STARRY_TASK_QUEUE: taskQueue },
