@@ -6,10 +6,37 @@ import js from '@eslint/js';
 import importX from 'eslint-plugin-import-x';
 import tseslint from 'typescript-eslint';
 
-const nodeBuiltins = ['node:*', 'fs', 'fs/*', 'path', 'os', 'crypto', 'child_process', 'http', 'https', 'net', 'url', 'util', 'worker_threads', 'stream', 'events'];
+const nodeBuiltins = [
+  'node:*',
+  'fs',
+  'fs/*',
+  'path',
+  'os',
+  'crypto',
+  'child_process',
+  'http',
+  'https',
+  'net',
+  'url',
+  'util',
+  'worker_threads',
+  'stream',
+  'events',
+];
 
 export default tseslint.config(
-  { ignores: ['lib/**', 'node_modules/**', 'cdk.out/**', '.tools/**', '.temporal/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
+  {
+    ignores: [
+      'lib/**',
+      'node_modules/**',
+      'cdk.out/**',
+      '.tools/**',
+      '.temporal/**',
+      'coverage/**',
+      '**/*.js',
+      '**/*.mjs',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -31,7 +58,19 @@ export default tseslint.config(
           paths: [{ name: '../activities', message: 'workflows import activity types only', allowTypeImports: true }],
           patterns: [
             { group: nodeBuiltins, message: 'workflow code runs in the deterministic sandbox: no Node built-ins' },
-            { group: ['../activities/*', '../infra/*', '../workers/*', '../dev/*', '../cli/*', '@google/genai', '@aws-sdk/*'], message: 'workflows orchestrate: effects belong in activities/', allowTypeImports: true },
+            {
+              group: [
+                '../activities/*',
+                '../infra/*',
+                '../workers/*',
+                '../dev/*',
+                '../cli/*',
+                '@google/genai',
+                '@aws-sdk/*',
+              ],
+              message: 'workflows orchestrate: effects belong in activities/',
+              allowTypeImports: true,
+            },
           ],
         },
       ],
@@ -47,7 +86,19 @@ export default tseslint.config(
           patterns: [
             { group: nodeBuiltins, message: 'core/ is pure: no Node built-ins' },
             { group: ['@temporalio/*'], message: 'core/ decides without Temporal' },
-            { group: ['../activities/*', '../workflows/*', '../workers/*', '../dev/*', '../cli/*', '../client/*', '../../activities/*', '../../workflows/*'], message: 'core/ depends on nothing of ours outside core/' },
+            {
+              group: [
+                '../activities/*',
+                '../workflows/*',
+                '../workers/*',
+                '../dev/*',
+                '../cli/*',
+                '../client/*',
+                '../../activities/*',
+                '../../workflows/*',
+              ],
+              message: 'core/ depends on nothing of ours outside core/',
+            },
           ],
         },
       ],

@@ -7,7 +7,15 @@
 // ---- the client: submit tasks, wait for results, read state, halt, unlock, message --------------------
 export { AgentClient, NoWorkerError, type AgentClientOptions, type SubmitInput } from './client/agent-client';
 export { connectClient, temporalEnv, TASK_QUEUE, type TemporalEnv } from './client/connection';
-export { ConfigError, InvalidArgumentError, isRequestError, NotFoundError, RefusedError, RequestError, type RequestErrorType } from './core/errors';
+export {
+  ConfigError,
+  InvalidArgumentError,
+  isRequestError,
+  NotFoundError,
+  RefusedError,
+  RequestError,
+  type RequestErrorType,
+} from './core/errors';
 
 // ---- the worker: the workflows and activities on a task queue, with the operator's policy ---------------
 export { createWorker, type CreateWorkerOptions } from './workers/worker';
@@ -25,7 +33,14 @@ export { SEARCH_ATTRIBUTES } from './workflows/search-attributes';
 export { defineTool, ToolError, type ToolContext, type ToolDefinition } from './activities/tools';
 
 // ---- agent configuration -------------------------------------------------------------------------------
-export { parseAgentConfig, type AgentConfig, type AgentConfigInput, type McpServerConfig, type RetryConfig, type SafetyConfig } from './core/config';
+export {
+  parseAgentConfig,
+  type AgentConfig,
+  type AgentConfigInput,
+  type McpServerConfig,
+  type RetryConfig,
+  type SafetyConfig,
+} from './core/config';
 
 // ---- the error taxonomy --------------------------------------------------------------------------------
 export { ERROR_CODES, type ErrorCode, type ErrorKind, type NormalizedError } from './core/errors';

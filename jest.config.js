@@ -2,10 +2,19 @@
 const transform = {
   '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022' } }],
   // jose (the API's JWT library) ships ES modules only; jest loads CommonJS, so it is compiled like our code.
-  '/node_modules/jose/.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs' } }],
+  '/node_modules/jose/.+\\.js$': [
+    '@swc/jest',
+    { jsc: { target: 'es2022', parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs' } },
+  ],
 };
 // cdk.out holds synthesized assets (a copy of package.json among them): not modules of this project.
-const common = { transform, transformIgnorePatterns: ['/node_modules/(?!jose/)'], modulePathIgnorePatterns: ['<rootDir>/cdk.out/'], testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
+const common = {
+  transform,
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  modulePathIgnorePatterns: ['<rootDir>/cdk.out/'],
+  testEnvironment: 'node',
+  moduleFileExtensions: ['ts', 'js', 'json'],
+};
 
 module.exports = {
   reporters: ['default', '<rootDir>/test/summary-reporter.js'],
@@ -18,7 +27,15 @@ module.exports = {
     {
       ...common,
       displayName: 'unit',
-      testMatch: ['<rootDir>/core/**/*.test.ts', '<rootDir>/activities/**/*.test.ts', '<rootDir>/cli/**/*.test.ts', '<rootDir>/dev/**/*.test.ts', '<rootDir>/workers/**/*.test.ts', '<rootDir>/infra/**/*.test.ts', '<rootDir>/client/**/*.test.ts'],
+      testMatch: [
+        '<rootDir>/core/**/*.test.ts',
+        '<rootDir>/activities/**/*.test.ts',
+        '<rootDir>/cli/**/*.test.ts',
+        '<rootDir>/dev/**/*.test.ts',
+        '<rootDir>/workers/**/*.test.ts',
+        '<rootDir>/infra/**/*.test.ts',
+        '<rootDir>/client/**/*.test.ts',
+      ],
     },
     {
       ...common,

@@ -69,7 +69,11 @@ export function createAlertActivities(sinks: AlertSinks = {}) {
         ...(sinks.uiUrl ? { link: webUiLink(sinks.uiUrl, workflowId, sinks.namespace) } : {}),
       };
       // What earlier attempts delivered (heartbeat details survive a failed attempt): never twice.
-      const done = new Set<string>(((info.heartbeatDetails as { delivered?: string[] } | undefined)?.delivered ?? []).concat(info.attempt > 1 ? ['log'] : []));
+      const done = new Set<string>(
+        ((info.heartbeatDetails as { delivered?: string[] } | undefined)?.delivered ?? []).concat(
+          info.attempt > 1 ? ['log'] : [],
+        ),
+      );
       const deliver = async (sink: string, send: () => Promise<void> | void) => {
         if (done.has(sink)) return;
         await send();
@@ -77,7 +81,8 @@ export function createAlertActivities(sinks: AlertSinks = {}) {
         ctx.heartbeat({ delivered: [...done] });
       };
       await deliver('log', () => logLine(JSON.stringify(event)));
-      if (sinks.snsTopicArn) await deliver('sns', () => publishSns((sns ??= new SNSClient({})), sinks.snsTopicArn as string, event));
+      if (sinks.snsTopicArn)
+        await deliver('sns', () => publishSns((sns ??= new SNSClient({})), sinks.snsTopicArn as string, event));
       if (sinks.webhookUrl) await deliver('webhook', () => postWebhook(sinks.webhookUrl as string, event));
       return { delivered: [...done] };
     },
@@ -97,15 +102,33 @@ async function publishSns(client: SNSClient, topicArn: string, event: AlertEvent
         TopicArn: topicArn,
         Subject: `OpenStarry alert: agent ${event.agentId} ${event.agentState} (${event.reason.code})`.slice(0, 100),
         Message: JSON.stringify(event),
-        MessageAttributes: { alertId: { DataType: 'String', StringValue: event.id }, agentId: { DataType: 'String', StringValue: event.agentId } },
-        ...(fifo ? { MessageGroupId: event.agentId, MessageDeduplicationId: event.id.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 128) } : {}),
+        MessageAttributes: {
+          alertId: { DataType: 'String', StringValue: event.id },
+          agentId: { DataType: 'String', StringValue: event.agentId },
+        },
+        ...(fifo
+          ? {
+              MessageGroupId: event.agentId,
+              MessageDeduplicationId: event.id.replace(/[^A-Za-z0-9_.-]/g, '_').slice(0, 128),
+            }
+          : {}),
       }),
     );
   } catch (err) {
     const e = err as { name?: string; message?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown };
     const status = e.$metadata?.httpStatusCode ?? 0;
-    const transient = status >= 500 || status === 429 || /Throttl|TooManyRequests|ServiceUnavailable|InternalError|TimeoutError/i.test(e.name ?? '') || !!e.$retryable || status === 0;
-    const error = normalizedError({ code: transient ? 'E_UNAVAILABLE' : 'E_AUTH', kind: transient ? 'transient' : 'fatal', source: 'alert sns', message: `${e.name ?? 'Error'}: ${e.message ?? String(err)}` });
+    const transient =
+      status >= 500 ||
+      status === 429 ||
+      /Throttl|TooManyRequests|ServiceUnavailable|InternalError|TimeoutError/i.test(e.name ?? '') ||
+      !!e.$retryable ||
+      status === 0;
+    const error = normalizedError({
+      code: transient ? 'E_UNAVAILABLE' : 'E_AUTH',
+      kind: transient ? 'transient' : 'fatal',
+      source: 'alert sns',
+      message: `${e.name ?? 'Error'}: ${e.message ?? String(err)}`,
+    });
     throwAsFailure(error);
   }
 }

@@ -36,12 +36,32 @@ describe('one HTTP-status table for the LLM providers and http.get', () => {
   const viaOpenAi = async () => {
     const provider = createOpenAiProvider({ baseUrl: `${server.url}/v1`, apiKey: 'sk-test' });
     const req = llmRequest();
-    return classOf(factsOf(await failureOf(quietActivityEnv().run(() => callLlm(provider, req, { provider: 'openai', model: 'fake', baseUrl: `${server.url}/v1` })))));
+    return classOf(
+      factsOf(
+        await failureOf(
+          quietActivityEnv().run(() =>
+            callLlm(provider, req, { provider: 'openai', model: 'fake', baseUrl: `${server.url}/v1` }),
+          ),
+        ),
+      ),
+    );
   };
   const viaGemini = async () => {
-    const provider = createGeminiProvider({ baseUrl: server.url, apiKey: 'test-key', project: 'proj', location: 'us-central1', env: {} });
+    const provider = createGeminiProvider({
+      baseUrl: server.url,
+      apiKey: 'test-key',
+      project: 'proj',
+      location: 'us-central1',
+      env: {},
+    });
     const req = llmRequest({ llm: { provider: 'gemini', model: 'gemini-2.5-flash' } });
-    return classOf(factsOf(await failureOf(quietActivityEnv().run(() => callLlm(provider, req, { provider: 'gemini', model: 'gemini-2.5-flash' })))));
+    return classOf(
+      factsOf(
+        await failureOf(
+          quietActivityEnv().run(() => callLlm(provider, req, { provider: 'gemini', model: 'gemini-2.5-flash' })),
+        ),
+      ),
+    );
   };
   const viaHttpGet = async () => {
     const result = await runTool({

@@ -14,9 +14,15 @@ export interface ActivityDeps {
   llm?: LlmProviderOptions;
   /** The operator's outer limits for every tool call (workers/env.ts reads them). */
   policy: WorkerPolicy;
-  /** Where transcripts live (the worker's environment chooses: STARRY_STORE_BUCKET, STARRY_STORE_DIR, or the dev server's folder). */
+  /**
+   * Where transcripts live (the worker's environment chooses: STARRY_STORE_BUCKET, STARRY_STORE_DIR, or the dev
+   * server's folder).
+   */
   store?: BlobStore;
-  /** The worker's tools: the built-in ones plus `tools`, and the MCP connections (default: a registry of the built-in ones). */
+  /**
+   * The worker's tools: the built-in ones plus `tools`, and the MCP connections (default: a registry of the built-in
+   * ones).
+   */
   registry?: ToolRegistry;
 }
 

@@ -12,8 +12,21 @@ const head: ChatMessage[] = [
   { role: 'system', text: 'You are careful.' },
   { role: 'user', text: 'Read notes.md' },
 ];
-const call = (over: Partial<LlmCallInput>): LlmCallInput => ({ llm: parseLlmSpec('scripted:x'), agentId: 'a1', taskId: 'task-1', callNumber: 1, tick: 1, maxOutputTokens: 100, ...over });
-const reply = (text: string, toolCalls: LlmResponse['toolCalls'] = []): LlmResponse => ({ text, toolCalls, usage: { inputTokens: 50, outputTokens: 5 }, providerParts: [{ text, thoughtSignature: 'sig' }] });
+const call = (over: Partial<LlmCallInput>): LlmCallInput => ({
+  llm: parseLlmSpec('scripted:x'),
+  agentId: 'a1',
+  taskId: 'task-1',
+  callNumber: 1,
+  tick: 1,
+  maxOutputTokens: 100,
+  ...over,
+});
+const reply = (text: string, toolCalls: LlmResponse['toolCalls'] = []): LlmResponse => ({
+  text,
+  toolCalls,
+  usage: { inputTokens: 50, outputTokens: 5 },
+  providerParts: [{ text, thoughtSignature: 'sig' }],
+});
 
 describe('the transcript store', () => {
   let dir: string;
@@ -32,21 +45,45 @@ describe('the transcript store', () => {
     expect(answered.message).toMatchObject({ role: 'assistant', ref: expect.stringMatching(/^[0-9a-f]{64}$/) });
 
     const result = await t.keep({ role: 'tool', callId: 'c1', name: 'fs.read', text: 'the notes' });
-    const second = await t.resolve(call({ callNumber: 2, context: { base: answered.context?.ref as string, drop: 0, append: [result, { role: 'user', text: 'VERIFY' }] } }));
+    const second = await t.resolve(
+      call({
+        callNumber: 2,
+        context: { base: answered.context?.ref as string, drop: 0, append: [result, { role: 'user', text: 'VERIFY' }] },
+      }),
+    );
     expect(second.request.messages).toEqual([
       ...head,
-      { role: 'assistant', text: 'Reading.', toolCalls: [{ id: 'c1', name: 'fs.read', args: { path: 'notes.md' } }], providerParts: [{ text: 'Reading.', thoughtSignature: 'sig' }] },
+      {
+        role: 'assistant',
+        text: 'Reading.',
+        toolCalls: [{ id: 'c1', name: 'fs.read', args: { path: 'notes.md' } }],
+        providerParts: [{ text: 'Reading.', thoughtSignature: 'sig' }],
+      },
       { role: 'tool', callId: 'c1', name: 'fs.read', text: 'the notes' },
       { role: 'user', text: 'VERIFY' },
     ]);
     expect(second.request.tools).toEqual(toolSpecs());
     // Dropping the oldest after the head: the window moved.
-    const third = await t.resolve(call({ callNumber: 3, context: { base: (await second.answer(reply('Done.'))).context?.ref as string, drop: 2, append: [] } }));
+    const third = await t.resolve(
+      call({
+        callNumber: 3,
+        context: { base: (await second.answer(reply('Done.'))).context?.ref as string, drop: 2, append: [] },
+      }),
+    );
     expect(third.request.messages.map((m) => m.role)).toEqual(['system', 'user', 'user', 'assistant']);
 
     const last = await third.answer(reply('Done again.'));
     const all = await t.transcript(last.context?.ref as string, [{ role: 'user', text: 'after' }]);
-    expect(all.map((m) => ('text' in m ? m.text : ''))).toEqual(['You are careful.', 'Read notes.md', 'Reading.', 'the notes', 'VERIFY', 'Done.', 'Done again.', 'after']);
+    expect(all.map((m) => ('text' in m ? m.text : ''))).toEqual([
+      'You are careful.',
+      'Read notes.md',
+      'Reading.',
+      'the notes',
+      'VERIFY',
+      'Done.',
+      'Done again.',
+      'after',
+    ]);
   });
 
   it('passes a whole context recorded before the store through unchanged', async () => {
@@ -59,12 +96,24 @@ describe('the transcript store', () => {
 
   it('fails a call naming the blob when the store lost it, for good; other store failures are transient', async () => {
     const t = transcriptStore(localDirStore(dir));
-    const base = (await (await t.resolve(call({ context: { head, drop: 0, append: [] }, tools: [] }))).answer(reply('a'))).context?.ref as string;
+    const base = (
+      await (await t.resolve(call({ context: { head, drop: 0, append: [] }, tools: [] }))).answer(reply('a'))
+    ).context?.ref as string;
     for (const d of readdirSync(dir)) rmSync(path.join(dir, d), { recursive: true, force: true });
-    const missing = await withStore(() => t.resolve(call({ context: { base, drop: 0, append: [] } }))).catch((e: unknown) => e);
+    const missing = await withStore(() => t.resolve(call({ context: { base, drop: 0, append: [] } }))).catch(
+      (e: unknown) => e,
+    );
     expect(missing).toBeInstanceOf(ApplicationFailure);
-    expect(missing).toMatchObject({ type: 'E_BLOB_MISSING', nonRetryable: true, message: expect.stringContaining(`sha256:${base}`) });
+    expect(missing).toMatchObject({
+      type: 'E_BLOB_MISSING',
+      nonRetryable: true,
+      message: expect.stringContaining(`sha256:${base}`),
+    });
     const broken = await withStore(() => Promise.reject(new Error('disk on fire'))).catch((e: unknown) => e);
-    expect(broken).toMatchObject({ type: 'E_UNAVAILABLE', nonRetryable: false, message: expect.stringContaining('disk on fire') });
+    expect(broken).toMatchObject({
+      type: 'E_UNAVAILABLE',
+      nonRetryable: false,
+      message: expect.stringContaining('disk on fire'),
+    });
   });
 });

@@ -5,7 +5,18 @@
  * references (`ContextDelta`) and gets references back, so its history grows with new content only;
  * the LLM activity resolves the delta here into the exact messages a provider sends.
  */
-import { assistantMessage, isStored, type ChatMessage, type ContextDelta, type LlmCallInput, type LlmRequest, type LlmResponse, type StoredMessage, type ToolSpec, type TranscriptEntry } from '../core/llm';
+import {
+  assistantMessage,
+  isStored,
+  type ChatMessage,
+  type ContextDelta,
+  type LlmCallInput,
+  type LlmRequest,
+  type LlmResponse,
+  type StoredMessage,
+  type ToolSpec,
+  type TranscriptEntry,
+} from '../core/llm';
 import { normalizedError } from '../core/errors';
 import { throwAsFailure } from './failures';
 import { BlobMissingError, sha256Hex, type BlobStore } from './store';
@@ -61,22 +72,34 @@ export function transcriptStore(store: BlobStore) {
    * The provider's request for an LLM activity input, and `answer`, which stores the model's answer
    * and the call's manifest and returns the response the workflow records (references, no provider parts).
    */
-  async function resolve(input: LlmCallInput): Promise<{ request: LlmRequest; answer(response: LlmResponse): Promise<LlmResponse> }> {
+  async function resolve(
+    input: LlmCallInput,
+  ): Promise<{ request: LlmRequest; answer(response: LlmResponse): Promise<LlmResponse> }> {
     const { context, messages, tools, ...rest } = input;
     if (!context) {
       // Recorded before the store: the whole context is in the input, the answer goes back whole.
       return { request: { ...rest, messages: messages ?? [], tools: tools ?? [] }, answer: async (r) => r };
     }
     const resolved = await manifestFor(context, tools);
-    const blobs = await Promise.all([resolved.tools, ...resolved.head, ...resolved.rest].map((ref) => readJson<unknown>(ref)));
+    const blobs = await Promise.all(
+      [resolved.tools, ...resolved.head, ...resolved.rest].map((ref) => readJson<unknown>(ref)),
+    );
     const sentBytes = blobs.reduce((n, b) => n + b.bytes, 0);
     const [toolBlob, ...messageBlobs] = blobs;
-    const request: LlmRequest = { ...rest, messages: messageBlobs.map((b) => b.value as ChatMessage), tools: toolBlob?.value as ToolSpec[] };
+    const request: LlmRequest = {
+      ...rest,
+      messages: messageBlobs.map((b) => b.value as ChatMessage),
+      tools: toolBlob?.value as ToolSpec[],
+    };
     return {
       request,
       async answer(response) {
         const { entry: message, text } = entryOf(assistantMessage(response));
-        const manifest: Manifest = { ...resolved, rest: [...resolved.rest, message.ref], added: [...resolved.added, message.ref] };
+        const manifest: Manifest = {
+          ...resolved,
+          rest: [...resolved.rest, message.ref],
+          added: [...resolved.added, message.ref],
+        };
         // Both blobs at once (each a durable write): the manifest names the answer by its hash, known
         // before it is written. The workflow learns of either only when both are stored.
         const [, ref] = await Promise.all([store.put(text), store.put(json(manifest))]);
@@ -91,10 +114,23 @@ export function transcriptStore(store: BlobStore) {
     const appended = await Promise.all(delta.append.map(refOf));
     if (delta.base) {
       const { value: base } = await readJson<Manifest>(delta.base);
-      return { v: 1, tools: base.tools, head: base.head, rest: [...base.rest, ...appended].slice(delta.drop), prev: delta.base, added: appended };
+      return {
+        v: 1,
+        tools: base.tools,
+        head: base.head,
+        rest: [...base.rest, ...appended].slice(delta.drop),
+        prev: delta.base,
+        added: appended,
+      };
     }
     const head = await Promise.all((delta.head ?? []).map(refOf));
-    return { v: 1, tools: await store.put(json(tools ?? [])), head, rest: appended.slice(delta.drop), added: [...head, ...appended] };
+    return {
+      v: 1,
+      tools: await store.put(json(tools ?? [])),
+      head,
+      rest: appended.slice(delta.drop),
+      added: [...head, ...appended],
+    };
   }
 
   /**
@@ -103,14 +139,16 @@ export function transcriptStore(store: BlobStore) {
    */
   async function transcript(ref: string, tail: readonly TranscriptEntry[] = []): Promise<ChatMessage[]> {
     const chain: Manifest[] = [];
-    for (let at: string | undefined = ref; at; ) {
+    for (let at: string | undefined = ref; at;) {
       const { value } = (await readJson<Manifest>(at)) as { value: Manifest };
       chain.push(value);
       at = value.prev;
     }
     const refs = chain.reverse().flatMap((m) => m.added);
     const messages = await Promise.all(refs.map(async (r) => (await readJson<ChatMessage>(r)).value));
-    const rest = await Promise.all(tail.map(async (m) => (isStored(m) ? (await readJson<ChatMessage>(m.ref)).value : m)));
+    const rest = await Promise.all(
+      tail.map(async (m) => (isStored(m) ? (await readJson<ChatMessage>(m.ref)).value : m)),
+    );
     return [...messages, ...rest];
   }
 
@@ -132,7 +170,17 @@ export async function withStore<T>(fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof BlobMissingError) throwAsFailure(normalizedError({ code: 'E_BLOB_MISSING', kind: 'fatal', source: 'transcript store', message: err.message }));
-    throwAsFailure(normalizedError({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'transcript store', message: `the transcript store failed: ${err instanceof Error ? err.message : String(err)}` }));
+    if (err instanceof BlobMissingError)
+      throwAsFailure(
+        normalizedError({ code: 'E_BLOB_MISSING', kind: 'fatal', source: 'transcript store', message: err.message }),
+      );
+    throwAsFailure(
+      normalizedError({
+        code: 'E_UNAVAILABLE',
+        kind: 'transient',
+        source: 'transcript store',
+        message: `the transcript store failed: ${err instanceof Error ? err.message : String(err)}`,
+      }),
+    );
   }
 }

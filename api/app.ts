@@ -55,7 +55,10 @@ const ProblemSchema = z
 
 const WorkflowIdSchema = z
   .string()
-  .regex(TASK_WORKFLOW_ID_PATTERN, 'a task workflow id looks like agent-<agentId>-task-<n> (agent-<tenant>:<agentId>-task-<n> for a tenant\'s agent)');
+  .regex(
+    TASK_WORKFLOW_ID_PATTERN,
+    "a task workflow id looks like agent-<agentId>-task-<n> (agent-<tenant>:<agentId>-task-<n> for a tenant's agent)",
+  );
 
 // Schemas from core are used as they are: zod 4 adds `.openapi()` only to schemas made after
 // @hono/zod-openapi is loaded, and core's are made first wherever the client is imported first.
@@ -76,15 +79,27 @@ const SubmitBodySchema = z
 
 const HaltBodySchema = z.object({ reason: HaltInputSchema.shape.note }).strict().openapi('Halt');
 const UnlockBodySchema = z
-  .object({ resume: UnlockInputSchema.shape.resume, addTokens: UnlockInputSchema.shape.addTokens, note: UnlockInputSchema.shape.note })
+  .object({
+    resume: UnlockInputSchema.shape.resume,
+    addTokens: UnlockInputSchema.shape.addTokens,
+    note: UnlockInputSchema.shape.note,
+  })
   .strict()
   .openapi('Unlock');
 const MessageBodySchema = z.object({ text: HumanMessageSchema.shape.text }).strict().openapi('Message');
 const RunningSchema = z.object({ workflowId: z.string(), status: z.literal('RUNNING') }).openapi('TaskRunning');
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({ content: { 'application/json': { schema } }, description });
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  content: { 'application/json': { schema } },
+  description,
+});
 const problems = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, { content: { 'application/problem+json': { schema: ProblemSchema } }, description: TITLES[s] ?? 'Error' }]));
+  Object.fromEntries(
+    statuses.map((s) => [
+      s,
+      { content: { 'application/problem+json': { schema: ProblemSchema } }, description: TITLES[s] ?? 'Error' },
+    ]),
+  );
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
@@ -106,11 +121,20 @@ const routes = {
     security: secured,
     request: {
       params: agentPath,
-      query: z.object({ wait: z.coerce.number().int().min(0).max(900).optional().openapi({ description: 'Seconds to wait for the result' }) }),
+      query: z.object({
+        wait: z.coerce
+          .number()
+          .int()
+          .min(0)
+          .max(900)
+          .optional()
+          .openapi({ description: 'Seconds to wait for the result' }),
+      }),
       // `Idempotency-Key`, named in lower case as Hono reads headers; checked by the client (IdempotencyKeySchema).
       headers: z.object({
         'idempotency-key': z.string().optional().openapi({
-          description: 'Makes the submit safe to retry: a submit sent again with the same key (1-255 visible ASCII characters) is answered as the first was and runs at most once',
+          description:
+            'Makes the submit safe to retry: a submit sent again with the same key (1-255 visible ASCII characters) is answered as the first was and runs at most once',
         }),
       }),
       body: { content: { 'application/json': { schema: SubmitBodySchema } }, required: true },
@@ -148,7 +172,11 @@ const routes = {
     path: '/v1/tasks/{workflowId}',
     summary: "A task's result",
     security: secured,
-    request: { params: z.object({ workflowId: WorkflowIdSchema.openapi({ param: { name: 'workflowId', in: 'path' }, example: 'agent-a1-task-1' }) }) },
+    request: {
+      params: z.object({
+        workflowId: WorkflowIdSchema.openapi({ param: { name: 'workflowId', in: 'path' }, example: 'agent-a1-task-1' }),
+      }),
+    },
     responses: {
       200: json(TaskResultSchema, 'The task has ended'),
       202: json(RunningSchema, 'The task is still running'),
@@ -160,7 +188,10 @@ const routes = {
     path: '/v1/agents/{agentId}/messages',
     summary: 'A human message for the running task (kept for the next task when none runs)',
     security: secured,
-    request: { params: agentPath, body: { content: { 'application/json': { schema: MessageBodySchema } }, required: true } },
+    request: {
+      params: agentPath,
+      body: { content: { 'application/json': { schema: MessageBodySchema } }, required: true },
+    },
     responses: { 200: json(MessageResultSchema, 'Where the message went'), ...problems(400, 404, 409, 413, ...common) },
   }),
   halt: createRoute({
@@ -168,21 +199,38 @@ const routes = {
     path: '/v1/agents/{agentId}/halt',
     summary: 'SYSTEM_HALT: stop the agent now, cancel the work in flight, clear its queue',
     security: secured,
-    request: { params: agentPath, body: { content: { 'application/json': { schema: HaltBodySchema } }, required: false } },
-    responses: { 202: json(z.object({ halted: z.literal(true), agentId: z.string() }).openapi('Halted'), 'SYSTEM_HALT sent'), ...problems(400, 404, 413, ...common) },
+    request: {
+      params: agentPath,
+      body: { content: { 'application/json': { schema: HaltBodySchema } }, required: false },
+    },
+    responses: {
+      202: json(z.object({ halted: z.literal(true), agentId: z.string() }).openapi('Halted'), 'SYSTEM_HALT sent'),
+      ...problems(400, 404, 413, ...common),
+    },
   }),
   unlock: createRoute({
     method: 'post',
     path: '/v1/agents/{agentId}/unlock',
     summary: 'admin:unlock: leave SAFETY_LOCKOUT / ERROR_PAUSED / STOPPED',
     security: secured,
-    request: { params: agentPath, body: { content: { 'application/json': { schema: UnlockBodySchema } }, required: false } },
+    request: {
+      params: agentPath,
+      body: { content: { 'application/json': { schema: UnlockBodySchema } }, required: false },
+    },
     responses: { 200: json(UnlockResultSchema, 'Unlocked'), ...problems(400, 404, 409, 413, ...common) },
   }),
 };
 
 /** The role each route needs: the kill switch is in every operator's hands; unlock is an admin's. */
-const ROLE: Record<keyof typeof routes, Role> = { submit: 'operator', status: 'viewer', list: 'viewer', task: 'viewer', message: 'operator', halt: 'operator', unlock: 'admin' };
+const ROLE: Record<keyof typeof routes, Role> = {
+  submit: 'operator',
+  status: 'viewer',
+  list: 'viewer',
+  task: 'viewer',
+  message: 'operator',
+  halt: 'operator',
+  unlock: 'admin',
+};
 
 /**
  * Build the app.
@@ -195,11 +243,21 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
   const app = new OpenAPIHono<Env>({
     // Every invalid field, not only the first, in the problem's `errors`.
     defaultHook: (result, c) => {
-      if (!result.success) return problem(c, 400, 'the request is invalid', result.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`));
+      if (!result.success)
+        return problem(
+          c,
+          400,
+          'the request is invalid',
+          result.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`),
+        );
       return undefined;
     },
   });
-  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+  app.openAPIRegistry.registerComponent('securitySchemes', 'bearer', {
+    type: 'http',
+    scheme: 'bearer',
+    bearerFormat: 'JWT',
+  });
 
   app.use(
     '/v1/*',
@@ -223,7 +281,11 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
   /** The caller, once its role allows the route, and a client that acts only within its tenant. */
   const allow = async (route: keyof typeof routes, c: Context<Env>) => {
     const p = c.get('principal');
-    if (!roleAllows(p.roles, ROLE[route])) throw new AuthError(403, `${route} needs the ${ROLE[route]} role; this token has ${p.roles.length ? p.roles.join(', ') : 'none'}`);
+    if (!roleAllows(p.roles, ROLE[route]))
+      throw new AuthError(
+        403,
+        `${route} needs the ${ROLE[route]} role; this token has ${p.roles.length ? p.roles.join(', ') : 'none'}`,
+      );
     return { p, agents: (await opts.agents()).forTenant(p.tenant) };
   };
 
@@ -239,14 +301,17 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
       ...(body.taskId ? { taskId: body.taskId } : {}),
       ...(key !== undefined ? { idempotencyKey: key } : {}),
     };
-    // Parsed here, once: a config or an LLM creates the agent if needed; without either, the task runs with the agent's config.
+    // Parsed here, once: a config or an LLM creates the agent if needed; without either, the task runs with the agent's
+    // config.
     const submitted =
       body.config !== undefined || body.llm !== undefined
         ? await agents.submit(agentId, { ...task, config: parseAgentConfig(body.config ?? {}, body.llm, 'config') })
         : await agents.submitExisting(agentId, task);
     c.header('Location', `/v1/tasks/${submitted.workflowId}`);
     if (wait) {
-      const result = await agents.waitForTask(agentId, submitted.taskId, { timeoutMs: wait * 1000 }).catch(() => undefined);
+      const result = await agents
+        .waitForTask(agentId, submitted.taskId, { timeoutMs: wait * 1000 })
+        .catch(() => undefined);
       if (result) return c.json(result, 200);
     }
     return c.json(submitted, 202);
@@ -293,7 +358,11 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
 
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
-    info: { title: 'OpenStarry on Temporal', version: '1', description: 'Start, watch, halt and unlock durable, self-correcting agents. See docs/API.md.' },
+    info: {
+      title: 'OpenStarry on Temporal',
+      version: '1',
+      description: 'Start, watch, halt and unlock durable, self-correcting agents. See docs/API.md.',
+    },
   });
 
   app.get('/healthz', async (c) => {
@@ -323,7 +392,10 @@ async function optionalBody<T extends z.ZodType>(c: Context, schema: T): Promise
     throw new HTTPException(400, { message: 'the request body is not valid JSON' });
   }
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new InvalidArgumentError('the request is invalid', { issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`) });
+  if (!parsed.success)
+    throw new InvalidArgumentError('the request is invalid', {
+      issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`),
+    });
   return parsed.data;
 }
 

@@ -5,7 +5,14 @@
  * `viewer` reads, `operator` also submits, messages and halts, `admin` also unlocks. With a tenant
  * claim configured, the token's tenant comes from that claim, and a token without one is refused.
  */
-import { createRemoteJWKSet, errors as joseErrors, jwtVerify, SignJWT, type JWTPayload, type JWTVerifyGetKey } from 'jose';
+import {
+  createRemoteJWKSet,
+  errors as joseErrors,
+  jwtVerify,
+  SignJWT,
+  type JWTPayload,
+  type JWTVerifyGetKey,
+} from 'jose';
 import { TenantIdSchema } from '../core/tenant';
 
 export type Role = 'viewer' | 'operator' | 'admin';
@@ -43,7 +50,10 @@ export function roleAllows(roles: readonly Role[], needed: Role): boolean {
 export interface AuthConfig {
   /** HS256 shared secret (STARRY_API_JWT_SECRET). */
   secret?: string;
-  /** JWKS URL (STARRY_API_JWKS_URL), e.g. Cognito's `https://cognito-idp.<region>.amazonaws.com/<pool>/.well-known/jwks.json`. */
+  /**
+   * JWKS URL (STARRY_API_JWKS_URL), e.g. Cognito's
+   * `https://cognito-idp.<region>.amazonaws.com/<pool>/.well-known/jwks.json`.
+   */
   jwksUrl?: string;
   issuer?: string;
   audience?: string;
@@ -65,7 +75,8 @@ export function authenticator(config: AuthConfig): Authenticator {
   let key: Uint8Array | JWTVerifyGetKey;
   let algorithms: string[];
   if (config.secret) {
-    if (config.secret.length < 32) throw new Error('STARRY_API_JWT_SECRET must be at least 32 characters (HS256 needs 256 bits)');
+    if (config.secret.length < 32)
+      throw new Error('STARRY_API_JWT_SECRET must be at least 32 characters (HS256 needs 256 bits)');
     key = new TextEncoder().encode(config.secret);
     algorithms = ['HS256'];
   } else if (config.jwksUrl) {
@@ -88,7 +99,8 @@ export function authenticator(config: AuthConfig): Authenticator {
       } catch (err) {
         throw new AuthError(401, `the bearer token was refused: ${reasonOf(err)}`);
       }
-      if (typeof payload.exp !== 'number') throw new AuthError(401, 'the bearer token was refused: it has no exp (expiry) claim');
+      if (typeof payload.exp !== 'number')
+        throw new AuthError(401, 'the bearer token was refused: it has no exp (expiry) claim');
       if (!payload.sub) throw new AuthError(401, 'the bearer token was refused: it has no sub (subject) claim');
       const principal: Principal = { sub: payload.sub.slice(0, 200), roles: rolesOf(payload) };
       if (config.tenantClaim !== undefined) principal.tenant = tenantOf(payload, config.tenantClaim);
@@ -104,11 +116,17 @@ export function authenticator(config: AuthConfig): Authenticator {
 function tenantOf(payload: JWTPayload, claim: string): string {
   const raw = payload[claim];
   if (raw === undefined || raw === null || raw === '') {
-    throw new AuthError(403, `this API keeps each tenant to its own agents, and the token has no ${claim} claim naming its tenant: ask for a token with one (e.g. "${claim}": "acme")`);
+    throw new AuthError(
+      403,
+      `this API keeps each tenant to its own agents, and the token has no ${claim} claim naming its tenant: ask for a token with one (e.g. "${claim}": "acme")`,
+    );
   }
   const parsed = TenantIdSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new AuthError(403, `the token's ${claim} claim is not a tenant id: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+    throw new AuthError(
+      403,
+      `the token's ${claim} claim is not a tenant id: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+    );
   }
   return parsed.data;
 }
@@ -135,7 +153,15 @@ function rolesOf(payload: JWTPayload): Role[] {
  * await devToken({ secret, sub: 'alice', roles: ['operator'], ttlSeconds: 3600, claims: { tenant: 'acme' } })
  * ```
  */
-export function devToken(opts: { secret: string; sub: string; roles: Role[]; ttlSeconds?: number; issuer?: string; audience?: string; claims?: Record<string, unknown> }): Promise<string> {
+export function devToken(opts: {
+  secret: string;
+  sub: string;
+  roles: Role[];
+  ttlSeconds?: number;
+  issuer?: string;
+  audience?: string;
+  claims?: Record<string, unknown>;
+}): Promise<string> {
   let jwt = new SignJWT({ ...opts.claims, roles: opts.roles })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(opts.sub)

@@ -29,7 +29,10 @@ export const API_ENV_NAMES = Object.keys(ApiEnvSchema.shape) as (keyof ApiEnv)[]
 /** Parse the environment; a bad value is a clear error naming the variable. */
 export function apiEnv(env: NodeJS.ProcessEnv = process.env): ApiEnv {
   const parsed = ApiEnvSchema.safeParse(env);
-  if (!parsed.success) throw new Error(`invalid API environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  if (!parsed.success)
+    throw new Error(
+      `invalid API environment: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+    );
   return parsed.data;
 }
 

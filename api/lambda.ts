@@ -27,8 +27,10 @@ async function secret(client: SecretsManagerClient, arn: string): Promise<string
 async function build(env: NodeJS.ProcessEnv): Promise<{ app: ReturnType<typeof createApp> }> {
   const e = apiEnv(env);
   const sm = e.TEMPORAL_API_KEY_SECRET_ARN || e.STARRY_API_JWT_SECRET_ARN ? new SecretsManagerClient({}) : undefined;
-  const apiKey = e.TEMPORAL_API_KEY_SECRET_ARN && sm ? await secret(sm, e.TEMPORAL_API_KEY_SECRET_ARN) : e.TEMPORAL_API_KEY;
-  const jwtSecret = e.STARRY_API_JWT_SECRET_ARN && sm ? await secret(sm, e.STARRY_API_JWT_SECRET_ARN) : e.STARRY_API_JWT_SECRET;
+  const apiKey =
+    e.TEMPORAL_API_KEY_SECRET_ARN && sm ? await secret(sm, e.TEMPORAL_API_KEY_SECRET_ARN) : e.TEMPORAL_API_KEY;
+  const jwtSecret =
+    e.STARRY_API_JWT_SECRET_ARN && sm ? await secret(sm, e.STARRY_API_JWT_SECRET_ARN) : e.STARRY_API_JWT_SECRET;
   const auth = authenticator(authConfig(e, jwtSecret));
   const t = temporalEnv({ ...env, ...(apiKey ? { TEMPORAL_API_KEY: apiKey } : {}) });
   let client: Promise<AgentClient> | undefined;
@@ -42,7 +44,9 @@ async function build(env: NodeJS.ProcessEnv): Promise<{ app: ReturnType<typeof c
         client = undefined;
         throw err;
       }));
-  return { app: createApp({ agents, auth, ...(e.STARRY_API_BODY_LIMIT ? { bodyLimitBytes: e.STARRY_API_BODY_LIMIT } : {}) }) };
+  return {
+    app: createApp({ agents, auth, ...(e.STARRY_API_BODY_LIMIT ? { bodyLimitBytes: e.STARRY_API_BODY_LIMIT } : {}) }),
+  };
 }
 
 /** The Lambda handler (API Gateway HTTP API, payload format 2.0). */

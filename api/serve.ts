@@ -19,21 +19,33 @@ export interface LocalApi {
  * Serve the API on 127.0.0.1:`port` (0 picks a free one). Without `insecureDev`, auth must be configured
  * in the environment; with it, every caller is an admin, so it only ever listens on loopback.
  */
-export async function serveApi(opts: { port: number; insecureDev?: boolean; env?: NodeJS.ProcessEnv }): Promise<LocalApi> {
+export async function serveApi(opts: {
+  port: number;
+  insecureDev?: boolean;
+  env?: NodeJS.ProcessEnv;
+}): Promise<LocalApi> {
   const env = apiEnv(opts.env);
   // Without tokens there is no tenant to read: a multi-tenant API never runs open.
   if (opts.insecureDev && env.STARRY_API_TENANT_CLAIM) {
-    throw new Error('STARRY_API_TENANT_CLAIM is set, but an API without authentication (--insecure-dev) has no token to read a tenant from: set STARRY_API_JWT_SECRET or STARRY_API_JWKS_URL, or unset STARRY_API_TENANT_CLAIM');
+    throw new Error(
+      'STARRY_API_TENANT_CLAIM is set, but an API without authentication (--insecure-dev) has no token to read a tenant from: set STARRY_API_JWT_SECRET or STARRY_API_JWKS_URL, or unset STARRY_API_TENANT_CLAIM',
+    );
   }
   const auth = opts.insecureDev ? undefined : authenticator(authConfig(env));
   const t = temporalEnv(opts.env);
   let connecting: Promise<AgentClient> | undefined;
   const agents = () =>
-    (connecting ??= connectClient(t).then((connection) => new AgentClient({ connection, namespace: t.namespace, taskQueue: env.STARRY_TASK_QUEUE })).catch((err) => {
-      connecting = undefined; // try again on the next request
-      throw err;
-    }));
-  const app = createApp({ agents, auth, ...(env.STARRY_API_BODY_LIMIT ? { bodyLimitBytes: env.STARRY_API_BODY_LIMIT } : {}) });
+    (connecting ??= connectClient(t)
+      .then((connection) => new AgentClient({ connection, namespace: t.namespace, taskQueue: env.STARRY_TASK_QUEUE }))
+      .catch((err) => {
+        connecting = undefined; // try again on the next request
+        throw err;
+      }));
+  const app = createApp({
+    agents,
+    auth,
+    ...(env.STARRY_API_BODY_LIMIT ? { bodyLimitBytes: env.STARRY_API_BODY_LIMIT } : {}),
+  });
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: opts.port, hostname: '127.0.0.1' }, () => resolve(s));
     s.once('error', reject);

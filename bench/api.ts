@@ -29,7 +29,8 @@ function parseArgs(argv: string[]): { runs: number; burst: number } {
   for (let i = 0; i < argv.length; i += 2) {
     const key = ({ '--runs': 'runs', '--burst': 'burst' } as const)[argv[i] as string];
     const n = Number(argv[i + 1]);
-    if (!key || !Number.isInteger(n) || n < 1) throw new RangeError(`usage: api [--runs N] [--burst N]; bad ${argv[i]} ${argv[i + 1] ?? ''}`);
+    if (!key || !Number.isInteger(n) || n < 1)
+      throw new RangeError(`usage: api [--runs N] [--burst N]; bad ${argv[i]} ${argv[i + 1] ?? ''}`);
     o[key] = n;
   }
   return o;
@@ -54,7 +55,11 @@ async function main(): Promise<void> {
   const token = await devToken({ secret: SECRET, sub: 'bench', roles: ['operator'] });
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const http = (agentId: string, wait: boolean) =>
-    fetch(`${base}/v1/agents/${agentId}/tasks${wait ? '?wait=60' : ''}`, { method: 'POST', headers, body: JSON.stringify({ goal: 'bench', config }) }).then(async (r) => {
+    fetch(`${base}/v1/agents/${agentId}/tasks${wait ? '?wait=60' : ''}`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ goal: 'bench', config }),
+    }).then(async (r) => {
       if (r.status !== (wait ? 200 : 202)) throw new Error(`HTTP ${r.status}: ${await r.text()}`);
     });
   const direct = async (agentId: string, wait: boolean) => {
@@ -83,16 +88,23 @@ async function main(): Promise<void> {
       const t0 = performance.now();
       for (let i = 0; i < opts.burst; i++) await run(burstAgents[i % burstAgents.length]!, false);
       const rate = opts.burst / ((performance.now() - t0) / 1000);
-      rows.push(`| ${name} | ${percentile(times, 50).toFixed(0)} | ${percentile(times, 99).toFixed(0)} | ${rate.toFixed(1)} |`);
+      rows.push(
+        `| ${name} | ${percentile(times, 50).toFixed(0)} | ${percentile(times, 99).toFixed(0)} | ${rate.toFixed(1)} |`,
+      );
     }
 
     // The Lambda handler, in-process, against the same server.
-    Object.assign(process.env, { TEMPORAL_ADDRESS: stack.address, STARRY_TASK_QUEUE: stack.taskQueue, STARRY_API_JWT_SECRET: SECRET });
+    Object.assign(process.env, {
+      TEMPORAL_ADDRESS: stack.address,
+      STARRY_TASK_QUEUE: stack.taskQueue,
+      STARRY_API_JWT_SECRET: SECRET,
+    });
     const t0 = performance.now();
     const lambda = await import('../api/lambda');
     const viewer = await devToken({ secret: SECRET, sub: 'bench', roles: ['viewer'] });
     const agentPath = `/v1/agents/bench-http-${process.pid}`;
-    const invoke = () => lambda.handler(apiGatewayEvent('GET', agentPath, viewer) as never, { awsRequestId: 'bench' } as never);
+    const invoke = () =>
+      lambda.handler(apiGatewayEvent('GET', agentPath, viewer) as never, { awsRequestId: 'bench' } as never);
     const cold = await invoke();
     const coldMs = performance.now() - t0;
     if (cold.statusCode !== 200) throw new Error(`lambda cold invocation: ${cold.statusCode} ${cold.body}`);
@@ -111,14 +123,15 @@ async function main(): Promise<void> {
     for (const r of rows) console.log(r);
     console.log(`\n| Lambda handler (in-process) | ms |\n|---|---|`);
     console.log(`| cold: first invocation (module load, app, Temporal connect) | ${coldMs.toFixed(0)} |`);
-    console.log(`| warm: GET agent p50 / p99 | ${percentile(warm, 50).toFixed(1)} / ${percentile(warm, 99).toFixed(1)} |`);
+    console.log(
+      `| warm: GET agent p50 / p99 | ${percentile(warm, 50).toFixed(1)} / ${percentile(warm, 99).toFixed(1)} |`,
+    );
     console.log(`| Temporal connections opened | ${lambda.connectionsOpened()} |`);
   } finally {
     await new Promise((r) => server.close(r));
     await stack.stop();
   }
 }
-
 
 function apiGatewayEvent(method: string, rawPath: string, token: string) {
   return {
@@ -127,7 +140,13 @@ function apiGatewayEvent(method: string, rawPath: string, token: string) {
     rawPath,
     rawQueryString: '',
     headers: { host: 'bench.execute-api.local', authorization: `Bearer ${token}` },
-    requestContext: { http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' }, requestId: 'bench', routeKey: '$default', stage: '$default', timeEpoch: Date.now() },
+    requestContext: {
+      http: { method, path: rawPath, protocol: 'HTTP/1.1', sourceIp: '127.0.0.1', userAgent: 'bench' },
+      requestId: 'bench',
+      routeKey: '$default',
+      stage: '$default',
+      timeEpoch: Date.now(),
+    },
     isBase64Encoded: false,
   };
 }

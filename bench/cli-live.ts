@@ -3,7 +3,8 @@
  * call takes 3 s, and how soon Ctrl-C gives the terminal back while a call is in flight. Not a test:
  * it prints figures for docs/BENCHMARKS.md.
  *
- * Per run (after one unmeasured warm-up run), the real CLI (`node bin/starry.js run … --worker never`) is spawned against this script's
+ * Per run (after one unmeasured warm-up run), the real CLI (`node bin/starry.js run … --worker never`) is spawned
+ * against this script's
  * dev server and in-process worker:
  *   (a) spawn → `submitted …` (stderr), → the line `tick 1 …` on stdout, and → the model's text of tick 1
  *       (the call sleeps 3 s);
@@ -28,7 +29,8 @@ const SIGINT_SENT = /SIGINT/;
 function parseArgs(argv: string[]): { runs: number } {
   if (argv.length === 0) return { runs: 5 };
   const n = Number(argv[1]);
-  if (argv[0] !== '--runs' || !Number.isInteger(n) || n < 1) throw new RangeError(`usage: cli-live [--runs N]; bad ${argv.join(' ')}`);
+  if (argv[0] !== '--runs' || !Number.isInteger(n) || n < 1)
+    throw new RangeError(`usage: cli-live [--runs N]; bad ${argv.join(' ')}`);
   return { runs: n };
 }
 
@@ -40,7 +42,10 @@ interface Seen {
   stderr: string;
 }
 
-/** Spawn `starry` with `args`; note when each pattern first shows on stdout or stderr; optionally SIGINT once `interruptOn` shows on stderr. */
+/**
+ * Spawn `starry` with `args`; note when each pattern first shows on stdout or stderr; optionally SIGINT once
+ * `interruptOn` shows on stderr.
+ */
 function starry(stack: BenchStack, args: string[], watch: RegExp[], interruptOn?: RegExp): Promise<Seen> {
   const t0 = performance.now();
   const child = spawn(process.execPath, [path.join(projectRoot(), 'bin', 'starry.js'), ...args], {
@@ -66,7 +71,9 @@ function starry(stack: BenchStack, args: string[], watch: RegExp[], interruptOn?
       }, 1000);
     }
   });
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ at, exitMs: performance.now() - t0, code, stderr })));
+  return new Promise((resolve) =>
+    child.on('exit', (code) => resolve({ at, exitMs: performance.now() - t0, code, stderr })),
+  );
 }
 
 function script(stack: BenchStack, name: string, turns: unknown[]): string {
@@ -82,19 +89,48 @@ async function main(): Promise<void> {
   mkdirSync(ws, { recursive: true });
   writeFileSync(path.join(ws, 'notes.md'), '# Notes\n');
   const twoTicks = script(stack, 'two-ticks', [
-    { delayMs: CALL_MS, text: 'I will list the workspace.', toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 100, outputTokens: 10 } },
+    {
+      delayMs: CALL_MS,
+      text: 'I will list the workspace.',
+      toolCalls: [{ name: 'fs.list', args: {} }],
+      usage: { inputTokens: 100, outputTokens: 10 },
+    },
     { delayMs: CALL_MS, text: 'Done.', usage: { inputTokens: 120, outputTokens: 5 } },
   ]);
   const slow = script(stack, 'slow', [{ delayMs: 30_000, text: 'slow' }]);
   const submitted = /^submitted /m;
   const firstTick = /^tick 1\b/m;
   const firstText = /I will list the workspace\./;
-  const rows: Array<{ submitted: number; tick: number; text: number; exit: number; code: number | null; ctrlC: number; ctrlCCode: number | null; hint: boolean }> = [];
+  const rows: Array<{
+    submitted: number;
+    tick: number;
+    text: number;
+    exit: number;
+    code: number | null;
+    ctrlC: number;
+    ctrlCCode: number | null;
+    hint: boolean;
+  }> = [];
   try {
     // Run 0 warms the server and the worker (first workflows, first activity) and is not counted.
     for (let i = 0; i <= runs; i++) {
-      const args = (goal: string, agent: string, file: string) => ['run', goal, '--agent', agent, '--llm', `scripted:${file}`, '--workspace', ws, '--worker', 'never'];
-      const run = await starry(stack, args('list the workspace', `live-${i}`, twoTicks), [submitted, firstTick, firstText]);
+      const args = (goal: string, agent: string, file: string) => [
+        'run',
+        goal,
+        '--agent',
+        agent,
+        '--llm',
+        `scripted:${file}`,
+        '--workspace',
+        ws,
+        '--worker',
+        'never',
+      ];
+      const run = await starry(stack, args('list the workspace', `live-${i}`, twoTicks), [
+        submitted,
+        firstTick,
+        firstText,
+      ]);
       const ctrlC = await starry(stack, args('slow', `ctrlc-${i}`, slow), [], submitted);
       const sent = ctrlC.at.get(SIGINT_SENT) ?? NaN;
       if (run.code !== 0) throw new Error(`starry run exited ${run.code}:\n${run.stderr}`);
@@ -118,18 +154,24 @@ async function main(): Promise<void> {
     const v = rows.map(pick).sort((a, b) => a - b);
     return `${percentile(v, 50).toFixed(0)} / ${(v.at(-1) ?? NaN).toFixed(0)}`;
   };
-  console.log(`\`starry run\` live output — ${runs} runs, each LLM call ${CALL_MS} ms, worker in-process, CLI as a child process`);
+  console.log(
+    `\`starry run\` live output — ${runs} runs, each LLM call ${CALL_MS} ms, worker in-process, CLI as a child process`,
+  );
   console.log(environmentLine());
   console.log('');
   console.log('| measure | p50 / max (ms) |');
   console.log('|---|---|');
-  console.log(`| spawn → \`submitted …\` printed (CLI loaded, connected, task accepted) | ${col((r) => r.submitted)} |`);
+  console.log(
+    `| spawn → \`submitted …\` printed (CLI loaded, connected, task accepted) | ${col((r) => r.submitted)} |`,
+  );
   console.log(`| spawn → \`tick 1\` printed | ${col((r) => r.tick)} |`);
   console.log(`| spawn → tick 1's model text printed | ${col((r) => r.text)} |`);
   console.log(`| spawn → exit, 2-tick task (2 × ${CALL_MS} ms calls) | ${col((r) => r.exit)} |`);
   console.log(`| Ctrl-C during a call → exit | ${col((r) => r.ctrlC)} |`);
   console.log('');
-  console.log(`exit codes: run ${[...new Set(rows.map((r) => r.code))].join(',')} · Ctrl-C ${[...new Set(rows.map((r) => r.ctrlCCode))].join(',')} · detach hint (\`starry watch\`) printed ${rows.filter((r) => r.hint).length}/${rows.length}`);
+  console.log(
+    `exit codes: run ${[...new Set(rows.map((r) => r.code))].join(',')} · Ctrl-C ${[...new Set(rows.map((r) => r.ctrlCCode))].join(',')} · detach hint (\`starry watch\`) printed ${rows.filter((r) => r.hint).length}/${rows.length}`,
+  );
 }
 
 main().catch((err) => {

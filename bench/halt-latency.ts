@@ -37,8 +37,13 @@ function parseArgs(argv: string[]): Options {
   for (let i = 0; i < argv.length; i++) {
     const [flag, value] = [argv[i], argv[i + 1]];
     const n = Number(value);
-    const key = ({ '--runs': 'runs', '--queued': 'queued', '--poll': 'pollMs', '--warmup': 'warmup' } as const)[flag as string];
-    if (!key || !Number.isInteger(n) || n < 0) throw new RangeError(`usage: halt-latency [--runs N] [--queued N] [--poll MS] [--warmup N]; bad ${flag} ${value ?? ''}`);
+    const key = ({ '--runs': 'runs', '--queued': 'queued', '--poll': 'pollMs', '--warmup': 'warmup' } as const)[
+      flag as string
+    ];
+    if (!key || !Number.isInteger(n) || n < 0)
+      throw new RangeError(
+        `usage: halt-latency [--runs N] [--queued N] [--poll MS] [--warmup N]; bad ${flag} ${value ?? ''}`,
+      );
     o[key] = n;
     i++;
   }
@@ -68,7 +73,12 @@ interface Sample {
   queueMs: number;
 }
 
-async function oneRun(agents: AgentClient, config: ReturnType<typeof parseAgentConfig>, run: number, o: Options): Promise<Sample> {
+async function oneRun(
+  agents: AgentClient,
+  config: ReturnType<typeof parseAgentConfig>,
+  run: number,
+  o: Options,
+): Promise<Sample> {
   const client = agents.client;
   const agentId = `bench-${process.pid}-${Date.now().toString(36)}-${run}`;
   const { taskId } = await agents.submit(agentId, { goal: 'a 30 s LLM turn', config });
@@ -77,11 +87,13 @@ async function oneRun(agents: AgentClient, config: ReturnType<typeof parseAgentC
 
   const q0 = performance.now();
   // One after the other: concurrent updates to one workflow contend for its workflow task and are slower.
-  for (let i = 1; i <= o.queued; i++) await agents.submit(agentId, { goal: `queued ${i}`, config, taskId: `task-q${i}` });
+  for (let i = 1; i <= o.queued; i++)
+    await agents.submit(agentId, { goal: `queued ${i}`, config, taskId: `task-q${i}` });
   const queueMs = performance.now() - q0;
   const agent = client.workflow.getHandle(agentWorkflowId(agentId));
   const before = await agent.query(agentStateQuery);
-  if (before.queue.length !== o.queued || before.currentTask?.taskId !== taskId) throw new Error(`run ${run}: expected ${o.queued} queued tasks behind ${taskId}`);
+  if (before.queue.length !== o.queued || before.currentTask?.taskId !== taskId)
+    throw new Error(`run ${run}: expected ${o.queued} queued tasks behind ${taskId}`);
   // Let the queue's workflow tasks settle so the halt is measured alone.
   await sleep(200);
 
@@ -108,11 +120,13 @@ async function oneRun(agents: AgentClient, config: ReturnType<typeof parseAgentC
     60_000,
     20,
   );
-  if (events.some((e) => e.activityTaskCompletedEventAttributes)) throw new Error(`run ${run}: the LLM activity completed instead of being cancelled`);
+  if (events.some((e) => e.activityTaskCompletedEventAttributes))
+    throw new Error(`run ${run}: the LLM activity completed instead of being cancelled`);
   const requested = events.find((e) => e.activityTaskCancelRequestedEventAttributes);
   const cancelled = events.find((e) => e.activityTaskCanceledEventAttributes);
   const s = await agent.query(agentStateQuery);
-  if (s.cancelledTasks.length !== o.queued) throw new Error(`run ${run}: ${s.cancelledTasks.length} cancelled tasks recorded, expected ${o.queued}`);
+  if (s.cancelledTasks.length !== o.queued)
+    throw new Error(`run ${run}: ${s.cancelledTasks.length} cancelled tasks recorded, expected ${o.queued}`);
   return {
     signalMs: signalledAt - sentAt,
     stoppedMs: stoppedAt - sentAt,
@@ -134,7 +148,12 @@ async function main(): Promise<void> {
   const { agents, dir: stateDir } = stack;
 
   const script = path.join(stateDir, 'turns.json');
-  writeFileSync(script, JSON.stringify({ turns: [{ delayMs: 30_000, text: 'slow turn', toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Done.' }] }));
+  writeFileSync(
+    script,
+    JSON.stringify({
+      turns: [{ delayMs: 30_000, text: 'slow turn', toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Done.' }],
+    }),
+  );
   const config = parseAgentConfig({ workspace: [stateDir] }, `scripted:${script}`);
 
   const samples: Sample[] = [];
@@ -157,10 +176,22 @@ async function main(): Promise<void> {
     '',
     `| ${'from sending SYSTEM_HALT to'.padEnd(44)} |  p50 ms  |  p95 ms  |  p99 ms  |  max ms  |`,
     `|${'-'.repeat(46)}|----------|----------|----------|----------|`,
-    row('the signal RPC returned (server accepted it)', samples.map((s) => s.signalMs)),
-    row('state query shows STOPPED, inbox empty', samples.map((s) => s.stoppedMs)),
-    row('ActivityTaskCancelRequested (task history)', samples.map((s) => s.cancelRequestedMs)),
-    row('ActivityTaskCanceled (activity acknowledged)', samples.map((s) => s.cancelledMs)),
+    row(
+      'the signal RPC returned (server accepted it)',
+      samples.map((s) => s.signalMs),
+    ),
+    row(
+      'state query shows STOPPED, inbox empty',
+      samples.map((s) => s.stoppedMs),
+    ),
+    row(
+      'ActivityTaskCancelRequested (task history)',
+      samples.map((s) => s.cancelRequestedMs),
+    ),
+    row(
+      'ActivityTaskCanceled (activity acknowledged)',
+      samples.map((s) => s.cancelledMs),
+    ),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }

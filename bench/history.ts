@@ -68,14 +68,18 @@ function scenarios(long: number | undefined): Scenario[] {
     { name: '50 ticks, 2 KB file', ticks: 50, fileBytes: 2 * KB },
     { name: '50 ticks, 60 KB file', ticks: 50, fileBytes: 60 * KB },
   ];
-  if (long !== undefined) list.push({ name: `long: ${long} ticks, 2 KB file`, ticks: long, fileBytes: 2 * KB, maxTicks: long });
+  if (long !== undefined)
+    list.push({ name: `long: ${long} ticks, 2 KB file`, ticks: long, fileBytes: 2 * KB, maxTicks: long });
   return list;
 }
 
-/** Text of exactly `bytes` ASCII bytes, different for every scenario (so a content store shares nothing across them). */
+/**
+ * Text of exactly `bytes` ASCII bytes, different for every scenario (so a content store shares nothing across them).
+ */
 function fileText(bytes: number, seed: string): string {
   let text = '';
-  for (let line = 1; text.length < bytes; line++) text += `${seed} line ${String(line).padStart(4, '0')}: "the quick brown fox" jumps over the lazy dog\n`;
+  for (let line = 1; text.length < bytes; line++)
+    text += `${seed} line ${String(line).padStart(4, '0')}: "the quick brown fox" jumps over the lazy dog\n`;
   return text.slice(0, bytes);
 }
 
@@ -112,7 +116,11 @@ const RESOURCE_EXHAUSTED = 8;
  * continued from (empty for the first run). A page too large for the client is asked again with half
  * as many events.
  */
-async function llmInputs(client: Client, workflowId: string, runId: string): Promise<{ total: number; largest: number; previousRunId: string }> {
+async function llmInputs(
+  client: Client,
+  workflowId: string,
+  runId: string,
+): Promise<{ total: number; largest: number; previousRunId: string }> {
   let total = 0;
   let largest = 0;
   let previousRunId = '';
@@ -165,27 +173,48 @@ async function measureHistory(client: Client, workflowId: string): Promise<Histo
 }
 
 /** A row of the table: the figures, or why the scenario has none. */
-type Row = { scenario: Scenario; figures: HistoryFigures; ticks: number; wallMs: number; storeBytes: number; outcome: string } | { scenario: Scenario; refused: string } | { scenario: Scenario; failed: string };
+type Row =
+  | { scenario: Scenario; figures: HistoryFigures; ticks: number; wallMs: number; storeBytes: number; outcome: string }
+  | { scenario: Scenario; refused: string }
+  | { scenario: Scenario; failed: string };
 
-const oneLine = (err: unknown) => (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*(- )?/g, ' ').trim();
+const oneLine = (err: unknown) =>
+  (err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*(- )?/g, ' ').trim();
 
-async function runScenario(stack: BenchStack, s: Scenario, index: number, o: Options & { storeDir: string }): Promise<Row> {
+async function runScenario(
+  stack: BenchStack,
+  s: Scenario,
+  index: number,
+  o: Options & { storeDir: string },
+): Promise<Row> {
   const dir = path.join(stack.dir, `s${index}`);
   mkdirSync(path.join(dir, 'ws'), { recursive: true });
   writeFileSync(path.join(dir, 'ws', 'data.txt'), fileText(s.fileBytes, `scenario ${index}`));
   // Reads, the final answer, then the verification tick (the script stands by its answer).
   const read = { toolCalls: [{ name: 'fs.read', args: { path: 'data.txt' } }], usage: USAGE };
   const script = path.join(dir, 'turns.json');
-  writeFileSync(script, JSON.stringify({ turns: [...Array.from({ length: s.ticks - 2 }, () => read), { text: 'Done: data.txt read.', usage: USAGE }] }));
+  writeFileSync(
+    script,
+    JSON.stringify({
+      turns: [...Array.from({ length: s.ticks - 2 }, () => read), { text: 'Done: data.txt read.', usage: USAGE }],
+    }),
+  );
   const agentId = `hist-${process.pid}-${index}`;
   let config: AgentConfig;
   let submitted: { taskId: string; workflowId: string };
   const storeBefore = dirBytes(o.storeDir);
   const t0 = performance.now();
   try {
-    const raw = { workspace: [path.join(dir, 'ws')], ...(o.window ? { contextWindow: o.window } : {}), ...(s.maxTicks ? { safety: { maxTicks: s.maxTicks } } : {}) };
+    const raw = {
+      workspace: [path.join(dir, 'ws')],
+      ...(o.window ? { contextWindow: o.window } : {}),
+      ...(s.maxTicks ? { safety: { maxTicks: s.maxTicks } } : {}),
+    };
     config = parseAgentConfig(raw, `scripted:${script}`);
-    submitted = await stack.agents.submit(agentId, { goal: 'Read data.txt again and again, then say you are done.', config });
+    submitted = await stack.agents.submit(agentId, {
+      goal: 'Read data.txt again and again, then say you are done.',
+      config,
+    });
   } catch (err) {
     return { scenario: s, refused: oneLine(err) };
   }
@@ -196,7 +225,14 @@ async function runScenario(stack: BenchStack, s: Scenario, index: number, o: Opt
     step = 'measuring its history';
     const figures = await measureHistory(stack.agents.client, submitted.workflowId);
     const outcome = `${result.outcome}${result.reason ? ` (${result.reason.code})` : ''}`;
-    return { scenario: s, figures, ticks: result.ticks, wallMs, storeBytes: dirBytes(o.storeDir) - storeBefore, outcome };
+    return {
+      scenario: s,
+      figures,
+      ticks: result.ticks,
+      wallMs,
+      storeBytes: dirBytes(o.storeDir) - storeBefore,
+      outcome,
+    };
   } catch (err) {
     return { scenario: s, failed: `${step}: ${oneLine(err)}` };
   }
@@ -244,11 +280,17 @@ async function main(): Promise<void> {
   console.log(
     `one dev server (in memory), an in-process worker; per task a scripted controller reads the file at every tick, then answers (+ the verification tick); default config${o.window ? ` but contextWindow ${o.window}` : ` (contextWindow ${agentConfigSchema().parse({}).contextWindow})`}, loop cap raised only for the long run`,
   );
-  console.log(`MB = 2^20 bytes, KB = 2^10; llm share = payload data bytes of the \`llm\` ActivityTaskScheduled inputs / the history's size; store = bytes written under STARRY_STORE_DIR during the task\n`);
-  console.log('| scenario | events | history MB | per tick | llm inputs share | largest llm input KB | store | ticks/s | task runs | outcome |');
+  console.log(
+    `MB = 2^20 bytes, KB = 2^10; llm share = payload data bytes of the \`llm\` ActivityTaskScheduled inputs / the history's size; store = bytes written under STARRY_STORE_DIR during the task\n`,
+  );
+  console.log(
+    '| scenario | events | history MB | per tick | llm inputs share | largest llm input KB | store | ticks/s | task runs | outcome |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) console.log(formatRow(r));
-  console.log(`\nstore total: ${dirBytes(storeDir)} bytes in ${storeDir}; bench wall time ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  console.log(
+    `\nstore total: ${dirBytes(storeDir)} bytes in ${storeDir}; bench wall time ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
   // The SDK's native runtime keeps the process alive after its workers and connections are closed.
   process.exit(rows.some((r) => 'failed' in r) ? 1 : 0);
 }

@@ -38,7 +38,8 @@ function parseArgs(argv: string[]): Options {
       o[flag === '--runs' ? 'runs' : 'maxTicks'] = Number(value);
     } else throw new RangeError(`${usage}; bad ${flag} ${value ?? ''}`);
   }
-  if (!existsSync(o.model)) throw new Error(`no model at ${o.model}: run \`npm run setup\` (it fetches SmolLM2-135M) or pass --model`);
+  if (!existsSync(o.model))
+    throw new Error(`no model at ${o.model}: run \`npm run setup\` (it fetches SmolLM2-135M) or pass --model`);
   return o;
 }
 
@@ -61,12 +62,19 @@ async function main(): Promise<void> {
     for (let i = 1; i <= o.runs; i++) {
       const workspace = path.join(stack.dir, `ws-${i}`);
       mkdirSync(workspace);
-      writeFileSync(path.join(workspace, 'notes.md'), '# Notes\n\nThe launch moved to Tuesday. Agents work only inside ./workspace.\n');
+      writeFileSync(
+        path.join(workspace, 'notes.md'),
+        '# Notes\n\nThe launch moved to Tuesday. Agents work only inside ./workspace.\n',
+      );
       const config = parseAgentConfig({ workspace: [workspace], safety: { maxTicks: o.maxTicks } }, `local:${o.model}`);
       const agentId = `bench-local-${process.pid}-${i}`;
-      const { taskId } = await stack.agents.submit(agentId, { goal: 'Read notes.md and summarise it in one sentence.', config });
+      const { taskId } = await stack.agents.submit(agentId, {
+        goal: 'Read notes.md and summarise it in one sentence.',
+        config,
+      });
       const result = await stack.agents.waitForTask(agentId, taskId, { timeoutMs: 30 * 60_000 });
-      const events = (await stack.agents.client.workflow.getHandle(taskWorkflowId(agentId, taskId)).fetchHistory()).events ?? [];
+      const events =
+        (await stack.agents.client.workflow.getHandle(taskWorkflowId(agentId, taskId)).fetchHistory()).events ?? [];
       const started = new Map<string, number>();
       const llmScheduled = new Set<string>();
       const calls: number[] = [];
@@ -74,13 +82,20 @@ async function main(): Promise<void> {
         const id = String(e.eventId);
         if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'llm') llmScheduled.add(id);
         const st = e.activityTaskStartedEventAttributes;
-        if (st && llmScheduled.has(String(st.scheduledEventId))) started.set(String(st.scheduledEventId), eventMs(e.eventTime));
+        if (st && llmScheduled.has(String(st.scheduledEventId)))
+          started.set(String(st.scheduledEventId), eventMs(e.eventTime));
         const done = e.activityTaskCompletedEventAttributes;
         const t0 = done && started.get(String(done.scheduledEventId));
         if (t0) calls.push((eventMs(e.eventTime) - t0) / 1000);
       }
       const wall = (eventMs(events.at(-1)?.eventTime) - eventMs(events[0]?.eventTime)) / 1000;
-      const run: Run = { outcome: result.outcome, ticks: result.ticks, tokens: result.tokensUsed, calls, perTick: wall / Math.max(1, result.ticks) };
+      const run: Run = {
+        outcome: result.outcome,
+        ticks: result.ticks,
+        tokens: result.tokensUsed,
+        calls,
+        perTick: wall / Math.max(1, result.ticks),
+      };
       if (result.reason) run.reason = result.reason.code;
       runs.push(run);
       process.stderr.write(
@@ -95,13 +110,20 @@ async function main(): Promise<void> {
   const calls = [...rest].sort((a, b) => a - b);
   const ticks = runs.map((r) => r.perTick).sort((a, b) => a - b);
   const f = (x: number | undefined) => (x ?? NaN).toFixed(2).padStart(7);
-  const line = (name: string, s: number[]) => `| ${name.padEnd(40)} | ${String(s.length).padStart(5)} | ${f(percentile(s, 50))} | ${f(percentile(s, 95))} | ${f(s.at(-1))} |`;
+  const line = (name: string, s: number[]) =>
+    `| ${name.padEnd(40)} | ${String(s.length).padStart(5)} | ${f(percentile(s, 50))} | ${f(percentile(s, 95))} | ${f(s.at(-1))} |`;
   const mb = (statSync(o.model).size / 1e6).toFixed(0);
   const lines = [
     `Local model: ${path.basename(o.model)} (${mb} MB), ${o.runs} runs, loop cap ${o.maxTicks} ticks, fs.* tools`,
     environmentLine(),
     `outcomes: ${runs.map((r) => `${r.outcome}${r.reason ? ` (${r.reason})` : ''} after ${r.ticks}`).join(', ')}`,
-    `tokens per tick: ${(runs.reduce((a, r) => a + r.tokens, 0) / Math.max(1, runs.reduce((a, r) => a + r.ticks, 0))).toFixed(0)}`,
+    `tokens per tick: ${(
+      runs.reduce((a, r) => a + r.tokens, 0) /
+      Math.max(
+        1,
+        runs.reduce((a, r) => a + r.ticks, 0),
+      )
+    ).toFixed(0)}`,
     '',
     `| ${'seconds'.padEnd(40)} |     n |     p50 |     p95 |     max |`,
     `|${'-'.repeat(42)}|-------|---------|---------|---------|`,

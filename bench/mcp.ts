@@ -37,7 +37,12 @@ function arg(name: string, fallback: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : fallback;
 }
 
-const echo = defineTool({ name: 'bench.echo', description: 'Echo the text back.', input: z.object({ text: z.string() }), run: ({ text }) => text });
+const echo = defineTool({
+  name: 'bench.echo',
+  description: 'Echo the text back.',
+  input: z.object({ text: z.string() }),
+  run: ({ text }) => text,
+});
 
 async function timeCalls(n: number, call: () => Promise<unknown>): Promise<number[]> {
   for (let i = 0; i < 20; i++) await call(); // warm-up: connections open, JIT warm
@@ -58,11 +63,26 @@ async function main(): Promise<void> {
   const cold = arg('--cold', 10);
   const workspace = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'starry-bench-mcp-')));
   const http = await startHttpFixture();
-  const servers: Record<string, McpServerConfig> = { files: { command: 'node', args: [SERVER] }, remote: { url: http.url } };
+  const servers: Record<string, McpServerConfig> = {
+    files: { command: 'node', args: [SERVER] },
+    remote: { url: http.url },
+  };
   const tools = toolsConfigSchema().parse({ mcp: servers });
   const registry = new ToolRegistry([echo]);
-  const policy = parseWorkerPolicy({ roots: [workspace], mcpCommands: [{ command: 'node', args: [SERVER], readOnly: READ_ONLY }], httpAllow: [`127.0.0.1:${http.port}`], allowRoot: true });
-  const request = (name: string) => ({ name, args: { text: 'hello' }, tick: 1, workspace: [workspace], tools, toolTimeoutMs: 30_000 });
+  const policy = parseWorkerPolicy({
+    roots: [workspace],
+    mcpCommands: [{ command: 'node', args: [SERVER], readOnly: READ_ONLY }],
+    httpAllow: [`127.0.0.1:${http.port}`],
+    allowRoot: true,
+  });
+  const request = (name: string) => ({
+    name,
+    args: { text: 'hello' },
+    tick: 1,
+    workspace: [workspace],
+    tools,
+    toolTimeoutMs: 30_000,
+  });
   const run = async (name: string) => {
     const result = await runTool(request(name), undefined, { registry, policy });
     if (!result.success) throw new Error(`${name} failed: ${JSON.stringify(result.error)}`);
@@ -82,7 +102,10 @@ async function main(): Promise<void> {
   for (let i = 0; i < cold; i++) {
     const pool = new McpPool();
     const t = performance.now();
-    await pool.listTools('files', servers.files!, { cwd: workspace, sandbox: { roots: [workspace], readOnly: READ_ONLY, limits: policy.limits } });
+    await pool.listTools('files', servers.files!, {
+      cwd: workspace,
+      sandbox: { roots: [workspace], readOnly: READ_ONLY, limits: policy.limits },
+    });
     listing.push(performance.now() - t);
     await pool.close();
   }
@@ -92,14 +115,32 @@ async function main(): Promise<void> {
   const base = percentile(results[0]![1], 50);
   console.log(environmentLine());
   console.log(await sandboxReport(policy.limits));
-  console.log(`${calls} calls each after 20 warm-up calls; ${cold} cold listings (a new pool each: spawn, initialize, tools/list)\n`);
+  console.log(
+    `${calls} calls each after 20 warm-up calls; ${cold} cold listings (a new pool each: spawn, initialize, tools/list)\n`,
+  );
   console.log(row(['', 'p50 ms', 'p95 ms', 'max ms', 'p50 over the TypeScript tool']));
   console.log(row(['---', '---', '---', '---', '---']));
   for (const [label, ms] of results) {
     const p50 = percentile(ms, 50);
-    console.log(row([label, fmt(p50), fmt(percentile(ms, 95)), fmt(ms.at(-1)!), label.startsWith('TypeScript') ? '—' : `+${fmt(p50 - base)} ms`]));
+    console.log(
+      row([
+        label,
+        fmt(p50),
+        fmt(percentile(ms, 95)),
+        fmt(ms.at(-1)!),
+        label.startsWith('TypeScript') ? '—' : `+${fmt(p50 - base)} ms`,
+      ]),
+    );
   }
-  console.log(row(['cold stdio server: first tools/list', fmt(percentile(listing, 50)), fmt(percentile(listing, 95)), fmt(listing.at(-1)!), '—']));
+  console.log(
+    row([
+      'cold stdio server: first tools/list',
+      fmt(percentile(listing, 50)),
+      fmt(percentile(listing, 95)),
+      fmt(listing.at(-1)!),
+      '—',
+    ]),
+  );
 }
 
 main().catch((err) => {

@@ -27,15 +27,21 @@ export interface ServerProfiler {
 
 /** Why the profile cannot be taken on this machine, or undefined when it can. */
 export function cannotProfile(): string | undefined {
-  for (const [tool, args] of [['perf', ['--version']], ['go', ['version']]] as const) {
-    if (spawnSync(tool, args).status !== 0) return `--profile-server needs \`${tool}\` on the PATH (${tool === 'perf' ? 'apt install linux-perf' : 'a Go toolchain'})`;
+  for (const [tool, args] of [
+    ['perf', ['--version']],
+    ['go', ['version']],
+  ] as const) {
+    if (spawnSync(tool, args).status !== 0)
+      return `--profile-server needs \`${tool}\` on the PATH (${tool === 'perf' ? 'apt install linux-perf' : 'a Go toolchain'})`;
   }
   return undefined;
 }
 
 /** Start sampling; `stop()` ends it and attributes the samples of `pid` (the dev server, running `binary`). */
 export async function profileServer(pid: number, binary: string, file: string): Promise<ServerProfiler> {
-  const perf: ChildProcess = spawn('perf', ['record', '-F', String(FREQUENCY), '-g', '-a', '-q', '-o', file], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const perf: ChildProcess = spawn('perf', ['record', '-F', String(FREQUENCY), '-g', '-a', '-q', '-o', file], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
   perf.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise<number | null>((resolve) => perf.on('exit', resolve));
@@ -43,7 +49,9 @@ export async function profileServer(pid: number, binary: string, file: string): 
   for (let i = 0; i < 100 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 20));
   if (!existsSync(file) || perf.exitCode !== null) {
     perf.kill('SIGINT');
-    throw new Error(`perf record did not start (sampling needs root or kernel.perf_event_paranoid <= 0): ${stderr.trim()}`);
+    throw new Error(
+      `perf record did not start (sampling needs root or kernel.perf_event_paranoid <= 0): ${stderr.trim()}`,
+    );
   }
   return {
     async stop() {
@@ -55,7 +63,10 @@ export async function profileServer(pid: number, binary: string, file: string): 
 }
 
 function attribute(file: string, pid: number, binary: string): ServerProfile {
-  const script = execFileSync('perf', ['script', '-i', file, '--pid', String(pid), '-F', 'ip,dso'], { maxBuffer: 2 ** 30, stdio: ['ignore', 'pipe', 'ignore'] }).toString();
+  const script = execFileSync('perf', ['script', '-i', file, '--pid', String(pid), '-F', 'ip,dso'], {
+    maxBuffer: 2 ** 30,
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }).toString();
   const path = realpathSync(binary);
   // A sample is its frames, innermost first, one a line; a blank line ends it.
   type Frame = bigint | string;
@@ -82,7 +93,9 @@ function attribute(file: string, pid: number, binary: string): ServerProfile {
   const names = new Map<string, string>();
   if (addresses.length) {
     // addr2line answers two lines per address: the function, then file:line.
-    const out = execFileSync('go', ['tool', 'addr2line', binary], { input: addresses.join('\n'), maxBuffer: 2 ** 30 }).toString().split('\n');
+    const out = execFileSync('go', ['tool', 'addr2line', binary], { input: addresses.join('\n'), maxBuffer: 2 ** 30 })
+      .toString()
+      .split('\n');
     addresses.forEach((a, i) => names.set(a, out[2 * i] ?? '?'));
   }
   const self = new Map<string, number>();
@@ -121,12 +134,25 @@ function loadBase(binary: string): bigint {
  * Where the server's CPU went, floor against project, in ms a tick: the server's request handlers and
  * queue executors (what each kind of work costs), then the functions on top of the stack that differ most.
  */
-export function profileRows(name: string, floor: ServerProfile, floorTicks: number, project: ServerProfile, projectTicks: number): string[] {
+export function profileRows(
+  name: string,
+  floor: ServerProfile,
+  floorTicks: number,
+  project: ServerProfile,
+  projectTicks: number,
+): string[] {
   const scale = 1000 / FREQUENCY; // samples → ms
-  const entry = /\.\((\*(historyEngineImpl|matchingEngineImpl|WorkflowHandler|visibilityQueueTaskExecutor|transferQueueActiveTaskExecutor|timerQueueActiveTaskExecutor|outboundQueueActiveTaskExecutor))\)\.\w+$/;
-  const rows = (f: Map<string, number>, p: Map<string, number>, label: string, opts: { n: number; pick?: (k: string) => boolean }) =>
+  const entry =
+    /\.\((\*(historyEngineImpl|matchingEngineImpl|WorkflowHandler|visibilityQueueTaskExecutor|transferQueueActiveTaskExecutor|timerQueueActiveTaskExecutor|outboundQueueActiveTaskExecutor))\)\.\w+$/;
+  const rows = (
+    f: Map<string, number>,
+    p: Map<string, number>,
+    label: string,
+    opts: { n: number; pick?: (k: string) => boolean },
+  ) =>
     differing(f, floorTicks, p, projectTicks, { ...opts, scale }).map(
-      (r) => `| ${name} | ${label} | ${r.key.replace(/^go\.temporal\.io\/server\//, '')} | ${r.floor.toFixed(2)} | ${r.project.toFixed(2)} |`,
+      (r) =>
+        `| ${name} | ${label} | ${r.key.replace(/^go\.temporal\.io\/server\//, '')} | ${r.floor.toFixed(2)} | ${r.project.toFixed(2)} |`,
     );
   return [
     `| ${name} | all | the server process | ${((floor.samples * scale) / floorTicks).toFixed(2)} | ${((project.samples * scale) / projectTicks).toFixed(2)} |`,

@@ -52,9 +52,16 @@ export async function startBenchStack(name: string, opts: { metrics?: boolean } 
   // The transcripts go to this folder (its extra worker processes inherit the setting), not into the
   // project's store: the in-memory server forgets the histories that name them. Removed at stop, with the folder.
   let ownStore: string | undefined;
-  if (!process.env.STARRY_STORE_DIR && !process.env.STARRY_STORE_BUCKET) process.env.STARRY_STORE_DIR = ownStore = path.join(dir, 'blobs');
+  if (!process.env.STARRY_STORE_DIR && !process.env.STARRY_STORE_BUCKET)
+    process.env.STARRY_STORE_DIR = ownStore = path.join(dir, 'blobs');
   const metricsPort = opts.metrics ? await freePort() : undefined;
-  const server = await startDevServer({ port: await freePort(), uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log'), ...(metricsPort ? { metricsPort } : {}) });
+  const server = await startDevServer({
+    port: await freePort(),
+    uiPort: await freePort(),
+    dbFile: null,
+    logFile: path.join(dir, 'server.log'),
+    ...(metricsPort ? { metricsPort } : {}),
+  });
   let stack: BenchStack;
   try {
     stack = await connectTo(server, name, dir, metricsPort);
@@ -68,7 +75,8 @@ export async function startBenchStack(name: string, opts: { metrics?: boolean } 
     async stop() {
       await stop();
       if (ownStore) delete process.env.STARRY_STORE_DIR; // a next stack in this process gets its own
-      if (process.env.STARRY_BENCH_KEEP === '1') process.stderr.write(`kept the benchmark's folder (STARRY_BENCH_KEEP=1): ${dir}\n`);
+      if (process.env.STARRY_BENCH_KEEP === '1')
+        process.stderr.write(`kept the benchmark's folder (STARRY_BENCH_KEEP=1): ${dir}\n`);
       else rmSync(dir, { recursive: true, force: true });
     },
   };
@@ -77,7 +85,9 @@ export async function startBenchStack(name: string, opts: { metrics?: boolean } 
 async function connectTo(server: DevServer, name: string, dir: string, metricsPort?: number): Promise<BenchStack> {
   const taskQueue = `bench-${name}-${process.pid}`;
   // The same in-process worker the CLI embeds and the tests use, with production settings.
-  const worker = await startEmbeddedWorker({ address: server.address, namespace: 'default' }, taskQueue, { activities: { alerts: { log: () => undefined } } });
+  const worker = await startEmbeddedWorker({ address: server.address, namespace: 'default' }, taskQueue, {
+    activities: { alerts: { log: () => undefined } },
+  });
   const connection = await Connection.connect({ address: server.address });
   return {
     agents: new AgentClient({ connection, taskQueue }),
@@ -114,8 +124,19 @@ export function listingTask(dir: string, ticks: number): AgentConfig {
   writeFileSync(path.join(dir, 'ws', 'notes.md'), '# Notes\n');
   const turn = { toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 100, outputTokens: 10 } };
   const script = path.join(dir, 'turns.json');
-  writeFileSync(script, JSON.stringify({ turns: [...Array.from({ length: ticks - 1 }, () => turn), { text: 'Done.', usage: { inputTokens: 100, outputTokens: 5 } }] }));
-  return parseAgentConfig({ workspace: [path.join(dir, 'ws')], verify: false, safety: { maxTicks: ticks + 5 } }, `scripted:${script}`);
+  writeFileSync(
+    script,
+    JSON.stringify({
+      turns: [
+        ...Array.from({ length: ticks - 1 }, () => turn),
+        { text: 'Done.', usage: { inputTokens: 100, outputTokens: 5 } },
+      ],
+    }),
+  );
+  return parseAgentConfig(
+    { workspace: [path.join(dir, 'ws')], verify: false, safety: { maxTicks: ticks + 5 } },
+    `scripted:${script}`,
+  );
 }
 
 /**
@@ -184,7 +205,8 @@ export function differing(
   opts: { n: number; scale?: number; absolute?: boolean; pick?: (key: string) => boolean },
 ): Array<{ key: string; floor: number; project: number }> {
   const per = (m: Map<string, number>, ticks: number, k: string) => ((m.get(k) ?? 0) * (opts.scale ?? 1)) / ticks;
-  const gap = (r: { floor: number; project: number }) => (opts.absolute ? Math.abs(r.project - r.floor) : r.project - r.floor);
+  const gap = (r: { floor: number; project: number }) =>
+    opts.absolute ? Math.abs(r.project - r.floor) : r.project - r.floor;
   return [...new Set([...floor.keys(), ...project.keys()])]
     .filter(opts.pick ?? (() => true))
     .map((key) => ({ key, floor: per(floor, floorTicks, key), project: per(project, projectTicks, key) }))
@@ -211,7 +233,8 @@ export function percentile(sorted: number[], p: number): number {
 }
 
 /** A server timestamp in milliseconds. */
-export const eventMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) => Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
+export const eventMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
+  Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
 
 /**
  * The events of every run of `workflowId`, the first run's first: a long task continues as new when

@@ -29,7 +29,17 @@ import { temporal } from '@temporalio/proto';
 import { agentWorkflowId } from '../workflows/messages';
 import { temporalCliPath } from '../dev/paths';
 import { cannotProfile, profileRows, profileServer, type ServerProfile } from './server-profile';
-import { allRunsEvents, differing, environmentLine, eventMs, processCpuMs, listingTask, startBenchStack, startFloorWorker, type BenchStack } from './stack';
+import {
+  allRunsEvents,
+  differing,
+  environmentLine,
+  eventMs,
+  processCpuMs,
+  listingTask,
+  startBenchStack,
+  startFloorWorker,
+  type BenchStack,
+} from './stack';
 
 interface Scenario {
   agents: number;
@@ -63,14 +73,19 @@ function parseArgs(argv: string[]): Options {
     else if (argv[i] === '--metrics') metrics = true;
     else if (argv[i] === '--profile-server') profile = true;
     else if (argv[i] === '--own-workspaces') ownWorkspaces = true;
-    else throw new RangeError(`usage: throughput [--scenarios AxT,AxT,...] [--workers N] [--metrics] [--profile-server] [--own-workspaces]; bad ${argv[i]}`);
+    else
+      throw new RangeError(
+        `usage: throughput [--scenarios AxT,AxT,...] [--workers N] [--metrics] [--profile-server] [--own-workspaces]; bad ${argv[i]}`,
+      );
   }
-  if (!Number.isInteger(workers) || workers < 1) throw new RangeError(`--workers must be a whole number >= 1, got ${workers}`);
+  if (!Number.isInteger(workers) || workers < 1)
+    throw new RangeError(`--workers must be a whole number >= 1, got ${workers}`);
   const missing = profile ? cannotProfile() : undefined;
   if (missing) throw new RangeError(missing);
   const scenarios = spec.split(',').map((s) => {
     const [a, t] = s.split('x').map(Number);
-    if (!Number.isInteger(a) || !Number.isInteger(t) || (a as number) < 1 || (t as number) < 2) throw new RangeError(`bad scenario "${s}": AGENTSxTICKS, ticks >= 2`);
+    if (!Number.isInteger(a) || !Number.isInteger(t) || (a as number) < 1 || (t as number) < 2)
+      throw new RangeError(`bad scenario "${s}": AGENTSxTICKS, ticks >= 2`);
     return { agents: a as number, ticks: t as number };
   });
   return { scenarios, workers, metrics, profile, ownWorkspaces };
@@ -84,7 +99,10 @@ async function extraWorkers(stack: BenchStack, n: number): Promise<ChildProcess[
   const cli = path.join(__dirname, '..', '..', 'bin', 'starry.js');
   const env = { ...process.env, TEMPORAL_ADDRESS: stack.address, STARRY_TASK_QUEUE: stack.taskQueue };
   const children = Array.from({ length: n }, (_, i) =>
-    spawn(process.execPath, [cli, 'worker'], { env, stdio: ['ignore', 'ignore', openSync(path.join(stack.dir, `worker-${i + 2}.log`), 'a')] }),
+    spawn(process.execPath, [cli, 'worker'], {
+      env,
+      stdio: ['ignore', 'ignore', openSync(path.join(stack.dir, `worker-${i + 2}.log`), 'a')],
+    }),
   );
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -125,7 +143,12 @@ interface Measure {
 type Extras = Pick<Options, 'metrics' | 'profile' | 'ownWorkspaces'>;
 
 /** Sample the server while `run` runs, when asked to. */
-async function sampled<T>(stack: BenchStack, extras: Extras | undefined, file: string, run: () => Promise<T>): Promise<T & { profile?: ServerProfile }> {
+async function sampled<T>(
+  stack: BenchStack,
+  extras: Extras | undefined,
+  file: string,
+  run: () => Promise<T>,
+): Promise<T & { profile?: ServerProfile }> {
   if (!extras?.profile) return (await run()) as T & { profile?: ServerProfile };
   const profiler = await profileServer(stack.serverPid, temporalCliPath(), file);
   let out: T;
@@ -139,14 +162,20 @@ async function sampled<T>(stack: BenchStack, extras: Extras | undefined, file: s
 }
 
 /** What the server counted between `before` and now, when the run reads its metrics. */
-async function opsSince(stack: BenchStack, before: Map<string, number> | undefined): Promise<{ ops?: Map<string, number> }> {
+async function opsSince(
+  stack: BenchStack,
+  before: Map<string, number> | undefined,
+): Promise<{ ops?: Map<string, number> }> {
   if (!before) return {};
   const now = await stack.counters();
   return { ops: new Map([...now].map(([k, v]) => [k, v - (before.get(k) ?? 0)])) };
 }
 
 /** Workflow tasks completed and events in the histories of `ids`, and the first one's active time. */
-async function count(client: Client, ids: string[]): Promise<{ workflowTasks: number; events: number; firstMs: number }> {
+async function count(
+  client: Client,
+  ids: string[],
+): Promise<{ workflowTasks: number; events: number; firstMs: number }> {
   let workflowTasks = 0;
   let events = 0;
   let firstMs = 0;
@@ -169,7 +198,11 @@ async function floor(stack: BenchStack, s: Scenario, run: string, extras?: Extra
   const measured = await sampled(stack, extras, path.join(stack.dir, `floor-${run}.perf`), async () => {
     const cpu0 = stack.cpu();
     const t0 = performance.now();
-    const handles = await Promise.all(ids.map((workflowId) => client.workflow.start('floorWorkflow', { taskQueue: `${stack.taskQueue}-floor`, workflowId, args: [s.ticks] })));
+    const handles = await Promise.all(
+      ids.map((workflowId) =>
+        client.workflow.start('floorWorkflow', { taskQueue: `${stack.taskQueue}-floor`, workflowId, args: [s.ticks] }),
+      ),
+    );
     await Promise.all(handles.map((h) => h.result()));
     return { wallMs: performance.now() - t0, ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)) };
   });
@@ -180,27 +213,55 @@ async function project(stack: BenchStack, s: Scenario, run: string, extras?: Ext
   const dir = path.join(stack.dir, run);
   const shared = listingTask(dir, s.ticks);
   const agentIds = Array.from({ length: s.agents }, (_, i) => `tp-${run}-${i}`);
-  const configs = agentIds.map((_, i) => (extras?.ownWorkspaces ? listingTask(path.join(dir, `agent-${i}`), s.ticks) : shared));
+  const configs = agentIds.map((_, i) =>
+    extras?.ownWorkspaces ? listingTask(path.join(dir, `agent-${i}`), s.ticks) : shared,
+  );
   const ops0 = extras?.metrics ? await stack.counters() : undefined;
   const { submitted, results, ...measured } = await sampled(stack, extras, path.join(dir, 'project.perf'), async () => {
     const cpu0 = stack.cpu();
     const t0 = performance.now();
-    const submitted = await Promise.all(agentIds.map((agentId, i) => stack.agents.submit(agentId, { goal: 'list the workspace', config: configs[i] ?? shared })));
-    const results = await Promise.all(submitted.map((r, i) => stack.agents.waitForTask(agentIds[i] as string, r.taskId, { timeoutMs: 60 * 60_000 })));
-    return { submitted, results, wallMs: performance.now() - t0, ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)) };
+    const submitted = await Promise.all(
+      agentIds.map((agentId, i) =>
+        stack.agents.submit(agentId, { goal: 'list the workspace', config: configs[i] ?? shared }),
+      ),
+    );
+    const results = await Promise.all(
+      submitted.map((r, i) => stack.agents.waitForTask(agentIds[i] as string, r.taskId, { timeoutMs: 60 * 60_000 })),
+    );
+    return {
+      submitted,
+      results,
+      wallMs: performance.now() - t0,
+      ...cpuSince(stack, cpu0),
+      ...(await opsSince(stack, ops0)),
+    };
   });
   const bad = results.filter((r) => r.outcome !== 'COMPLETED' || r.ticks !== s.ticks);
-  if (bad.length) throw new Error(`${bad.length} tasks did not complete in ${s.ticks} ticks: ${JSON.stringify(bad[0]).slice(0, 300)}`);
+  if (bad.length)
+    throw new Error(
+      `${bad.length} tasks did not complete in ${s.ticks} ticks: ${JSON.stringify(bad[0]).slice(0, 300)}`,
+    );
   const ids = [...submitted.map((r) => r.workflowId), ...agentIds.map(agentWorkflowId)];
   return { ...measured, ticks: s.agents * s.ticks, ...(await count(stack.agents.client, ids)) };
 }
 
 /** The operations whose per-tick counts differ most between the floor and the project. */
-function operationRows(name: string, floorOps: Map<string, number>, floorTicks: number, projectOps: Map<string, number>, projectTicks: number): string[] {
-  return differing(floorOps, floorTicks, projectOps, projectTicks, { n: 12, absolute: true }).map((o) => `| ${name} | ${o.key} | ${o.floor.toFixed(2)} | ${o.project.toFixed(2)} |`);
+function operationRows(
+  name: string,
+  floorOps: Map<string, number>,
+  floorTicks: number,
+  projectOps: Map<string, number>,
+  projectTicks: number,
+): string[] {
+  return differing(floorOps, floorTicks, projectOps, projectTicks, { n: 12, absolute: true }).map(
+    (o) => `| ${name} | ${o.key} | ${o.floor.toFixed(2)} | ${o.project.toFixed(2)} |`,
+  );
 }
 
-function cpuSince(stack: BenchStack, before: { serverMs: number; workerMs: number }): { serverCpuMs: number; workerCpuMs: number } {
+function cpuSince(
+  stack: BenchStack,
+  before: { serverMs: number; workerMs: number },
+): { serverCpuMs: number; workerCpuMs: number } {
   const now = stack.cpu();
   return { serverCpuMs: now.serverMs - before.serverMs, workerCpuMs: now.workerMs - before.workerMs };
 }
@@ -210,10 +271,18 @@ function cpuSince(stack: BenchStack, before: { serverMs: number; workerMs: numbe
  * project's (its agents' and tasks', `agent-…`), another (the server's own) or none. The SQLite
  * server's persistence deadline in a start burst hits either side.
  */
-function serverErrors(logFile: string): { total: number; floor: number; project: number; other: number; first: string[] } {
+function serverErrors(logFile: string): {
+  total: number;
+  floor: number;
+  project: number;
+  other: number;
+  first: string[];
+} {
   let lines: string[] = [];
   try {
-    lines = readFileSync(logFile, 'utf8').split('\n').filter((l) => /"level":"error"|level=error|\tERROR\t/i.test(l));
+    lines = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => /"level":"error"|level=error|\tERROR\t/i.test(l));
   } catch {
     // no log: no errors to count
   }
@@ -222,7 +291,9 @@ function serverErrors(logFile: string): { total: number; floor: number; project:
   const project = ids.filter((id) => id?.startsWith('agent-')).length;
   // What the first few say (the log goes with the benchmark's folder): the message, whose, the error.
   const field = (l: string, k: string) => new RegExp(`${k}=("[^"]*"|\\S+)`).exec(l)?.[1];
-  const first = lines.slice(0, 3).map((l) => [field(l, 'msg'), field(l, 'wf-id'), field(l, 'error')].filter(Boolean).join(' '));
+  const first = lines
+    .slice(0, 3)
+    .map((l) => [field(l, 'msg'), field(l, 'wf-id'), field(l, 'error')].filter(Boolean).join(' '));
   return { total: lines.length, floor, project, other: lines.length - floor - project, first };
 }
 
@@ -241,7 +312,10 @@ async function main(): Promise<void> {
     ...started,
     cpu: () => {
       const own = started.cpu();
-      return { serverMs: own.serverMs, workerMs: own.workerMs + children.reduce((sum, c) => sum + processCpuMs(c.pid ?? 0), 0) };
+      return {
+        serverMs: own.serverMs,
+        workerMs: own.workerMs + children.reduce((sum, c) => sum + processCpuMs(c.pid ?? 0), 0),
+      };
     },
   };
   const floorWorker = await startFloorWorker(stack.address, `${stack.taskQueue}-floor`);
@@ -288,11 +362,16 @@ async function main(): Promise<void> {
         ? `one dev server (in memory); the floor worker and a project worker in one process, ${workers - 1} more project worker process(es)\n`
         : 'one dev server (in memory), one process: the project worker and the floor worker (same settings)\n',
     );
-    if (extras.ownWorkspaces) console.log('each agent its own workspace (--own-workspaces): the store writes every tick\'s transcript\n');
-    console.log('| agents × ticks | run | ms/tick, 1 agent: in the task (wall incl. start) | ticks/s | ratio to floor | workflow tasks/tick | events/tick | server CPU ms/tick | worker CPU ms/tick | RSS MB |');
+    if (extras.ownWorkspaces)
+      console.log("each agent its own workspace (--own-workspaces): the store writes every tick's transcript\n");
+    console.log(
+      '| agents × ticks | run | ms/tick, 1 agent: in the task (wall incl. start) | ticks/s | ratio to floor | workflow tasks/tick | events/tick | server CPU ms/tick | worker CPU ms/tick | RSS MB |',
+    );
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
-    console.log(`\nserver errors in its log: ${errors.total} (naming the floor's workflows ${errors.floor}, the project's ${errors.project}, other or none ${errors.other})`);
+    console.log(
+      `\nserver errors in its log: ${errors.total} (naming the floor's workflows ${errors.floor}, the project's ${errors.project}, other or none ${errors.other})`,
+    );
     for (const e of errors.first) console.log(`- ${e}`);
     if (opRows.length) {
       console.log('\nserver requests per tick, by operation (the 12 that differ most; --metrics)\n');
@@ -301,7 +380,9 @@ async function main(): Promise<void> {
       for (const r of opRows) console.log(r);
     }
     if (profRows.length) {
-      console.log('\nthe server\'s CPU ms per tick by function (perf samples; --profile-server): the request handlers and queue executors that differ most, then the functions on top of the stack\n');
+      console.log(
+        "\nthe server's CPU ms per tick by function (perf samples; --profile-server): the request handlers and queue executors that differ most, then the functions on top of the stack\n",
+      );
       console.log('| agents × ticks | kind | function | floor | project |');
       console.log('|---|---|---|---|---|');
       for (const r of profRows) console.log(r);

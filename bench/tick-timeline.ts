@@ -17,7 +17,16 @@
  */
 import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
-import { allRunsEvents, environmentLine, eventMs, percentile, listingTask, startBenchStack, startFloorWorker, type BenchStack } from './stack';
+import {
+  allRunsEvents,
+  environmentLine,
+  eventMs,
+  percentile,
+  listingTask,
+  startBenchStack,
+  startFloorWorker,
+  type BenchStack,
+} from './stack';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -33,9 +42,22 @@ function parseArgs(argv: string[]): { ticks: number } {
 
 /** The steps of one iteration or tick, by the event each starts and ends with. */
 const STEPS: Array<{ name: string; from: keyof HistoryEvent; to: keyof HistoryEvent; activity?: boolean }> = [
-  { name: 'workflow task waits for the worker (scheduled → started)', from: 'workflowTaskScheduledEventAttributes', to: 'workflowTaskStartedEventAttributes' },
-  { name: 'workflow task processed (started → completed)', from: 'workflowTaskStartedEventAttributes', to: 'workflowTaskCompletedEventAttributes' },
-  { name: 'activity (started → completed)', from: 'activityTaskStartedEventAttributes', to: 'activityTaskCompletedEventAttributes', activity: true },
+  {
+    name: 'workflow task waits for the worker (scheduled → started)',
+    from: 'workflowTaskScheduledEventAttributes',
+    to: 'workflowTaskStartedEventAttributes',
+  },
+  {
+    name: 'workflow task processed (started → completed)',
+    from: 'workflowTaskStartedEventAttributes',
+    to: 'workflowTaskCompletedEventAttributes',
+  },
+  {
+    name: 'activity (started → completed)',
+    from: 'activityTaskStartedEventAttributes',
+    to: 'activityTaskCompletedEventAttributes',
+    activity: true,
+  },
 ];
 
 /** Median ms of each step, an activity's by its type; and the whole run's ms per tick. */
@@ -44,7 +66,8 @@ function timeline(events: HistoryEvent[], ticks: number): { steps: Map<string, n
   let activity = '';
   for (let i = 1; i < events.length; i++) {
     const [prev, next] = [events[i - 1] as HistoryEvent, events[i] as HistoryEvent];
-    if (prev.activityTaskScheduledEventAttributes) activity = prev.activityTaskScheduledEventAttributes.activityType?.name ?? '';
+    if (prev.activityTaskScheduledEventAttributes)
+      activity = prev.activityTaskScheduledEventAttributes.activityType?.name ?? '';
     for (const s of STEPS) {
       if (!prev[s.from] || !next[s.to]) continue;
       const key = s.activity ? `${s.name}: ${activity}` : s.name;
@@ -54,14 +77,26 @@ function timeline(events: HistoryEvent[], ticks: number): { steps: Map<string, n
       else gaps.set(key, [gap]);
     }
   }
-  const steps = new Map([...gaps].map(([k, v]) => [k, percentile(v.sort((a, b) => a - b), 50)]));
+  const steps = new Map(
+    [...gaps].map(([k, v]) => [
+      k,
+      percentile(
+        v.sort((a, b) => a - b),
+        50,
+      ),
+    ]),
+  );
   const first = events[0] as HistoryEvent;
   const last = events.at(-1) as HistoryEvent;
   return { steps, msPerTick: (eventMs(last.eventTime) - eventMs(first.eventTime)) / ticks };
 }
 
 async function floorRun(stack: BenchStack, ticks: number, id: string): Promise<HistoryEvent[]> {
-  const handle = await stack.agents.client.workflow.start('floorWorkflow', { taskQueue: `${stack.taskQueue}-floor`, workflowId: id, args: [ticks] });
+  const handle = await stack.agents.client.workflow.start('floorWorkflow', {
+    taskQueue: `${stack.taskQueue}-floor`,
+    workflowId: id,
+    args: [ticks],
+  });
   await handle.result();
   return (await handle.fetchHistory()).events ?? [];
 }
@@ -72,7 +107,8 @@ async function projectRun(stack: BenchStack, ticks: number, run: string): Promis
   const agentId = `tl-${run}`;
   const { taskId, workflowId } = await stack.agents.submit(agentId, { goal: 'list the workspace', config });
   const result = await stack.agents.waitForTask(agentId, taskId, { timeoutMs: 30 * 60_000 });
-  if (result.outcome !== 'COMPLETED' || result.ticks !== ticks) throw new Error(`the task did not complete in ${ticks} ticks: ${JSON.stringify(result).slice(0, 300)}`);
+  if (result.outcome !== 'COMPLETED' || result.ticks !== ticks)
+    throw new Error(`the task did not complete in ${ticks} ticks: ${JSON.stringify(result).slice(0, 300)}`);
   return allRunsEvents(stack.agents.client, workflowId);
 }
 
@@ -87,7 +123,9 @@ async function main(): Promise<void> {
     const project = timeline(await projectRun(stack, ticks, 'measured'), ticks);
 
     console.log(environmentLine());
-    console.log(`one dev server (in memory), one process: the project worker and the floor worker (same settings); one run of ${ticks} ticks each, after a warm-up run\n`);
+    console.log(
+      `one dev server (in memory), one process: the project worker and the floor worker (same settings); one run of ${ticks} ticks each, after a warm-up run\n`,
+    );
     console.log('| step (median ms) | floor | project |');
     console.log('|---|---|---|');
     const keys = [...new Set([...floor.steps.keys(), ...project.steps.keys()])];

@@ -18,4 +18,3 @@ require(entry)
       process.exit(1);
     },
   );
-

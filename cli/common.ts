@@ -65,7 +65,10 @@ export type WorkerNeed = 'auto' | 'never' | 'required';
  * await withClient(async (agents) => say(formatStatus(await agents.status('a1'))), 'required');
  * ```
  */
-export async function withClient<T>(fn: (agents: AgentClient, connection: Connection) => Promise<T>, worker: WorkerNeed = 'never'): Promise<T> {
+export async function withClient<T>(
+  fn: (agents: AgentClient, connection: Connection) => Promise<T>,
+  worker: WorkerNeed = 'never',
+): Promise<T> {
   const env = temporalEnv();
   const connection = await connectClient(env);
   if (worker === 'required' && !(await hasLiveWorker(connection, env))) {
@@ -74,7 +77,15 @@ export async function withClient<T>(fn: (agents: AgentClient, connection: Connec
   }
   const embedded = await workerIfNeeded(connection, worker === 'required' ? 'never' : worker);
   try {
-    return await fn(new AgentClient({ connection, namespace: env.namespace, taskQueue: TASK_QUEUE, ...(tenant !== undefined ? { tenant } : {}) }), connection);
+    return await fn(
+      new AgentClient({
+        connection,
+        namespace: env.namespace,
+        taskQueue: TASK_QUEUE,
+        ...(tenant !== undefined ? { tenant } : {}),
+      }),
+      connection,
+    );
   } finally {
     await embedded?.stop();
     await connection.close();
@@ -87,7 +98,10 @@ export function noWorker(address: string): string {
 }
 
 /** Start a worker here unless one is already polling (so `starry run` works on its own). */
-export async function workerIfNeeded(connection: Connection, mode: 'auto' | 'always' | 'never'): Promise<EmbeddedWorker | undefined> {
+export async function workerIfNeeded(
+  connection: Connection,
+  mode: 'auto' | 'always' | 'never',
+): Promise<EmbeddedWorker | undefined> {
   if (mode === 'never') return undefined;
   const env = temporalEnv();
   if (mode === 'auto' && (await hasLiveWorker(connection, env))) return undefined;
@@ -104,7 +118,8 @@ export function uiBase(): string {
 
 /** `--port`-like options: a whole number 0..65535. */
 export function parsePort(v: string): number {
-  if (!/^\d+$/.test(v) || Number(v) > 65535) throw new CommanderInvalidArgumentError(`must be a port number 0..65535; got "${v}"`);
+  if (!/^\d+$/.test(v) || Number(v) > 65535)
+    throw new CommanderInvalidArgumentError(`must be a port number 0..65535; got "${v}"`);
   return Number(v);
 }
 

@@ -17,7 +17,11 @@ export { reasonText };
  */
 // eslint-disable-next-line no-control-regex -- matching control characters is the point
 const CONTROL = /\r\n|[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
-const hex = (c: string) => c.charCodeAt(0).toString(16).padStart(c.charCodeAt(0) > 0xff ? 4 : 2, '0');
+const hex = (c: string) =>
+  c
+    .charCodeAt(0)
+    .toString(16)
+    .padStart(c.charCodeAt(0) > 0xff ? 4 : 2, '0');
 
 /**
  * Text safe to print on a terminal: every control character escaped visibly, so an escape sequence in
@@ -29,7 +33,9 @@ const hex = (c: string) => c.charCodeAt(0).toString(16).padStart(c.charCodeAt(0)
  * ```
  */
 export function terminalSafe(text: string): string {
-  return text.replace(CONTROL, (c) => (c === '\r\n' ? '\n' : c <= '\u007f' ? `\\x${hex(c)}` : c <= '\u00ff' ? `\\u00${hex(c)}` : `\\u${hex(c)}`));
+  return text.replace(CONTROL, (c) =>
+    c === '\r\n' ? '\n' : c <= '\u007f' ? `\\x${hex(c)}` : c <= '\u00ff' ? `\\u00${hex(c)}` : `\\u${hex(c)}`,
+  );
 }
 
 /**
@@ -56,13 +62,13 @@ export function say(text: string, stream: NodeJS.WritableStream = process.stdout
   stream.write(terminalSafe(text));
 }
 
-
 /** How a task ended, and what to do next when it did not complete. */
 export function formatOutcome(r: TaskResult): string {
   const out: string[] = [];
   out.push(`outcome ${r.outcome} · agent ${r.agentState}${r.reason ? ` (${reasonText(r.reason)})` : ''}`);
   out.push(`${r.ticks} tick(s) · ${r.tokensUsed} tokens · ${r.toolCalls.length} tool call(s)`);
-  if (r.error) out.push(`error ${r.error.code}: ${r.error.message}${r.error.suggestion ? `\n  ${r.error.suggestion}` : ''}`);
+  if (r.error)
+    out.push(`error ${r.error.code}: ${r.error.message}${r.error.suggestion ? `\n  ${r.error.suggestion}` : ''}`);
   if (r.finalText !== undefined) out.push(`final answer: ${r.finalText}`);
   const next = nextStep(r.agentState, r.agentId, r.outcome === 'SUSPENDED');
   if (next) out.push(next);
@@ -71,9 +77,12 @@ export function formatOutcome(r: TaskResult): string {
 
 /** What a human does about a locked agent. */
 export function nextStep(state: AgentStatus['agentState'], agentId: string, suspended: boolean): string | undefined {
-  if (state === 'SAFETY_LOCKOUT') return `next: look at why, then \`starry unlock ${agentId}${suspended ? ' --resume' : ''}\`${suspended ? ' continues the task (plain unlock ends it ABORTED)' : ''}`;
-  if (state === 'STOPPED') return `next: \`starry unlock ${agentId}${suspended ? ' --resume' : ''}\`${suspended ? ' (with --add-tokens N after a budget stop)' : ''} lets it take tasks again`;
-  if (state === 'ERROR_PAUSED') return `next: fix the cause named above (credentials, config, the worker), then \`starry unlock ${agentId}\``;
+  if (state === 'SAFETY_LOCKOUT')
+    return `next: look at why, then \`starry unlock ${agentId}${suspended ? ' --resume' : ''}\`${suspended ? ' continues the task (plain unlock ends it ABORTED)' : ''}`;
+  if (state === 'STOPPED')
+    return `next: \`starry unlock ${agentId}${suspended ? ' --resume' : ''}\`${suspended ? ' (with --add-tokens N after a budget stop)' : ''} lets it take tasks again`;
+  if (state === 'ERROR_PAUSED')
+    return `next: fix the cause named above (credentials, config, the worker), then \`starry unlock ${agentId}\``;
   return undefined;
 }
 
@@ -82,14 +91,22 @@ export function formatStatus(s: AgentStatus): string {
   const lines = [
     `agent ${s.agentId}: ${s.agentState}${s.reason ? ` (${reasonText(s.reason)})` : ''}`,
     `tokens ${s.tokensUsed} / ${s.tokenBudget} · guide ${s.guide} · llm ${s.llm}`,
-    s.currentTask ? `running ${s.currentTask.taskId} at tick ${s.currentTask.tick} (${s.currentTask.workflowId})` : 'no task running',
+    s.currentTask
+      ? `running ${s.currentTask.taskId} at tick ${s.currentTask.tick} (${s.currentTask.workflowId})`
+      : 'no task running',
     s.suspendedTask ? `suspended ${s.suspendedTask.taskId}: \`starry unlock ${s.agentId} --resume\` continues it` : '',
     !s.suspendedTask ? (nextStep(s.agentState, s.agentId, false) ?? '') : '',
     `queue: ${s.queue.length ? s.queue.map((q) => `${q.taskId} (p${q.priority})`).join(', ') : 'empty'}`,
     `counters: ${s.counters.consecutiveFailures} consecutive failure(s), window [${s.counters.window.join(' ')}]`,
-    s.cancelledTasks.length ? `cancelled by halt (resubmit to run): ${s.cancelledTasks.map((t) => t.taskId).join(', ')}` : '',
-    s.tasks.length ? `recent tasks: ${s.tasks.slice(-5).map((t) => `${t.taskId} ${t.outcome}`).join(', ')}` : '',
+    s.cancelledTasks.length
+      ? `cancelled by halt (resubmit to run): ${s.cancelledTasks.map((t) => t.taskId).join(', ')}`
+      : '',
+    s.tasks.length
+      ? `recent tasks: ${s.tasks
+          .slice(-5)
+          .map((t) => `${t.taskId} ${t.outcome}`)
+          .join(', ')}`
+      : '',
   ];
   return lines.filter(Boolean).join('\n');
 }
-

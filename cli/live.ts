@@ -8,7 +8,8 @@ import { followTask, type TaskEvent } from '../client/follow';
 import { cut } from '../core/compact';
 import { reasonText, say, terminalSafe } from './format';
 
-const oneLine = (v: unknown, max = 160) => cut(typeof v === 'string' ? v : JSON.stringify(v) ?? '', max).replace(/\s+/g, ' ');
+const oneLine = (v: unknown, max = 160) =>
+  cut(typeof v === 'string' ? v : (JSON.stringify(v) ?? ''), max).replace(/\s+/g, ' ');
 const indent = (text: string, by = '    ') => text.replace(/^/gm, by);
 
 /** A terminal line that shows what is in flight, rewritten in place; nothing when stderr is not a TTY. */
@@ -39,14 +40,17 @@ export function eventLines(e: TaskEvent): string[] {
     case 'tool-call':
       return [`  → ${e.name} ${oneLine(e.args)}`];
     case 'tool':
-      return [`  ← ${e.name} ${e.ok ? 'ok' : `FAILED ${oneLine(e.error ? reasonText({ code: e.error.code, message: e.error.message }) : '', 300)}`}`];
+      return [
+        `  ← ${e.name} ${e.ok ? 'ok' : `FAILED ${oneLine(e.error ? reasonText({ code: e.error.code, message: e.error.message }) : '', 300)}`}`,
+      ];
     case 'tool-failed':
       return [`  ← ${e.name} FAILED: ${oneLine(e.message, 300)}`];
     case 'alert':
       return [`  ! daemon alert raised: ${e.reason}`];
     case 'signal': {
       const p = (e.payload ?? {}) as { by?: string; note?: string; text?: string };
-      if (e.name === 'SYSTEM_HALT' || e.name === 'STOP') return [`  ■ SYSTEM_HALT${p.by ? ` by ${p.by}` : ''}${p.note ? `: ${p.note}` : ''}`];
+      if (e.name === 'SYSTEM_HALT' || e.name === 'STOP')
+        return [`  ■ SYSTEM_HALT${p.by ? ` by ${p.by}` : ''}${p.note ? `: ${p.note}` : ''}`];
       if (e.name === 'message') return [`  ✉ message${p.by ? ` from ${p.by}` : ''}: ${oneLine(p.text ?? '', 300)}`];
       return [];
     }
@@ -68,7 +72,11 @@ function inFlight(e: TaskEvent): string | undefined {
  * Print a task's events to `out` as they happen, waiting for its workflow to exist (it may be queued).
  * Resolves when the task workflow closes or `signal` aborts.
  */
-export async function printTask(client: Client, workflowId: string, opts: { signal?: AbortSignal; live?: boolean; out?: NodeJS.WritableStream } = {}): Promise<void> {
+export async function printTask(
+  client: Client,
+  workflowId: string,
+  opts: { signal?: AbortSignal; live?: boolean; out?: NodeJS.WritableStream } = {},
+): Promise<void> {
   const out = opts.out ?? process.stdout;
   const line = new InFlightLine();
   const live = opts.live ?? true;

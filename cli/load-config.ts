@@ -27,7 +27,8 @@ export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): AgentC
     const file = path.resolve(cwd, flags.config);
     if (!existsSync(file)) throw new ConfigError(`config file ${file} does not exist`);
     raw = parseJsonText(readFileSync(file, 'utf8'), `config file ${file}`) as Record<string, unknown>;
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw new ConfigError(`config file ${file} must hold a JSON object`);
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw))
+      throw new ConfigError(`config file ${file} must hold a JSON object`);
     // Relative paths in a config file are relative to the file, as users expect.
     base = path.dirname(file);
   }
@@ -50,17 +51,22 @@ export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): AgentC
     // Checked here, before any workflow starts, so a bad script is a usage error, not a failed task.
     const st = statSync(file);
     if (!st.isFile()) throw new ConfigError(`scripted controller file ${file} is not a regular file`);
-    if (st.size > 10 * 1024 * 1024) throw new ConfigError(`scripted controller file ${file} is ${st.size} bytes; a script may be at most 10 MiB`);
+    if (st.size > 10 * 1024 * 1024)
+      throw new ConfigError(`scripted controller file ${file} is ${st.size} bytes; a script may be at most 10 MiB`);
     parseScript(readFileSync(file, 'utf8'), file);
     llm = { ...spec, file };
   } else if (spec.provider === 'local') {
     const file = path.resolve(flags.llm ? cwd : base, spec.modelPath);
-    if (!existsSync(file)) throw new ConfigError(`local model ${file} does not exist. Fetch the default one (SmolLM2-135M) with \`npm run setup\`, or give the path of another GGUF file.`);
+    if (!existsSync(file))
+      throw new ConfigError(
+        `local model ${file} does not exist. Fetch the default one (SmolLM2-135M) with \`npm run setup\`, or give the path of another GGUF file.`,
+      );
     llm = { ...spec, modelPath: file };
   }
   const workspace = config.workspace.map((w) => path.resolve(base, w));
   for (const root of workspace) {
-    if (!existsSync(root)) throw new ConfigError(`workspace root ${root} does not exist: create it, or pass --workspace DIR`);
+    if (!existsSync(root))
+      throw new ConfigError(`workspace root ${root} does not exist: create it, or pass --workspace DIR`);
     if (!statSync(root).isDirectory()) throw new ConfigError(`workspace root ${root} is not a directory`);
   }
   return { ...config, llm, workspace };

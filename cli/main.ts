@@ -19,7 +19,16 @@ import { watchCommand } from './commands/watch';
 export { EXIT, exitCodeFor } from './common';
 
 /** The commands in the order `starry --help` lists them. */
-const COMMANDS = [taskCommands, statusCommands, watchCommand, logsCommand, controlCommands, replayCommand, serveCommands, devCommands];
+const COMMANDS = [
+  taskCommands,
+  statusCommands,
+  watchCommand,
+  logsCommand,
+  controlCommands,
+  replayCommand,
+  serveCommands,
+  devCommands,
+];
 
 /**
  * Run the CLI on `argv` (without node and the script) and return its exit code.
@@ -33,7 +42,11 @@ export async function main(argv: string[]): Promise<number> {
     .description('Durable, self-correcting AI agents on Temporal')
     .exitOverride()
     .configureOutput({ writeErr: (s) => sayErr(s) })
-    .option('--tenant <id>', "act within this tenant: agent ids are the tenant's own (its agent x is acme:x inside), list shows its agents only (default: STARRY_TENANT; none: every agent, by its full id)", process.env.STARRY_TENANT || undefined)
+    .option(
+      '--tenant <id>',
+      "act within this tenant: agent ids are the tenant's own (its agent x is acme:x inside), list shows its agents only (default: STARRY_TENANT; none: every agent, by its full id)",
+      process.env.STARRY_TENANT || undefined,
+    )
     .hook('preAction', () => {
       const t = program.opts<{ tenant?: string }>().tenant;
       actIn(t === undefined ? undefined : checkTenant(t, '--tenant (or STARRY_TENANT)'));
@@ -51,7 +64,8 @@ export async function main(argv: string[]): Promise<number> {
 function report(err: unknown): number {
   if (err instanceof CommanderError) {
     // Help and version are not errors; commander already printed them.
-    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0) return EXIT.OK;
+    if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.exitCode === 0)
+      return EXIT.OK;
     return EXIT.USAGE;
   }
   if (err instanceof ExitError) {

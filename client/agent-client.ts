@@ -39,10 +39,43 @@ import {
   type UnlockInput,
   type UnlockResult,
 } from '../core/contract';
-import { InvalidArgumentError, isRequestError, NotFoundError, RefusedError, requestErrorType, type RequestError } from '../core/errors';
-import { agentOfTaskWorkflowId, AgentRefSchema, checkTenant, qualifiedAgentId, splitAgentRef, tenantOfWorkflowId } from '../core/tenant';
-import { TASK_FAILED, agentStateQuery, agentWorkflowId, haltSignal, messageUpdate, submitTaskUpdate, taskEndedSignal, taskProgressQuery, taskWorkflowId, unlockUpdate, type TaskProgress } from '../workflows/messages';
-import { AgentIdKey, AgentStateKey, LockReasonKey, startAttributes, TenantKey, TokensUsedKey } from '../workflows/search-attributes';
+import {
+  InvalidArgumentError,
+  isRequestError,
+  NotFoundError,
+  RefusedError,
+  requestErrorType,
+  type RequestError,
+} from '../core/errors';
+import {
+  agentOfTaskWorkflowId,
+  AgentRefSchema,
+  checkTenant,
+  qualifiedAgentId,
+  splitAgentRef,
+  tenantOfWorkflowId,
+} from '../core/tenant';
+import {
+  TASK_FAILED,
+  agentStateQuery,
+  agentWorkflowId,
+  haltSignal,
+  messageUpdate,
+  submitTaskUpdate,
+  taskEndedSignal,
+  taskProgressQuery,
+  taskWorkflowId,
+  unlockUpdate,
+  type TaskProgress,
+} from '../workflows/messages';
+import {
+  AgentIdKey,
+  AgentStateKey,
+  LockReasonKey,
+  startAttributes,
+  TenantKey,
+  TokensUsedKey,
+} from '../workflows/search-attributes';
 import { newAgentData, reportedOf } from '../core/agent-entity';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
 import type { TaskRunOutput } from '../workflows/task';
@@ -80,7 +113,10 @@ export interface SubmitInput {
   priority?: number;
   /** The task's id (default `task-<n>`). A submit sent again with the same id is answered as the first was. */
   taskId?: string;
-  /** A submit sent again with the same key is answered as the first was and runs at most once (the HTTP API's `Idempotency-Key`). */
+  /**
+   * A submit sent again with the same key is answered as the first was and runs at most once (the HTTP API's
+   * `Idempotency-Key`).
+   */
   idempotencyKey?: string;
 }
 
@@ -168,26 +204,48 @@ export class AgentClient {
       new WithStartWorkflowOperation<typeof agentWorkflow>('agentWorkflow', {
         workflowId: agentWorkflowId(fullId),
         taskQueue: this.opts.taskQueue,
-        args: [{ agentId: fullId, ...(this.opts.continueAsNewAfterEvents ? { continueAsNewAfterEvents: this.opts.continueAsNewAfterEvents } : {}) }],
+        args: [
+          {
+            agentId: fullId,
+            ...(this.opts.continueAsNewAfterEvents
+              ? { continueAsNewAfterEvents: this.opts.continueAsNewAfterEvents }
+              : {}),
+          },
+        ],
         workflowIdConflictPolicy: 'USE_EXISTING',
         staticSummary: `agent ${fullId}`,
         // A new agent's search attributes as its first report would write them: given at the start, that
         // report upserts none, and the list shows the agent's state from its start. A tenant's agent also
         // carries its tenant, which the agent never writes: continue-as-new keeps the attributes of the
         // run before, so it stays for the agent's life.
-        typedSearchAttributes: [...startAttributes(reportedOf(newAgentData(fullId))), ...(tenant !== undefined ? [{ key: TenantKey, value: tenant }] : [])],
+        typedSearchAttributes: [
+          ...startAttributes(reportedOf(newAgentData(fullId))),
+          ...(tenant !== undefined ? [{ key: TenantKey, value: tenant }] : []),
+        ],
       });
-    return this.sendSubmit(agentWorkflowId(fullId), { ...submitPayload(input), config: input.config }, submitUpdateId(input), start);
+    return this.sendSubmit(
+      agentWorkflowId(fullId),
+      { ...submitPayload(input), config: input.config },
+      submitUpdateId(input),
+      start,
+    );
   }
 
   /**
    * Submit a task to an agent that exists, with its own config (the agent's, when the task has none).
    * @throws NotFoundError when there is no such agent (then a config with an LLM is needed to start it).
    */
-  async submitExisting(agentId: string, input: Omit<SubmitInput, 'config'> & { config?: AgentConfig }): Promise<SubmitTaskResult> {
+  async submitExisting(
+    agentId: string,
+    input: Omit<SubmitInput, 'config'> & { config?: AgentConfig },
+  ): Promise<SubmitTaskResult> {
     const payload = submitPayload(input);
     await this.ensureExists(agentId);
-    return this.sendSubmit(this.agentWorkflowId(agentId), { ...payload, ...(input.config ? { config: input.config } : {}) }, submitUpdateId(input));
+    return this.sendSubmit(
+      this.agentWorkflowId(agentId),
+      { ...payload, ...(input.config ? { config: input.config } : {}) },
+      submitUpdateId(input),
+    );
   }
 
   /**
@@ -205,12 +263,19 @@ export class AgentClient {
     const waitMs = this.opts.acceptTimeoutMs ?? ACCEPT_TIMEOUT_MS;
     for (let attempt = 1; ; attempt++) {
       const acceptBy = Date.now() + waitMs + CLOCK_MARGIN_MS;
-      const options = { args: [{ ...payload, acceptBy }] as [SubmitTaskInput], waitForStage: 'ACCEPTED' as const, ...(updateId ? { updateId } : {}) };
+      const options = {
+        args: [{ ...payload, acceptBy }] as [SubmitTaskInput],
+        waitForStage: 'ACCEPTED' as const,
+        ...(updateId ? { updateId } : {}),
+      };
       let handle: WorkflowUpdateHandle<SubmitTaskResult>;
       try {
         handle = await this.client.connection.withDeadline(Date.now() + waitMs, () =>
           start
-            ? this.client.workflow.startUpdateWithStart(submitTaskUpdate, { ...options, startWorkflowOperation: start() })
+            ? this.client.workflow.startUpdateWithStart(submitTaskUpdate, {
+                ...options,
+                startWorkflowOperation: start(),
+              })
             : this.client.workflow.getHandle(workflowId).startUpdate(submitTaskUpdate, options),
         );
       } catch (err) {
@@ -229,8 +294,10 @@ export class AgentClient {
         return await handle.result();
       } catch (err) {
         const failure = updateFailure(err, 'task refused');
-        // The same update id came to the agent from an attempt given up on: that one is refused now, so this one is new.
-        if (attempt < 3 && isRequestError(failure) && failure.issues.includes(SUBMIT_EXPIRED) && Date.now() < acceptBy) continue;
+        // The same update id came to the agent from an attempt given up on: that one is refused now, so this one is
+        // new.
+        if (attempt < 3 && isRequestError(failure) && failure.issues.includes(SUBMIT_EXPIRED) && Date.now() < acceptBy)
+          continue;
         if (start && handle.workflowRunId) await this.removeEnded(workflowId, handle.workflowRunId);
         throw failure;
       }
@@ -286,7 +353,10 @@ export class AgentClient {
   }
 
   private async deleteRun(workflowId: string, runId: string): Promise<void> {
-    await this.client.workflowService.deleteWorkflowExecution({ namespace: this.client.options.namespace, workflowExecution: { workflowId, runId } });
+    await this.client.workflowService.deleteWorkflowExecution({
+      namespace: this.client.options.namespace,
+      workflowExecution: { workflowId, runId },
+    });
   }
 
   /**
@@ -309,7 +379,9 @@ export class AgentClient {
     });
     const own = `agent-${qualifiedAgentId(this.tenant, '')}`;
     // The query keeps to the tenant; its workflow ids say so again.
-    const executions = (res.executions ?? []).filter((e) => this.tenant === undefined || (e.execution?.workflowId ?? '').startsWith(own));
+    const executions = (res.executions ?? []).filter(
+      (e) => this.tenant === undefined || (e.execution?.workflowId ?? '').startsWith(own),
+    );
     const agents = executions.map((e) => {
       const attributes = decodeTypedSearchAttributes(e.searchAttributes?.indexedFields);
       const agentState = attributes.get(AgentStateKey) as AgentState | undefined;
@@ -336,9 +408,16 @@ export class AgentClient {
     const cancelled = s.cancelledTasks.find((t) => t.taskId === taskId);
     if (!cancelled) {
       const known = s.cancelledTasks.map((t) => t.taskId);
-      throw new NotFoundError(`agent ${agentId} has no cancelled task ${taskId}${known.length ? `: its cancelled tasks are ${known.join(', ')}` : ': a halt cancelled none of its tasks'}`);
+      throw new NotFoundError(
+        `agent ${agentId} has no cancelled task ${taskId}${known.length ? `: its cancelled tasks are ${known.join(', ')}` : ': a halt cancelled none of its tasks'}`,
+      );
     }
-    const payload = { goal: cancelled.goal, priority: cancelled.priority, taskId, ...(cancelled.config !== undefined ? { config: cancelled.config as AgentConfig } : {}) };
+    const payload = {
+      goal: cancelled.goal,
+      priority: cancelled.priority,
+      taskId,
+      ...(cancelled.config !== undefined ? { config: cancelled.config as AgentConfig } : {}),
+    };
     // Its own update id, not the task id's: the task was submitted under that one before.
     return this.sendSubmit(this.agentWorkflowId(agentId), payload, undefined);
   }
@@ -348,11 +427,17 @@ export class AgentClient {
    * none: an agent completes only when its first submit was refused, holding nothing.
    */
   async status(agentId: string): Promise<AgentStatus> {
-    const described = this.client.workflow.getHandle(this.agentWorkflowId(agentId)).describe().catch(() => undefined);
+    const described = this.client.workflow
+      .getHandle(this.agentWorkflowId(agentId))
+      .describe()
+      .catch(() => undefined);
     const [own, d] = await Promise.all([this.agentState(agentId), described]);
-    if (d?.status.name === 'COMPLETED') throw this.noAgent(agentId, 'its first submit was refused, so it ended holding nothing');
+    if (d?.status.name === 'COMPLETED')
+      throw this.noAgent(agentId, 'its first submit was refused, so it ended holding nothing');
     const s = await this.withLiveTask(own);
-    return this.tenant === undefined ? s : { ...s, agentId: this.ownId(s.agentId), tasks: s.tasks.map((t) => this.ownResult(t)) };
+    return this.tenant === undefined
+      ? s
+      : { ...s, agentId: this.ownId(s.agentId), tasks: s.tasks.map((t) => this.ownResult(t)) };
   }
 
   /** The agent's own `state` query, without the running task's live counts (what waiting needs). */
@@ -401,7 +486,11 @@ export class AgentClient {
       const agentState = sa.get(AgentStateKey);
       const lockReason = sa.get(LockReasonKey);
       const tokensUsed = sa.get(TokensUsedKey);
-      return { ...(agentState ? { agentState } : {}), ...(lockReason ? { lockReason } : {}), ...(tokensUsed !== undefined ? { tokensUsed } : {}) };
+      return {
+        ...(agentState ? { agentState } : {}),
+        ...(lockReason ? { lockReason } : {}),
+        ...(tokensUsed !== undefined ? { tokensUsed } : {}),
+      };
     } catch (err) {
       throw this.unknownAgent(err, agentId);
     }
@@ -410,7 +499,11 @@ export class AgentClient {
   /**
    * Wait until a task has a result (any outcome, SUSPENDED included) or was cancelled from the queue.
    */
-  async waitForTask(agentId: string, taskId: string, opts: { pollMs?: number; timeoutMs?: number; after?: (r: TaskResult) => boolean } = {}): Promise<TaskResult> {
+  async waitForTask(
+    agentId: string,
+    taskId: string,
+    opts: { pollMs?: number; timeoutMs?: number; after?: (r: TaskResult) => boolean } = {},
+  ): Promise<TaskResult> {
     const deadline = Date.now() + (opts.timeoutMs ?? 30 * 60_000);
     const accept = opts.after ?? (() => true);
     const workflowId = taskWorkflowId(this.fullId(agentId), taskId);
@@ -431,7 +524,8 @@ export class AgentClient {
       const s = await this.statusWhileBusy(agentId);
       if (s) {
         const result = s.tasks.find((t) => t.taskId === taskId);
-        if (result && accept(result) && s.currentTask?.taskId !== taskId) return (await this.fullResult(result)) ?? this.ownResult(result);
+        if (result && accept(result) && s.currentTask?.taskId !== taskId)
+          return (await this.fullResult(result)) ?? this.ownResult(result);
         const cancelled = s.cancelledTasks.find((t) => t.taskId === taskId);
         if (cancelled) {
           return {
@@ -496,7 +590,12 @@ export class AgentClient {
   async fullResult(record: TaskResult): Promise<TaskResult | undefined> {
     const full = await this.taskResult(record.workflowId).catch(() => undefined);
     if (full?.taskId !== record.taskId) return undefined;
-    return { ...full, outcome: record.outcome, agentState: record.agentState, ...(record.reason ? { reason: record.reason } : {}) };
+    return {
+      ...full,
+      outcome: record.outcome,
+      agentState: record.agentState,
+      ...(record.reason ? { reason: record.reason } : {}),
+    };
   }
 
   /**
@@ -522,7 +621,11 @@ export class AgentClient {
         return this.ownResult((await handle.result()).result);
       }
     } catch (err) {
-      if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure && err.cause.type === TASK_FAILED) {
+      if (
+        err instanceof WorkflowFailedError &&
+        err.cause instanceof ApplicationFailure &&
+        err.cause.type === TASK_FAILED
+      ) {
         const out = err.cause.details?.[0] as TaskRunOutput | undefined;
         return out && this.ownResult(out.result);
       }
@@ -586,7 +689,9 @@ export class AgentClient {
     const payload = parsePayload(UnlockInputSchema, input, 'unlock');
     await this.ensureExists(agentId);
     try {
-      return await this.client.workflow.getHandle(this.agentWorkflowId(agentId)).executeUpdate(unlockUpdate, { args: [payload] });
+      return await this.client.workflow
+        .getHandle(this.agentWorkflowId(agentId))
+        .executeUpdate(unlockUpdate, { args: [payload] });
     } catch (err) {
       throw updateFailure(err, 'unlock refused');
     }
@@ -597,7 +702,9 @@ export class AgentClient {
     const payload = parsePayload(HumanMessageSchema, { text, ...(by ? { by } : {}) }, 'message');
     await this.ensureExists(agentId);
     try {
-      return await this.client.workflow.getHandle(this.agentWorkflowId(agentId)).executeUpdate(messageUpdate, { args: [payload] });
+      return await this.client.workflow
+        .getHandle(this.agentWorkflowId(agentId))
+        .executeUpdate(messageUpdate, { args: [payload] });
     } catch (err) {
       throw updateFailure(err, 'message refused');
     }
@@ -607,20 +714,24 @@ export class AgentClient {
     const workflowId = this.agentWorkflowId(agentId);
     try {
       const d = await this.client.workflow.getHandle(workflowId).describe();
-      if (d.status.name !== 'RUNNING') throw new NotFoundError(`agent ${agentId} is not running (its workflow is ${d.status.name})`);
+      if (d.status.name !== 'RUNNING')
+        throw new NotFoundError(`agent ${agentId} is not running (its workflow is ${d.status.name})`);
     } catch (err) {
       throw this.unknownAgent(err, agentId);
     }
   }
 
   private unknownAgent(err: unknown, agentId: string): Error {
-    if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'WorkflowNotFoundError') return this.noAgent(agentId, `no workflow ${this.agentWorkflowId(agentId)}`);
+    if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'WorkflowNotFoundError')
+      return this.noAgent(agentId, `no workflow ${this.agentWorkflowId(agentId)}`);
     return err as Error;
   }
 
   private noAgent(agentId: string, why: string): NotFoundError {
     const t = this.tenant;
-    return new NotFoundError(`unknown agent "${agentId}"${t !== undefined ? ` (tenant ${t})` : ''}: ${why}. Start one with \`starry run --agent ${agentId}${t !== undefined ? ` --tenant ${t}` : ''} …\``);
+    return new NotFoundError(
+      `unknown agent "${agentId}"${t !== undefined ? ` (tenant ${t})` : ''}: ${why}. Start one with \`starry run --agent ${agentId}${t !== undefined ? ` --tenant ${t}` : ''} …\``,
+    );
   }
 
   /**
@@ -645,10 +756,19 @@ export class AgentClient {
 }
 
 /** A submit's task fields, checked here (the client is an edge): the config is typed, parsed by its caller. */
-function submitPayload(input: { goal: string; priority?: number; taskId?: string; idempotencyKey?: string }): SubmitTaskInput {
+function submitPayload(input: {
+  goal: string;
+  priority?: number;
+  taskId?: string;
+  idempotencyKey?: string;
+}): SubmitTaskInput {
   if (input.idempotencyKey !== undefined) parsePayload(IdempotencyKeySchema, input.idempotencyKey, 'idempotency key');
   const { goal, priority, taskId } = input;
-  return parsePayload(SubmitTaskInputSchema, { goal, ...(priority !== undefined ? { priority } : {}), ...(taskId !== undefined ? { taskId } : {}) }, 'task') as SubmitTaskInput;
+  return parsePayload(
+    SubmitTaskInputSchema,
+    { goal, ...(priority !== undefined ? { priority } : {}), ...(taskId !== undefined ? { taskId } : {}) },
+    'task',
+  ) as SubmitTaskInput;
 }
 
 /**
@@ -664,7 +784,10 @@ function submitUpdateId(input: { idempotencyKey?: string; taskId?: string }): st
 
 /** The same answer for a task workflow that does not exist and one of another tenant. */
 function noTaskWorkflow(workflowId: string, cause?: unknown): NotFoundError {
-  return new NotFoundError(`no task workflow ${workflowId}: task workflow ids look like agent-<agentId>-task-<n> (see \`starry status <agent>\`)`, cause !== undefined ? { cause } : undefined);
+  return new NotFoundError(
+    `no task workflow ${workflowId}: task workflow ids look like agent-<agentId>-task-<n> (see \`starry status <agent>\`)`,
+    cause !== undefined ? { cause } : undefined,
+  );
 }
 
 /**
@@ -674,7 +797,10 @@ function noTaskWorkflow(workflowId: string, cause?: unknown): NotFoundError {
 function tenantNotRegistered(err: unknown): Error | undefined {
   for (let e: unknown = err, i = 0; e && i < 5; i++, e = (e as { cause?: unknown }).cause) {
     if (/search attribute Tenant is not defined/i.test((e as Error).message ?? '')) {
-      return new Error('this namespace has no Tenant search attribute, which a tenant\'s agent carries: register it (Keyword) once, as docs/DEPLOY.md step 1 shows, or with ensureSearchAttributes', { cause: err });
+      return new Error(
+        "this namespace has no Tenant search attribute, which a tenant's agent carries: register it (Keyword) once, as docs/DEPLOY.md step 1 shows, or with ensureSearchAttributes",
+        { cause: err },
+      );
     }
   }
   return undefined;
@@ -689,7 +815,9 @@ function updateFailure(err: unknown, what: string): unknown {
   const cause = err.cause;
   const type = cause instanceof ApplicationFailure ? requestErrorType(cause.type) : undefined;
   const message = `${what}: ${causeMessage(err)}`;
-  const issues = (type ? ((cause as ApplicationFailure).details?.[0] as { issues?: string[] } | undefined)?.issues : undefined) ?? [];
+  const issues =
+    (type ? ((cause as ApplicationFailure).details?.[0] as { issues?: string[] } | undefined)?.issues : undefined) ??
+    [];
   if (type === 'InvalidArgument') return new InvalidArgumentError(message, { cause: err, issues });
   return new RefusedError(message, { cause: err, issues }) as RequestError;
 }
@@ -706,5 +834,7 @@ const grpcStatus = { DEADLINE_EXCEEDED: 4 } as const;
 /** A query that no worker answered in time (busy or absent): the server's DEADLINE_EXCEEDED, wrapped. */
 function isQueryTimeout(err: unknown): boolean {
   const cause = (err as { cause?: { code?: number } }).cause;
-  return (err as { code?: number }).code === grpcStatus.DEADLINE_EXCEEDED || cause?.code === grpcStatus.DEADLINE_EXCEEDED;
+  return (
+    (err as { code?: number }).code === grpcStatus.DEADLINE_EXCEEDED || cause?.code === grpcStatus.DEADLINE_EXCEEDED
+  );
 }

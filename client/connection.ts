@@ -21,7 +21,10 @@ function pem(value: string): Buffer {
   return value.trimStart().startsWith('-----BEGIN') ? Buffer.from(value) : readFileSync(value);
 }
 
-/** Read TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_CERT/TEMPORAL_TLS_KEY (PEM content or file path). */
+/**
+ * Read TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_CERT/TEMPORAL_TLS_KEY (PEM content or file
+ * path).
+ */
 export function temporalEnv(env: NodeJS.ProcessEnv = process.env): TemporalEnv {
   const out: TemporalEnv = {
     address: env.TEMPORAL_ADDRESS ?? '127.0.0.1:7233',
@@ -58,12 +61,20 @@ export async function connectClient(e: TemporalEnv = temporalEnv()): Promise<Con
  * this host, its process is still alive: the server keeps listing a worker for a minute after it exits,
  * and an identity is `pid@host` by default, so a dead local worker is recognised at once.
  */
-export async function hasLiveWorker(connection: Connection, env: TemporalEnv, taskQueue = TASK_QUEUE): Promise<boolean> {
+export async function hasLiveWorker(
+  connection: Connection,
+  env: TemporalEnv,
+  taskQueue = TASK_QUEUE,
+): Promise<boolean> {
   return hasLiveWorkerOn(connection, env.namespace, taskQueue);
 }
 
 /** `hasLiveWorker` by namespace: what a client that holds a connection knows. */
-export async function hasLiveWorkerOn(connection: Pick<Connection, 'workflowService'>, namespace: string, taskQueue: string): Promise<boolean> {
+export async function hasLiveWorkerOn(
+  connection: Pick<Connection, 'workflowService'>,
+  namespace: string,
+  taskQueue: string,
+): Promise<boolean> {
   const res = await connection.workflowService.describeTaskQueue({
     namespace,
     taskQueue: { name: taskQueue, kind: 1 },

@@ -29,7 +29,11 @@ export type TaskEvent =
   | { kind: 'signal'; name: string; payload: unknown }
   /** The task moved to a fresh history (continue-as-new); following goes on in the new run. */
   | { kind: 'continued'; runId: string }
-  | { kind: 'end'; status: 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed out' | 'continued as new'; message?: string };
+  | {
+      kind: 'end';
+      status: 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed out' | 'continued as new';
+      message?: string;
+    };
 
 const decode = <T>(payloads: { payloads?: Payload[] | null } | null | undefined): T | undefined => {
   const p = payloads?.payloads?.[0];
@@ -118,7 +122,15 @@ export class TaskEventDecoder {
         const req = s.input as { name: string; tick: number };
         const res = decode<{ success: boolean; error?: NormalizedError }>(done.result);
         if (!res?.success) this.failedTools.add(req.name);
-        return [{ kind: 'tool', tick: req.tick, name: req.name, ok: !!res?.success, ...(res?.error ? { error: res.error } : {}) }];
+        return [
+          {
+            kind: 'tool',
+            tick: req.tick,
+            name: req.name,
+            ok: !!res?.success,
+            ...(res?.error ? { error: res.error } : {}),
+          },
+        ];
       }
       return [];
     }
@@ -144,12 +156,29 @@ export class TaskEventDecoder {
       return [{ kind: 'signal', name: sig.signalName ?? '', payload: decode(sig.input) }];
     }
     if (e.workflowExecutionCompletedEventAttributes) return [{ kind: 'end', status: 'completed' }];
-    if (e.workflowExecutionFailedEventAttributes) return [{ kind: 'end', status: 'failed', message: e.workflowExecutionFailedEventAttributes.failure?.message ?? undefined }];
+    if (e.workflowExecutionFailedEventAttributes)
+      return [
+        {
+          kind: 'end',
+          status: 'failed',
+          message: e.workflowExecutionFailedEventAttributes.failure?.message ?? undefined,
+        },
+      ];
     if (e.workflowExecutionCanceledEventAttributes) return [{ kind: 'end', status: 'canceled' }];
-    if (e.workflowExecutionTerminatedEventAttributes) return [{ kind: 'end', status: 'terminated', message: e.workflowExecutionTerminatedEventAttributes.reason ?? undefined }];
+    if (e.workflowExecutionTerminatedEventAttributes)
+      return [
+        {
+          kind: 'end',
+          status: 'terminated',
+          message: e.workflowExecutionTerminatedEventAttributes.reason ?? undefined,
+        },
+      ];
     if (e.workflowExecutionTimedOutEventAttributes) return [{ kind: 'end', status: 'timed out' }];
     const next = e.workflowExecutionContinuedAsNewEventAttributes;
-    if (next) return next.newExecutionRunId ? [{ kind: 'continued', runId: next.newExecutionRunId }] : [{ kind: 'end', status: 'continued as new' }];
+    if (next)
+      return next.newExecutionRunId
+        ? [{ kind: 'continued', runId: next.newExecutionRunId }]
+        : [{ kind: 'end', status: 'continued as new' }];
     return [];
   }
 }
@@ -162,7 +191,11 @@ export class TaskEventDecoder {
  * for await (const e of followTask(client, 'agent-a1-task-3')) print(e);
  * ```
  */
-export async function* followTask(client: Client, workflowId: string, opts: { signal?: AbortSignal; live?: boolean; runId?: string } = {}): AsyncGenerator<TaskEvent> {
+export async function* followTask(
+  client: Client,
+  workflowId: string,
+  opts: { signal?: AbortSignal; live?: boolean; runId?: string } = {},
+): AsyncGenerator<TaskEvent> {
   const decoder = new TaskEventDecoder();
   const live = opts.live ?? true;
   // Each long poll listens on the signal for its own duration; a long task makes many of them.
@@ -207,7 +240,11 @@ export async function* followTask(client: Client, workflowId: string, opts: { si
 
 /** The first run of a workflow's chain of runs (continue-as-new keeps the id, not the run). */
 async function firstRunId(client: Client, workflowId: string, signal?: AbortSignal): Promise<string | undefined> {
-  const describe = () => client.workflowService.describeWorkflowExecution({ namespace: client.options.namespace, execution: { workflowId } });
+  const describe = () =>
+    client.workflowService.describeWorkflowExecution({
+      namespace: client.options.namespace,
+      execution: { workflowId },
+    });
   const res = signal ? await client.withAbortSignal(signal, describe) : await describe();
   return res.workflowExecutionInfo?.firstRunId || undefined;
 }

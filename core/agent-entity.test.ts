@@ -10,21 +10,46 @@ import type { TaskCheckpoint } from './types';
 const config = parseAgentConfig({ safety: { tokenBudget: 1000 } }, 'scripted:x.json');
 const agentOf = () => new AgentEntity(newAgentData('a1', config), (taskId) => `wf-${taskId}`);
 
-const checkpoint: TaskCheckpoint = { messages: [], ticks: 2, callNumber: 2, tokensUsed: 50, toolCalls: [], injections: [], verifyAsked: false };
+const checkpoint: TaskCheckpoint = {
+  messages: [],
+  ticks: 2,
+  callNumber: 2,
+  tokensUsed: 50,
+  toolCalls: [],
+  injections: [],
+  verifyAsked: false,
+};
 
 /** What a task run returns, for the task the agent is running. */
-function runOutput(agent: AgentEntity, over: Partial<TaskRunOutput> & { outcome?: TaskRunOutput['result']['outcome'] } = {}): TaskRunOutput {
+function runOutput(
+  agent: AgentEntity,
+  over: Partial<TaskRunOutput> & { outcome?: TaskRunOutput['result']['outcome'] } = {},
+): TaskRunOutput {
   const c = agent.data.current!;
   const { outcome = 'COMPLETED', ...rest } = over;
   return {
-    result: { agentId: 'a1', taskId: c.task.taskId, workflowId: c.workflowId, outcome, agentState: 'EXECUTING', ticks: 2, tokensUsed: 50, toolCalls: [], injections: [] },
+    result: {
+      agentId: 'a1',
+      taskId: c.task.taskId,
+      workflowId: c.workflowId,
+      outcome,
+      agentState: 'EXECUTING',
+      ticks: 2,
+      tokensUsed: 50,
+      toolCalls: [],
+      injections: [],
+    },
     counters: initialCounters(),
     runTokens: 50,
     ...rest,
   };
 }
 
-const loopCap: LockVerdict = { agentState: 'SAFETY_LOCKOUT', reason: { code: 'LOOP_CAP', message: 'loop cap of 2 ticks reached' }, raiseAlert: false };
+const loopCap: LockVerdict = {
+  agentState: 'SAFETY_LOCKOUT',
+  reason: { code: 'LOOP_CAP', message: 'loop cap of 2 ticks reached' },
+  raiseAlert: false,
+};
 
 /** Start a task and suspend it with `lock`. */
 function suspendOne(agent: AgentEntity, lock = loopCap): string {
@@ -37,7 +62,12 @@ function suspendOne(agent: AgentEntity, lock = loopCap): string {
 describe('AgentEntity: the priority inbox', () => {
   it('runs lower priorities first and first come first served within a priority, numbering task ids', () => {
     const agent = agentOf();
-    const ids = [agent.submit({ goal: 'a' }), agent.submit({ goal: 'b', priority: 2 }), agent.submit({ goal: 'c' }), agent.submit({ goal: 'd', priority: 2 })].map((s) => s.taskId);
+    const ids = [
+      agent.submit({ goal: 'a' }),
+      agent.submit({ goal: 'b', priority: 2 }),
+      agent.submit({ goal: 'c' }),
+      agent.submit({ goal: 'd', priority: 2 }),
+    ].map((s) => s.taskId);
     expect(ids).toEqual(['task-1', 'task-2', 'task-3', 'task-4']);
     const order: string[] = [];
     while (agent.hasWork()) {
@@ -54,7 +84,9 @@ describe('AgentEntity: the priority inbox', () => {
     agent.submit({ goal: 'a', taskId: 'task-mine' });
     const before = JSON.stringify(agent.data);
     expect(() => agent.parseSubmit({ goal: ' ' })).toThrow(/the task needs a non-empty goal/);
-    expect(() => agent.submit({ goal: 'b', taskId: 'task-mine' })).toThrow('task id task-mine is already used by agent a1');
+    expect(() => agent.submit({ goal: 'b', taskId: 'task-mine' })).toThrow(
+      'task id task-mine is already used by agent a1',
+    );
     expect(() => agent.submit({ goal: 'b', priority: 0 })).toThrow('0 is reserved for SYSTEM_HALT');
     expect(JSON.stringify(agent.data)).toBe(before);
   });
@@ -80,7 +112,9 @@ describe('AgentEntity: a submit delivered again', () => {
     for (let i = 0; i < LIMITS.rememberedSubmits + 5; i++) agent.submit({ goal: `g${i}` }, `u${i}`);
     expect(agent.data.submits).toHaveLength(LIMITS.rememberedSubmits);
     expect(agent.answered('u0')).toBeUndefined();
-    expect(agent.answered(`u${LIMITS.rememberedSubmits + 4}`)).toMatchObject({ taskId: `task-${LIMITS.rememberedSubmits + 5}` });
+    expect(agent.answered(`u${LIMITS.rememberedSubmits + 4}`)).toMatchObject({
+      taskId: `task-${LIMITS.rememberedSubmits + 5}`,
+    });
   });
 });
 
@@ -95,7 +129,9 @@ describe('AgentEntity: a new agent', () => {
   it('refuses a submit that came after its acceptBy, when its client had stopped waiting, and changes nothing', () => {
     const agent = agentOf();
     const before = JSON.stringify(agent.data);
-    expect(() => agent.validateSubmit({ goal: 'late', acceptBy: 1_000 }, 'u1', 1_001)).toThrow(/after 1970-01-01T00:00:01.000Z, when its client stopped waiting for a worker: it is not run/);
+    expect(() => agent.validateSubmit({ goal: 'late', acceptBy: 1_000 }, 'u1', 1_001)).toThrow(
+      /after 1970-01-01T00:00:01.000Z, when its client stopped waiting for a worker: it is not run/,
+    );
     expect(() => agent.validateSubmit({ goal: 'in time', acceptBy: 1_000 }, 'u2', 1_000)).not.toThrow();
     expect(JSON.stringify(agent.data)).toBe(before);
   });
@@ -149,23 +185,38 @@ describe('AgentEntity: lockout', () => {
 
   it('says unlock of an agent that is not locked is a no-op and records nothing', () => {
     const agent = agentOf();
-    expect(agent.unlock({ resume: true })).toEqual({ unlocked: false, agentState: 'WAITING_FOR_EVENT', message: 'agent a1 is not locked (WAITING_FOR_EVENT): nothing to unlock' });
+    expect(agent.unlock({ resume: true })).toEqual({
+      unlocked: false,
+      agentState: 'WAITING_FOR_EVENT',
+      message: 'agent a1 is not locked (WAITING_FOR_EVENT): nothing to unlock',
+    });
     expect(agent.data.unlocks).toEqual([]);
   });
 
   it('adds tokens to the budget of later tasks, even those submitted with their own config', () => {
     const agent = agentOf();
-    suspendOne(agent, { agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: 'budget spent' }, raiseAlert: false });
+    suspendOne(agent, {
+      agentState: 'STOPPED',
+      reason: { code: 'BUDGET_EXHAUSTED', message: 'budget spent' },
+      raiseAlert: false,
+    });
     agent.unlock({ addTokens: 500 });
     expect(agent.data.config?.safety.tokenBudget).toBe(1500);
-    agent.submit({ goal: 'own config', config: parseAgentConfig({ safety: { tokenBudget: 2000 } }, 'scripted:y.json') });
+    agent.submit({
+      goal: 'own config',
+      config: parseAgentConfig({ safety: { tokenBudget: 2000 } }, 'scripted:y.json'),
+    });
     agent.startNext();
     expect(agent.data.config?.safety.tokenBudget).toBe(2500);
   });
 
   it('warns that a budget stop unlocked without tokens will stop again', () => {
     const agent = agentOf();
-    suspendOne(agent, { agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: 'budget spent' }, raiseAlert: false });
+    suspendOne(agent, {
+      agentState: 'STOPPED',
+      reason: { code: 'BUDGET_EXHAUSTED', message: 'budget spent' },
+      raiseAlert: false,
+    });
     agent.data.tokensUsed = 1000;
     expect(agent.unlock().message).toContain('the next LLM call will stop again; pass --add-tokens N');
   });
@@ -180,7 +231,10 @@ describe('AgentEntity: SYSTEM_HALT', () => {
     agent.submit({ goal: 'queued 2', priority: 1 });
     const h = agent.halt({ by: 'bob', note: 'runaway' });
     expect(h).toEqual({ forwardTo: 'wf-task-1', cleared: 2 });
-    expect(agent.data).toMatchObject({ agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT', message: 'SYSTEM_HALT by bob: runaway' } });
+    expect(agent.data).toMatchObject({
+      agentState: 'STOPPED',
+      reason: { code: 'SYSTEM_HALT', message: 'SYSTEM_HALT by bob: runaway' },
+    });
     expect(agent.data.inbox.items).toEqual([]);
     expect(agent.data.cancelledTasks.map((t) => [t.taskId, t.goal])).toEqual([
       ['task-3', 'queued 2'],
@@ -196,14 +250,22 @@ describe('AgentEntity: SYSTEM_HALT', () => {
     suspendOne(agent);
     const h = agent.halt({ by: 'ops', note: 'stop everything' });
     expect(h).toEqual({ forwardTo: undefined, cleared: 0 });
-    expect(agent.data).toMatchObject({ agentState: 'SAFETY_LOCKOUT', reason: loopCap.reason, halt: { by: 'ops', note: 'stop everything' } });
+    expect(agent.data).toMatchObject({
+      agentState: 'SAFETY_LOCKOUT',
+      reason: loopCap.reason,
+      halt: { by: 'ops', note: 'stop everything' },
+    });
     expect(agent.status()).toMatchObject({ reason: loopCap.reason, halt: { by: 'ops', note: 'stop everything' } });
     expect(agent.details()).toMatch(/SAFETY_LOCKOUT \(LOOP_CAP\)[^]*SYSTEM_HALT by ops: stop everything while locked/);
     // A second halt of a halted agent keeps the first halt's reason as well.
     const stopped = agentOf();
     stopped.halt({ by: 'first' });
     stopped.halt({ by: 'second' });
-    expect(stopped.data).toMatchObject({ agentState: 'STOPPED', reason: { message: 'SYSTEM_HALT by first' }, halt: { by: 'second' } });
+    expect(stopped.data).toMatchObject({
+      agentState: 'STOPPED',
+      reason: { message: 'SYSTEM_HALT by first' },
+      halt: { by: 'second' },
+    });
     agent.unlock({ resume: true });
     expect(agent.data.halt).toBeUndefined();
     expect(agent.status().halt).toBeUndefined();
@@ -213,20 +275,41 @@ describe('AgentEntity: SYSTEM_HALT', () => {
 describe('AgentEntity: what it reports', () => {
   it('reports the running task’s tick, and after it the tick its last task stopped at, not 0', () => {
     const agent = agentOf();
-    expect(agent.reported()).toEqual({ agentId: 'a1', agentState: 'WAITING_FOR_EVENT', tick: 0, tokensUsed: 0, lockReason: null });
+    expect(agent.reported()).toEqual({
+      agentId: 'a1',
+      agentState: 'WAITING_FOR_EVENT',
+      tick: 0,
+      tokensUsed: 0,
+      lockReason: null,
+    });
     agent.submit({ goal: 'loops' });
     agent.startNext();
     agent.progress({ taskId: 'task-1', tick: 3, runTokens: 40, counters: initialCounters() });
     expect(agent.reported()).toMatchObject({ agentState: 'EXECUTING', tick: 3, tokensUsed: 40 });
-    agent.finish(runOutput(agent, { outcome: 'SUSPENDED', lock: loopCap, checkpoint, result: { ...runOutput(agent).result, outcome: 'SUSPENDED', ticks: 4 } }));
-    expect(agent.reported()).toEqual({ agentId: 'a1', agentState: 'SAFETY_LOCKOUT', tick: 4, tokensUsed: 50, lockReason: 'LOOP_CAP' });
+    agent.finish(
+      runOutput(agent, {
+        outcome: 'SUSPENDED',
+        lock: loopCap,
+        checkpoint,
+        result: { ...runOutput(agent).result, outcome: 'SUSPENDED', ticks: 4 },
+      }),
+    );
+    expect(agent.reported()).toEqual({
+      agentId: 'a1',
+      agentState: 'SAFETY_LOCKOUT',
+      tick: 4,
+      tokensUsed: 50,
+      lockReason: 'LOOP_CAP',
+    });
   });
 });
 
 describe('AgentEntity: started without a config', () => {
   it('takes its first task’s config, and refuses a first task without one, saying what to send', () => {
     const agent = new AgentEntity(newAgentData('a1'), (taskId) => `wf-${taskId}`);
-    expect(() => agent.submit({ goal: 'no config' })).toThrow('agent a1 has no config yet: submit its first task with one (it names the LLM)');
+    expect(() => agent.submit({ goal: 'no config' })).toThrow(
+      'agent a1 has no config yet: submit its first task with one (it names the LLM)',
+    );
     expect(() => agent.parseSubmit({ goal: 'g', config: { safety: { maxTicks: 3 } } })).toThrow(/no LLM given/);
     expect(agent.status()).toMatchObject({ guide: '', llm: '', tokenBudget: 0 });
     agent.submit(agent.parseSubmit({ goal: 'first', config }));
@@ -265,13 +348,17 @@ describe('AgentEntity: human messages', () => {
   it('refuses messages beyond what a run or an idle agent keeps, with what to do', () => {
     const agent = agentOf();
     for (let i = 0; i < LIMITS.pendingMessages; i++) agent.message({ text: `idle ${i}` });
-    expect(() => agent.message({ text: 'one more' })).toThrow(/already holds 20 messages for its next task, the most it keeps: submit a task first/);
+    expect(() => agent.message({ text: 'one more' })).toThrow(
+      /already holds 20 messages for its next task, the most it keeps: submit a task first/,
+    );
     agent.submit({ goal: 'x' });
     agent.startNext();
     agent.takePendingMessages();
     for (let i = 0; i < LIMITS.messagesPerRun; i++) agent.message({ text: `busy ${i}` });
     expect(() => agent.validateMessage()).toThrow(RefusedError);
-    expect(() => agent.message({ text: 'one more' })).toThrow(/has already received 50 messages, the most one run takes/);
+    expect(() => agent.message({ text: 'one more' })).toThrow(
+      /has already received 50 messages, the most one run takes/,
+    );
   });
 });
 
@@ -282,13 +369,18 @@ describe('AgentEntity: what it carries', () => {
     let refused: Error | undefined;
     for (let i = 0; i < LIMITS.queuedTasks && !refused; i++) {
       try {
-        agent.submit({ goal, config: parseAgentConfig({ workspace: ['a', 'b', 'c'].map((r) => r.repeat(3000)) }, 'scripted:x.json') });
+        agent.submit({
+          goal,
+          config: parseAgentConfig({ workspace: ['a', 'b', 'c'].map((r) => r.repeat(3000)) }, 'scripted:x.json'),
+        });
       } catch (err) {
         refused = err as Error;
       }
     }
     expect(refused).toBeInstanceOf(RefusedError);
-    expect(refused?.message).toMatch(/would carry \d+ KB of queued, cancelled and recent tasks, more than the 1500 KB it keeps .*submit again when some have run/);
+    expect(refused?.message).toMatch(
+      /would carry \d+ KB of queued, cancelled and recent tasks, more than the 1500 KB it keeps .*submit again when some have run/,
+    );
     expect(jsonBytes(agent.data)).toBeLessThanOrEqual(LIMITS.agentStateBytes);
   });
 });
@@ -315,11 +407,13 @@ describe('AgentEntity: the contract at its door', () => {
     expect(() => agent.submit({ goal: 'one more' })).toThrow(/already has 100 tasks queued/);
   });
 
-  it('keeps a cancelled task\'s own config so it can be resubmitted as it was', () => {
+  it("keeps a cancelled task's own config so it can be resubmitted as it was", () => {
     const agent = agentOf();
     const own = parseAgentConfig({ guide: 'neutral' }, 'scripted:y.json');
     agent.submit({ goal: 'with its config', priority: 3, config: own });
     agent.halt({ by: 'ops' });
-    expect(agent.data.cancelledTasks).toEqual([expect.objectContaining({ taskId: 'task-1', goal: 'with its config', priority: 3, config: own })]);
+    expect(agent.data.cancelledTasks).toEqual([
+      expect.objectContaining({ taskId: 'task-1', goal: 'with its config', priority: 3, config: own }),
+    ]);
   });
 });

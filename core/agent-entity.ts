@@ -9,10 +9,28 @@
  */
 import { parseAgentConfig, type AgentConfig } from './config';
 import { formatLlmSpec } from './llm-spec';
-import { clear, dequeue, DEFAULT_TASK_PRIORITY, emptyInbox, enqueue, ordered, type PriorityInbox, type QueuedTask } from './priority-inbox';
+import {
+  clear,
+  dequeue,
+  DEFAULT_TASK_PRIORITY,
+  emptyInbox,
+  enqueue,
+  ordered,
+  type PriorityInbox,
+  type QueuedTask,
+} from './priority-inbox';
 import { initialCounters, type SafetyCounters } from './safety-monitor';
 import type { AgentStatus, CancelledTask, SubmitTaskResult, UnlockRecord, UnlockResult } from './contract';
-import { LIMITS, parsePayload, SUBMIT_EXPIRED, submitTaskInputSchema, type HaltInput, type HumanMessage, type SubmitTaskInput, type UnlockInput } from './payloads';
+import {
+  LIMITS,
+  parsePayload,
+  SUBMIT_EXPIRED,
+  submitTaskInputSchema,
+  type HaltInput,
+  type HumanMessage,
+  type SubmitTaskInput,
+  type UnlockInput,
+} from './payloads';
 import { RefusedError } from './errors';
 import { fitResult, jsonBytes } from './compact';
 import type { TaskRunOutput } from './task-run';
@@ -168,7 +186,15 @@ export class AgentEntity {
    */
   get empty(): boolean {
     const d = this.data;
-    return !d.current && !d.suspended && !d.inbox.items.length && !d.tasks.length && !d.cancelledTasks.length && !d.pendingMessages.length && !d.unlocks.length;
+    return (
+      !d.current &&
+      !d.suspended &&
+      !d.inbox.items.length &&
+      !d.tasks.length &&
+      !d.cancelledTasks.length &&
+      !d.pendingMessages.length &&
+      !d.unlocks.length
+    );
   }
 
   /**
@@ -208,9 +234,12 @@ export class AgentEntity {
         `agent ${d.agentId} is ${d.agentState}${why} and refuses tasks until a human unlocks it: starry unlock ${d.agentId}`,
       );
     }
-    if (!d.config && !input.config) throw new RefusedError(`agent ${d.agentId} has no config yet: submit its first task with one (it names the LLM)`);
+    if (!d.config && !input.config)
+      throw new RefusedError(`agent ${d.agentId} has no config yet: submit its first task with one (it names the LLM)`);
     if (d.inbox.items.length >= LIMITS.queuedTasks) {
-      throw new RefusedError(`agent ${d.agentId} already has ${d.inbox.items.length} tasks queued (the most it takes): submit again when some have run`);
+      throw new RefusedError(
+        `agent ${d.agentId} already has ${d.inbox.items.length} tasks queued (the most it takes): submit again when some have run`,
+      );
     }
     // Everything the agent carries goes through continue-as-new as one payload: keep it well inside 2 MB.
     const bytes = jsonBytes(d) + jsonBytes(input);
@@ -219,7 +248,8 @@ export class AgentEntity {
         `agent ${d.agentId} would carry ${Math.ceil(bytes / 1000)} KB of queued, cancelled and recent tasks, more than the ${LIMITS.agentStateBytes / 1000} KB it keeps (Temporal's payload limit is 2 MB): submit again when some have run, or with a shorter goal`,
       );
     }
-    if (input.taskId !== undefined && this.knows(input.taskId)) throw new RefusedError(`task id ${input.taskId} is already used by agent ${d.agentId}`);
+    if (input.taskId !== undefined && this.knows(input.taskId))
+      throw new RefusedError(`task id ${input.taskId} is already used by agent ${d.agentId}`);
     // Throws a RangeError naming the bad priority; nothing is changed.
     enqueue(emptyInbox(), { taskId: 'check', goal: input.goal, priority: input.priority ?? DEFAULT_TASK_PRIORITY });
   }
@@ -254,15 +284,21 @@ export class AgentEntity {
     if (!d.config && input.config) d.config = withAddedTokens(input.config, d.addedTokens ?? 0);
     let taskId = input.taskId;
     // The agent's own numbering skips ids a caller chose, so two tasks never share a workflow id.
-    while (taskId === undefined || (input.taskId === undefined && this.knows(taskId))) taskId = `task-${d.nextTaskNumber++}`;
-    const task: Omit<QueuedTask, 'seq'> = { taskId, goal: input.goal, priority: input.priority ?? DEFAULT_TASK_PRIORITY };
+    while (taskId === undefined || (input.taskId === undefined && this.knows(taskId)))
+      taskId = `task-${d.nextTaskNumber++}`;
+    const task: Omit<QueuedTask, 'seq'> = {
+      taskId,
+      goal: input.goal,
+      priority: input.priority ?? DEFAULT_TASK_PRIORITY,
+    };
     if (input.config) task.config = input.config;
     d.inbox = enqueue(d.inbox, task);
     // A cancelled task submitted again under its id is no longer cancelled.
     d.cancelledTasks = d.cancelledTasks.filter((c) => c.taskId !== taskId);
     const position = ordered(d.inbox).findIndex((t) => t.taskId === taskId) + (d.current ? 1 : 0);
     const result = { taskId, workflowId: this.workflowIdOf(taskId), position };
-    if (updateId !== undefined) d.submits = [...(d.submits ?? []), { updateId, result }].slice(-LIMITS.rememberedSubmits);
+    if (updateId !== undefined)
+      d.submits = [...(d.submits ?? []), { updateId, result }].slice(-LIMITS.rememberedSubmits);
     return result;
   }
 
@@ -303,7 +339,13 @@ export class AgentEntity {
     return this.data.pendingMessages.splice(0);
   }
 
-  progress(p: { taskId: string; tick: number; runTokens: number; counters: SafetyCounters; lastErrorCode?: string }): void {
+  progress(p: {
+    taskId: string;
+    tick: number;
+    runTokens: number;
+    counters: SafetyCounters;
+    lastErrorCode?: string;
+  }): void {
     const c = this.data.current;
     if (!c || c.task.taskId !== p.taskId) return;
     c.tick = p.tick;
@@ -340,7 +382,10 @@ export class AgentEntity {
   private record(result: TaskResult): void {
     const d = this.data;
     // Kept compact: the full transcript lives in the task workflow's own result and history.
-    d.tasks = keepRecent([...d.tasks.filter((t) => t.taskId !== result.taskId), fitResult(result, LIMITS.keptResultBytes)]);
+    d.tasks = keepRecent([
+      ...d.tasks.filter((t) => t.taskId !== result.taskId),
+      fitResult(result, LIMITS.keptResultBytes),
+    ]);
   }
 
   /**
@@ -362,7 +407,13 @@ export class AgentEntity {
     const { cleared, inbox } = clear(d.inbox);
     d.inbox = inbox;
     const reason = `cancelled by SYSTEM_HALT (${by}) before it started; resubmit it to run it`;
-    const records = cleared.map((t): CancelledTask => ({ taskId: t.taskId, goal: t.goal, priority: t.priority, reason, ...(t.config ? { config: t.config } : {}) }));
+    const records = cleared.map((t): CancelledTask => ({
+      taskId: t.taskId,
+      goal: t.goal,
+      priority: t.priority,
+      reason,
+      ...(t.config ? { config: t.config } : {}),
+    }));
     d.cancelledTasks = [...d.cancelledTasks, ...records].slice(-LIMITS.cancelledTasks);
     return { forwardTo: d.current?.workflowId, cleared: cleared.length };
   }
@@ -371,10 +422,14 @@ export class AgentEntity {
   validateMessage(): void {
     const d = this.data;
     if (d.current && (d.current.messages ?? 0) >= LIMITS.messagesPerRun) {
-      throw new RefusedError(`task ${d.current.task.taskId} has already received ${LIMITS.messagesPerRun} messages, the most one run takes: wait for it to end, or halt it`);
+      throw new RefusedError(
+        `task ${d.current.task.taskId} has already received ${LIMITS.messagesPerRun} messages, the most one run takes: wait for it to end, or halt it`,
+      );
     }
     if (!d.current && d.pendingMessages.length >= LIMITS.pendingMessages) {
-      throw new RefusedError(`agent ${d.agentId} already holds ${d.pendingMessages.length} messages for its next task, the most it keeps: submit a task first`);
+      throw new RefusedError(
+        `agent ${d.agentId} already holds ${d.pendingMessages.length} messages for its next task, the most it keeps: submit a task first`,
+      );
     }
   }
 
@@ -399,10 +454,15 @@ export class AgentEntity {
   unlock(input: UnlockInput = {}): UnlockResult {
     const d = this.data;
     if (!this.locked) {
-      return { unlocked: false, agentState: d.agentState, message: `agent ${d.agentId} is not locked (${d.agentState}): nothing to unlock` };
+      return {
+        unlocked: false,
+        agentState: d.agentState,
+        message: `agent ${d.agentId} is not locked (${d.agentState}): nothing to unlock`,
+      };
     }
     const addTokens = input.addTokens ?? 0;
-    if (!Number.isInteger(addTokens) || addTokens < 0) throw new RangeError(`addTokens must be a whole number >= 0, got ${addTokens}`);
+    if (!Number.isInteger(addTokens) || addTokens < 0)
+      throw new RangeError(`addTokens must be a whole number >= 0, got ${addTokens}`);
     const from = d.agentState;
     const reason = d.reason;
     const record: UnlockRecord = { by: input.by ?? 'a human operator', from, resume: !!input.resume, addTokens };
@@ -435,7 +495,9 @@ export class AgentEntity {
     }
     const budget = d.config?.safety.tokenBudget;
     if (reason?.code === 'BUDGET_EXHAUSTED' && addTokens === 0 && budget !== undefined && d.tokensUsed >= budget) {
-      notes.push(`the budget is still exhausted (${d.tokensUsed} of ${budget} tokens): the next LLM call will stop again; pass --add-tokens N to raise it`);
+      notes.push(
+        `the budget is still exhausted (${d.tokensUsed} of ${budget} tokens): the next LLM call will stop again; pass --add-tokens N to raise it`,
+      );
     }
     return { unlocked: true, agentState: d.agentState, message: notes.join('; ') };
   }
@@ -451,7 +513,13 @@ export class AgentEntity {
 
   /** What a task about to start reports (`TaskRun.reported`), given as its search attributes at its start. */
   taskStartReported(next: NextRun): Reported {
-    return { agentId: this.data.agentId, agentState: 'EXECUTING', tick: next.checkpoint?.ticks ?? 0, tokensUsed: next.checkpoint?.tokensUsed ?? 0, lockReason: null };
+    return {
+      agentId: this.data.agentId,
+      agentState: 'EXECUTING',
+      tick: next.checkpoint?.ticks ?? 0,
+      tokensUsed: next.checkpoint?.tokensUsed ?? 0,
+      lockReason: null,
+    };
   }
 
   /** The agent's `state` query (`AgentStatus`). */
@@ -472,7 +540,13 @@ export class AgentEntity {
     };
     if (d.reason) s.reason = d.reason;
     if (d.halt) s.halt = d.halt;
-    if (d.current) s.currentTask = { taskId: d.current.task.taskId, workflowId: d.current.workflowId, tick: d.current.tick, runTokens: d.current.runTokens };
+    if (d.current)
+      s.currentTask = {
+        taskId: d.current.task.taskId,
+        workflowId: d.current.workflowId,
+        tick: d.current.tick,
+        runTokens: d.current.runTokens,
+      };
     if (d.suspended) s.suspendedTask = { taskId: d.suspended.task.taskId, workflowId: d.suspended.workflowId };
     return s;
   }
@@ -487,9 +561,13 @@ export class AgentEntity {
       d.reason ? `> ${d.reason.message}` : '',
       d.halt ? `> and SYSTEM_HALT by ${d.halt.by}${d.halt.note ? `: ${d.halt.note}` : ''} while locked` : '',
       this.locked ? `- **locked**: refuses tasks until \`starry unlock ${d.agentId}\`` : '',
-      c ? `- tokens **${d.tokensUsed}** / ${c.safety.tokenBudget} · guide \`${c.guide}\` · llm \`${formatLlmSpec(c.llm)}\`` : `- tokens **${d.tokensUsed}** · no config yet`,
+      c
+        ? `- tokens **${d.tokensUsed}** / ${c.safety.tokenBudget} · guide \`${c.guide}\` · llm \`${formatLlmSpec(c.llm)}\``
+        : `- tokens **${d.tokensUsed}** · no config yet`,
       d.current ? `- running **${d.current.task.taskId}** at tick ${d.current.tick}` : '- no task running',
-      d.suspended ? `- suspended **${d.suspended.task.taskId}**: \`starry unlock ${d.agentId} --resume\` continues it` : '',
+      d.suspended
+        ? `- suspended **${d.suspended.task.taskId}**: \`starry unlock ${d.agentId} --resume\` continues it`
+        : '',
       `- queue: ${queue.length ? queue.map((t) => `${t.taskId} (p${t.priority})`).join(', ') : 'empty'}`,
       d.cancelledTasks.length ? `- cancelled by halt: ${d.cancelledTasks.length}` : '',
     ]

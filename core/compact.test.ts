@@ -16,9 +16,24 @@ describe('compact', () => {
   it('keeps a result with a 1.5 MB tool argument small', () => {
     const big = 'w'.repeat(1_500_000);
     const result: TaskResult = {
-      agentId: 'a', taskId: 'task-1', workflowId: 'agent-a-task-1', outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: 1, tokensUsed: 1,
-      toolCalls: [{ tick: 1, name: 'fs.write', args: { path: 'big.txt', content: big }, fingerprint: '0123456789abcdef', status: 'ok' }],
-      injections: [], finalText: 'done',
+      agentId: 'a',
+      taskId: 'task-1',
+      workflowId: 'agent-a-task-1',
+      outcome: 'COMPLETED',
+      agentState: 'WAITING_FOR_EVENT',
+      ticks: 1,
+      tokensUsed: 1,
+      toolCalls: [
+        {
+          tick: 1,
+          name: 'fs.write',
+          args: { path: 'big.txt', content: big },
+          fingerprint: '0123456789abcdef',
+          status: 'ok',
+        },
+      ],
+      injections: [],
+      finalText: 'done',
     };
     const kept = compactResult(result);
     expect(JSON.stringify(kept).length).toBeLessThan(3_000);
@@ -26,10 +41,24 @@ describe('compact', () => {
     expect(kept.finalText).toBe('done');
   });
 
-  const call = (i: number, content: string) => ({ tick: i, name: 'fs.write', args: { path: `f${i}.txt`, content }, fingerprint: '0123456789abcdef', status: 'ok' as const });
+  const call = (i: number, content: string) => ({
+    tick: i,
+    name: 'fs.write',
+    args: { path: `f${i}.txt`, content },
+    fingerprint: '0123456789abcdef',
+    status: 'ok' as const,
+  });
   const resultWith = (toolCalls: TaskResult['toolCalls']): TaskResult => ({
-    agentId: 'a', taskId: 'task-1', workflowId: 'agent-a-task-1', outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: toolCalls.length, tokensUsed: 1,
-    toolCalls, injections: toolCalls.map((c) => ({ tick: c.tick, kind: 'PAIN' as const, text: 'p'.repeat(3000) })), finalText: 'done',
+    agentId: 'a',
+    taskId: 'task-1',
+    workflowId: 'agent-a-task-1',
+    outcome: 'COMPLETED',
+    agentState: 'WAITING_FOR_EVENT',
+    ticks: toolCalls.length,
+    tokensUsed: 1,
+    toolCalls,
+    injections: toolCalls.map((c) => ({ tick: c.tick, kind: 'PAIN' as const, text: 'p'.repeat(3000) })),
+    finalText: 'done',
   });
 
   it('counts UTF-8 bytes of the JSON, as the payload converter stores it', () => {
@@ -50,7 +79,10 @@ describe('compact', () => {
     expect(jsonBytes(kept)).toBeLessThanOrEqual(16_000);
     expect(kept.toolCalls.length).toBeGreaterThan(0);
     expect(kept.toolCalls.at(-1)?.tick).toBe(1000);
-    expect(kept.omitted).toEqual({ toolCalls: 1000 - kept.toolCalls.length, injections: 1000 - kept.injections.length });
+    expect(kept.omitted).toEqual({
+      toolCalls: 1000 - kept.toolCalls.length,
+      injections: 1000 - kept.injections.length,
+    });
     expect(kept.finalText).toBe('done');
   });
 

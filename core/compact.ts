@@ -22,7 +22,9 @@ export function cutStrings(value: unknown, max: number = LIMITS.keptStringChars)
   if (typeof value === 'string') return cut(value, max);
   if (Array.isArray(value)) return value.map((v) => cutStrings(v, max));
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, cutStrings(v, max)]));
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => [k, cutStrings(v, max)]),
+    );
   }
   return value;
 }
@@ -61,7 +63,10 @@ export function fitResult(result: TaskResult, maxBytes: number): TaskResult {
     keep = Math.floor(keep / 2);
     const toolCalls = all.toolCalls.slice(all.toolCalls.length - Math.min(keep, all.toolCalls.length));
     const injections = all.injections.slice(all.injections.length - Math.min(keep, all.injections.length));
-    const omitted = { toolCalls: (result.omitted?.toolCalls ?? 0) + all.toolCalls.length - toolCalls.length, injections: (result.omitted?.injections ?? 0) + all.injections.length - injections.length };
+    const omitted = {
+      toolCalls: (result.omitted?.toolCalls ?? 0) + all.toolCalls.length - toolCalls.length,
+      injections: (result.omitted?.injections ?? 0) + all.injections.length - injections.length,
+    };
     r = { ...r, toolCalls, injections, omitted };
   }
   return r;

@@ -13,10 +13,31 @@ describe('parseAgentConfig', () => {
   it('fills in every default of an empty config', () => {
     const c = parseAgentConfig({}, 'scripted:/x.json');
     // The seeds' verification step is on unless a config turns it off.
-    expect(c).toMatchObject({ guide: 'pain', llm: { provider: 'scripted', file: '/x.json' }, workspace: ['./workspace'], contextWindow: 40, verify: true });
+    expect(c).toMatchObject({
+      guide: 'pain',
+      llm: { provider: 'scripted', file: '/x.json' },
+      workspace: ['./workspace'],
+      contextWindow: 40,
+      verify: true,
+    });
     expect(parseAgentConfig({ verify: false }, 'scripted:/x.json').verify).toBe(false);
-    expect(c.safety).toEqual({ maxTicks: 50, tokenBudget: 100000, repeatThreshold: 3, frustrationThreshold: 5, cascadeWindow: 10, cascadeErrors: 8, toolTimeoutMs: 30000, llmTimeoutMs: 120000, maxOutputTokens: 8192 });
-    expect(c.retry).toEqual({ initialIntervalMs: 1000, backoffCoefficient: 2, maximumIntervalMs: 30000, maximumAttempts: 5 });
+    expect(c.safety).toEqual({
+      maxTicks: 50,
+      tokenBudget: 100000,
+      repeatThreshold: 3,
+      frustrationThreshold: 5,
+      cascadeWindow: 10,
+      cascadeErrors: 8,
+      toolTimeoutMs: 30000,
+      llmTimeoutMs: 120000,
+      maxOutputTokens: 8192,
+    });
+    expect(c.retry).toEqual({
+      initialIntervalMs: 1000,
+      backoffCoefficient: 2,
+      maximumIntervalMs: 30000,
+      maximumAttempts: 5,
+    });
   });
 
   it('fills in the defaults of a partial config, field by field', () => {
@@ -42,50 +63,79 @@ describe('parseAgentConfig', () => {
   });
 
   it('bounds every number so payloads and histories stay inside Temporal limits', () => {
-    const e = catchError(() => parseAgentConfig({ safety: { maxTicks: 1_000_000 }, tools: { maxOutputBytes: 16 * 1024 * 1024 } }, 'scripted:/x.json'));
+    const e = catchError(() =>
+      parseAgentConfig(
+        { safety: { maxTicks: 1_000_000 }, tools: { maxOutputBytes: 16 * 1024 * 1024 } },
+        'scripted:/x.json',
+      ),
+    );
     expect(e.issues).toEqual(['safety.maxTicks: must be <= 100000', 'tools.maxOutputBytes: must be <= 1048576']);
   });
 
   it('takes the owner’s instructions and a tool allow-list, and refuses an entry that is no tool name', () => {
-    const cfg = parseAgentConfig({ instructions: 'Answer in French.', tools: { allow: ['fs.read', 'weather', 'github.*'] } }, 'scripted:/x.json');
-    expect(cfg).toMatchObject({ instructions: 'Answer in French.', tools: { allow: ['fs.read', 'weather', 'github.*'] } });
+    const cfg = parseAgentConfig(
+      { instructions: 'Answer in French.', tools: { allow: ['fs.read', 'weather', 'github.*'] } },
+      'scripted:/x.json',
+    );
+    expect(cfg).toMatchObject({
+      instructions: 'Answer in French.',
+      tools: { allow: ['fs.read', 'weather', 'github.*'] },
+    });
     expect(parseAgentConfig({}, 'scripted:/x.json').tools.allow).toBeUndefined();
     // Whether a name is one of the worker's tools is the worker's to say, at submit.
-    const e = catchError(() => parseAgentConfig({ instructions: 'x'.repeat(16_001), tools: { allow: ['rm -rf'] } }, 'scripted:/x.json'));
+    const e = catchError(() =>
+      parseAgentConfig({ instructions: 'x'.repeat(16_001), tools: { allow: ['rm -rf'] } }, 'scripted:/x.json'),
+    );
     expect(e.issues).toEqual([
       'instructions: must be at most 16000 characters',
       'tools.allow.0: "rm -rf" is not a tool name (e.g. fs.read, fs.write, or github.* for every tool of the MCP server github)',
     ]);
-    expect(catchError(() => parseAgentConfig({ tools: { allow: [] } }, 'scripted:/x.json')).issues).toEqual(['tools.allow: allow needs at least one tool (leave it out to offer every tool)']);
+    expect(catchError(() => parseAgentConfig({ tools: { allow: [] } }, 'scripted:/x.json')).issues).toEqual([
+      'tools.allow: allow needs at least one tool (leave it out to offer every tool)',
+    ]);
   });
 
   it('takes MCP servers over stdio and Streamable HTTP, and names what is wrong with one', () => {
     const cfg = parseAgentConfig(
-      { tools: { mcp: { files: { command: 'node', args: ['server.js'], env: { TOKEN: '${env:FILES_TOKEN}' } }, github: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:GH}' } } } } },
+      {
+        tools: {
+          mcp: {
+            files: { command: 'node', args: ['server.js'], env: { TOKEN: '${env:FILES_TOKEN}' } },
+            github: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:GH}' } },
+          },
+        },
+      },
       'scripted:/x.json',
     );
     expect(cfg.tools.mcp).toEqual({
       files: { command: 'node', args: ['server.js'], env: { TOKEN: '${env:FILES_TOKEN}' } },
       github: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer ${env:GH}' } },
     });
-    expect(parseAgentConfig({ tools: { mcp: { a: { command: 'node' } } } }, 'scripted:/x.json').tools.mcp).toEqual({ a: { command: 'node', args: [] } });
-    expect(catchError(() => parseAgentConfig({ tools: { mcp: { fs: { command: 'node' } } } }, 'scripted:/x.json')).issues).toEqual([
-      "tools.mcp: an MCP server may not be named like a built-in tool's prefix (fs, shell, http)",
-    ]);
-    expect(catchError(() => parseAgentConfig({ tools: { mcp: { 'my server': { command: 'node' } } } }, 'scripted:/x.json')).issues[0]).toContain(
-      'an MCP server name is a letter, then letters, digits, _ or -',
-    );
-    expect(catchError(() => parseAgentConfig({ tools: { mcp: { a: { url: 'ftp://x' } } } }, 'scripted:/x.json')).issues).toEqual(['tools.mcp.a.url: must be an http(s) URL']);
-    expect(catchError(() => parseAgentConfig({ tools: { mcp: { a: { program: 'x' } } } }, 'scripted:/x.json')).issues).toEqual([
-      'tools.mcp.a: an MCP server is {command, args?, env?} (stdio) or {url, headers?} (Streamable HTTP)',
-    ]);
+    expect(parseAgentConfig({ tools: { mcp: { a: { command: 'node' } } } }, 'scripted:/x.json').tools.mcp).toEqual({
+      a: { command: 'node', args: [] },
+    });
+    expect(
+      catchError(() => parseAgentConfig({ tools: { mcp: { fs: { command: 'node' } } } }, 'scripted:/x.json')).issues,
+    ).toEqual(["tools.mcp: an MCP server may not be named like a built-in tool's prefix (fs, shell, http)"]);
+    expect(
+      catchError(() => parseAgentConfig({ tools: { mcp: { 'my server': { command: 'node' } } } }, 'scripted:/x.json'))
+        .issues[0],
+    ).toContain('an MCP server name is a letter, then letters, digits, _ or -');
+    expect(
+      catchError(() => parseAgentConfig({ tools: { mcp: { a: { url: 'ftp://x' } } } }, 'scripted:/x.json')).issues,
+    ).toEqual(['tools.mcp.a.url: must be an http(s) URL']);
+    expect(
+      catchError(() => parseAgentConfig({ tools: { mcp: { a: { program: 'x' } } } }, 'scripted:/x.json')).issues,
+    ).toEqual(['tools.mcp.a: an MCP server is {command, args?, env?} (stdio) or {url, headers?} (Streamable HTTP)']);
   });
 
   it('refuses unknown fields and an inverted cascade', () => {
-    expect(catchError(() => parseAgentConfig({ colour: 'red' }, 'scripted:/x.json')).issues[0]).toMatch(/Unrecognized key/);
-    expect(catchError(() => parseAgentConfig({ safety: { cascadeWindow: 3, cascadeErrors: 5 } }, 'scripted:/x.json')).issues).toEqual([
-      'safety.cascadeErrors: cascadeErrors must be <= cascadeWindow',
-    ]);
+    expect(catchError(() => parseAgentConfig({ colour: 'red' }, 'scripted:/x.json')).issues[0]).toMatch(
+      /Unrecognized key/,
+    );
+    expect(
+      catchError(() => parseAgentConfig({ safety: { cascadeWindow: 3, cascadeErrors: 5 } }, 'scripted:/x.json')).issues,
+    ).toEqual(['safety.cascadeErrors: cascadeErrors must be <= cascadeWindow']);
   });
 
   it('says how to give an LLM when none is given', () => {

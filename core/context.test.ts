@@ -37,7 +37,14 @@ describe('the token-aware window', () => {
   const stored = (role: 'assistant' | 'tool', bytes: number, ref = 'r'): TranscriptEntry => ({ role, ref, bytes });
   /** A head of 2 entries, then `n` turns of an assistant message and a tool result of `bytes` each. */
   function transcript(n: number, bytes: number): TranscriptEntry[] {
-    return [system, goal, ...Array.from({ length: n }, (_, i) => [stored('assistant', 200, `a${i}`), stored('tool', bytes, `t${i}`)]).flat()];
+    return [
+      system,
+      goal,
+      ...Array.from({ length: n }, (_, i) => [
+        stored('assistant', 200, `a${i}`),
+        stored('tool', bytes, `t${i}`),
+      ]).flat(),
+    ];
   }
   const limits = { maxMessages: 40, maxTokens: 64_000, bytesPerToken: 4 };
 

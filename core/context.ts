@@ -26,7 +26,11 @@ const MIN_RESULT_CHARS = 500;
  * assembleContext({ messages, window: 40 })
  * ```
  */
-export function assembleContext<M extends { role: ChatMessage['role'] }>(opts: { messages: readonly M[]; window: number; anchored?: number }): M[] {
+export function assembleContext<M extends { role: ChatMessage['role'] }>(opts: {
+  messages: readonly M[];
+  window: number;
+  anchored?: number;
+}): M[] {
   const anchored = opts.anchored ?? 2;
   const head = opts.messages.slice(0, anchored);
   const rest = opts.messages.slice(anchored);
@@ -119,5 +123,8 @@ export function windowStart(entries: readonly TranscriptEntry[], limits: WindowL
  */
 export function resultChars(head: readonly TranscriptEntry[], limits: WindowLimits, cap: number, calls = 1): number {
   const room = Math.max(0, limits.maxTokens - entriesTokens(head, limits.bytesPerToken));
-  return Math.max(MIN_RESULT_CHARS, Math.min(cap, Math.floor((room * RESULT_SHARE * limits.bytesPerToken) / Math.max(1, calls))));
+  return Math.max(
+    MIN_RESULT_CHARS,
+    Math.min(cap, Math.floor((room * RESULT_SHARE * limits.bytesPerToken) / Math.max(1, calls))),
+  );
 }

@@ -17,10 +17,25 @@ const fails = (schema: { safeParse(x: unknown): { success: boolean } }, raw: unk
 
 describe('the contract schemas', () => {
   it('accept the documented payloads', () => {
-    expect(SubmitTaskInputSchema.parse({ goal: 'read notes.md', priority: 3, taskId: 'task-mine', config: { safety: { maxTicks: 3 } } })).toMatchObject({ goal: 'read notes.md' });
-    expect(UnlockInputSchema.parse({ resume: true, addTokens: 5000, note: 'ok', by: 'alice' })).toEqual({ resume: true, addTokens: 5000, note: 'ok', by: 'alice' });
+    expect(
+      SubmitTaskInputSchema.parse({
+        goal: 'read notes.md',
+        priority: 3,
+        taskId: 'task-mine',
+        config: { safety: { maxTicks: 3 } },
+      }),
+    ).toMatchObject({ goal: 'read notes.md' });
+    expect(UnlockInputSchema.parse({ resume: true, addTokens: 5000, note: 'ok', by: 'alice' })).toEqual({
+      resume: true,
+      addTokens: 5000,
+      note: 'ok',
+      by: 'alice',
+    });
     expect(HaltInputSchema.parse({})).toEqual({});
-    expect(HumanMessageSchema.parse({ text: 'also check b.md', by: 'bob' })).toEqual({ text: 'also check b.md', by: 'bob' });
+    expect(HumanMessageSchema.parse({ text: 'also check b.md', by: 'bob' })).toEqual({
+      text: 'also check b.md',
+      by: 'bob',
+    });
   });
 
   // The corpus of malformed payloads: wrong types, missing fields, huge strings, negative numbers, unknown fields.
@@ -45,21 +60,46 @@ describe('the contract schemas', () => {
     ['message: text missing', HumanMessageSchema, {}],
     ['message: text huge', HumanMessageSchema, { text: 'm'.repeat(LIMITS.messageChars + 1) }],
     ['message: not an object', HumanMessageSchema, 'hello'],
-    ['progress: fractional tokens', TaskProgressSchema, { taskId: 'task-1', tick: 1, tokensUsed: 10.5, runTokens: 1, counters: { consecutiveFailures: 0, repeat: null, window: [] } }],
-    ['progress: negative tokens', TaskProgressSchema, { taskId: 'task-1', tick: 1, tokensUsed: -5, runTokens: 1, counters: { consecutiveFailures: 0, repeat: null, window: [] } }],
+    [
+      'progress: fractional tokens',
+      TaskProgressSchema,
+      {
+        taskId: 'task-1',
+        tick: 1,
+        tokensUsed: 10.5,
+        runTokens: 1,
+        counters: { consecutiveFailures: 0, repeat: null, window: [] },
+      },
+    ],
+    [
+      'progress: negative tokens',
+      TaskProgressSchema,
+      {
+        taskId: 'task-1',
+        tick: 1,
+        tokensUsed: -5,
+        runTokens: 1,
+        counters: { consecutiveFailures: 0, repeat: null, window: [] },
+      },
+    ],
   ])('refuse %s', (_name, schema, raw) => {
     expect(fails(schema, raw)).toBe(true);
   });
 });
 
 describe('ids', () => {
-  it.each(['default', 'demo-agent', 'a.b_c-9', 'A'])('accepts agent id %s', (id) => expect(AgentIdSchema.parse(id)).toBe(id));
+  it.each(['default', 'demo-agent', 'a.b_c-9', 'A'])('accepts agent id %s', (id) =>
+    expect(AgentIdSchema.parse(id)).toBe(id),
+  );
 
-  it.each(['', '-x', 'a b', 'a/b', '../x', 'é', 'col-task-2', 'a-task', 'x'.repeat(65), 'a\u0000b'])('refuses agent id %j', (id) => {
-    expect(fails(AgentIdSchema, id)).toBe(true);
-  });
+  it.each(['', '-x', 'a b', 'a/b', '../x', 'é', 'col-task-2', 'a-task', 'x'.repeat(65), 'a\u0000b'])(
+    'refuses agent id %j',
+    (id) => {
+      expect(fails(AgentIdSchema, id)).toBe(true);
+    },
+  );
 
-  it('keeps agent and task workflow ids apart: no agent id can name another agent\'s task', () => {
+  it("keeps agent and task workflow ids apart: no agent id can name another agent's task", () => {
     // `agent-col-task-2` is agent col's task-2; an agent named `col-task-2` would collide, so it is refused.
     expect(fails(AgentIdSchema, 'col-task-2')).toBe(true);
     expect(TaskIdSchema.parse('task-2')).toBe('task-2');
@@ -99,7 +139,16 @@ describe('result schemas', () => {
       reason: { code: 'LOOP_CAP', message: 'tick cap' },
       ticks: 3,
       tokensUsed: 660,
-      toolCalls: [{ tick: 1, name: 'fs.read', args: { path: 'x' }, fingerprint: '0123456789abcdef', status: 'failed', error: { code: 'ENOENT', kind: 'execution', message: 'no', source: 'fs.read' } }],
+      toolCalls: [
+        {
+          tick: 1,
+          name: 'fs.read',
+          args: { path: 'x' },
+          fingerprint: '0123456789abcdef',
+          status: 'failed',
+          error: { code: 'ENOENT', kind: 'execution', message: 'no', source: 'fs.read' },
+        },
+      ],
       injections: [{ tick: 1, kind: 'PAIN', text: 'ouch' }],
     };
     expect(TaskResultSchema.parse(result)).toEqual(result);

@@ -62,8 +62,14 @@ export function nameSchema(name: string) {
     .string({ error: `${name} must be a string` })
     .min(1, `${name} must not be empty`)
     .max(64, `${name} must be at most 64 characters`)
-    .regex(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, `${name} may hold only letters, digits, "_", "." and "-", and must start with a letter or digit`)
-    .refine((id) => !id.includes('-task'), `${name} must not contain "-task" (it separates agents from their tasks in workflow ids)`);
+    .regex(
+      /^[A-Za-z0-9][A-Za-z0-9_.-]*$/,
+      `${name} may hold only letters, digits, "_", "." and "-", and must start with a letter or digit`,
+    )
+    .refine(
+      (id) => !id.includes('-task'),
+      `${name} must not contain "-task" (it separates agents from their tasks in workflow ids)`,
+    );
 }
 
 /**
@@ -104,14 +110,25 @@ export const HumanMessageSchema = humanMessageSchema();
 export const TaskProgressSchema = taskProgressSchema();
 export const TaskEndedSchema = taskEndedSchema();
 
-export const SubmitTaskResultSchema = z.object({ taskId: z.string(), workflowId: z.string(), position: z.number().int() });
+export const SubmitTaskResultSchema = z.object({
+  taskId: z.string(),
+  workflowId: z.string(),
+  position: z.number().int(),
+});
 export type SubmitTaskResult = z.infer<typeof SubmitTaskResultSchema>;
 
-export const UnlockResultSchema = z.object({ unlocked: z.boolean(), agentState: AgentStateSchema, message: z.string() });
+export const UnlockResultSchema = z.object({
+  unlocked: z.boolean(),
+  agentState: AgentStateSchema,
+  message: z.string(),
+});
 export type UnlockResult = z.infer<typeof UnlockResultSchema>;
 
 /** Where a human message went: to the running task, or kept for the agent's next task. */
-export const MessageResultSchema = z.object({ delivered: z.enum(['running task', 'next task']), taskId: TaskIdSchema.optional() });
+export const MessageResultSchema = z.object({
+  delivered: z.enum(['running task', 'next task']),
+  taskId: TaskIdSchema.optional(),
+});
 export type MessageResult = z.infer<typeof MessageResultSchema>;
 
 export const TaskStatusSchema = TaskResultSchema.omit({ outcome: true, agentState: true }).extend({
@@ -160,7 +177,10 @@ export const AgentStatusSchema = z.object({
       taskId: z.string(),
       workflowId: z.string(),
       tick: z.number().int(),
-      /** Tokens of the task's run counted in `tokensUsed` (the task reports them every few ticks; clients read the live count from the task). */
+      /**
+       * Tokens of the task's run counted in `tokensUsed` (the task reports them every few ticks; clients read the live
+       * count from the task).
+       */
       runTokens: z.number().int().min(0).optional(),
     })
     .optional(),
@@ -192,4 +212,3 @@ export const AgentListSchema = z.object({
   nextPageToken: z.string().optional(),
 });
 export type AgentList = z.infer<typeof AgentListSchema>;
-

@@ -1,5 +1,6 @@
 /**
- * Tool-call fingerprints (docs/ARCHITECTURE.md#the-safety-ladder): the identity the repeated-failure breaker compares. Pure and
+ * Tool-call fingerprints (docs/ARCHITECTURE.md#the-safety-ladder): the identity the repeated-failure breaker compares.
+ * Pure and
  * deterministic, because the workflow computes them.
  */
 // `sha2` rather than the brief's `sha256` entry point: same function, and `sha256` is deprecated in 1.8.

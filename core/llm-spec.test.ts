@@ -24,12 +24,15 @@ describe('parseLlmSpec', () => {
     expect(() => parseLlmSpec('local:model.bin')).toThrow(/\.gguf/);
   });
 
-  it('takes an OpenAI model without a base URL as the worker\'s own endpoint', () => {
+  it("takes an OpenAI model without a base URL as the worker's own endpoint", () => {
     expect(parseLlmSpec('openai:gpt-4o-mini')).toEqual({ provider: 'openai', model: 'gpt-4o-mini' });
   });
 
   it('refuses a Gemini model name that could reach another path of the provider', () => {
-    expect(parseLlmSpec('gemini:publishers/google/models/gemini-2.5-flash')).toEqual({ provider: 'gemini', model: 'publishers/google/models/gemini-2.5-flash' });
+    expect(parseLlmSpec('gemini:publishers/google/models/gemini-2.5-flash')).toEqual({
+      provider: 'gemini',
+      model: 'publishers/google/models/gemini-2.5-flash',
+    });
     for (const model of ['../../v1/projects/p', 'a/../b', 'x?key=1', 'x#y', 'a b', 'x%2F..', '/abs']) {
       expect(() => parseLlmSpec(`gemini:${model}`)).toThrow(/no "\.\." segment/);
     }

@@ -45,14 +45,16 @@ export function parseLlmSpec(spec: string): LlmSpec {
       return { provider, file: rest };
     case 'gemini':
       if (!rest) throw bad('gemini needs a model name, e.g. gemini:gemini-2.5-flash');
-      if (!MODEL_NAME.test(rest)) throw bad('a Gemini model name holds letters, digits, ".", "_", "-", "@" and "/" (no ".." segment)');
+      if (!MODEL_NAME.test(rest))
+        throw bad('a Gemini model name holds letters, digits, ".", "_", "-", "@" and "/" (no ".." segment)');
       return { provider, model: rest };
     case 'openai': {
       const at = rest.lastIndexOf('@');
       if (at < 0 && rest) return { provider, model: rest };
       if (at <= 0 || at === rest.length - 1) throw bad('openai needs MODEL or MODEL@BASE_URL');
       const baseUrl = rest.slice(at + 1);
-      if (!/^https?:\/\/[^/]+/.test(baseUrl)) throw bad(`the base URL "${baseUrl}" must start with http:// or https://`);
+      if (!/^https?:\/\/[^/]+/.test(baseUrl))
+        throw bad(`the base URL "${baseUrl}" must start with http:// or https://`);
       return { provider, model: rest.slice(0, at), baseUrl };
     }
     case 'local':
@@ -93,7 +95,8 @@ export const llmSpecSchema = once(() =>
     try {
       if (typeof raw === 'string') return parseLlmSpec(raw);
       const spec = PROVIDERS.includes(raw.provider) ? parseLlmSpec(formatLlmSpec(raw as LlmSpec)) : undefined;
-      if (!spec || !sameSpec(spec, raw)) throw new ConfigError(`Invalid llm ${JSON.stringify(raw)}: give it as a string, ${LLM_SPEC_HELP}`);
+      if (!spec || !sameSpec(spec, raw))
+        throw new ConfigError(`Invalid llm ${JSON.stringify(raw)}: give it as a string, ${LLM_SPEC_HELP}`);
       return spec;
     } catch (err) {
       ctx.addIssue({ code: 'custom', message: (err as Error).message });

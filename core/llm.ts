@@ -94,7 +94,11 @@ export interface LlmRequest {
  * recorded before the transcript store) or references (`context`; `tools` only when it has no base).
  * The activity resolves it into the `LlmRequest` a provider receives.
  */
-export type LlmCallInput = Omit<LlmRequest, 'messages' | 'tools'> & { messages?: ChatMessage[]; tools?: ToolSpec[]; context?: ContextDelta };
+export type LlmCallInput = Omit<LlmRequest, 'messages' | 'tools'> & {
+  messages?: ChatMessage[];
+  tools?: ToolSpec[];
+  context?: ContextDelta;
+};
 
 /** Output of an LLM activity. */
 export interface LlmResponse {
@@ -135,6 +139,10 @@ export function assistantMessage(response: Pick<LlmResponse, 'text' | 'toolCalls
  */
 export function usageProblem(usage: unknown): string | undefined {
   const u = (usage ?? {}) as Record<string, unknown>;
-  const bad = (['inputTokens', 'outputTokens'] as const).filter((k) => !(typeof u[k] === 'number' && Number.isSafeInteger(u[k]) && (u[k] as number) >= 0));
-  return bad.length ? bad.map((k) => `${k} is ${JSON.stringify(u[k]) ?? 'missing'}, not a whole number >= 0`).join('; ') : undefined;
+  const bad = (['inputTokens', 'outputTokens'] as const).filter(
+    (k) => !(typeof u[k] === 'number' && Number.isSafeInteger(u[k]) && (u[k] as number) >= 0),
+  );
+  return bad.length
+    ? bad.map((k) => `${k} is ${JSON.stringify(u[k]) ?? 'missing'}, not a whole number >= 0`).join('; ')
+    : undefined;
 }

@@ -41,7 +41,10 @@ export const LIMITS = {
    */
   keptResultBytes: 16_000,
   taskResultBytes: 512_000,
-  /** Bytes (JSON) of the messages one LLM call carries in its input (runs recorded before the transcript store); more fails the task, named. */
+  /**
+   * Bytes (JSON) of the messages one LLM call carries in its input (runs recorded before the transcript store); more
+   * fails the task, named.
+   */
   llmInputBytes: 1_500_000,
   /**
    * Times one LLM or tool call is run again after its worker was lost mid-call (heartbeats stopped, not
@@ -58,7 +61,9 @@ export const LIMITS = {
 
 /** A task id: `task-` followed by 1–60 of `A-Z a-z 0-9 _ . -`; the agent numbers its own `task-1`, `task-2`, … */
 export const taskIdSchema = once(() =>
-  z.string({ error: 'taskId must be a string' }).regex(/^task-[A-Za-z0-9_.-]{1,60}$/, 'taskId must be "task-" followed by 1-60 letters, digits, "_", "." or "-"'),
+  z
+    .string({ error: 'taskId must be a string' })
+    .regex(/^task-[A-Za-z0-9_.-]{1,60}$/, 'taskId must be "task-" followed by 1-60 letters, digits, "_", "." or "-"'),
 );
 
 export const AGENT_STATES = ['WAITING_FOR_EVENT', 'EXECUTING', 'SAFETY_LOCKOUT', 'ERROR_PAUSED', 'STOPPED'] as const;
@@ -66,7 +71,15 @@ export const agentStateSchema = once(() => z.enum(AGENT_STATES));
 /** The agent state machine of the seeds. */
 export type AgentState = (typeof AGENT_STATES)[number];
 
-export const LOCK_REASON_CODES = ['LOOP_CAP', 'BUDGET_EXHAUSTED', 'REPEATED_FAILURE', 'ERROR_CASCADE', 'SYSTEM_HALT', 'FATAL', 'HISTORY_LIMIT'] as const;
+export const LOCK_REASON_CODES = [
+  'LOOP_CAP',
+  'BUDGET_EXHAUSTED',
+  'REPEATED_FAILURE',
+  'ERROR_CASCADE',
+  'SYSTEM_HALT',
+  'FATAL',
+  'HISTORY_LIMIT',
+] as const;
 export const lockReasonCodeSchema = once(() => z.enum(LOCK_REASON_CODES));
 /** Why an agent is locked (or why a task stopped). */
 export type LockReasonCode = (typeof LOCK_REASON_CODES)[number];
@@ -108,7 +121,9 @@ export const INJECTION_KINDS = ['PAIN', 'REPEAT_ALERT', 'FRUSTRATION', 'VERIFY',
 export const injectionKindSchema = once(() => z.enum(INJECTION_KINDS));
 export type InjectionKind = (typeof INJECTION_KINDS)[number];
 
-export const injectionSchema = once(() => z.object({ tick: z.number().int(), kind: injectionKindSchema(), text: z.string() }));
+export const injectionSchema = once(() =>
+  z.object({ tick: z.number().int(), kind: injectionKindSchema(), text: z.string() }),
+);
 /** Text the system put into the LLM's context: pain, alerts, human messages. */
 export type Injection = z.infer<ReturnType<typeof injectionSchema>>;
 
@@ -136,7 +151,15 @@ export const taskResultSchema = once(() =>
     transcript: z
       .object({
         manifest: z.string().optional(),
-        tail: z.array(z.object({ role: z.enum(['system', 'user', 'assistant', 'tool']), ref: z.string().optional(), text: z.string().optional() }).passthrough()),
+        tail: z.array(
+          z
+            .object({
+              role: z.enum(['system', 'user', 'assistant', 'tool']),
+              ref: z.string().optional(),
+              text: z.string().optional(),
+            })
+            .passthrough(),
+        ),
       })
       .optional(),
   }),
@@ -170,7 +193,10 @@ export const prioritySchema = once(() =>
   z
     .number({ error: 'priority must be a number' })
     .int('priority must be a whole number')
-    .min(MIN_TASK_PRIORITY, `priority must be ${MIN_TASK_PRIORITY}..${MAX_TASK_PRIORITY} (0 is reserved for SYSTEM_HALT)`)
+    .min(
+      MIN_TASK_PRIORITY,
+      `priority must be ${MIN_TASK_PRIORITY}..${MAX_TASK_PRIORITY} (0 is reserved for SYSTEM_HALT)`,
+    )
     .max(MAX_TASK_PRIORITY, `priority must be ${MIN_TASK_PRIORITY}..${MAX_TASK_PRIORITY}`),
 );
 
@@ -193,12 +219,18 @@ export const submitTaskInputSchema = once(() =>
        * Epoch milliseconds by which a worker must take the submit, or the agent refuses it: a client that
        * gave up waiting (no worker took it) never has it run later, unseen.
        */
-      acceptBy: z.number({ error: 'acceptBy must be a number' }).int('acceptBy must be a whole number').positive('acceptBy must be > 0').optional(),
+      acceptBy: z
+        .number({ error: 'acceptBy must be a number' })
+        .int('acceptBy must be a whole number')
+        .positive('acceptBy must be > 0')
+        .optional(),
     })
     .strict(),
 );
 /** What a client sends to submit a task: the edge's parsed config, or none for the agent's own. */
-export type SubmitTaskInput = Omit<z.infer<ReturnType<typeof submitTaskInputSchema>>, 'config'> & { config?: AgentConfig };
+export type SubmitTaskInput = Omit<z.infer<ReturnType<typeof submitTaskInputSchema>>, 'config'> & {
+  config?: AgentConfig;
+};
 
 /** The issue a refusal of a submit that came after its `acceptBy` carries: its client may send it again at once. */
 export const SUBMIT_EXPIRED = 'acceptBy: the submit came after it';
@@ -260,7 +292,11 @@ export type TaskProgress = z.infer<ReturnType<typeof taskProgressSchema>>;
  * A cancelled task's output, sent to its agent before the task workflow ends CANCELED (a cancelled
  * workflow has no result to carry it). The rest of the output (lock, checkpoint, undelivered) passes through.
  */
-export const taskEndedSchema = once(() => z.object({ result: taskResultSchema(), counters: safetyCountersSchema(), runTokens: z.number().int().min(0) }).passthrough());
+export const taskEndedSchema = once(() =>
+  z
+    .object({ result: taskResultSchema(), counters: safetyCountersSchema(), runTokens: z.number().int().min(0) })
+    .passthrough(),
+);
 
 // ---- checking --------------------------------------------------------------------------------------
 

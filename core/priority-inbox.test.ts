@@ -1,7 +1,10 @@
 import { clear, dequeue, emptyInbox, enqueue, ordered, type PriorityInbox } from './priority-inbox';
 
 function inboxOf(...tasks: Array<[string, number]>): PriorityInbox {
-  return tasks.reduce((inbox, [taskId, priority]) => enqueue(inbox, { taskId, goal: `goal ${taskId}`, priority }), emptyInbox());
+  return tasks.reduce(
+    (inbox, [taskId, priority]) => enqueue(inbox, { taskId, goal: `goal ${taskId}`, priority }),
+    emptyInbox(),
+  );
 }
 
 describe('priority inbox', () => {
@@ -21,7 +24,9 @@ describe('priority inbox', () => {
   });
 
   it('rejects priority 0, which is reserved for SYSTEM_HALT, with a RangeError naming the value', () => {
-    expect(() => enqueue(emptyInbox(), { taskId: 'x', goal: 'g', priority: 0 })).toThrow(/reserved for SYSTEM_HALT\), got 0/);
+    expect(() => enqueue(emptyInbox(), { taskId: 'x', goal: 'g', priority: 0 })).toThrow(
+      /reserved for SYSTEM_HALT\), got 0/,
+    );
     expect(() => enqueue(emptyInbox(), { taskId: 'x', goal: 'g', priority: 2.5 })).toThrow(RangeError);
   });
 

@@ -58,7 +58,9 @@ describe('recordOperation', () => {
   });
 
   it('rejects a cascadeWindow that is not a positive integer with a RangeError naming it', () => {
-    expect(() => recordOperation(initialCounters(), op({ cascadeWindow: 0 }))).toThrow(/cascadeWindow must be a positive integer, got 0/);
+    expect(() => recordOperation(initialCounters(), op({ cascadeWindow: 0 }))).toThrow(
+      /cascadeWindow must be a positive integer, got 0/,
+    );
   });
 
   it('never mutates the counters it is given', () => {

@@ -1,5 +1,6 @@
 /**
- * The tool-outcome counters the afterToolExecution rungs read (docs/ARCHITECTURE.md#the-safety-ladder). Plain data, updated by
+ * The tool-outcome counters the afterToolExecution rungs read (docs/ARCHITECTURE.md#the-safety-ladder). Plain data,
+ * updated by
  * returning a new object, so it passes through workflow state, queries and `continueAsNew` unchanged.
  */
 
@@ -29,7 +30,6 @@ export interface SafetyCounters {
 export function initialCounters(): SafetyCounters {
   return { consecutiveFailures: 0, repeat: null, window: [] };
 }
-
 
 /** One executed tool call (skipped calls are never recorded) and the window size to keep. */
 export interface OperationRecord {

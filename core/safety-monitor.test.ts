@@ -68,7 +68,11 @@ const safetyArb: fc.Arbitrary<SafetyConfig> = fc
     frustrationThreshold: fc.integer({ min: 1, max: 8 }),
     cascadeWindow: fc.integer({ min: 1, max: 12 }),
   })
-  .chain((s) => fc.integer({ min: 1, max: s.cascadeWindow }).map((cascadeErrors) => safetyConfigSchema().parse({ ...s, cascadeErrors })));
+  .chain((s) =>
+    fc
+      .integer({ min: 1, max: s.cascadeWindow })
+      .map((cascadeErrors) => safetyConfigSchema().parse({ ...s, cascadeErrors })),
+  );
 
 // Few distinct calls, so identical runs are common.
 const opArb: fc.Arbitrary<Op> = fc
@@ -207,7 +211,8 @@ describe('SafetyMonitor.afterToolExecution properties', () => {
       fc.property(safetyArb, opsArb, (safety, ops) => {
         run(safety, ops).forEach((s, i, steps) => {
           const failures = recentFailures(steps, i, safety.cascadeWindow);
-          if (s.verdict.lock?.reason.code === 'ERROR_CASCADE') expect(failures).toBeGreaterThanOrEqual(safety.cascadeErrors);
+          if (s.verdict.lock?.reason.code === 'ERROR_CASCADE')
+            expect(failures).toBeGreaterThanOrEqual(safety.cascadeErrors);
           // And the converse: a failure that completes a cascade always locks (another rung may win).
           if (!s.op.success && failures >= safety.cascadeErrors) expect(s.verdict.lock).toBeDefined();
         });
@@ -273,8 +278,16 @@ describe('combine', () => {
       consecutiveFailures: 1,
       repeatCount: 1,
     });
-    const first: LockVerdict = { agentState: 'SAFETY_LOCKOUT', reason: { code: 'REPEATED_FAILURE', message: '1' }, raiseAlert: false };
-    const second: LockVerdict = { agentState: 'ERROR_PAUSED', reason: { code: 'ERROR_CASCADE', message: '2' }, raiseAlert: true };
+    const first: LockVerdict = {
+      agentState: 'SAFETY_LOCKOUT',
+      reason: { code: 'REPEATED_FAILURE', message: '1' },
+      raiseAlert: false,
+    };
+    const second: LockVerdict = {
+      agentState: 'ERROR_PAUSED',
+      reason: { code: 'ERROR_CASCADE', message: '2' },
+      raiseAlert: true,
+    };
     const outcomes = [
       { alert: alert('REPEAT_ALERT') },
       { lock: first },
@@ -282,7 +295,11 @@ describe('combine', () => {
       { alert: alert('FRUSTRATION'), skipRest: true },
       { lock: second },
     ];
-    expect(combine(outcomes)).toEqual({ lock: first, alerts: [alert('FRUSTRATION'), alert('REPEAT_ALERT')], skipRest: true });
+    expect(combine(outcomes)).toEqual({
+      lock: first,
+      alerts: [alert('FRUSTRATION'), alert('REPEAT_ALERT')],
+      skipRest: true,
+    });
   });
 
   it('gives an empty verdict without a lock key when nothing trips', () => {

@@ -1,5 +1,6 @@
 /**
- * The SafetyMonitor (docs/ARCHITECTURE.md#the-safety-ladder): the workflow calls one hook per loop step and gets a verdict back.
+ * The SafetyMonitor (docs/ARCHITECTURE.md#the-safety-ladder): the workflow calls one hook per loop step and gets a
+ * verdict back.
  * Pure functions over plain data, so the circuit breakers live in workflow state and replay exactly.
  */
 import type { SafetyConfig } from './config';
@@ -34,7 +35,12 @@ export interface Verdict {
 // The ladder, per hook, in docs/ARCHITECTURE.md#the-safety-ladder table order: the first lock in a table wins.
 const EVENT_LOOP_RUNGS: ReadonlyArray<SafetyRung<TickInput>> = [loopCap];
 const LLM_CALL_RUNGS: ReadonlyArray<SafetyRung<UsageInput>> = [tokenBudget];
-const TOOL_FAILURE_RUNGS: ReadonlyArray<SafetyRung<FailureInput>> = [repeatAlert, repeatedFailure, frustration, errorCascade];
+const TOOL_FAILURE_RUNGS: ReadonlyArray<SafetyRung<FailureInput>> = [
+  repeatAlert,
+  repeatedFailure,
+  frustration,
+  errorCascade,
+];
 
 // FRUSTRATION is inserted "ahead of everything else"; lower goes first.
 const ALERT_ORDER: Record<SafetyAlert['kind'], number> = { FRUSTRATION: 0, REPEAT_ALERT: 1 };

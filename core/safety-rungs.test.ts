@@ -17,7 +17,9 @@ const safety = safetyConfigSchema().parse({});
  * Input builder for the failure rungs: the state right after a failed `fs.read` with print `A`.
  * `repeatCount` 0 means no identical run; `window` defaults to `consecutiveFailures` failures.
  */
-function failure(over: { consecutiveFailures?: number; repeatCount?: number; window?: Array<'ok' | 'failed'> } = {}): FailureInput {
+function failure(
+  over: { consecutiveFailures?: number; repeatCount?: number; window?: Array<'ok' | 'failed'> } = {},
+): FailureInput {
   const consecutiveFailures = over.consecutiveFailures ?? over.repeatCount ?? 1;
   const repeatCount = over.repeatCount ?? 1;
   return {
@@ -66,9 +68,16 @@ describe('historyLimit', () => {
   });
 
   it('suspends it with its transcript at 80% of the event limit or of the size limit, saying how to go on', () => {
-    for (const h of [{ events: 40_960, bytes: 1000 }, { events: 10, bytes: 40 * 1024 * 1024 }]) {
+    for (const h of [
+      { events: 40_960, bytes: 1000 },
+      { events: 10, bytes: 40 * 1024 * 1024 },
+    ]) {
       const out = historyLimit(h);
-      expect(out?.lock).toMatchObject({ agentState: 'SAFETY_LOCKOUT', reason: { code: 'HISTORY_LIMIT' }, raiseAlert: false });
+      expect(out?.lock).toMatchObject({
+        agentState: 'SAFETY_LOCKOUT',
+        reason: { code: 'HISTORY_LIMIT' },
+        raiseAlert: false,
+      });
       expect(out?.lock?.reason.message).toMatch(/unlock <agent> --resume` continues it in a fresh history/);
     }
   });
@@ -105,7 +114,11 @@ describe('repeatedFailure', () => {
   it('locks the agent out once the run goes past repeatThreshold', () => {
     expect(repeatedFailure(safety, failure({ repeatCount: 3 }))).toBeUndefined();
     const lock = repeatedFailure(safety, failure({ repeatCount: 4 }))?.lock;
-    expect(lock).toMatchObject({ agentState: 'SAFETY_LOCKOUT', reason: { code: 'REPEATED_FAILURE' }, raiseAlert: false });
+    expect(lock).toMatchObject({
+      agentState: 'SAFETY_LOCKOUT',
+      reason: { code: 'REPEATED_FAILURE' },
+      raiseAlert: false,
+    });
     expect(lock?.reason.message).toContain('fs.read failed 4 times in a row');
   });
 

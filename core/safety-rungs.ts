@@ -1,5 +1,6 @@
 /**
- * The safety ladder's rungs (docs/ARCHITECTURE.md#the-safety-ladder): small named checks with one signature. Each reports what
+ * The safety ladder's rungs (docs/ARCHITECTURE.md#the-safety-ladder): small named checks with one signature. Each
+ * reports what
  * it would do; `SafetyMonitor` (safety-monitor.ts) combines them in one place.
  */
 import type { SafetyConfig } from './config';
@@ -135,7 +136,9 @@ export const repeatedFailure: SafetyRung<FailureInput> = (safety, { counters }) 
  */
 export const frustration: SafetyRung<FailureInput> = (safety, input) => {
   const n = input.counters.consecutiveFailures;
-  return n > 0 && n % safety.frustrationThreshold === 0 ? { alert: alert('FRUSTRATION', input), skipRest: true } : undefined;
+  return n > 0 && n % safety.frustrationThreshold === 0
+    ? { alert: alert('FRUSTRATION', input), skipRest: true }
+    : undefined;
 };
 
 /**
@@ -165,7 +168,11 @@ export const errorCascade: SafetyRung<FailureInput> = (safety, { counters }) => 
  * ```
  */
 export function fatalLock(error: Pick<NormalizedError, 'code' | 'message'>): LockVerdict {
-  return { agentState: 'ERROR_PAUSED', reason: { code: 'FATAL', message: `${error.code}: ${error.message}` }, raiseAlert: true };
+  return {
+    agentState: 'ERROR_PAUSED',
+    reason: { code: 'FATAL', message: `${error.code}: ${error.message}` },
+    raiseAlert: true,
+  };
 }
 
 function lock(agentState: LockVerdict['agentState'], reason: LockReason): RungOutcome {

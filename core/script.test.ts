@@ -8,7 +8,9 @@ describe('the scripted controller file', () => {
 
   it('names the file and each bad field', () => {
     expect(() => parseScript('{"turns":[{"txet":"x"}]}', '/t.json')).toThrow(ConfigError);
-    expect(() => parseScript('{"turns":[]}', '/t.json')).toThrow(/the scripted controller file \/t.json is invalid:\n {2}- turns: a script needs at least one turn/);
+    expect(() => parseScript('{"turns":[]}', '/t.json')).toThrow(
+      /the scripted controller file \/t.json is invalid:\n {2}- turns: a script needs at least one turn/,
+    );
   });
 
   it('never quotes the content of a file that is not JSON', () => {
@@ -23,6 +25,8 @@ describe('the scripted controller file', () => {
     expect(err).toBeInstanceOf(ConfigError);
     expect(err?.message).toMatch(/^the scripted controller file \/etc\/passwd is not valid JSON \(Unexpected token\)$/);
     expect(err?.message).not.toMatch(/root/);
-    expect(() => parseJsonText('{"a": 1,}', 'f')).toThrow(/f is not valid JSON \(Expected double-quoted property name in JSON at position 8\)/);
+    expect(() => parseJsonText('{"a": 1,}', 'f')).toThrow(
+      /f is not valid JSON \(Expected double-quoted property name in JSON at position 8\)/,
+    );
   });
 });

@@ -19,7 +19,10 @@ const TurnSchema = z
   .object({
     text: z.string().optional(),
     toolCalls: z.array(ToolCallSchema).optional(),
-    usage: z.object({ inputTokens: z.number().int().min(0), outputTokens: z.number().int().min(0) }).strict().optional(),
+    usage: z
+      .object({ inputTokens: z.number().int().min(0), outputTokens: z.number().int().min(0) })
+      .strict()
+      .optional(),
     delayMs: z.number().int().min(0).optional(),
     error: z
       .object({
@@ -33,7 +36,9 @@ const TurnSchema = z
   })
   .strict();
 
-export const ScriptSchema = z.object({ turns: z.array(TurnSchema).min(1, 'a script needs at least one turn') }).strict();
+export const ScriptSchema = z
+  .object({ turns: z.array(TurnSchema).min(1, 'a script needs at least one turn') })
+  .strict();
 export type Script = z.infer<typeof ScriptSchema>;
 export type ScriptedTurn = z.infer<typeof TurnSchema>;
 

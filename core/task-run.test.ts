@@ -12,12 +12,24 @@ const QUIET = { events: 10, bytes: 1000 };
 /** A run of a task with the given config (scripted controller) and input overrides. */
 function runOf(config: AgentConfigInput = {}, over: Partial<TaskRunInput> = {}): TaskRun {
   return new TaskRun(
-    { agentId: 'a1', taskId: 'task-1', goal: 'read notes.md', config: parseAgentConfig(config, 'scripted:x.json'), counters: initialCounters(), agentTokensUsed: 0, ...over },
+    {
+      agentId: 'a1',
+      taskId: 'task-1',
+      goal: 'read notes.md',
+      config: parseAgentConfig(config, 'scripted:x.json'),
+      counters: initialCounters(),
+      agentTokensUsed: 0,
+      ...over,
+    },
     'agent-a1-task-1',
   );
 }
 
-const answer = (toolCalls: LlmToolCall[], text?: string): LlmResponse => ({ ...(text !== undefined ? { text } : {}), toolCalls, usage: { inputTokens: 10, outputTokens: 5 } });
+const answer = (toolCalls: LlmToolCall[], text?: string): LlmResponse => ({
+  ...(text !== undefined ? { text } : {}),
+  toolCalls,
+  usage: { inputTokens: 10, outputTokens: 5 },
+});
 const read = (id: string, path = 'notes.md'): LlmToolCall => ({ id, name: 'fs.read', args: { path } });
 /** A call that fails validation (unknown tool): a failure without any activity, its fingerprint fixed by `arg`. */
 const bad = (id: string, arg = 'same'): LlmToolCall => ({ id, name: 'fs.nope', args: { arg } });
@@ -48,8 +60,22 @@ describe('TaskRun: a tick', () => {
     expect(run.checkpoint.messages[1]).toEqual({ role: 'user', text: 'read notes.md' });
     expect(run.startTick(QUIET)).toBeUndefined();
     const call = run.llmCall();
-    expect('request' in call && call.request).toMatchObject({ llm: { provider: 'scripted', file: 'x.json' }, agentId: 'a1', taskId: 'task-1', callNumber: 1, tick: 1, maxOutputTokens: 8192, maxRetryDelayMs: 30_000 });
-    expect('request' in call && call.request.tools?.map((t) => t.name)).toEqual(['fs.read', 'fs.write', 'fs.list', 'shell.run', 'http.get']);
+    expect('request' in call && call.request).toMatchObject({
+      llm: { provider: 'scripted', file: 'x.json' },
+      agentId: 'a1',
+      taskId: 'task-1',
+      callNumber: 1,
+      tick: 1,
+      maxOutputTokens: 8192,
+      maxRetryDelayMs: 30_000,
+    });
+    expect('request' in call && call.request.tools?.map((t) => t.name)).toEqual([
+      'fs.read',
+      'fs.write',
+      'fs.list',
+      'shell.run',
+      'http.get',
+    ]);
     expect(run.checkpoint.ticks).toBe(1);
   });
 
@@ -75,26 +101,39 @@ describe('TaskRun: a tick', () => {
     const run = runOf({ safety: { maxTicks: 1 } });
     expect(turn(run, [read('c1')])).toBeUndefined();
     const end = run.startTick(QUIET);
-    expect(end).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', lock: { reason: { code: 'LOOP_CAP' } } });
+    expect(end).toMatchObject({
+      outcome: 'SUSPENDED',
+      agentState: 'SAFETY_LOCKOUT',
+      lock: { reason: { code: 'LOOP_CAP' } },
+    });
     const resumed = runOf({ safety: { maxTicks: 1 } }, { checkpoint: run.close(end!).checkpoint! });
     expect(resumed.startTick(QUIET)).toBeUndefined();
     expect(resumed.checkpoint.ticks).toBe(2);
   });
 
   it("suspends near Temporal's history limits, before the server would terminate the task", () => {
-    expect(runOf().startTick({ events: HISTORY_LIMITS.events, bytes: 0 })).toMatchObject({ outcome: 'SUSPENDED', lock: { reason: { code: 'HISTORY_LIMIT' } } });
+    expect(runOf().startTick({ events: HISTORY_LIMITS.events, bytes: 0 })).toMatchObject({
+      outcome: 'SUSPENDED',
+      lock: { reason: { code: 'HISTORY_LIMIT' } },
+    });
   });
 
   it('is cancelled at the next tick after a halt', () => {
     const run = runOf();
     run.halt();
-    expect(run.startTick(QUIET)).toEqual({ outcome: 'CANCELLED', agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT', message: 'stopped by a human' } });
+    expect(run.startTick(QUIET)).toEqual({
+      outcome: 'CANCELLED',
+      agentState: 'STOPPED',
+      reason: { code: 'SYSTEM_HALT', message: 'stopped by a human' },
+    });
   });
 
   it('stops before the LLM call when the agent has used its budget, and caps the output to what is left', () => {
     const spent = runOf({ safety: { tokenBudget: 1000 } }, { agentTokensUsed: 1000 });
     spent.startTick(QUIET);
-    expect(spent.llmCall()).toMatchObject({ end: { outcome: 'SUSPENDED', agentState: 'STOPPED', lock: { reason: { code: 'BUDGET_EXHAUSTED' } } } });
+    expect(spent.llmCall()).toMatchObject({
+      end: { outcome: 'SUSPENDED', agentState: 'STOPPED', lock: { reason: { code: 'BUDGET_EXHAUSTED' } } },
+    });
     const low = runOf({ safety: { tokenBudget: 1000 } }, { agentTokensUsed: 900 });
     low.startTick(QUIET);
     expect(low.llmCall()).toMatchObject({ request: { maxOutputTokens: 100 } });
@@ -103,7 +142,13 @@ describe('TaskRun: a tick', () => {
   it('fails with E_OUTPUT_TOO_LARGE when the context cannot be one LLM payload', () => {
     const run = runOf({}, { goal: 'x'.repeat(LIMITS.llmInputBytes) });
     run.startTick(QUIET);
-    expect(run.llmCall()).toMatchObject({ end: { outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error: { code: 'E_OUTPUT_TOO_LARGE', kind: 'execution' } } });
+    expect(run.llmCall()).toMatchObject({
+      end: {
+        outcome: 'FAILED',
+        agentState: 'WAITING_FOR_EVENT',
+        error: { code: 'E_OUTPUT_TOO_LARGE', kind: 'execution' },
+      },
+    });
   });
 
   it('counts every call’s tokens, for the run and for the task', () => {
@@ -125,7 +170,9 @@ describe('TaskRun: the final answer', () => {
     expect(run.checkpoint.injections).toEqual([expect.objectContaining({ tick: 1, kind: 'VERIFY' })]);
     run.startTick(QUIET);
     run.llmCall();
-    expect(run.llmAnswered(answer([], 'verified'))).toEqual({ end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'verified' } });
+    expect(run.llmAnswered(answer([], 'verified'))).toEqual({
+      end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'verified' },
+    });
   });
 
   it('verifies a final answer given at the loop cap’s last tick and completes: the verification round is not what trips the cap', () => {
@@ -136,7 +183,9 @@ describe('TaskRun: the final answer', () => {
     expect(run.llmAnswered(answer([], 'done'))).toEqual({ verify: true });
     expect(run.startTick(QUIET)).toBeUndefined();
     run.llmCall();
-    expect(run.llmAnswered(answer([], 'verified'))).toEqual({ end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'verified' } });
+    expect(run.llmAnswered(answer([], 'verified'))).toEqual({
+      end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'verified' },
+    });
   });
 
   it('still stops at the cap when the model answers the verification with more tool calls', () => {
@@ -159,7 +208,9 @@ describe('TaskRun: the final answer', () => {
     const run = runOf({ verify: false });
     run.startTick(QUIET);
     run.llmCall();
-    expect(run.llmAnswered(answer([], 'done'))).toEqual({ end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'done' } });
+    expect(run.llmAnswered(answer([], 'done'))).toEqual({
+      end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'done' },
+    });
   });
 
   it('keeps the assistant turn as the model gave it, provider parts included', () => {
@@ -167,7 +218,12 @@ describe('TaskRun: the final answer', () => {
     run.startTick(QUIET);
     run.llmCall();
     run.llmAnswered({ ...answer([read('c1')], 'reading'), providerParts: [{ thoughtSignature: 's' }] });
-    expect(run.checkpoint.messages.at(-1)).toEqual({ role: 'assistant', text: 'reading', toolCalls: [read('c1')], providerParts: [{ thoughtSignature: 's' }] });
+    expect(run.checkpoint.messages.at(-1)).toEqual({
+      role: 'assistant',
+      text: 'reading',
+      toolCalls: [read('c1')],
+      providerParts: [{ thoughtSignature: 's' }],
+    });
   });
 });
 
@@ -178,8 +234,15 @@ describe('TaskRun: tool calls', () => {
     const step = run.beforeTool(c!);
     expect(step).toMatchObject({ run: true, args: { path: 'notes.md' }, summary: 'tool fs.read notes.md' });
     if (step.run) run.afterTool(step.pending, { success: true, data: { text: 'hi' } });
-    expect(run.checkpoint.toolCalls).toEqual([expect.objectContaining({ tick: 1, name: 'fs.read', args: { path: 'notes.md' }, status: 'ok' })]);
-    expect(run.checkpoint.messages.at(-1)).toEqual({ role: 'tool', callId: 'c1', name: 'fs.read', text: '{"text":"hi"}' });
+    expect(run.checkpoint.toolCalls).toEqual([
+      expect.objectContaining({ tick: 1, name: 'fs.read', args: { path: 'notes.md' }, status: 'ok' }),
+    ]);
+    expect(run.checkpoint.messages.at(-1)).toEqual({
+      role: 'tool',
+      callId: 'c1',
+      name: 'fs.read',
+      text: '{"text":"hi"}',
+    });
     expect(run.counters.window).toEqual(['ok']);
   });
 
@@ -207,7 +270,15 @@ describe('TaskRun: tool calls', () => {
     const roles = run.checkpoint.messages.slice(3).map((m) => m.role);
     expect(roles).toEqual(['tool', 'tool', 'tool', 'tool', 'tool']);
     expect(run.endTurn()).toBeUndefined();
-    expect(run.checkpoint.injections.map((i) => i.kind)).toEqual(['PAIN', 'PAIN', 'PAIN', 'PAIN', 'PAIN', 'FRUSTRATION', 'REPEAT_ALERT']);
+    expect(run.checkpoint.injections.map((i) => i.kind)).toEqual([
+      'PAIN',
+      'PAIN',
+      'PAIN',
+      'PAIN',
+      'PAIN',
+      'FRUSTRATION',
+      'REPEAT_ALERT',
+    ]);
     expect(run.checkpoint.messages.slice(-2).map((m) => m.role)).toEqual(['user', 'user']);
   });
 
@@ -216,7 +287,9 @@ describe('TaskRun: tool calls', () => {
     const calls = tickWith(run, [bad('1', 'a'), bad('2', 'b'), read('3')]);
     expect(calls.map((c) => run.beforeTool(c).run)).toEqual([false, false, false]);
     expect(run.checkpoint.toolCalls.map((r) => r.status)).toEqual(['failed', 'failed', 'skipped']);
-    expect(run.checkpoint.toolCalls[2]?.error?.message).toBe('frustration intervention: the rest of this turn was skipped');
+    expect(run.checkpoint.toolCalls[2]?.error?.message).toBe(
+      'frustration intervention: the rest of this turn was skipped',
+    );
     expect(run.counters.window).toEqual(['failed', 'failed']);
     expect(run.endTurn()).toBeUndefined();
   });
@@ -225,9 +298,15 @@ describe('TaskRun: tool calls', () => {
     const run = runOf();
     for (const c of tickWith(run, [bad('1'), bad('2'), bad('3'), bad('4'), read('5')])) run.beforeTool(c);
     expect(run.checkpoint.toolCalls.map((r) => r.status)).toEqual(['failed', 'failed', 'failed', 'failed', 'skipped']);
-    expect(run.checkpoint.toolCalls[4]?.error?.message).toBe('REPEATED_FAILURE: the agent was locked before this call started');
+    expect(run.checkpoint.toolCalls[4]?.error?.message).toBe(
+      'REPEATED_FAILURE: the agent was locked before this call started',
+    );
     const end = run.endTurn();
-    expect(end).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', lock: { reason: { code: 'REPEATED_FAILURE' }, raiseAlert: false } });
+    expect(end).toMatchObject({
+      outcome: 'SUSPENDED',
+      agentState: 'SAFETY_LOCKOUT',
+      lock: { reason: { code: 'REPEATED_FAILURE' }, raiseAlert: false },
+    });
     expect(run.checkpoint.injections.filter((i) => i.kind === 'REPEAT_ALERT')).toHaveLength(1);
     expect(run.close(end!).result.reason?.code).toBe('REPEATED_FAILURE');
   });
@@ -243,7 +322,12 @@ describe('TaskRun: tool calls', () => {
       ['skipped', 'SYSTEM_HALT: cancelled while running'],
       ['skipped', 'SYSTEM_HALT: stopped by a human before this call started'],
     ]);
-    expect(run.checkpoint.messages.at(-1)).toEqual({ role: 'tool', callId: '2', name: 'fs.read', text: 'Not executed: SYSTEM_HALT: stopped by a human before this call started.' });
+    expect(run.checkpoint.messages.at(-1)).toEqual({
+      role: 'tool',
+      callId: '2',
+      name: 'fs.read',
+      text: 'Not executed: SYSTEM_HALT: stopped by a human before this call started.',
+    });
     expect(run.endTurn()).toMatchObject({ outcome: 'CANCELLED', agentState: 'STOPPED' });
   });
 
@@ -254,7 +338,11 @@ describe('TaskRun: tool calls', () => {
     if (!step.run) throw new Error('should run');
     const error = normalizedError({ code: 'ECONNRESET', message: 'socket hang up', source: 'http.get' });
     expect(run.toolFailed(step.pending, { error, retriesExhausted: true })).toBeUndefined();
-    expect(run.checkpoint.toolCalls[0]?.error).toMatchObject({ code: 'ECONNRESET', kind: 'execution', suggestion: expect.stringContaining('Tried 5 times') });
+    expect(run.checkpoint.toolCalls[0]?.error).toMatchObject({
+      code: 'ECONNRESET',
+      kind: 'execution',
+      suggestion: expect.stringContaining('Tried 5 times'),
+    });
     expect(run.counters.consecutiveFailures).toBe(1);
   });
 
@@ -270,7 +358,10 @@ describe('TaskRun: tool calls', () => {
     }
     expect(thrown.checkpoint).toEqual(returned.checkpoint);
     expect(thrown.counters).toEqual(returned.counters);
-    expect(thrown.checkpoint.toolCalls[0]).toMatchObject({ status: 'failed', error: { code: 'EPERM', kind: 'execution' } });
+    expect(thrown.checkpoint.toolCalls[0]).toMatchObject({
+      status: 'failed',
+      error: { code: 'EPERM', kind: 'execution' },
+    });
   });
 
   it('fails the task on a fatal tool error: ERROR_PAUSED, FATAL, alert', () => {
@@ -280,7 +371,16 @@ describe('TaskRun: tool calls', () => {
     if (!step.run) throw new Error('should run');
     const error = normalizedError({ code: 'ENOMEM', message: 'out of memory', source: 'fs.read' });
     const end = run.toolFailed(step.pending, { error, retriesExhausted: false });
-    expect(end).toEqual({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', error, lock: { agentState: 'ERROR_PAUSED', reason: { code: 'FATAL', message: 'ENOMEM: out of memory' }, raiseAlert: true } });
+    expect(end).toEqual({
+      outcome: 'FAILED',
+      agentState: 'ERROR_PAUSED',
+      error,
+      lock: {
+        agentState: 'ERROR_PAUSED',
+        reason: { code: 'FATAL', message: 'ENOMEM: out of memory' },
+        raiseAlert: true,
+      },
+    });
     expect(run.checkpoint.toolCalls[0]).toMatchObject({ status: 'failed', error: { code: 'ENOMEM' } });
     expect(run.lastErrorCode).toBe('ENOMEM');
   });
@@ -289,10 +389,18 @@ describe('TaskRun: tool calls', () => {
 describe('TaskRun: the LLM failing', () => {
   it('fails the task with the provider’s error, and pauses the agent when it is fatal', () => {
     const transient = normalizedError({ code: 'E_RATE_LIMIT', message: '429', source: 'llm openai' });
-    expect(runOf().llmFailed(transient)).toEqual({ outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error: transient });
+    expect(runOf().llmFailed(transient)).toEqual({
+      outcome: 'FAILED',
+      agentState: 'WAITING_FOR_EVENT',
+      error: transient,
+    });
     const fatal = normalizedError({ code: 'E_AUTH', message: '401', source: 'llm openai' });
     const run = runOf();
-    expect(run.llmFailed(fatal)).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', lock: { reason: { code: 'FATAL', message: 'E_AUTH: 401' }, raiseAlert: true } });
+    expect(run.llmFailed(fatal)).toMatchObject({
+      outcome: 'FAILED',
+      agentState: 'ERROR_PAUSED',
+      lock: { reason: { code: 'FATAL', message: 'E_AUTH: 401' }, raiseAlert: true },
+    });
     expect(run.status().lastErrorCode).toBe('E_AUTH');
   });
 });
@@ -303,7 +411,15 @@ describe('TaskRun: closing', () => {
     turn(run, [read('1')]);
     const out = run.close({ outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'done' });
     expect(TaskResultSchema.parse(out.result)).toEqual(out.result);
-    expect(out.result).toMatchObject({ agentId: 'a1', taskId: 'task-1', workflowId: 'agent-a1-task-1', outcome: 'COMPLETED', ticks: 1, tokensUsed: 15, finalText: 'done' });
+    expect(out.result).toMatchObject({
+      agentId: 'a1',
+      taskId: 'task-1',
+      workflowId: 'agent-a1-task-1',
+      outcome: 'COMPLETED',
+      ticks: 1,
+      tokensUsed: 15,
+      finalText: 'done',
+    });
     expect(out).toMatchObject({ runTokens: 15, counters: { window: ['ok'] } });
     expect(out.checkpoint).toBeUndefined();
   });
@@ -311,7 +427,11 @@ describe('TaskRun: closing', () => {
   it('carries a suspended run’s checkpoint with the anchored head and the window only', () => {
     const run = runOf({ contextWindow: 2 });
     for (let i = 0; i < 3; i++) turn(run, [read(`c${i}`)]);
-    const lock = { agentState: 'SAFETY_LOCKOUT' as const, reason: { code: 'LOOP_CAP' as const, message: 'cap' }, raiseAlert: false };
+    const lock = {
+      agentState: 'SAFETY_LOCKOUT' as const,
+      reason: { code: 'LOOP_CAP' as const, message: 'cap' },
+      raiseAlert: false,
+    };
     const { checkpoint, lock: kept } = run.close({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', lock });
     expect(kept).toEqual(lock);
     expect(checkpoint?.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool']);
@@ -327,7 +447,11 @@ describe('TaskRun: closing', () => {
   it('is plain data: the output survives a JSON round trip unchanged', () => {
     const run = runOf();
     turn(run, [bad('1')]);
-    const out = run.close({ outcome: 'SUSPENDED', agentState: 'STOPPED', lock: { agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: 'spent' }, raiseAlert: false } });
+    const out = run.close({
+      outcome: 'SUSPENDED',
+      agentState: 'STOPPED',
+      lock: { agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: 'spent' }, raiseAlert: false },
+    });
     expect(JSON.parse(JSON.stringify(out))).toEqual(out);
     const resumed: TaskCheckpoint = JSON.parse(JSON.stringify(out.checkpoint));
     expect(runOf({}, { checkpoint: resumed }).checkpoint).toEqual(out.checkpoint);
@@ -341,7 +465,14 @@ describe('TaskRun: what it reports', () => {
     run.halt();
     const status = run.status();
     expect(TaskStatusSchema.parse(status)).toEqual(status);
-    expect(status).toMatchObject({ running: true, halted: true, ticks: 1, tokensUsed: 15, lastErrorCode: 'E_UNKNOWN_TOOL', counters: { consecutiveFailures: 1 } });
+    expect(status).toMatchObject({
+      running: true,
+      halted: true,
+      ticks: 1,
+      tokensUsed: 15,
+      lastErrorCode: 'E_UNKNOWN_TOOL',
+      counters: { consecutiveFailures: 1 },
+    });
     expect(status.toolCalls).toHaveLength(1);
     expect(status.injections).toHaveLength(1);
   });
@@ -349,7 +480,13 @@ describe('TaskRun: what it reports', () => {
   it('reports progress in the contract’s shape', () => {
     const run = runOf();
     turn(run, [read('1')]);
-    expect(TaskProgressSchema.parse(run.progress())).toEqual({ taskId: 'task-1', tick: 1, tokensUsed: 15, runTokens: 15, counters: run.counters });
+    expect(TaskProgressSchema.parse(run.progress())).toEqual({
+      taskId: 'task-1',
+      tick: 1,
+      tokensUsed: 15,
+      runTokens: 15,
+      counters: run.counters,
+    });
   });
 
   it('describes the task for the Web UI', () => {
@@ -377,7 +514,15 @@ describe('TaskRun: what it reports', () => {
 describe('TaskRun: the transcript in the store', () => {
   const storeRun = (config: AgentConfigInput = {}, over: Partial<TaskRunInput> = {}) =>
     new TaskRun(
-      { agentId: 'a1', taskId: 'task-1', goal: 'read notes.md', config: parseAgentConfig(config, 'scripted:x.json'), counters: initialCounters(), agentTokensUsed: 0, ...over },
+      {
+        agentId: 'a1',
+        taskId: 'task-1',
+        goal: 'read notes.md',
+        config: parseAgentConfig(config, 'scripted:x.json'),
+        counters: initialCounters(),
+        agentTokensUsed: 0,
+        ...over,
+      },
       'agent-a1-task-1',
       { store: true },
     );
@@ -386,17 +531,28 @@ describe('TaskRun: the transcript in the store', () => {
     expect(run.startTick(QUIET)).toBeUndefined();
     const call = run.llmCall();
     if ('end' in call) throw new Error('ended');
-    const next = run.llmAnswered({ ...answer(calls), message: { role: 'assistant', ref: `answer-${n}`, bytes: 300 }, context: { ref: `manifest-${n}`, sentBytes: 8000 } });
+    const next = run.llmAnswered({
+      ...answer(calls),
+      message: { role: 'assistant', ref: `answer-${n}`, bytes: 300 },
+      context: { ref: `manifest-${n}`, sentBytes: 8000 },
+    });
     return { request: call.request, calls: 'calls' in next ? next.calls : [] };
   }
-  const storedResult = (n: number, bytes = 2000) => ({ success: true, message: { role: 'tool' as const, ref: `result-${n}`, bytes } });
+  const storedResult = (n: number, bytes = 2000) => ({
+    success: true,
+    message: { role: 'tool' as const, ref: `result-${n}`, bytes },
+  });
 
   it('sends the head and the tools once, then only what came after the last call, by reference', () => {
     const run = storeRun();
     const first = storedTick(run, 1, [read('c1')]);
     expect(first.request.messages).toBeUndefined();
     expect(first.request.tools?.map((t) => t.name)).toContain('fs.read');
-    expect(first.request.context).toEqual({ head: [expect.objectContaining({ role: 'system' }), { role: 'user', text: 'read notes.md' }], drop: 0, append: [] });
+    expect(first.request.context).toEqual({
+      head: [expect.objectContaining({ role: 'system' }), { role: 'user', text: 'read notes.md' }],
+      drop: 0,
+      append: [],
+    });
     const step = run.beforeTool(first.calls[0] as LlmToolCall);
     if (!step.run) throw new Error('not run');
     run.afterTool(step.pending, storedResult(1));
@@ -404,12 +560,18 @@ describe('TaskRun: the transcript in the store', () => {
 
     const second = storedTick(run, 2, [bad('c2')]);
     expect(second.request.tools).toBeUndefined();
-    expect(second.request.context).toEqual({ base: 'manifest-1', drop: 0, append: [{ role: 'tool', ref: 'result-1', bytes: 2000 }] });
+    expect(second.request.context).toEqual({
+      base: 'manifest-1',
+      drop: 0,
+      append: [{ role: 'tool', ref: 'result-1', bytes: 2000 }],
+    });
     run.beforeTool(second.calls[0] as LlmToolCall); // invalid: pain, written inline by the workflow
     run.endTurn();
     const third = storedTick(run, 3, []);
     expect(third.request.context?.base).toBe('manifest-2');
-    expect(third.request.context?.append).toEqual([expect.objectContaining({ role: 'tool', text: expect.stringContaining('E_UNKNOWN_TOOL') })]);
+    expect(third.request.context?.append).toEqual([
+      expect.objectContaining({ role: 'tool', text: expect.stringContaining('E_UNKNOWN_TOOL') }),
+    ]);
     // The calibration: 8,000 bytes sent for 10 input tokens is off the scale, kept at 6.
     expect(run.checkpoint.bytesPerToken).toBe(6);
   });
@@ -426,7 +588,10 @@ describe('TaskRun: the transcript in the store', () => {
     // Head + the last call's window of 4 + its answer + this turn's result: it does not grow with the ticks.
     expect(run.checkpoint.messages).toHaveLength(2 + 4 + 1 + 1);
     expect(run.checkpoint.sent).toEqual({ ref: 'manifest-6', from: 2, to: run.checkpoint.messages.length - 1 });
-    expect(run.transcript()).toEqual({ manifest: 'manifest-6', tail: [{ role: 'tool', ref: 'result-6', bytes: 2000 }] });
+    expect(run.transcript()).toEqual({
+      manifest: 'manifest-6',
+      tail: [{ role: 'tool', ref: 'result-6', bytes: 2000 }],
+    });
   });
 
   it('asks the tool activity to cut a result to what a small window holds', () => {
@@ -443,7 +608,13 @@ describe('TaskRun: the transcript in the store', () => {
     }
     expect(run.receive({ text: 'keep going' })).toBeUndefined();
     const next = JSON.parse(JSON.stringify(run.continuation())) as TaskRunInput;
-    expect(next.continued).toEqual({ runTokens: 30, allowanceStart: 0, received: 1, lastErrorCode: 'E_UNKNOWN_TOOL', omitted: { toolCalls: 0, injections: 0 } });
+    expect(next.continued).toEqual({
+      runTokens: 30,
+      allowanceStart: 0,
+      received: 1,
+      lastErrorCode: 'E_UNKNOWN_TOOL',
+      omitted: { toolCalls: 0, injections: 0 },
+    });
     expect(next.messages).toEqual([{ text: 'keep going' }]);
     expect(next.counters.consecutiveFailures).toBe(2);
     expect(next.checkpoint?.sent?.ref).toBe('manifest-2');
@@ -457,7 +628,15 @@ describe('TaskRun: the transcript in the store', () => {
   });
 
   it('carries at most the newest records into the next run, counting the rest as omitted', () => {
-    const run = storeRun({ safety: { maxTicks: 500, cascadeErrors: 1000, cascadeWindow: 1000, frustrationThreshold: 100, repeatThreshold: 100 } });
+    const run = storeRun({
+      safety: {
+        maxTicks: 500,
+        cascadeErrors: 1000,
+        cascadeWindow: 1000,
+        frustrationThreshold: 100,
+        repeatThreshold: 100,
+      },
+    });
     for (let n = 1; n <= CARRIED_RECORDS + 10; n++) {
       const { calls } = storedTick(run, n, [read(`c${n}`)]);
       const step = run.beforeTool(calls[0] as LlmToolCall);
@@ -468,6 +647,9 @@ describe('TaskRun: the transcript in the store', () => {
     expect(next.checkpoint?.toolCalls).toHaveLength(CARRIED_RECORDS);
     expect(next.continued?.omitted).toEqual({ toolCalls: 10, injections: 0 });
     const after = new TaskRun(next, 'agent-a1-task-1', { store: true });
-    expect(after.close({ outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT' }).result.omitted).toEqual({ toolCalls: 10, injections: 0 });
+    expect(after.close({ outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT' }).result.omitted).toEqual({
+      toolCalls: 10,
+      injections: 0,
+    });
   });
 });

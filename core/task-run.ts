@@ -10,19 +10,49 @@
  */
 import { cutStrings, fitResult, jsonBytes } from './compact';
 import type { AgentConfig } from './config';
-import { assembleContext, calibrate, DEFAULT_BYTES_PER_TOKEN, resultChars, windowStart, type WindowLimits } from './context';
+import {
+  assembleContext,
+  calibrate,
+  DEFAULT_BYTES_PER_TOKEN,
+  resultChars,
+  windowStart,
+  type WindowLimits,
+} from './context';
 import type { TaskStatus } from './contract';
 import type { Reported } from './agent-entity';
 import { humanMessageSchema, LIMITS, type HumanMessage, type TaskProgress } from './payloads';
 import { failure, normalizedError, type NormalizedError, type ToolExecutionResult } from './errors';
 import { fingerprint } from './fingerprint';
 import { getGuide, type Guide, type PainContext } from './guides';
-import { assistantMessage, type ChatMessage, type ContextDelta, type LlmCallInput, type LlmResponse, type LlmToolCall, type ToolSpec } from './llm';
+import {
+  assistantMessage,
+  type ChatMessage,
+  type ContextDelta,
+  type LlmCallInput,
+  type LlmResponse,
+  type LlmToolCall,
+  type ToolSpec,
+} from './llm';
 import { SafetyMonitor, type LockVerdict, type SafetyCounters } from './safety-monitor';
 import { fatalLock, historyLimit } from './safety-rungs';
 import { offeredTools, toolSpecs, toolSummary, validateToolCall } from './tools';
-import { frustrationFirst, MAX_RESULT_CHARS, retryHistory, skippedText, toolResultText, verifyText } from './transcript';
-import type { AgentState, Injection, LockReason, TaskCheckpoint, TaskOutcome, TaskResult, ToolCallRecord } from './types';
+import {
+  frustrationFirst,
+  MAX_RESULT_CHARS,
+  retryHistory,
+  skippedText,
+  toolResultText,
+  verifyText,
+} from './transcript';
+import type {
+  AgentState,
+  Injection,
+  LockReason,
+  TaskCheckpoint,
+  TaskOutcome,
+  TaskResult,
+  ToolCallRecord,
+} from './types';
 
 /** The task workflow's input. */
 export interface TaskRunInput {
@@ -181,7 +211,14 @@ export class TaskRun {
   ) {
     this.guide = getGuide(input.config.guide);
     if (input.tools) this.tools = input.tools;
-    this.checkpoint = input.checkpoint ?? freshCheckpoint(this.guide, input.config, input.goal, input.tools?.map((t) => t.name));
+    this.checkpoint =
+      input.checkpoint ??
+      freshCheckpoint(
+        this.guide,
+        input.config,
+        input.goal,
+        input.tools?.map((t) => t.name),
+      );
     this.counters = input.counters;
     this.inbox = [...(input.messages ?? [])];
     this.store = opts.store ?? false;
@@ -209,7 +246,13 @@ export class TaskRun {
     this.tools = tools;
     if (!this.input.checkpoint && this.checkpoint.callNumber === 0) {
       const config = shellAllow ? { ...this.config, tools: { ...this.config.tools, shellAllow } } : this.config;
-      this.checkpoint.messages[0] = { role: 'system', text: this.guide.systemPrompt(config, tools.map((t) => t.name)) };
+      this.checkpoint.messages[0] = {
+        role: 'system',
+        text: this.guide.systemPrompt(
+          config,
+          tools.map((t) => t.name),
+        ),
+      };
     }
   }
 
@@ -267,7 +310,14 @@ export class TaskRun {
   /** What the task reports to its agent after a tick. */
   progress(): TaskProgress {
     const cp = this.checkpoint;
-    return { taskId: this.input.taskId, tick: cp.ticks, tokensUsed: cp.tokensUsed, runTokens: this.runTokens, counters: this.counters, ...this.lastError() };
+    return {
+      taskId: this.input.taskId,
+      tick: cp.ticks,
+      tokensUsed: cp.tokensUsed,
+      runTokens: this.runTokens,
+      counters: this.counters,
+      ...this.lastError(),
+    };
   }
 
   /**
@@ -279,11 +329,17 @@ export class TaskRun {
     const last = this.checkpoint.toolCalls.at(-1);
     const agentId = this.input.agentId;
     return [
-      outcome ? `### Task ${this.input.taskId} · ${outcome} · agent ${agentState}` : `### Task ${this.input.taskId} · ${agentState}`,
-      outcome === 'SUSPENDED' ? `- **suspended, waiting for a human**: \`starry unlock ${agentId} --resume\` continues it in a new run of this workflow; plain \`starry unlock ${agentId}\` ends it ABORTED` : '',
+      outcome
+        ? `### Task ${this.input.taskId} · ${outcome} · agent ${agentState}`
+        : `### Task ${this.input.taskId} · ${agentState}`,
+      outcome === 'SUSPENDED'
+        ? `- **suspended, waiting for a human**: \`starry unlock ${agentId} --resume\` continues it in a new run of this workflow; plain \`starry unlock ${agentId}\` ends it ABORTED`
+        : '',
       `- tick **${this.checkpoint.ticks}** (cap ${safety.maxTicks}) · tokens **${this.input.agentTokensUsed + this.runTokens}** / ${safety.tokenBudget}`,
       `- consecutive failures **${this.counters.consecutiveFailures}** · window ${this.counters.window.join(' ') || '—'}`,
-      last ? `- last tool: \`${last.name}\` ${last.status}${last.error ? ` (${last.error.code})` : ''}` : '- no tool call yet',
+      last
+        ? `- last tool: \`${last.name}\` ${last.status}${last.error ? ` (${last.error.code})` : ''}`
+        : '- no tool call yet',
       lockReason ? `- **${lockReason}**` : '',
     ].join('\n');
   }
@@ -304,7 +360,8 @@ export class TaskRun {
     const limit = historyLimit(history);
     if (limit?.lock) return suspended(limit.lock);
     const tick = ++cp.ticks;
-    for (const m of this.inbox.splice(0)) this.inject(tick, 'MESSAGE', `Message from ${m.by ?? 'a human operator'}: ${m.text}`);
+    for (const m of this.inbox.splice(0))
+      this.inject(tick, 'MESSAGE', `Message from ${m.by ?? 'a human operator'}: ${m.text}`);
     return undefined;
   }
 
@@ -382,7 +439,13 @@ export class TaskRun {
         this.inject(cp.ticks, 'VERIFY', verifyText(this.input.goal));
         return { verify: true };
       }
-      return { end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ...(response.text !== undefined ? { finalText: response.text } : {}) } };
+      return {
+        end: {
+          outcome: 'COMPLETED',
+          agentState: 'WAITING_FOR_EVENT',
+          ...(response.text !== undefined ? { finalText: response.text } : {}),
+        },
+      };
     }
     this.turn = { tick: cp.ticks, alerts: [] };
     return { calls: response.toolCalls };
@@ -394,7 +457,10 @@ export class TaskRun {
    */
   beforeTool(call: LlmToolCall): ToolStep {
     const args = call.rawArguments !== undefined && call.args === undefined ? call.rawArguments : (call.args ?? {});
-    const pending: PendingCall = { call, record: { tick: this.turn.tick, name: call.name, args, fingerprint: fingerprint(call.name, args), status: 'ok' } };
+    const pending: PendingCall = {
+      call,
+      record: { tick: this.turn.tick, name: call.name, args, fingerprint: fingerprint(call.name, args), status: 'ok' },
+    };
     if (this.halted) this.turn.skipReason = HALTED_BEFORE;
     if (this.turn.skipReason) {
       this.skip(pending, this.turn.skipReason);
@@ -430,7 +496,10 @@ export class TaskRun {
       this.checkpoint.toolCalls.push({ ...pending.record, status: 'failed', error });
       return failed(error);
     }
-    this.afterTool(pending, failure({ ...error, kind: 'execution', suggestion: retryHistory(error, this.config.retry, retriesExhausted) }));
+    this.afterTool(
+      pending,
+      failure({ ...error, kind: 'execution', suggestion: retryHistory(error, this.config.retry, retriesExhausted) }),
+    );
     return undefined;
   }
 
@@ -442,7 +511,11 @@ export class TaskRun {
   afterTool(pending: PendingCall, result: ToolExecutionResult): void {
     const { call, record } = pending;
     const cp = this.checkpoint;
-    const verdict = SafetyMonitor.afterToolExecution(this.config.safety, this.counters, { toolName: call.name, fingerprint: record.fingerprint, success: result.success });
+    const verdict = SafetyMonitor.afterToolExecution(this.config.safety, this.counters, {
+      toolName: call.name,
+      fingerprint: record.fingerprint,
+      success: result.success,
+    });
     this.counters = verdict.counters;
     let text: string;
     if (result.success && result.message) {
@@ -466,9 +539,13 @@ export class TaskRun {
     this.turnVerdict(verdict, record);
   }
 
-  /** The safety verdict of a call for the rest of its turn: alerts wait for its end, a lock or a frustration intervention skips it. */
+  /**
+   * The safety verdict of a call for the rest of its turn: alerts wait for its end, a lock or a frustration
+   * intervention skips it.
+   */
   private turnVerdict(verdict: ReturnType<typeof SafetyMonitor.afterToolExecution>, record: ToolCallRecord): void {
-    for (const alert of verdict.alerts) this.turn.alerts.push({ kind: alert.kind, text: this.guide.interpretAlert(alert, this.painContext(record)) });
+    for (const alert of verdict.alerts)
+      this.turn.alerts.push({ kind: alert.kind, text: this.guide.interpretAlert(alert, this.painContext(record)) });
     if (verdict.lock) {
       this.turn.lock = verdict.lock;
       this.turn.skipReason = `${verdict.lock.reason.code}: the agent was locked before this call started`;
@@ -514,7 +591,11 @@ export class TaskRun {
 
   /** The run was halted: CANCELLED, the agent STOPPED. */
   cancelled(): TaskEnd {
-    return { outcome: 'CANCELLED', agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT', message: 'stopped by a human' } };
+    return {
+      outcome: 'CANCELLED',
+      agentState: 'STOPPED',
+      reason: { code: 'SYSTEM_HALT', message: 'stopped by a human' },
+    };
   }
 
   /**
@@ -539,7 +620,13 @@ export class TaskRun {
     const out: TaskRunOutput = { result, counters: this.counters, runTokens: this.runTokens };
     if (lock) out.lock = lock;
     // A resumed task sees only the anchored head and the window again, so that is all it carries.
-    if (outcome === 'SUSPENDED') out.checkpoint = this.store ? this.carriedCheckpoint() : { ...this.checkpoint, messages: assembleContext({ messages: this.checkpoint.messages, window: this.config.contextWindow }) };
+    if (outcome === 'SUSPENDED')
+      out.checkpoint = this.store
+        ? this.carriedCheckpoint()
+        : {
+            ...this.checkpoint,
+            messages: assembleContext({ messages: this.checkpoint.messages, window: this.config.contextWindow }),
+          };
     if (this.inbox.length) out.undelivered = this.inbox.splice(0);
     return out;
   }
@@ -548,7 +635,16 @@ export class TaskRun {
     const { agentId, taskId } = this.input;
     const cp = this.checkpoint;
     const omitted = this.omitted.toolCalls || this.omitted.injections ? { omitted: { ...this.omitted } } : {};
-    return { agentId, taskId, workflowId: this.workflowId, ticks: cp.ticks, tokensUsed: cp.tokensUsed, toolCalls: cp.toolCalls, injections: cp.injections, ...omitted };
+    return {
+      agentId,
+      taskId,
+      workflowId: this.workflowId,
+      ticks: cp.ticks,
+      tokensUsed: cp.tokensUsed,
+      toolCalls: cp.toolCalls,
+      injections: cp.injections,
+      ...omitted,
+    };
   }
 
   /**
@@ -559,10 +655,23 @@ export class TaskRun {
   continuation(): TaskRunInput {
     const checkpoint = this.carriedCheckpoint();
     const { input } = this;
-    const continued: Continued = { runTokens: this.runTokens, allowanceStart: this.allowanceStart, received: this.received, omitted: { ...this.omitted }, ...this.lastError() };
+    const continued: Continued = {
+      runTokens: this.runTokens,
+      allowanceStart: this.allowanceStart,
+      received: this.received,
+      omitted: { ...this.omitted },
+      ...this.lastError(),
+    };
     const { messages: _pending, ...rest } = input;
     const messages = this.inbox.splice(0);
-    return { ...rest, counters: this.counters, checkpoint, continued, ...(messages.length ? { messages } : {}), ...(this.tools ? { tools: this.tools } : {}) };
+    return {
+      ...rest,
+      counters: this.counters,
+      checkpoint,
+      continued,
+      ...(messages.length ? { messages } : {}),
+      ...(this.tools ? { tools: this.tools } : {}),
+    };
   }
 
   /**
@@ -584,7 +693,10 @@ export class TaskRun {
     const cp = this.checkpoint;
     const toolCalls = cutStrings(cp.toolCalls.slice(-CARRIED_RECORDS)) as ToolCallRecord[];
     const injections = cutStrings(cp.injections.slice(-CARRIED_RECORDS)) as Injection[];
-    this.omitted = { toolCalls: this.omitted.toolCalls + cp.toolCalls.length - toolCalls.length, injections: this.omitted.injections + cp.injections.length - injections.length };
+    this.omitted = {
+      toolCalls: this.omitted.toolCalls + cp.toolCalls.length - toolCalls.length,
+      injections: this.omitted.injections + cp.injections.length - injections.length,
+    };
     cp.toolCalls = toolCalls;
     cp.injections = injections;
     return { ...cp, messages: [...cp.messages] };
@@ -592,10 +704,17 @@ export class TaskRun {
 
   private limits(): WindowLimits {
     const { contextWindow, contextTokens } = this.config;
-    return { maxMessages: contextWindow, maxTokens: contextTokens ?? Number.MAX_SAFE_INTEGER, bytesPerToken: this.checkpoint.bytesPerToken ?? DEFAULT_BYTES_PER_TOKEN, anchored: ANCHORED };
+    return {
+      maxMessages: contextWindow,
+      maxTokens: contextTokens ?? Number.MAX_SAFE_INTEGER,
+      bytesPerToken: this.checkpoint.bytesPerToken ?? DEFAULT_BYTES_PER_TOKEN,
+      anchored: ANCHORED,
+    };
   }
 
-  /** Characters each result of a turn of `calls` calls may keep in the context (store mode: the tool activity cuts it). */
+  /**
+   * Characters each result of a turn of `calls` calls may keep in the context (store mode: the tool activity cuts it).
+   */
   resultChars(calls = 1): number {
     return resultChars(this.checkpoint.messages.slice(0, ANCHORED), this.limits(), MAX_RESULT_CHARS, calls);
   }
@@ -633,12 +752,23 @@ export class TaskRun {
   /** A call that did not run: recorded as skipped, its tool result says why. */
   private skip(pending: PendingCall, reason: string): void {
     const { call, record } = pending;
-    this.checkpoint.toolCalls.push({ ...record, status: 'skipped', error: normalizedError({ code: 'E_SKIPPED', kind: 'execution', source: call.name, message: reason }) });
+    this.checkpoint.toolCalls.push({
+      ...record,
+      status: 'skipped',
+      error: normalizedError({ code: 'E_SKIPPED', kind: 'execution', source: call.name, message: reason }),
+    });
     this.checkpoint.messages.push({ role: 'tool', callId: call.id, name: call.name, text: skippedText(reason) });
   }
 
   private painContext(record: ToolCallRecord): PainContext {
-    return { tick: record.tick, toolName: record.name, args: record.args, consecutiveFailures: this.counters.consecutiveFailures, workspace: this.config.workspace, tools: this.offeredNames() };
+    return {
+      tick: record.tick,
+      toolName: record.name,
+      args: record.args,
+      consecutiveFailures: this.counters.consecutiveFailures,
+      workspace: this.config.workspace,
+      tools: this.offeredNames(),
+    };
   }
 
   private inject(tick: number, kind: Injection['kind'], text: string): void {

@@ -1,10 +1,21 @@
 import { AgentIdSchema } from './contract';
-import { agentOfTaskWorkflowId, AgentRefSchema, checkTenant, qualifiedAgentId, splitAgentRef, TASK_WORKFLOW_ID_PATTERN, tenantOfWorkflowId, TenantIdSchema } from './tenant';
+import {
+  agentOfTaskWorkflowId,
+  AgentRefSchema,
+  checkTenant,
+  qualifiedAgentId,
+  splitAgentRef,
+  TASK_WORKFLOW_ID_PATTERN,
+  tenantOfWorkflowId,
+  TenantIdSchema,
+} from './tenant';
 import { agentWorkflowId, taskWorkflowId } from '../workflows/messages';
 import { isRequestError } from './errors';
 
 describe('tenant ids', () => {
-  it.each(['acme', 'org_2x9', 'acme.example.com', '0f8c1a2e-6b7d-4c3e-9a1b-2c3d4e5f6a7b', 'A'])('accepts %s', (t) => expect(TenantIdSchema.parse(t)).toBe(t));
+  it.each(['acme', 'org_2x9', 'acme.example.com', '0f8c1a2e-6b7d-4c3e-9a1b-2c3d4e5f6a7b', 'A'])('accepts %s', (t) =>
+    expect(TenantIdSchema.parse(t)).toBe(t),
+  );
 
   it.each(['', 'a:b', '-acme', 'ac me', 'é', 'my-task-co', 'x'.repeat(65), 'a\u0000b'])('refuses %j', (t) => {
     expect(TenantIdSchema.safeParse(t).success).toBe(false);
@@ -51,7 +62,9 @@ describe('a tenant’s agent ids', () => {
   });
 
   it('matches the task workflow ids of plain and tenant agents, and nothing else', () => {
-    for (const id of ['agent-a1-task-1', 'agent-acme:a1-task-1', 'agent-acme.example:a.b-task-mine']) expect([id, TASK_WORKFLOW_ID_PATTERN.test(id)]).toEqual([id, true]);
-    for (const id of ['agent-a1', 'agent-a:b:c-task-1', 'agent-:a1-task-1', 'agent-a1-task-', 'agent-a b-task-1']) expect([id, TASK_WORKFLOW_ID_PATTERN.test(id)]).toEqual([id, false]);
+    for (const id of ['agent-a1-task-1', 'agent-acme:a1-task-1', 'agent-acme.example:a.b-task-mine'])
+      expect([id, TASK_WORKFLOW_ID_PATTERN.test(id)]).toEqual([id, true]);
+    for (const id of ['agent-a1', 'agent-a:b:c-task-1', 'agent-:a1-task-1', 'agent-a1-task-', 'agent-a b-task-1'])
+      expect([id, TASK_WORKFLOW_ID_PATTERN.test(id)]).toEqual([id, false]);
   });
 });

@@ -24,7 +24,10 @@ export const TenantIdSchema = nameSchema('tenant');
  */
 export const AgentRefSchema = z.string({ error: 'agentId must be a string' }).superRefine((ref, ctx) => {
   const { tenant, agentId } = splitAgentRef(ref);
-  const issues = [...(AgentIdSchema.safeParse(agentId).error?.issues ?? []), ...(tenant !== undefined ? (TenantIdSchema.safeParse(tenant).error?.issues ?? []) : [])];
+  const issues = [
+    ...(AgentIdSchema.safeParse(agentId).error?.issues ?? []),
+    ...(tenant !== undefined ? (TenantIdSchema.safeParse(tenant).error?.issues ?? []) : []),
+  ];
   for (const issue of issues) ctx.addIssue({ code: 'custom', message: issue.message });
 });
 
@@ -94,4 +97,6 @@ export function checkTenant(raw: unknown, what: string): string {
 // Shared with the API's path schema: a task workflow id of a plain agent or of a tenant's.
 const NAME = '[A-Za-z0-9][A-Za-z0-9_.-]{0,63}';
 /** `agent-[<tenant>:]<agentId>-task-<n>`, as a pattern (the API's path parameter, the OpenAPI document). */
-export const TASK_WORKFLOW_ID_PATTERN = new RegExp(`^agent-(?:${NAME}${TENANT_SEPARATOR})?${NAME}-task-[A-Za-z0-9_.-]{1,60}$`);
+export const TASK_WORKFLOW_ID_PATTERN = new RegExp(
+  `^agent-(?:${NAME}${TENANT_SEPARATOR})?${NAME}-task-[A-Za-z0-9_.-]{1,60}$`,
+);

@@ -21,7 +21,9 @@ describe('toolSpecs', () => {
 
   it('renders a compact signature for suggestions', () => {
     expect(toolSignature('fs.read')).toBe('fs.read({ path: string, maxBytes?: integer })');
-    expect(toolSignature('shell.run')).toBe('shell.run({ command: string, args?: string[], cwd?: string, timeoutMs?: integer })');
+    expect(toolSignature('shell.run')).toBe(
+      'shell.run({ command: string, args?: string[], cwd?: string, timeoutMs?: integer })',
+    );
   });
 });
 
@@ -34,7 +36,10 @@ describe('validateToolCall', () => {
   });
 
   it('uses rawArguments when they parse', () => {
-    expect(validateToolCall({ id: '1', name: 'fs.list', rawArguments: '{"path":"sub"}' })).toEqual({ ok: true, args: { path: 'sub' } });
+    expect(validateToolCall({ id: '1', name: 'fs.list', rawArguments: '{"path":"sub"}' })).toEqual({
+      ok: true,
+      args: { path: 'sub' },
+    });
   });
 
   it('treats a call without arguments as an empty object', () => {
@@ -115,7 +120,17 @@ describe('an agent’s tool allow-list', () => {
 
   it('refuses a call to a tool the agent is not offered as E_UNKNOWN_TOOL, naming the tools it has', () => {
     const checked = validateToolCall({ id: 'c1', name: 'shell.run', args: { command: 'ls' } }, ['fs.read', 'fs.list']);
-    expect(checked).toMatchObject({ ok: false, error: { code: 'E_UNKNOWN_TOOL', kind: 'execution', message: "Tool 'shell.run' is not offered to this agent.", suggestion: 'Tools you can call: fs.read, fs.list.' } });
-    expect(validateToolCall({ id: 'c2', name: 'fs.read', args: { path: 'a' } }, ['fs.read'])).toMatchObject({ ok: true });
+    expect(checked).toMatchObject({
+      ok: false,
+      error: {
+        code: 'E_UNKNOWN_TOOL',
+        kind: 'execution',
+        message: "Tool 'shell.run' is not offered to this agent.",
+        suggestion: 'Tools you can call: fs.read, fs.list.',
+      },
+    });
+    expect(validateToolCall({ id: 'c2', name: 'fs.read', args: { path: 'a' } }, ['fs.read'])).toMatchObject({
+      ok: true,
+    });
   });
 });

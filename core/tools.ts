@@ -1,5 +1,6 @@
 /**
- * The tool registry's definitions (docs/ARCHITECTURE.md#configuration): names, descriptions and argument schemas, plus the
+ * The tool registry's definitions (docs/ARCHITECTURE.md#configuration): names, descriptions and argument schemas, plus
+ * the
  * pre-execution check of a model's tool call (the "output anomaly" rung of §4). Pure: it runs inside the
  * workflow sandbox; the effects live in `activities/tools/`.
  */
@@ -16,60 +17,62 @@ const MAX_SHELL_TIMEOUT_MS = 10 * 60 * 1000;
 // Built on first use (core/lazy.ts): every task workflow evaluates this module, few check every tool.
 const FsReadArgs = once(() =>
   z
-  .object({
-    path: z.string().describe('File to read, relative to the first workspace root or absolute inside a root.'),
-    maxBytes: z
-      .number()
-      .int()
-      .positive()
-      .max(MAX_READ_BYTES)
-      .optional()
-      .describe('Read at most this many bytes from the start of the file.'),
-  })
-  .strict(),
+    .object({
+      path: z.string().describe('File to read, relative to the first workspace root or absolute inside a root.'),
+      maxBytes: z
+        .number()
+        .int()
+        .positive()
+        .max(MAX_READ_BYTES)
+        .optional()
+        .describe('Read at most this many bytes from the start of the file.'),
+    })
+    .strict(),
 );
 
 const FsWriteArgs = once(() =>
   z
-  .object({
-    path: z.string().describe('File to write; missing parent directories inside the workspace are created.'),
-    content: z.string().describe('Text to write (UTF-8).'),
-    append: z.boolean().optional().describe('Append instead of replacing the file.'),
-  })
-  .strict(),
+    .object({
+      path: z.string().describe('File to write; missing parent directories inside the workspace are created.'),
+      content: z.string().describe('Text to write (UTF-8).'),
+      append: z.boolean().optional().describe('Append instead of replacing the file.'),
+    })
+    .strict(),
 );
 
 const FsListArgs = once(() =>
   z
-  .object({
-    path: z.string().optional().describe('Directory to list; defaults to the first workspace root.'),
-  })
-  .strict(),
+    .object({
+      path: z.string().optional().describe('Directory to list; defaults to the first workspace root.'),
+    })
+    .strict(),
 );
 
 const ShellRunArgs = once(() =>
   z
-  .object({
-    command: z.string().describe('Program to run; must be on the allow-list. No shell: no pipes, globs or redirects.'),
-    args: z.array(z.string()).optional().describe('Arguments, one per element.'),
-    cwd: z.string().optional().describe('Working directory inside the workspace; defaults to the first root.'),
-    timeoutMs: z
-      .number()
-      .int()
-      .positive()
-      .max(MAX_SHELL_TIMEOUT_MS)
-      .optional()
-      .describe('Kill the program after this many milliseconds (capped by the tool timeout).'),
-  })
-  .strict(),
+    .object({
+      command: z
+        .string()
+        .describe('Program to run; must be on the allow-list. No shell: no pipes, globs or redirects.'),
+      args: z.array(z.string()).optional().describe('Arguments, one per element.'),
+      cwd: z.string().optional().describe('Working directory inside the workspace; defaults to the first root.'),
+      timeoutMs: z
+        .number()
+        .int()
+        .positive()
+        .max(MAX_SHELL_TIMEOUT_MS)
+        .optional()
+        .describe('Kill the program after this many milliseconds (capped by the tool timeout).'),
+    })
+    .strict(),
 );
 
 const HttpGetArgs = once(() =>
   z
-  .object({
-    url: z.string().describe('http(s) URL whose host is on the allow-list.'),
-  })
-  .strict(),
+    .object({
+      url: z.string().describe('http(s) URL whose host is on the allow-list.'),
+    })
+    .strict(),
 );
 
 /** A tool's definition, its schema built when first read. */
@@ -91,7 +94,11 @@ export const TOOL_DEFINITIONS = {
   'fs.read': tool('Read a text file inside the workspace.', FsReadArgs, 'path'),
   'fs.write': tool('Write or append a text file inside the workspace.', FsWriteArgs, 'path'),
   'fs.list': tool('List a directory inside the workspace (name, type, size; sorted by name).', FsListArgs, 'path'),
-  'shell.run': tool('Run an allow-listed command inside the workspace; returns exitCode, stdout and stderr.', ShellRunArgs, 'command'),
+  'shell.run': tool(
+    'Run an allow-listed command inside the workspace; returns exitCode, stdout and stderr.',
+    ShellRunArgs,
+    'command',
+  ),
   'http.get': tool('HTTP GET a URL on an allow-listed host; returns status and body.', HttpGetArgs, 'url'),
 } as const satisfies Record<string, { description: string; schema: z.ZodObject; summaryArg: string }>;
 
@@ -164,7 +171,11 @@ export function offeredTools(allow?: readonly string[]): ToolName[] {
  * ```
  */
 export function toolSpecs(allow?: readonly string[]): ToolSpec[] {
-  return offeredTools(allow).map((name) => ({ name, description: TOOL_DEFINITIONS[name].description, parameters: parametersOf(name) }));
+  return offeredTools(allow).map((name) => ({
+    name,
+    description: TOOL_DEFINITIONS[name].description,
+    parameters: parametersOf(name),
+  }));
 }
 
 const SUMMARY_CHARS = 80;
@@ -180,7 +191,9 @@ const SUMMARY_CHARS = 80;
 export function toolSummary(name: string, args: unknown): string {
   const fields = (args ?? {}) as Record<string, unknown>;
   // A tool that is not built in is summarized by its first string argument.
-  const target = isToolName(name) ? fields[TOOL_DEFINITIONS[name].summaryArg] : Object.values(fields).find((v) => typeof v === 'string');
+  const target = isToolName(name)
+    ? fields[TOOL_DEFINITIONS[name].summaryArg]
+    : Object.values(fields).find((v) => typeof v === 'string');
   return `tool ${name} ${typeof target === 'string' ? target.slice(0, SUMMARY_CHARS) : ''}`.trim();
 }
 
@@ -188,7 +201,10 @@ export function toolSummary(name: string, args: unknown): string {
  * A compact signature such as `fs.read({ path: string, maxBytes?: integer })`, for suggestions: of a
  * built-in tool, or of any tool given its JSON Schema parameters.
  */
-export function toolSignature(name: string, parameters: Record<string, unknown> = isToolName(name) ? parametersOf(name) : {}): string {
+export function toolSignature(
+  name: string,
+  parameters: Record<string, unknown> = isToolName(name) ? parametersOf(name) : {},
+): string {
   type Prop = { type?: unknown; items?: { type?: unknown } };
   const schema = parameters as { properties?: Record<string, Prop>; required?: string[] };
   const required = new Set(schema.required ?? []);
@@ -245,7 +261,11 @@ function excerpt(text: string): string {
  * ```
  */
 export function validateToolCall(call: LlmToolCall, offered: readonly string[] = TOOL_NAMES): ToolCallValidation {
-  const fail = (code: 'E_INVALID_JSON' | 'E_UNKNOWN_TOOL' | 'E_SCHEMA', message: string, suggestion: string): ToolCallValidation => ({
+  const fail = (
+    code: 'E_INVALID_JSON' | 'E_UNKNOWN_TOOL' | 'E_SCHEMA',
+    message: string,
+    suggestion: string,
+  ): ToolCallValidation => ({
     ok: false,
     error: normalizedError({ code, message, source: call.name, suggestion, kind: 'execution' }),
   });
@@ -267,11 +287,17 @@ export function validateToolCall(call: LlmToolCall, offered: readonly string[] =
   if (!offered.includes(call.name)) {
     // A built-in tool the agent's config leaves out is unknown to this agent, whatever the worker has.
     return isToolName(call.name)
-      ? fail('E_UNKNOWN_TOOL', `Tool '${call.name}' is not offered to this agent.`, `Tools you can call: ${offered.join(', ')}.`)
+      ? fail(
+          'E_UNKNOWN_TOOL',
+          `Tool '${call.name}' is not offered to this agent.`,
+          `Tools you can call: ${offered.join(', ')}.`,
+        )
       : fail('E_UNKNOWN_TOOL', `Unknown tool '${call.name}'.`, `Known tools: ${offered.join(', ')}.`);
   }
   // Another tool's own schema is checked by the tool activity, where it is; here only that it takes an object.
-  return isToolName(call.name) ? checkArgs(call.name, TOOL_DEFINITIONS[call.name].schema, raw) : checkObjectArgs(call.name, raw);
+  return isToolName(call.name)
+    ? checkArgs(call.name, TOOL_DEFINITIONS[call.name].schema, raw)
+    : checkObjectArgs(call.name, raw);
 }
 
 /**
@@ -283,6 +309,12 @@ export function checkObjectArgs(name: string, args: unknown): ToolCallValidation
   if (typeof value === 'object' && !Array.isArray(value)) return { ok: true, args: value };
   return {
     ok: false,
-    error: normalizedError({ code: 'E_SCHEMA', kind: 'execution', source: name, message: `Invalid arguments for ${name}: (root): expected an object`, suggestion: 'Send the arguments as one JSON object.' }),
+    error: normalizedError({
+      code: 'E_SCHEMA',
+      kind: 'execution',
+      source: name,
+      message: `Invalid arguments for ${name}: (root): expected an object`,
+      suggestion: 'Send the arguments as one JSON object.',
+    }),
   };
 }

@@ -1,6 +1,13 @@
 import { retryConfigSchema } from './config';
 import { normalizedError } from './errors';
-import { frustrationFirst, MAX_RESULT_CHARS, retryHistory, skippedText, toolResultText, verifyText } from './transcript';
+import {
+  frustrationFirst,
+  MAX_RESULT_CHARS,
+  retryHistory,
+  skippedText,
+  toolResultText,
+  verifyText,
+} from './transcript';
 
 describe('transcript texts', () => {
   it('renders data as JSON and strings as they are', () => {

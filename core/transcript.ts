@@ -20,7 +20,8 @@ export const MAX_RESULT_CHARS = 16_000;
 export function toolResultText(data: unknown, maxChars: number = MAX_RESULT_CHARS): string {
   const text = typeof data === 'string' ? data : JSON.stringify(data ?? null);
   if (text.length <= maxChars) return text;
-  if (maxChars >= MAX_RESULT_CHARS) return `${text.slice(0, MAX_RESULT_CHARS)}… [cut at ${MAX_RESULT_CHARS} characters]`;
+  if (maxChars >= MAX_RESULT_CHARS)
+    return `${text.slice(0, MAX_RESULT_CHARS)}… [cut at ${MAX_RESULT_CHARS} characters]`;
   const left = text.length - maxChars;
   return `${text.slice(0, maxChars)}… [cut to fit the context window: ${left} of ${text.length} characters left out. Ask for a smaller part to read the rest, e.g. fs.read with maxBytes, or a command that prints only the lines you need]`;
 }

@@ -1,11 +1,32 @@
 import { isRequestError } from './errors';
-import { changesCodeLoading, DEFAULT_SHELL_ALLOW, describeLimit, isHostAllowed, llmSpecProblem, mcpCommandEntry, narrowToPolicy, normalizePosix, parseWorkerPolicy, withWorkerDefaults, type TaskLimits } from './worker-policy';
+import {
+  changesCodeLoading,
+  DEFAULT_SHELL_ALLOW,
+  describeLimit,
+  isHostAllowed,
+  llmSpecProblem,
+  mcpCommandEntry,
+  narrowToPolicy,
+  normalizePosix,
+  parseWorkerPolicy,
+  withWorkerDefaults,
+  type TaskLimits,
+} from './worker-policy';
 import { parseLlmSpec } from './llm-spec';
 
-const policy = parseWorkerPolicy({ roots: ['/srv/ws/'], shellAllow: ['ls', 'cat'], httpAllow: ['*.example.com', 'api.test:8443', 'local.test:*'], maxOutputBytes: 1000 });
+const policy = parseWorkerPolicy({
+  roots: ['/srv/ws/'],
+  shellAllow: ['ls', 'cat'],
+  httpAllow: ['*.example.com', 'api.test:8443', 'local.test:*'],
+  maxOutputBytes: 1000,
+});
 const task = (over: Partial<TaskLimits['tools']> & { workspace?: string[] } = {}): TaskLimits => ({
   workspace: over.workspace ?? ['/srv/ws/a'],
-  tools: { shellAllow: over.shellAllow ?? ['ls'], httpAllow: over.httpAllow ?? [], maxOutputBytes: over.maxOutputBytes ?? 500 },
+  tools: {
+    shellAllow: over.shellAllow ?? ['ls'],
+    httpAllow: over.httpAllow ?? [],
+    maxOutputBytes: over.maxOutputBytes ?? 500,
+  },
 });
 const refusal = (t: TaskLimits): string => {
   try {
@@ -19,7 +40,9 @@ const refusal = (t: TaskLimits): string => {
 
 describe('worker policy', () => {
   it('accepts a task that narrows every limit', () => {
-    const t = task({ httpAllow: ['docs.example.com', '*.a.example.com', 'api.test:8443', 'local.test', 'local.test:9000'] });
+    const t = task({
+      httpAllow: ['docs.example.com', '*.a.example.com', 'api.test:8443', 'local.test', 'local.test:9000'],
+    });
     expect(narrowToPolicy(policy, t)).toBe(t);
     expect(narrowToPolicy(policy, task({ workspace: ['/srv/ws'] }))).toBeDefined();
   });
@@ -57,10 +80,22 @@ describe('worker policy', () => {
 });
 
 describe('what a task config leaves unset', () => {
-  it('is the worker\'s own: its shell commands, and the default output cap or its own when lower', () => {
-    expect(withWorkerDefaults({ httpAllow: [] }, policy)).toEqual({ httpAllow: [], shellAllow: ['ls', 'cat'], maxOutputBytes: 1000 });
-    expect(withWorkerDefaults({ httpAllow: [] }, parseWorkerPolicy({ roots: ['/srv'] }))).toEqual({ httpAllow: [], shellAllow: DEFAULT_SHELL_ALLOW, maxOutputBytes: 64 * 1024 });
-    expect(withWorkerDefaults({ shellAllow: [], httpAllow: [], maxOutputBytes: 10 }, policy)).toEqual({ shellAllow: [], httpAllow: [], maxOutputBytes: 10 });
+  it("is the worker's own: its shell commands, and the default output cap or its own when lower", () => {
+    expect(withWorkerDefaults({ httpAllow: [] }, policy)).toEqual({
+      httpAllow: [],
+      shellAllow: ['ls', 'cat'],
+      maxOutputBytes: 1000,
+    });
+    expect(withWorkerDefaults({ httpAllow: [] }, parseWorkerPolicy({ roots: ['/srv'] }))).toEqual({
+      httpAllow: [],
+      shellAllow: DEFAULT_SHELL_ALLOW,
+      maxOutputBytes: 64 * 1024,
+    });
+    expect(withWorkerDefaults({ shellAllow: [], httpAllow: [], maxOutputBytes: 10 }, policy)).toEqual({
+      shellAllow: [],
+      httpAllow: [],
+      maxOutputBytes: 10,
+    });
   });
 
   it('is never wider than the policy: a config that names neither passes a narrow policy', () => {
@@ -95,9 +130,13 @@ describe('isHostAllowed', () => {
 });
 
 describe('the LLM endpoints and files a task may name', () => {
-  const llmPolicy = parseWorkerPolicy({ roots: ['/srv/ws'], llmAllow: ['api.openai.com', 'vllm.internal:8000'], llmDirs: ['/srv/models'] });
+  const llmPolicy = parseWorkerPolicy({
+    roots: ['/srv/ws'],
+    llmAllow: ['api.openai.com', 'vllm.internal:8000'],
+    llmDirs: ['/srv/models'],
+  });
 
-  it('allows an OpenAI-compatible base URL on a host of llmAllow, and the worker\'s own endpoint', () => {
+  it("allows an OpenAI-compatible base URL on a host of llmAllow, and the worker's own endpoint", () => {
     expect(llmSpecProblem(parseLlmSpec('openai:gpt-4o-mini@https://api.openai.com/v1'), llmPolicy)).toBeUndefined();
     expect(llmSpecProblem(parseLlmSpec('openai:qwen@http://vllm.internal:8000/v1'), llmPolicy)).toBeUndefined();
     expect(llmSpecProblem(parseLlmSpec('openai:gpt-4o-mini'), llmPolicy)).toBeUndefined();
@@ -105,26 +144,35 @@ describe('the LLM endpoints and files a task may name', () => {
   });
 
   it.each([
-    ['a listener of the submitter\'s choosing', 'openai:gpt@http://127.0.0.1:18997/v1'],
+    ["a listener of the submitter's choosing", 'openai:gpt@http://127.0.0.1:18997/v1'],
     ['another port of an allowed host', 'openai:gpt@http://vllm.internal:8001/v1'],
     ['the cloud metadata service', 'openai:gpt@http://169.254.169.254/latest'],
     ['a lookalike host', 'openai:gpt@https://api.openai.com.evil.test/v1'],
     ['a fragment that names an allowed host', 'openai:gpt@https://evil.test/v1#api.openai.com'],
   ])('refuses %s, naming llmAllow', (_name, spec) => {
-    expect(llmSpecProblem(parseLlmSpec(spec), llmPolicy)).toMatch(/is not one the worker's LLM calls may reach \(llmAllow: api\.openai\.com, vllm\.internal:8000\)/);
+    expect(llmSpecProblem(parseLlmSpec(spec), llmPolicy)).toMatch(
+      /is not one the worker's LLM calls may reach \(llmAllow: api\.openai\.com, vllm\.internal:8000\)/,
+    );
   });
 
   it('allows scripts and models inside the roots and llmDirs only, by absolute path', () => {
     expect(llmSpecProblem(parseLlmSpec('scripted:/srv/ws/a/turns.json'), llmPolicy)).toBeUndefined();
     expect(llmSpecProblem(parseLlmSpec('local:/srv/models/smol.gguf'), llmPolicy)).toBeUndefined();
-    expect(llmSpecProblem(parseLlmSpec('scripted:/etc/starry/policy.json'), llmPolicy)).toMatch(/the script '\/etc\/starry\/policy.json' is not an absolute path inside a directory the worker reads scripts from \(\/srv\/ws, \/srv\/models\)/);
-    expect(llmSpecProblem(parseLlmSpec('scripted:/srv/ws/../../etc/shadow'), llmPolicy)).toMatch(/is not an absolute path inside/);
+    expect(llmSpecProblem(parseLlmSpec('scripted:/etc/starry/policy.json'), llmPolicy)).toMatch(
+      /the script '\/etc\/starry\/policy.json' is not an absolute path inside a directory the worker reads scripts from \(\/srv\/ws, \/srv\/models\)/,
+    );
+    expect(llmSpecProblem(parseLlmSpec('scripted:/srv/ws/../../etc/shadow'), llmPolicy)).toMatch(
+      /is not an absolute path inside/,
+    );
     expect(llmSpecProblem(parseLlmSpec('scripted:turns.json'), llmPolicy)).toMatch(/is not an absolute path inside/);
     expect(llmSpecProblem(parseLlmSpec('local:/root/model.gguf'), llmPolicy)).toMatch(/the model '\/root\/model.gguf'/);
   });
 
   it('refuses a task whose llm is wider than the policy at submit, with the other fields', () => {
-    const message = refusalOf(llmPolicy, { ...task({ workspace: ['/srv/ws/a'] }), llm: parseLlmSpec('openai:gpt@http://127.0.0.1:18997/v1') });
+    const message = refusalOf(llmPolicy, {
+      ...task({ workspace: ['/srv/ws/a'] }),
+      llm: parseLlmSpec('openai:gpt@http://127.0.0.1:18997/v1'),
+    });
     expect(message).toContain("llm: the host of 'http://127.0.0.1:18997/v1' is not one");
   });
 });
@@ -142,10 +190,22 @@ describe('worker policy: the sandbox', () => {
   const ws = { workspace: ['/srv/ws/a'], tools: { shellAllow: [], httpAllow: [], maxOutputBytes: 500 } };
   const mcpPolicy = parseWorkerPolicy({
     roots: ['/srv/ws'],
-    mcpCommands: ['node', { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'], network: true, readOnly: ['/opt/mcp/'], env: ['GITHUB_TOOLSETS'] }],
+    mcpCommands: [
+      'node',
+      {
+        command: 'npx',
+        args: ['-y', '@modelcontextprotocol/server-github'],
+        network: true,
+        readOnly: ['/opt/mcp/'],
+        env: ['GITHUB_TOOLSETS'],
+      },
+    ],
     mcpEnv: ['GH_TOKEN'],
   });
-  const stdio = (spec: { command: string; args?: string[]; env?: Record<string, string> }) => ({ ...ws, tools: { ...ws.tools, mcp: { s: spec } } });
+  const stdio = (spec: { command: string; args?: string[]; env?: Record<string, string> }) => ({
+    ...ws,
+    tools: { ...ws.tools, mcp: { s: spec } },
+  });
   const refusedBy = (p: typeof mcpPolicy, t: TaskLimits): string => {
     try {
       narrowToPolicy(p, t);
@@ -166,7 +226,11 @@ describe('worker policy: the sandbox', () => {
       workspaceBytes: 1024 * 1024 * 1024,
       cgroups: true,
     });
-    expect(parseWorkerPolicy({ roots: ['/a'], limits: { processes: 32, tmpBytes: 0 } }).limits).toMatchObject({ processes: 32, tmpBytes: 0, cpuSeconds: 60 });
+    expect(parseWorkerPolicy({ roots: ['/a'], limits: { processes: 32, tmpBytes: 0 } }).limits).toMatchObject({
+      processes: 32,
+      tmpBytes: 0,
+      cpuSeconds: 60,
+    });
   });
 
   it('rejects a limit that is not a number of its kind, or unknown, naming it', () => {
@@ -176,18 +240,44 @@ describe('worker policy: the sandbox', () => {
   });
 
   it('reads a string mcpCommands entry as a server with no network, nothing more to see and free args', () => {
-    expect(parseWorkerPolicy({ roots: ['/a'], mcpCommands: ['node'] }).mcpCommands).toEqual([{ command: 'node', network: false, readOnly: [], env: [] }]);
-    expect(mcpPolicy.mcpCommands[1]).toEqual({ command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'], network: true, readOnly: ['/opt/mcp'], env: ['GITHUB_TOOLSETS'] });
+    expect(parseWorkerPolicy({ roots: ['/a'], mcpCommands: ['node'] }).mcpCommands).toEqual([
+      { command: 'node', network: false, readOnly: [], env: [] },
+    ]);
+    expect(mcpPolicy.mcpCommands[1]).toEqual({
+      command: 'npx',
+      args: ['-y', '@modelcontextprotocol/server-github'],
+      network: true,
+      readOnly: ['/opt/mcp'],
+      env: ['GITHUB_TOOLSETS'],
+    });
   });
 
   it('refuses a policy whose entry lets configs set a variable that changes code loading, or is malformed', () => {
-    expect(() => parseWorkerPolicy({ roots: ['/a'], mcpCommands: [{ command: 'node', env: ['NODE_OPTIONS'] }] })).toThrow(/mcpCommands\.0\.env\.0: NODE_OPTIONS changes how a program loads code/);
-    expect(() => parseWorkerPolicy({ roots: ['/a'], mcpCommands: [{ command: 'node', readOnly: ['opt'] }] })).toThrow(/mcpCommands\.0/);
-    expect(() => parseWorkerPolicy({ roots: ['/a'], mcpCommands: [{ command: 'node', net: true }] })).toThrow(/mcpCommands\.0/);
+    expect(() =>
+      parseWorkerPolicy({ roots: ['/a'], mcpCommands: [{ command: 'node', env: ['NODE_OPTIONS'] }] }),
+    ).toThrow(/mcpCommands\.0\.env\.0: NODE_OPTIONS changes how a program loads code/);
+    expect(() => parseWorkerPolicy({ roots: ['/a'], mcpCommands: [{ command: 'node', readOnly: ['opt'] }] })).toThrow(
+      /mcpCommands\.0/,
+    );
+    expect(() => parseWorkerPolicy({ roots: ['/a'], mcpCommands: [{ command: 'node', net: true }] })).toThrow(
+      /mcpCommands\.0/,
+    );
   });
 
   it('tells a variable that changes how a program loads code from an ordinary one', () => {
-    for (const name of ['NODE_OPTIONS', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'PYTHONPATH', 'PATH', 'HOME', 'npm_config_registry', 'GIT_SSH_COMMAND', 'BASH_ENV', 'JAVA_TOOL_OPTIONS', 'node_options']) {
+    for (const name of [
+      'NODE_OPTIONS',
+      'LD_PRELOAD',
+      'LD_LIBRARY_PATH',
+      'PYTHONPATH',
+      'PATH',
+      'HOME',
+      'npm_config_registry',
+      'GIT_SSH_COMMAND',
+      'BASH_ENV',
+      'JAVA_TOOL_OPTIONS',
+      'node_options',
+    ]) {
       expect([name, changesCodeLoading(name)]).toEqual([name, true]);
     }
     for (const name of ['LOG_LEVEL', 'GITHUB_TOOLSETS', 'NOTES_FILE', 'NODE_ENV', 'TOKEN']) {
@@ -196,19 +286,34 @@ describe('worker policy: the sandbox', () => {
   });
 
   it('refuses NODE_OPTIONS (or any code-loading variable) in a server’s env, whatever the value, naming it', () => {
-    const message = refusedBy(mcpPolicy, stdio({ command: 'node', args: ['/srv/ws/a/server.js'], env: { NODE_OPTIONS: '--require /srv/ws/a/evil.js' } }));
+    const message = refusedBy(
+      mcpPolicy,
+      stdio({ command: 'node', args: ['/srv/ws/a/server.js'], env: { NODE_OPTIONS: '--require /srv/ws/a/evil.js' } }),
+    );
     expect(message).toContain('tools.mcp.s.env: NODE_OPTIONS changes how the server loads code');
-    expect(refusedBy(mcpPolicy, stdio({ command: 'node', env: { LD_PRELOAD: '${env:GH_TOKEN}' } }))).toContain('LD_PRELOAD');
+    expect(refusedBy(mcpPolicy, stdio({ command: 'node', env: { LD_PRELOAD: '${env:GH_TOKEN}' } }))).toContain(
+      'LD_PRELOAD',
+    );
     expect(refusedBy(mcpPolicy, stdio({ command: 'node', env: { PATH: '/srv/ws/a/bin' } }))).toContain('PATH changes');
   });
 
   it('takes a free env value only for a name the policy lists for that command; a whole ${env:NAME} goes in any other', () => {
     const github = { command: 'npx', args: ['-y', '@modelcontextprotocol/server-github'] };
-    expect(() => narrowToPolicy(mcpPolicy, stdio({ ...github, env: { GITHUB_TOOLSETS: 'repos,issues', GITHUB_PERSONAL_ACCESS_TOKEN: '${env:GH_TOKEN}' } }))).not.toThrow();
-    const message = refusedBy(mcpPolicy, stdio({ ...github, env: { GITHUB_API_URL: 'https://evil.example/?${env:GH_TOKEN}' } }));
+    expect(() =>
+      narrowToPolicy(
+        mcpPolicy,
+        stdio({ ...github, env: { GITHUB_TOOLSETS: 'repos,issues', GITHUB_PERSONAL_ACCESS_TOKEN: '${env:GH_TOKEN}' } }),
+      ),
+    ).not.toThrow();
+    const message = refusedBy(
+      mcpPolicy,
+      stdio({ ...github, env: { GITHUB_API_URL: 'https://evil.example/?${env:GH_TOKEN}' } }),
+    );
     expect(message).toContain("tools.mcp.s.env: GITHUB_API_URL has a value of the config's own");
     expect(message).toContain("for 'npx' (listed: GITHUB_TOOLSETS)");
-    expect(refusedBy(mcpPolicy, stdio({ command: 'node', env: { DEBUG: '1' } }))).toContain("for 'node' (listed: none)");
+    expect(refusedBy(mcpPolicy, stdio({ command: 'node', env: { DEBUG: '1' } }))).toContain(
+      "for 'node' (listed: none)",
+    );
   });
 
   it('sends a bound mcpEnv variable only to the hosts and commands its entry names', () => {
@@ -218,25 +323,43 @@ describe('worker policy: the sandbox', () => {
       mcpCommands: ['node', 'npx'],
       mcpEnv: ['OPEN_TOKEN', { name: 'GH_TOKEN', hosts: ['api.githubcopilot.com'], commands: ['npx'] }],
     });
-    const http = (url: string, headers: Record<string, string>) => ({ ...ws, tools: { ...ws.tools, mcp: { s: { url, headers } } } });
+    const http = (url: string, headers: Record<string, string>) => ({
+      ...ws,
+      tools: { ...ws.tools, mcp: { s: { url, headers } } },
+    });
     const bearer = { Authorization: 'Bearer ${env:GH_TOKEN}' };
     expect(() => narrowToPolicy(bound, http('https://api.githubcopilot.com/mcp/', bearer))).not.toThrow();
-    expect(() => narrowToPolicy(bound, stdio({ command: 'npx', env: { GITHUB_PERSONAL_ACCESS_TOKEN: '${env:GH_TOKEN}' } }))).not.toThrow();
-    expect(() => narrowToPolicy(bound, http('https://mcp.example.com/mcp', { Authorization: 'Bearer ${env:OPEN_TOKEN}' }))).not.toThrow();
+    expect(() =>
+      narrowToPolicy(bound, stdio({ command: 'npx', env: { GITHUB_PERSONAL_ACCESS_TOKEN: '${env:GH_TOKEN}' } })),
+    ).not.toThrow();
+    expect(() =>
+      narrowToPolicy(bound, http('https://mcp.example.com/mcp', { Authorization: 'Bearer ${env:OPEN_TOKEN}' })),
+    ).not.toThrow();
     expect(refusedBy(bound, http('https://mcp.example.com/mcp', bearer))).toContain(
       "tools.mcp.s: ${env:GH_TOKEN} may go only to host api.githubcopilot.com, command npx, not to 'https://mcp.example.com/mcp'",
     );
-    expect(refusedBy(bound, stdio({ command: 'node', env: { TOKEN: '${env:GH_TOKEN}' } }))).toContain("${env:GH_TOKEN} may go only to host api.githubcopilot.com, command npx, not to the command 'node'");
-    expect(refusedBy(bound, http('https://mcp.example.com/mcp', { Authorization: 'Bearer ${env:AWS_SECRET_ACCESS_KEY}' }))).toContain(
+    expect(refusedBy(bound, stdio({ command: 'node', env: { TOKEN: '${env:GH_TOKEN}' } }))).toContain(
+      "${env:GH_TOKEN} may go only to host api.githubcopilot.com, command npx, not to the command 'node'",
+    );
+    expect(
+      refusedBy(bound, http('https://mcp.example.com/mcp', { Authorization: 'Bearer ${env:AWS_SECRET_ACCESS_KEY}' })),
+    ).toContain(
       '${env:AWS_SECRET_ACCESS_KEY} is not a variable the worker passes to MCP servers (allowed: OPEN_TOKEN, GH_TOKEN)',
     );
     expect(() => parseWorkerPolicy({ roots: ['/a'], mcpEnv: [{ name: 'GH_TOKEN', host: 'x' }] })).toThrow(/mcpEnv\.0/);
   });
 
   it('pins the args of an entry that lists them, and picks the pinned entry over a free one', () => {
-    expect(refusedBy(mcpPolicy, stdio({ command: 'npx', args: ['-y', 'evil-package'] }))).toContain(`the worker starts 'npx' only with the args ["-y","@modelcontextprotocol/server-github"]`);
-    expect(refusedBy(mcpPolicy, stdio({ command: 'python3' }))).toContain("the command 'python3' is not one the worker starts as an MCP server (allowed: node, npx)");
-    const both = parseWorkerPolicy({ roots: ['/a'], mcpCommands: ['node', { command: 'node', args: ['/opt/mcp/gh.js'], network: true }] });
+    expect(refusedBy(mcpPolicy, stdio({ command: 'npx', args: ['-y', 'evil-package'] }))).toContain(
+      `the worker starts 'npx' only with the args ["-y","@modelcontextprotocol/server-github"]`,
+    );
+    expect(refusedBy(mcpPolicy, stdio({ command: 'python3' }))).toContain(
+      "the command 'python3' is not one the worker starts as an MCP server (allowed: node, npx)",
+    );
+    const both = parseWorkerPolicy({
+      roots: ['/a'],
+      mcpCommands: ['node', { command: 'node', args: ['/opt/mcp/gh.js'], network: true }],
+    });
     expect(mcpCommandEntry(both, 'node', ['/opt/mcp/gh.js'])?.network).toBe(true);
     expect(mcpCommandEntry(both, 'node', ['/a/evil.js'])?.network).toBe(false);
     expect(mcpCommandEntry(both, 'npx', [])).toBeUndefined();
@@ -245,11 +368,27 @@ describe('worker policy: the sandbox', () => {
 
 describe('describeLimit', () => {
   it('names each limit with its policy field and value, and says what to do', () => {
-    const limits = parseWorkerPolicy({ roots: ['/a'], limits: { processes: 20, memoryBytes: 32 * 1024 * 1024, cpuSeconds: 1, fileSizeBytes: 1536 * 1024, workspaceBytes: 1000 } }).limits;
-    expect(describeLimit('processes', limits).limit).toBe('the process limit (limits.processes: 20 processes and threads at once)');
+    const limits = parseWorkerPolicy({
+      roots: ['/a'],
+      limits: {
+        processes: 20,
+        memoryBytes: 32 * 1024 * 1024,
+        cpuSeconds: 1,
+        fileSizeBytes: 1536 * 1024,
+        workspaceBytes: 1000,
+      },
+    }).limits;
+    expect(describeLimit('processes', limits).limit).toBe(
+      'the process limit (limits.processes: 20 processes and threads at once)',
+    );
     expect(describeLimit('memory', limits).limit).toBe('the memory limit (limits.memoryBytes: 32 MiB)');
     expect(describeLimit('cpu', limits).limit).toBe('the CPU time limit (limits.cpuSeconds: 1 s per process)');
-    expect(describeLimit('fileSize', limits).limit).toBe('the file size limit (limits.fileSizeBytes: 1536 KiB per file)');
-    expect(describeLimit('disk', limits)).toEqual({ limit: "the workspace's disk limit (limits.workspaceBytes: 1000 bytes for all its files)", suggestion: 'Remove files the task no longer needs, or write less.' });
+    expect(describeLimit('fileSize', limits).limit).toBe(
+      'the file size limit (limits.fileSizeBytes: 1536 KiB per file)',
+    );
+    expect(describeLimit('disk', limits)).toEqual({
+      limit: "the workspace's disk limit (limits.workspaceBytes: 1000 bytes for all its files)",
+      suggestion: 'Remove files the task no longer needs, or write less.',
+    });
   });
 });

@@ -34,18 +34,36 @@ export const SandboxLimitsSchema = z
     /** Processes and threads a sandbox may hold at once. */
     processes: z.number().int().min(8).max(65_536).default(256),
     /** Memory of a sandbox (its processes and its /tmp together, where cgroups count it). */
-    memoryBytes: z.number().int().min(16 * MiB).default(1024 * MiB),
+    memoryBytes: z
+      .number()
+      .int()
+      .min(16 * MiB)
+      .default(1024 * MiB),
     /** CPU time of each process (an MCP server's over its life). */
     cpuSeconds: z.number().int().min(1).max(86_400).default(60),
     /** The largest file a program may write. */
-    fileSizeBytes: z.number().int().min(1).default(256 * MiB),
+    fileSizeBytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(256 * MiB),
     /** Files a process may have open at once. */
     openFiles: z.number().int().min(16).max(1_048_576).default(1024),
     /** The size of the sandbox's private /tmp; 0: a read-only, empty /tmp. */
-    tmpBytes: z.number().int().min(0).default(64 * MiB),
+    tmpBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(64 * MiB),
     /** What the files of a task's workspace roots may hold together, in bytes (their apparent sizes). */
-    workspaceBytes: z.number().int().min(1).default(1024 * MiB),
-    /** Use cgroups where the host lets the worker create them (exact process and memory limits); false: rlimits only. */
+    workspaceBytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(1024 * MiB),
+    /**
+     * Use cgroups where the host lets the worker create them (exact process and memory limits); false: rlimits only.
+     */
     cgroups: z.boolean().default(true),
   })
   .strict();
@@ -55,7 +73,10 @@ export type SandboxLimits = z.output<typeof SandboxLimitsSchema>;
 /** The limits of a worker whose policy says nothing about them. */
 export const DEFAULT_LIMITS: SandboxLimits = SandboxLimitsSchema.parse({});
 
-/** The limits a sandboxed program can be seen to hit (E_LIMIT names one); /tmp and open files show as the program's own ENOSPC and EMFILE. */
+/**
+ * The limits a sandboxed program can be seen to hit (E_LIMIT names one); /tmp and open files show as the program's own
+ * ENOSPC and EMFILE.
+ */
 export type LimitName = 'processes' | 'memory' | 'cpu' | 'fileSize' | 'disk';
 
 /**
@@ -68,15 +89,30 @@ export type LimitName = 'processes' | 'memory' | 'cpu' | 'fileSize' | 'disk';
 export function describeLimit(name: LimitName, limits: SandboxLimits): { limit: string; suggestion: string } {
   switch (name) {
     case 'processes':
-      return { limit: `the process limit (limits.processes: ${limits.processes} processes and threads at once)`, suggestion: 'Run fewer processes at once: no background jobs, less parallelism.' };
+      return {
+        limit: `the process limit (limits.processes: ${limits.processes} processes and threads at once)`,
+        suggestion: 'Run fewer processes at once: no background jobs, less parallelism.',
+      };
     case 'memory':
-      return { limit: `the memory limit (limits.memoryBytes: ${formatBytes(limits.memoryBytes)})`, suggestion: 'Use less memory: work on less data at a time.' };
+      return {
+        limit: `the memory limit (limits.memoryBytes: ${formatBytes(limits.memoryBytes)})`,
+        suggestion: 'Use less memory: work on less data at a time.',
+      };
     case 'cpu':
-      return { limit: `the CPU time limit (limits.cpuSeconds: ${limits.cpuSeconds} s per process)`, suggestion: 'Do less work per call, or split the work into smaller steps.' };
+      return {
+        limit: `the CPU time limit (limits.cpuSeconds: ${limits.cpuSeconds} s per process)`,
+        suggestion: 'Do less work per call, or split the work into smaller steps.',
+      };
     case 'fileSize':
-      return { limit: `the file size limit (limits.fileSizeBytes: ${formatBytes(limits.fileSizeBytes)} per file)`, suggestion: 'Write smaller files, or split the output across files.' };
+      return {
+        limit: `the file size limit (limits.fileSizeBytes: ${formatBytes(limits.fileSizeBytes)} per file)`,
+        suggestion: 'Write smaller files, or split the output across files.',
+      };
     case 'disk':
-      return { limit: `the workspace's disk limit (limits.workspaceBytes: ${formatBytes(limits.workspaceBytes)} for all its files)`, suggestion: 'Remove files the task no longer needs, or write less.' };
+      return {
+        limit: `the workspace's disk limit (limits.workspaceBytes: ${formatBytes(limits.workspaceBytes)} for all its files)`,
+        suggestion: 'Remove files the task no longer needs, or write less.',
+      };
   }
 }
 
@@ -93,16 +129,63 @@ export function formatBytes(n: number): string {
  * network and secrets), e.g. `NODE_OPTIONS=--require ./evil.js`.
  */
 const CODE_LOADING_ENV = new Set([
-  'PATH', 'HOME', 'ENV', 'BASH_ENV', 'SHELLOPTS', 'BASHOPTS', 'PS4', 'IFS', 'GCONV_PATH', 'LOCPATH',
-  'NODE_OPTIONS', 'NODE_PATH', 'NODE_REPL_EXTERNAL_MODULE',
-  'PYTHONPATH', 'PYTHONHOME', 'PYTHONSTARTUP', 'PYTHONUSERBASE', 'PYTHONEXECUTABLE', 'PYTHONPLATLIBDIR', 'VIRTUAL_ENV', 'CONDA_PREFIX',
-  'PERL5LIB', 'PERLLIB', 'PERL5OPT', 'RUBYLIB', 'RUBYOPT', 'GEM_HOME', 'GEM_PATH', 'BUNDLE_GEMFILE',
-  'CLASSPATH', 'JAVA_TOOL_OPTIONS', 'JDK_JAVA_OPTIONS', '_JAVA_OPTIONS',
-  'GOPATH', 'GOFLAGS', 'GOPROXY', 'CARGO_HOME', 'RUSTUP_HOME',
-  'XDG_CONFIG_HOME', 'XDG_CONFIG_DIRS', 'XDG_DATA_HOME', 'XDG_DATA_DIRS',
+  'PATH',
+  'HOME',
+  'ENV',
+  'BASH_ENV',
+  'SHELLOPTS',
+  'BASHOPTS',
+  'PS4',
+  'IFS',
+  'GCONV_PATH',
+  'LOCPATH',
+  'NODE_OPTIONS',
+  'NODE_PATH',
+  'NODE_REPL_EXTERNAL_MODULE',
+  'PYTHONPATH',
+  'PYTHONHOME',
+  'PYTHONSTARTUP',
+  'PYTHONUSERBASE',
+  'PYTHONEXECUTABLE',
+  'PYTHONPLATLIBDIR',
+  'VIRTUAL_ENV',
+  'CONDA_PREFIX',
+  'PERL5LIB',
+  'PERLLIB',
+  'PERL5OPT',
+  'RUBYLIB',
+  'RUBYOPT',
+  'GEM_HOME',
+  'GEM_PATH',
+  'BUNDLE_GEMFILE',
+  'CLASSPATH',
+  'JAVA_TOOL_OPTIONS',
+  'JDK_JAVA_OPTIONS',
+  '_JAVA_OPTIONS',
+  'GOPATH',
+  'GOFLAGS',
+  'GOPROXY',
+  'CARGO_HOME',
+  'RUSTUP_HOME',
+  'XDG_CONFIG_HOME',
+  'XDG_CONFIG_DIRS',
+  'XDG_DATA_HOME',
+  'XDG_DATA_DIRS',
 ]);
 /** Whole families of them: the dynamic loader's, and package managers' (where a program's code comes from). */
-const CODE_LOADING_PREFIXES = ['LD_', 'DYLD_', 'NPM_CONFIG_', 'YARN_', 'PNPM_', 'BUN_', 'DENO_', 'UV_', 'PIP_', 'PIPX_', 'GIT_'];
+const CODE_LOADING_PREFIXES = [
+  'LD_',
+  'DYLD_',
+  'NPM_CONFIG_',
+  'YARN_',
+  'PNPM_',
+  'BUN_',
+  'DENO_',
+  'UV_',
+  'PIP_',
+  'PIPX_',
+  'GIT_',
+];
 
 /**
  * True when a variable changes what code a program loads or runs (compared case-insensitively: npm reads
@@ -128,14 +211,24 @@ const McpCommandObjectSchema = z
     /** Directories it sees read-only besides /usr: its code and node_modules, say. */
     readOnly: z.array(absolutePath).default([]),
     /** Variables a config may give a value of its own (a `${env:NAME}` of `mcpEnv` may go in any other). */
-    env: z.array(envName.refine((n) => !changesCodeLoading(n), { error: (i) => `${String(i.input)} changes how a program loads code: no config may set it` })).default([]),
+    env: z
+      .array(
+        envName.refine((n) => !changesCodeLoading(n), {
+          error: (i) => `${String(i.input)} changes how a program loads code: no config may set it`,
+        }),
+      )
+      .default([]),
   })
   .strict();
 
 /** One `mcpCommands` entry: a program name (no network, nothing more to see, any args) or the whole entry. */
 const McpCommandSchema = z
-  .union([z.string().min(1), McpCommandObjectSchema], { error: 'an mcpCommands entry is a program name or {command, args?, network?, readOnly?, env?}' })
-  .transform((entry) => (typeof entry === 'string' ? { command: entry, network: false, readOnly: [], env: [] } : entry));
+  .union([z.string().min(1), McpCommandObjectSchema], {
+    error: 'an mcpCommands entry is a program name or {command, args?, network?, readOnly?, env?}',
+  })
+  .transform((entry) =>
+    typeof entry === 'string' ? { command: entry, network: false, readOnly: [], env: [] } : entry,
+  );
 
 export type McpCommandPolicy = z.output<typeof McpCommandObjectSchema>;
 
@@ -153,7 +246,9 @@ const McpEnvObjectSchema = z
 
 /** One `mcpEnv` entry: a variable name (any MCP server the policy allows) or one bound to hosts and commands. */
 const McpEnvSchema = z
-  .union([envName, McpEnvObjectSchema], { error: 'an mcpEnv entry is an environment variable name or {name, hosts?, commands?}' })
+  .union([envName, McpEnvObjectSchema], {
+    error: 'an mcpEnv entry is an environment variable name or {name, hosts?, commands?}',
+  })
   .transform((entry) => (typeof entry === 'string' ? { name: entry } : entry));
 
 export type McpEnvPolicy = z.output<typeof McpEnvObjectSchema>;
@@ -162,9 +257,14 @@ export type McpEnvPolicy = z.output<typeof McpEnvObjectSchema>;
  * Why `${env:NAME}` may not go to the server `spec`, or undefined: the policy must list the variable,
  * and a bound entry must name the server's host or command.
  */
-function mcpEnvProblem(policy: WorkerPolicy, name: string, spec: { command: string } | { url: string }): string | undefined {
+function mcpEnvProblem(
+  policy: WorkerPolicy,
+  name: string,
+  spec: { command: string } | { url: string },
+): string | undefined {
   const entry = policy.mcpEnv.find((e) => e.name === name);
-  if (!entry) return `is not a variable the worker passes to MCP servers (allowed: ${policy.mcpEnv.map((e) => e.name).join(', ') || 'none'})`;
+  if (!entry)
+    return `is not a variable the worker passes to MCP servers (allowed: ${policy.mcpEnv.map((e) => e.name).join(', ') || 'none'})`;
   if (entry.hosts === undefined && entry.commands === undefined) return undefined;
   let url: URL | undefined;
   if ('url' in spec) {
@@ -174,7 +274,8 @@ function mcpEnvProblem(policy: WorkerPolicy, name: string, spec: { command: stri
       url = undefined;
     }
   }
-  if (url ? isHostAllowed(url, entry.hosts ?? []) : 'command' in spec && (entry.commands ?? []).includes(spec.command)) return undefined;
+  if (url ? isHostAllowed(url, entry.hosts ?? []) : 'command' in spec && (entry.commands ?? []).includes(spec.command))
+    return undefined;
   const where = [...(entry.hosts ?? []).map((h) => `host ${h}`), ...(entry.commands ?? []).map((c) => `command ${c}`)];
   return `may go only to ${where.join(', ') || 'no MCP server'}, not to ${'url' in spec ? `'${spec.url}'` : `the command '${spec.command}'`}`;
 }
@@ -200,7 +301,12 @@ export const WorkerPolicySchema = z
      */
     mcpEnv: z.array(McpEnvSchema).default([]),
     /** The largest `tools.maxOutputBytes` a task may ask for. */
-    maxOutputBytes: z.number().int().positive().max(1024 * 1024).default(1024 * 1024),
+    maxOutputBytes: z
+      .number()
+      .int()
+      .positive()
+      .max(1024 * 1024)
+      .default(1024 * 1024),
     /** `shell.run` may run programs as root when the worker does (otherwise as `nobody`); MCP servers never do. */
     allowRoot: z.boolean().default(false),
     /** Where side-effecting tools journal their calls (default: `starry-tool-journal` in the temp dir). */
@@ -232,7 +338,11 @@ export interface TaskLimits {
     httpAllow: string[];
     /** Unset: the default or the worker's cap, whichever is lower. */
     maxOutputBytes?: number;
-    mcp?: Record<string, { command: string; args?: string[]; env?: Record<string, string> } | { url: string; headers?: Record<string, string> }>;
+    mcp?: Record<
+      string,
+      | { command: string; args?: string[]; env?: Record<string, string> }
+      | { url: string; headers?: Record<string, string> }
+    >;
   };
 }
 
@@ -268,13 +378,15 @@ export function withWorkerDefaults<T extends { shellAllow?: string[]; httpAllow:
   return {
     ...tools,
     shellAllow: tools.shellAllow ?? policy?.shellAllow ?? DEFAULT_SHELL_ALLOW,
-    maxOutputBytes: tools.maxOutputBytes ?? Math.min(DEFAULT_MAX_OUTPUT_BYTES, policy?.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES),
+    maxOutputBytes:
+      tools.maxOutputBytes ?? Math.min(DEFAULT_MAX_OUTPUT_BYTES, policy?.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES),
   };
 }
 
 /**
  * Check that a task's limits lie within the policy and return them unchanged, or refuse naming each
- * wider field (an unset `shellAllow` or `maxOutputBytes` is the worker's own, so never wider). Roots are compared lexically here (the tool activity compares realpaths again).
+ * wider field (an unset `shellAllow` or `maxOutputBytes` is the worker's own, so never wider). Roots are compared
+ * lexically here (the tool activity compares realpaths again).
  *
  * ```ts
  * narrowToPolicy(policy, { workspace: ['/srv/ws/a'], tools }) // ok when policy.roots includes '/srv/ws'
@@ -290,11 +402,15 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
   }
   const commands = (task.tools.shellAllow ?? []).filter((c) => !policy.shellAllow.includes(c));
   if (commands.length) {
-    wider.push(`tools.shellAllow: ${commands.map((c) => `'${c}'`).join(', ')} not allowed by the worker (allowed: ${policy.shellAllow.join(', ') || 'none'})`);
+    wider.push(
+      `tools.shellAllow: ${commands.map((c) => `'${c}'`).join(', ')} not allowed by the worker (allowed: ${policy.shellAllow.join(', ') || 'none'})`,
+    );
   }
   const hosts = task.tools.httpAllow.filter((h) => !hostEntryWithin(h, policy.httpAllow));
   if (hosts.length) {
-    wider.push(`tools.httpAllow: ${hosts.map((h) => `'${h}'`).join(', ')} not allowed by the worker (allowed: ${policy.httpAllow.join(', ') || 'none'})`);
+    wider.push(
+      `tools.httpAllow: ${hosts.map((h) => `'${h}'`).join(', ')} not allowed by the worker (allowed: ${policy.httpAllow.join(', ') || 'none'})`,
+    );
   }
   for (const [server, spec] of Object.entries(task.tools.mcp ?? {})) {
     const templates = Object.values(('command' in spec ? spec.env : spec.headers) ?? {}).join('\n');
@@ -306,7 +422,9 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
     if ('url' in spec) {
       const host = hostOf(spec.url);
       if (host === undefined || !hostEntryWithin(host, policy.httpAllow)) {
-        wider.push(`tools.mcp.${server}: the host of '${spec.url}' is not allowed by the worker (allowed: ${policy.httpAllow.join(', ') || 'none'})`);
+        wider.push(
+          `tools.mcp.${server}: the host of '${spec.url}' is not allowed by the worker (allowed: ${policy.httpAllow.join(', ') || 'none'})`,
+        );
       }
     }
   }
@@ -330,7 +448,7 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
 export function widerThanPolicy(wider: string[]): string {
   return (
     `The task's config is wider than the worker's policy; a task may only narrow it:\n${wider.map((w) => `  - ${w}`).join('\n')}\n` +
-    'Submit the task with a config within the policy (tools.shellAllow and tools.maxOutputBytes left out are the worker\'s own), or ask the worker operator to widen STARRY_WORKER_POLICY.'
+    "Submit the task with a config within the policy (tools.shellAllow and tools.maxOutputBytes left out are the worker's own), or ask the worker operator to widen STARRY_WORKER_POLICY."
   );
 }
 
@@ -344,7 +462,10 @@ export function widerThanPolicy(wider: string[]): string {
  * llmSpecProblem(parseLlmSpec('openai:gpt@http://10.0.0.9/v1'), policy) // "the host of 'http://10.0.0.9/v1' is not one …"
  * ```
  */
-export function llmSpecProblem(spec: LlmSpec, policy: Pick<WorkerPolicy, 'roots' | 'llmAllow' | 'llmDirs'>): string | undefined {
+export function llmSpecProblem(
+  spec: LlmSpec,
+  policy: Pick<WorkerPolicy, 'roots' | 'llmAllow' | 'llmDirs'>,
+): string | undefined {
   switch (spec.provider) {
     case 'openai': {
       if (spec.baseUrl === undefined) return undefined; // the worker's own endpoint
@@ -361,7 +482,8 @@ export function llmSpecProblem(spec: LlmSpec, policy: Pick<WorkerPolicy, 'roots'
     case 'local': {
       const file = spec.provider === 'scripted' ? spec.file : spec.modelPath;
       const dirs = llmFileDirs(policy);
-      if (file.startsWith('/') && !file.includes('\0') && dirs.some((dir) => isWithin(normalizePosix(file), dir))) return undefined;
+      if (file.startsWith('/') && !file.includes('\0') && dirs.some((dir) => isWithin(normalizePosix(file), dir)))
+        return undefined;
       const what = spec.provider === 'scripted' ? 'script' : 'model';
       return `the ${what} '${file}' is not an absolute path inside a directory the worker reads ${what}s from (${dirs.join(', ')})`;
     }
@@ -393,7 +515,9 @@ export function isHostAllowed(url: URL, allow: string[]): boolean {
   return allow.some((raw) => {
     const entry = raw.toLowerCase();
     const m = /^(.*):(\d+|\*)$/.exec(entry);
-    const [name, entryPort] = m ? [m[1] as string, m[2] === '*' ? '*' : String(Number(m[2]))] : [entry, url.protocol === 'https:' ? '443' : '80'];
+    const [name, entryPort] = m
+      ? [m[1] as string, m[2] === '*' ? '*' : String(Number(m[2]))]
+      : [entry, url.protocol === 'https:' ? '443' : '80'];
     if (entryPort !== '*' && entryPort !== port) return false;
     if (name.startsWith('*.')) return host.endsWith(name.slice(1));
     return name === host;
@@ -413,30 +537,49 @@ const WHOLE_TEMPLATE = /^\$\{env:[A-Za-z_][A-Za-z0-9_]*\}$/;
  * mcpCommandEntry(policy, 'node', ['/opt/mcp/github.js']) // { command: 'node', args: [...], network: true, ... }
  * ```
  */
-export function mcpCommandEntry(policy: WorkerPolicy, command: string, args: readonly string[] = []): McpCommandPolicy | undefined {
+export function mcpCommandEntry(
+  policy: WorkerPolicy,
+  command: string,
+  args: readonly string[] = [],
+): McpCommandPolicy | undefined {
   const mine = policy.mcpCommands.filter((e) => e.command === command);
-  return mine.find((e) => e.args !== undefined && e.args.length === args.length && e.args.every((a, i) => a === args[i])) ?? mine.find((e) => e.args === undefined);
+  return (
+    mine.find((e) => e.args !== undefined && e.args.length === args.length && e.args.every((a, i) => a === args[i])) ??
+    mine.find((e) => e.args === undefined)
+  );
 }
 
 /** What a stdio server's config asks beyond its policy entry: the command or its args, and its env's names. */
-function stdioServerRefusals(policy: WorkerPolicy, server: string, spec: { command: string; args?: string[]; env?: Record<string, string> }): string[] {
+function stdioServerRefusals(
+  policy: WorkerPolicy,
+  server: string,
+  spec: { command: string; args?: string[]; env?: Record<string, string> },
+): string[] {
   const where = `tools.mcp.${server}`;
   const entry = mcpCommandEntry(policy, spec.command, spec.args);
   if (!entry) {
     const pinned = policy.mcpCommands.filter((e) => e.command === spec.command);
     if (pinned.length) {
-      return [`${where}: the worker starts '${spec.command}' only with the args ${pinned.map((e) => JSON.stringify(e.args)).join(' or ')} (asked: ${JSON.stringify(spec.args ?? [])})`];
+      return [
+        `${where}: the worker starts '${spec.command}' only with the args ${pinned.map((e) => JSON.stringify(e.args)).join(' or ')} (asked: ${JSON.stringify(spec.args ?? [])})`,
+      ];
     }
     const allowed = [...new Set(policy.mcpCommands.map((e) => e.command))].join(', ') || 'none';
-    return [`${where}: the command '${spec.command}' is not one the worker starts as an MCP server (allowed: ${allowed})`];
+    return [
+      `${where}: the command '${spec.command}' is not one the worker starts as an MCP server (allowed: ${allowed})`,
+    ];
   }
   const refused: string[] = [];
   const names = Object.keys(spec.env ?? {});
   const loaders = names.filter(changesCodeLoading);
   if (loaders.length) {
-    refused.push(`${where}.env: ${loaders.join(', ')} changes how the server loads code; no config may set it (nor PATH, HOME, LD_*, NODE_OPTIONS, PYTHONPATH and their like)`);
+    refused.push(
+      `${where}.env: ${loaders.join(', ')} changes how the server loads code; no config may set it (nor PATH, HOME, LD_*, NODE_OPTIONS, PYTHONPATH and their like)`,
+    );
   }
-  const free = names.filter((n) => !changesCodeLoading(n) && !WHOLE_TEMPLATE.test(spec.env![n]!) && !entry.env.includes(n));
+  const free = names.filter(
+    (n) => !changesCodeLoading(n) && !WHOLE_TEMPLATE.test(spec.env![n]!) && !entry.env.includes(n),
+  );
   if (free.length) {
     refused.push(
       `${where}.env: ${free.join(', ')} ${free.length > 1 ? 'have values' : 'has a value'} of the config's own, which the worker allows only for the names its policy lists for '${spec.command}' (listed: ${entry.env.join(', ') || 'none'}); pass a worker variable as \${env:NAME} instead`,
@@ -462,7 +605,8 @@ function hostEntryWithin(entry: string, outer: string[]): boolean {
     const o = raw.toLowerCase();
     if (o === e) return true;
     // `host:*` covers the host on any port.
-    if (o.endsWith(':*')) return e === o.slice(0, -2) || (e.startsWith(o.slice(0, -1)) && /^\d+$/.test(e.slice(o.length - 1)));
+    if (o.endsWith(':*'))
+      return e === o.slice(0, -2) || (e.startsWith(o.slice(0, -1)) && /^\d+$/.test(e.slice(o.length - 1)));
     if (!o.startsWith('*.')) return false;
     // `*.example.com` covers `a.example.com` and `*.a.example.com`.
     const bare = e.startsWith('*.') ? e.slice(1) : `.${e}`;

@@ -28,7 +28,9 @@ export class DbInUseError extends Error {
     readonly dbFile: string,
     readonly holder: DbHolder | undefined,
   ) {
-    const who = holder ? `the Temporal dev server at ${holder.address} (pid ${holder.pid}, Web UI ${holder.uiUrl})` : 'another Temporal dev server (starting now)';
+    const who = holder
+      ? `the Temporal dev server at ${holder.address} (pid ${holder.pid}, Web UI ${holder.uiUrl})`
+      : 'another Temporal dev server (starting now)';
     const port = holder?.address.split(':').pop();
     super(
       `the SQLite file ${dbFile} is in use by ${who}, and two servers must not share one file: use that one${port ? ` (--port ${port}, or TEMPORAL_ADDRESS=${holder?.address})` : ''}, stop it first${port ? ` (\`starry server stop --port ${port}\`, or Ctrl-C where \`starry dev\` runs)` : ''}, or give this one a file of its own (\`starry dev --db FILE\`)`,
@@ -112,7 +114,9 @@ function tryLock(fd: number, file: string): boolean {
     const py = `import fcntl, sys\ntry:\n    fcntl.flock(3, fcntl.LOCK_EX | fcntl.LOCK_NB)\nexcept BlockingIOError:\n    sys.exit(${BUSY})`;
     r = spawnSync('python3', ['-c', py], { stdio });
     if ((r.error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT') {
-      throw new Error(`cannot lock ${file}: neither flock (util-linux) nor python3 is installed, and the dev server needs one of them to be sure no other server uses its SQLite file`);
+      throw new Error(
+        `cannot lock ${file}: neither flock (util-linux) nor python3 is installed, and the dev server needs one of them to be sure no other server uses its SQLite file`,
+      );
     }
   }
   if (r.status === 0) return true;

@@ -24,7 +24,7 @@ describe('stopping a dev server by pid', () => {
     expect(existsSync(pidFile)).toBe(false);
   });
 
-  it('leaves alone a process that took a dead server\'s pid, and removes the stale pid file', async () => {
+  it("leaves alone a process that took a dead server's pid, and removes the stale pid file", async () => {
     // The pid file names a live process that is not a dev server on the port (its pid was reused).
     const other = spawn('sleep', ['60'], { stdio: 'ignore' });
     writeFileSync(pidFile, String(other.pid));

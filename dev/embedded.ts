@@ -32,11 +32,21 @@ export type EmbeddedWorkerOptions = Omit<CreateWorkerOptions, 'connection' | 'na
  * benchmarks all start theirs here. It takes over its deployment (workers/versioning.ts): on a
  * developer's machine the build that runs now is the one that runs everything.
  */
-export async function startEmbeddedWorker(env: TemporalEnv, taskQueue = TASK_QUEUE, opts: EmbeddedWorkerOptions = {}): Promise<EmbeddedWorker> {
+export async function startEmbeddedWorker(
+  env: TemporalEnv,
+  taskQueue = TASK_QUEUE,
+  opts: EmbeddedWorkerOptions = {},
+): Promise<EmbeddedWorker> {
   const { logs = true, ...workerOptions } = opts;
   if (logs) quietRuntime();
   const connection = await connectWorker(env);
-  const worker = await createWorker({ connection, namespace: env.namespace, taskQueue, ...workerOptions, versioning: { makeCurrent: 'take-over', ...workerOptions.versioning } });
+  const worker = await createWorker({
+    connection,
+    namespace: env.namespace,
+    taskQueue,
+    ...workerOptions,
+    versioning: { makeCurrent: 'take-over', ...workerOptions.versioning },
+  });
   const running = worker.run();
   return {
     worker,

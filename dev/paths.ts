@@ -27,5 +27,7 @@ export function temporalCliPath(): string {
 export function stateDir(): string {
   if (process.env.STARRY_STATE_DIR) return process.env.STARRY_STATE_DIR;
   const root = projectRoot();
-  return root.split(path.sep).includes('node_modules') ? path.join(process.cwd(), '.temporal') : path.join(root, '.temporal');
+  return root.split(path.sep).includes('node_modules')
+    ? path.join(process.cwd(), '.temporal')
+    : path.join(root, '.temporal');
 }

@@ -4,7 +4,12 @@
  */
 
 /** Poll `probe` until it returns something other than undefined; fail after `timeoutMs`, naming `what`. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 60_000, everyMs = 50): Promise<T> {
+export async function eventually<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 60_000,
+  everyMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const v = await probe();
@@ -15,6 +20,11 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
 }
 
 /** `eventually` for a yes/no check. */
-export async function until(what: string, check: () => Promise<boolean> | boolean, timeoutMs = 60_000, everyMs = 50): Promise<void> {
+export async function until(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  timeoutMs = 60_000,
+  everyMs = 50,
+): Promise<void> {
   await eventually(what, async () => ((await check()) ? true : undefined), timeoutMs, everyMs);
 }

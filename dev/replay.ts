@@ -39,7 +39,8 @@ export async function fetchHistory(client: Client, workflowId: string): Promise<
   try {
     return await client.workflow.getHandle(workflowId).fetchHistory();
   } catch (err) {
-    if ((err as { code?: number }).code === NOT_FOUND) throw new WorkflowNotFoundError(`workflow ${workflowId} not found`, workflowId, undefined);
+    if ((err as { code?: number }).code === NOT_FOUND)
+      throw new WorkflowNotFoundError(`workflow ${workflowId} not found`, workflowId, undefined);
     throw err;
   }
 }
@@ -57,7 +58,10 @@ function eventTypeName(t: unknown): string {
  * event that carries the value the message quotes (e.g. "scheduled event 'toolRenamed'"). For the
  * report only; nothing decides on it.
  */
-function findBadEvent(message: string, events: temporal.api.history.v1.IHistoryEvent[]): temporal.api.history.v1.IHistoryEvent | undefined {
+function findBadEvent(
+  message: string,
+  events: temporal.api.history.v1.IHistoryEvent[],
+): temporal.api.history.v1.IHistoryEvent | undefined {
   const id = /event[ _]?id\D{0,5}(\d+)/i.exec(message)?.[1];
   if (id) return events.find((e) => Number(e.eventId) === Number(id));
   const quoted = /'([^']+)'/.exec(message)?.[1];
@@ -79,7 +83,11 @@ export async function replayHistory(history: History, workflowId = 'replay'): Pr
   const report: ReplayReport = { workflowId, events: events.length, ok: true };
   if (started?.workflowType?.name) report.workflowType = started.workflowType.name;
   try {
-    await Worker.runReplayHistory({ ...workflowSource(process.env.STARRY_WORKFLOW_BUNDLE), replayName: 'starry-replay' }, history, workflowId);
+    await Worker.runReplayHistory(
+      { ...workflowSource(process.env.STARRY_WORKFLOW_BUNDLE), replayName: 'starry-replay' },
+      history,
+      workflowId,
+    );
   } catch (err) {
     report.ok = false;
     report.error = err instanceof Error ? err.message : String(err);

@@ -20,7 +20,8 @@ const required = (key: string, example: string): string => {
   return v;
 };
 const auth = ctx('temporalAuth') ?? 'api-key';
-if (!['api-key', 'mtls', 'none'].includes(auth)) throw new Error(`context temporalAuth must be api-key, mtls or none, got "${auth}"`);
+if (!['api-key', 'mtls', 'none'].includes(auth))
+  throw new Error(`context temporalAuth must be api-key, mtls or none, got "${auth}"`);
 
 /** The versions still draining (docs/DEPLOY.md#rolling-workers), checked: a typo would remove a service. */
 function drainingWorkers(): WorkerVersion[] | undefined {
@@ -30,10 +31,19 @@ function drainingWorkers(): WorkerVersion[] | undefined {
   try {
     list = typeof raw === 'string' ? JSON.parse(raw) : raw;
   } catch (err) {
-    throw new Error(`context drainingWorkers must be JSON, e.g. '[{"buildId":"0.1.0-3f9a0c1b2d4e","image":"repo/openstarry:1"}]': ${(err as Error).message}`);
+    throw new Error(
+      `context drainingWorkers must be JSON, e.g. '[{"buildId":"0.1.0-3f9a0c1b2d4e","image":"repo/openstarry:1"}]': ${(err as Error).message}`,
+    );
   }
-  const valid = (v: unknown): v is WorkerVersion => typeof v === 'object' && v !== null && typeof (v as WorkerVersion).buildId === 'string' && typeof (v as WorkerVersion).image === 'string';
-  if (!Array.isArray(list) || !list.every(valid)) throw new Error('context drainingWorkers must be a list of {"buildId": "…", "image": "…"} (the WorkerBuildId output and the image of each version still draining)');
+  const valid = (v: unknown): v is WorkerVersion =>
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as WorkerVersion).buildId === 'string' &&
+    typeof (v as WorkerVersion).image === 'string';
+  if (!Array.isArray(list) || !list.every(valid))
+    throw new Error(
+      'context drainingWorkers must be a list of {"buildId": "…", "image": "…"} (the WorkerBuildId output and the image of each version still draining)',
+    );
   return list;
 }
 

@@ -50,7 +50,10 @@ describe('the workers on Fargate', () => {
           Secrets: [
             Match.objectLike({ Name: 'OPENAI_API_KEY', ValueFrom: { Ref: Match.stringLikeRegexp('^OpenAiApiKey') } }),
             Match.objectLike({ Name: 'GEMINI_API_KEY', ValueFrom: { Ref: Match.stringLikeRegexp('^GeminiApiKey') } }),
-            Match.objectLike({ Name: 'TEMPORAL_API_KEY', ValueFrom: { Ref: Match.stringLikeRegexp('^TemporalApiKey') } }),
+            Match.objectLike({
+              Name: 'TEMPORAL_API_KEY',
+              ValueFrom: { Ref: Match.stringLikeRegexp('^TemporalApiKey') },
+            }),
           ],
         }),
       ],
@@ -58,24 +61,49 @@ describe('the workers on Fargate', () => {
   });
 
   it('set only variables the worker reads (workers/env.ts)', () => {
-    const [def] = Object.values(template.findResources('AWS::ECS::TaskDefinition')) as Array<{ Properties: { ContainerDefinitions: Array<{ Environment: { Name: string }[]; Secrets: { Name: string }[] }> } }>;
-    const names = def!.Properties.ContainerDefinitions.flatMap((c) => [...c.Environment, ...c.Secrets].map((v) => v.Name));
+    const [def] = Object.values(template.findResources('AWS::ECS::TaskDefinition')) as Array<{
+      Properties: { ContainerDefinitions: Array<{ Environment: { Name: string }[]; Secrets: { Name: string }[] }> };
+    }>;
+    const names = def!.Properties.ContainerDefinitions.flatMap((c) =>
+      [...c.Environment, ...c.Secrets].map((v) => v.Name),
+    );
     expect(names.length).toBeGreaterThan(3);
     expect(names.filter((n) => !(n in WorkerEnvSchema.shape))).toEqual([]);
   });
 
   it('run each worker version as its own service, named by its build id: the new one makes itself current, a draining one keeps its pinned tasks until it is dropped', () => {
-    const { template: t } = synth({ drainingWorkers: [{ buildId: '0.1.0-aaaaaaaaaaaa', image: 'public.ecr.aws/example/openstarry:0' }] });
+    const { template: t } = synth({
+      drainingWorkers: [{ buildId: '0.1.0-aaaaaaaaaaaa', image: 'public.ecr.aws/example/openstarry:0' }],
+    });
     const services = t.findResources('AWS::ECS::Service');
-    expect(Object.keys(services).map((id) => id.replace(/[0-9A-F]{8}$/, ''))).toEqual(['Workers010aaaaaaaaaaaaService', 'Workers010bbbbbbbbbbbbService']);
-    const defs = Object.values(t.findResources('AWS::ECS::TaskDefinition')) as Array<{ Properties: { ContainerDefinitions: Array<{ Image: string; Environment: { Name: string; Value: unknown }[] }> } }>;
-    const byImage = new Map(defs.map((d) => [d.Properties.ContainerDefinitions[0]!.Image, d.Properties.ContainerDefinitions[0]!.Environment.find((e) => e.Name === 'STARRY_MAKE_CURRENT')?.Value]));
-    expect(byImage).toEqual(new Map([['public.ecr.aws/example/openstarry:0', undefined], ['public.ecr.aws/example/openstarry:1', 'always']]));
+    expect(Object.keys(services).map((id) => id.replace(/[0-9A-F]{8}$/, ''))).toEqual([
+      'Workers010aaaaaaaaaaaaService',
+      'Workers010bbbbbbbbbbbbService',
+    ]);
+    const defs = Object.values(t.findResources('AWS::ECS::TaskDefinition')) as Array<{
+      Properties: { ContainerDefinitions: Array<{ Image: string; Environment: { Name: string; Value: unknown }[] }> };
+    }>;
+    const byImage = new Map(
+      defs.map((d) => [
+        d.Properties.ContainerDefinitions[0]!.Image,
+        d.Properties.ContainerDefinitions[0]!.Environment.find((e) => e.Name === 'STARRY_MAKE_CURRENT')?.Value,
+      ]),
+    );
+    expect(byImage).toEqual(
+      new Map([
+        ['public.ecr.aws/example/openstarry:0', undefined],
+        ['public.ecr.aws/example/openstarry:1', 'always'],
+      ]),
+    );
     // The new version's service waits for the draining one, whose workers run its old agents' last turn.
-    const newest = Object.entries(services).find(([id]) => id.startsWith('Workers010bbbbbbbbbbbb'))?.[1] as { DependsOn?: string[] };
+    const newest = Object.entries(services).find(([id]) => id.startsWith('Workers010bbbbbbbbbbbb'))?.[1] as {
+      DependsOn?: string[];
+    };
     expect(newest.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^Workers010aaaaaaaaaaaa/)]));
     // Each version replaces its own workers only: the new ones first.
-    template.hasResourceProperties('AWS::ECS::Service', { DeploymentConfiguration: Match.objectLike({ MinimumHealthyPercent: 100, MaximumPercent: 200 }) });
+    template.hasResourceProperties('AWS::ECS::Service', {
+      DeploymentConfiguration: Match.objectLike({ MinimumHealthyPercent: 100, MaximumPercent: 200 }),
+    });
     expect(() => synth({ drainingWorkers: [{ buildId: '0.1.0-bbbbbbbbbbbb', image: 'x' }] })).toThrow(/listed twice/);
   });
 
@@ -83,7 +111,10 @@ describe('the workers on Fargate', () => {
     template.hasResourceProperties('AWS::ECS::Service', { DesiredCount: 1, LaunchType: 'FARGATE' });
     template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalableTarget', { MinCapacity: 1, MaxCapacity: 4 });
     template.hasResourceProperties('AWS::ApplicationAutoScaling::ScalingPolicy', {
-      TargetTrackingScalingPolicyConfiguration: Match.objectLike({ PredefinedMetricSpecification: { PredefinedMetricType: 'ECSServiceAverageCPUUtilization' }, TargetValue: 60 }),
+      TargetTrackingScalingPolicyConfiguration: Match.objectLike({
+        PredefinedMetricSpecification: { PredefinedMetricType: 'ECSServiceAverageCPUUtilization' },
+        TargetValue: 60,
+      }),
     });
   });
 
@@ -93,7 +124,10 @@ describe('the workers on Fargate', () => {
     expect(taskRolePolicies).toHaveLength(1);
     const bucketArn = { 'Fn::GetAtt': [expect.stringMatching(/^Transcripts/), 'Arn'] };
     const objects = { 'Fn::Join': ['', [bucketArn, '/*']] };
-    const statements = taskRolePolicies[0]?.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[];
+    const statements = taskRolePolicies[0]?.Properties.PolicyDocument.Statement as {
+      Action: string | string[];
+      Resource: unknown;
+    }[];
     expect(statements).toEqual([
       { Action: 'sns:Publish', Effect: 'Allow', Resource: { Ref: expect.stringMatching(/^Alerts/) } },
       { Action: ['s3:GetObject*', 's3:GetBucket*', 's3:List*'], Effect: 'Allow', Resource: [bucketArn, objects] },
@@ -103,8 +137,13 @@ describe('the workers on Fargate', () => {
   });
 
   it('alarm on worker errors, to the alert topic', () => {
-    template.hasResourceProperties('AWS::Logs::MetricFilter', { MetricTransformations: [Match.objectLike({ MetricName: 'WorkerErrors' })] });
-    template.hasResourceProperties('AWS::CloudWatch::Alarm', { MetricName: 'WorkerErrors', AlarmActions: [{ Ref: Match.stringLikeRegexp('^Alerts') }] });
+    template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      MetricTransformations: [Match.objectLike({ MetricName: 'WorkerErrors' })],
+    });
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'WorkerErrors',
+      AlarmActions: [{ Ref: Match.stringLikeRegexp('^Alerts') }],
+    });
   });
 });
 
@@ -124,7 +163,8 @@ describe('the HTTP API on Lambda', () => {
     // Every variable the function gets is one the API reads (api/env.ts), and none holds a secret value.
     const fns = template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } });
     const vars = Object.values(fns)[0]?.Properties.Environment.Variables as Record<string, unknown>;
-    for (const name of Object.keys(vars)) expect([name, (API_ENV_NAMES as string[]).includes(name) || name === 'NODE_OPTIONS']).toEqual([name, true]);
+    for (const name of Object.keys(vars))
+      expect([name, (API_ENV_NAMES as string[]).includes(name) || name === 'NODE_OPTIONS']).toEqual([name, true]);
     expect(vars).not.toHaveProperty('STARRY_API_JWT_SECRET');
     // One tenant unless the deployment names a tenant claim (apiTenantClaim).
     expect(vars).not.toHaveProperty('STARRY_API_TENANT_CLAIM');
@@ -135,12 +175,19 @@ describe('the HTTP API on Lambda', () => {
   it('routes every request of the HTTP API to it', () => {
     template.hasResourceProperties('AWS::ApiGatewayV2::Api', { ProtocolType: 'HTTP' });
     template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: '$default' });
-    template.hasResourceProperties('AWS::ApiGatewayV2::Integration', { IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+      IntegrationType: 'AWS_PROXY',
+      PayloadFormatVersion: '2.0',
+    });
   });
 
   it('may read its own secrets, and only those', () => {
-    const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) => JSON.stringify(p).includes('ApiFunctionServiceRole'));
-    const actions = policies.flatMap((p) => (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => s.Action));
+    const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
+      JSON.stringify(p).includes('ApiFunctionServiceRole'),
+    );
+    const actions = policies.flatMap((p) =>
+      (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => s.Action),
+    );
     expect([...new Set(actions)].sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
   });
 });
@@ -152,15 +199,26 @@ describe('the transcript bucket', () => {
       DeletionPolicy: 'Retain',
       UpdateReplacePolicy: 'Retain',
       Properties: {
-        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
-        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
         VersioningConfiguration: Match.absent(),
         // Deleting the blob of a live task breaks it: nothing expires them.
         LifecycleConfiguration: Match.absent(),
       },
     });
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Action: 's3:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
     });
     template.hasOutput('TranscriptBucketName', { Value: { Ref: Match.stringLikeRegexp('^Transcripts') } });
   });
@@ -178,15 +236,32 @@ describe('alerts and logs', () => {
 
 describe('cdk-nag (AwsSolutions)', () => {
   it('reports no unacknowledged error or warning', () => {
-    const findings = [...Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')), ...Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*'))];
+    const findings = [
+      ...Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+      ...Annotations.fromStack(stack).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+    ];
     expect(findings.map((f) => `${f.id}: ${String(f.entry.data).split(':')[0]}`)).toEqual([]);
   });
 
   it('also holds with mTLS, an image built from this repository and tenants on the API', () => {
-    const { stack: mtls, template: t } = synth({ temporalAuth: 'mtls', workerImage: undefined, alertEmail: undefined, apiTenantClaim: 'custom:tenant' });
-    t.hasResourceProperties('AWS::Lambda::Function', { Environment: { Variables: Match.objectLike({ STARRY_API_TENANT_CLAIM: 'custom:tenant' }) } });
+    const { stack: mtls, template: t } = synth({
+      temporalAuth: 'mtls',
+      workerImage: undefined,
+      alertEmail: undefined,
+      apiTenantClaim: 'custom:tenant',
+    });
+    t.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ STARRY_API_TENANT_CLAIM: 'custom:tenant' }) },
+    });
     t.hasResourceProperties('AWS::ECS::TaskDefinition', {
-      ContainerDefinitions: [Match.objectLike({ Secrets: Match.arrayWith([Match.objectLike({ Name: 'TEMPORAL_TLS_CERT' }), Match.objectLike({ Name: 'TEMPORAL_TLS_KEY' })]) })],
+      ContainerDefinitions: [
+        Match.objectLike({
+          Secrets: Match.arrayWith([
+            Match.objectLike({ Name: 'TEMPORAL_TLS_CERT' }),
+            Match.objectLike({ Name: 'TEMPORAL_TLS_KEY' }),
+          ]),
+        }),
+      ],
     });
     expect(Annotations.fromStack(mtls).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
   });

@@ -16,7 +16,15 @@ import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { FlowLogDestination, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
-import { Cluster, ContainerImage, ContainerInsights, FargateService, FargateTaskDefinition, LogDrivers, Secret as EcsSecret } from 'aws-cdk-lib/aws-ecs';
+import {
+  Cluster,
+  ContainerImage,
+  ContainerInsights,
+  FargateService,
+  FargateTaskDefinition,
+  LogDrivers,
+  Secret as EcsSecret,
+} from 'aws-cdk-lib/aws-ecs';
 import { Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -42,7 +50,10 @@ export interface StarryStackProps extends StackProps {
   temporalAuth: 'api-key' | 'mtls' | 'none';
   /** An e-mail address subscribed to the alert topic (it must confirm the subscription). */
   alertEmail?: string;
-  /** The worker image: a registry URI (`repo:tag`), or undefined to build it from this repository's Dockerfile at deploy. */
+  /**
+   * The worker image: a registry URI (`repo:tag`), or undefined to build it from this repository's Dockerfile at
+   * deploy.
+   */
   workerImage?: string;
   /**
    * The build id of the workers `workerImage` runs (the `version …` of their start line); default: this
@@ -57,7 +68,9 @@ export interface StarryStackProps extends StackProps {
   /** Fargate tasks: at least `minWorkers` (default 1), at most `maxWorkers` (default 4), scaled on CPU. */
   minWorkers?: number;
   maxWorkers?: number;
-  /** The token claim naming the API caller's tenant (STARRY_API_TENANT_CLAIM, docs/API.md#tenants); unset: one tenant. */
+  /**
+   * The token claim naming the API caller's tenant (STARRY_API_TENANT_CLAIM, docs/API.md#tenants); unset: one tenant.
+   */
   apiTenantClaim?: string;
   /** The repository root (the Docker build context and the API's entry). */
   projectRoot: string;
@@ -73,23 +86,54 @@ export class StarryStack extends Stack {
     const retention = RetentionDays.ONE_MONTH;
 
     // --- Secrets: values are set after deploy (docs/DEPLOY.md); none is in the template or the image.
-    const temporalApiKey = props.temporalAuth === 'api-key' ? new Secret(this, 'TemporalApiKey', { description: 'Temporal Cloud API key (set its value after deploy)' }) : undefined;
-    const temporalTlsCert = props.temporalAuth === 'mtls' ? new Secret(this, 'TemporalTlsCert', { description: 'Temporal mTLS client certificate, PEM' }) : undefined;
-    const temporalTlsKey = props.temporalAuth === 'mtls' ? new Secret(this, 'TemporalTlsKey', { description: 'Temporal mTLS client key, PEM' }) : undefined;
-    const openaiApiKey = new Secret(this, 'OpenAiApiKey', { description: 'OPENAI_API_KEY for openai: agents (set its value after deploy)' });
-    const geminiApiKey = new Secret(this, 'GeminiApiKey', { description: 'GEMINI_API_KEY for gemini: agents, when not using Vertex AI with the task role' });
+    const temporalApiKey =
+      props.temporalAuth === 'api-key'
+        ? new Secret(this, 'TemporalApiKey', { description: 'Temporal Cloud API key (set its value after deploy)' })
+        : undefined;
+    const temporalTlsCert =
+      props.temporalAuth === 'mtls'
+        ? new Secret(this, 'TemporalTlsCert', { description: 'Temporal mTLS client certificate, PEM' })
+        : undefined;
+    const temporalTlsKey =
+      props.temporalAuth === 'mtls'
+        ? new Secret(this, 'TemporalTlsKey', { description: 'Temporal mTLS client key, PEM' })
+        : undefined;
+    const openaiApiKey = new Secret(this, 'OpenAiApiKey', {
+      description: 'OPENAI_API_KEY for openai: agents (set its value after deploy)',
+    });
+    const geminiApiKey = new Secret(this, 'GeminiApiKey', {
+      description: 'GEMINI_API_KEY for gemini: agents, when not using Vertex AI with the task role',
+    });
     const jwtSecret = new Secret(this, 'ApiJwtSecret', {
       description: 'HS256 secret the HTTP API checks bearer tokens with',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
     });
     for (const s of [temporalApiKey, temporalTlsCert, temporalTlsKey, openaiApiKey, geminiApiKey, jwtSecret]) {
-      if (s) NagSuppressions.addResourceSuppressions(s, [{ id: 'AwsSolutions-SMG4', reason: 'Third-party credentials (Temporal, LLM providers) are rotated at their issuer; the JWT secret is rotated by redeploying.' }]);
+      if (s)
+        NagSuppressions.addResourceSuppressions(s, [
+          {
+            id: 'AwsSolutions-SMG4',
+            reason:
+              'Third-party credentials (Temporal, LLM providers) are rotated at their issuer; the JWT secret is rotated by redeploying.',
+          },
+        ]);
     }
 
     // --- Alerts: the worker's alert activity publishes here; an optional e-mail subscription.
     this.alertTopic = new Topic(this, 'Alerts', { displayName: 'OpenStarry alerts', enforceSSL: true });
-    if (props.alertEmail) new Subscription(this, 'AlertEmail', { topic: this.alertTopic, protocol: SubscriptionProtocol.EMAIL, endpoint: props.alertEmail });
-    NagSuppressions.addResourceSuppressions(this.alertTopic, [{ id: 'AwsSolutions-SNS2', reason: 'Alerts carry agent ids and reasons, no secrets; SSE with the AWS-managed key would block e-mail delivery setup without a CMK.' }]);
+    if (props.alertEmail)
+      new Subscription(this, 'AlertEmail', {
+        topic: this.alertTopic,
+        protocol: SubscriptionProtocol.EMAIL,
+        endpoint: props.alertEmail,
+      });
+    NagSuppressions.addResourceSuppressions(this.alertTopic, [
+      {
+        id: 'AwsSolutions-SNS2',
+        reason:
+          'Alerts carry agent ids and reasons, no secrets; SSE with the AWS-managed key would block e-mail delivery setup without a CMK.',
+      },
+    ]);
 
     // --- Transcripts (activities/store/): blobs named by their SHA-256, which task histories refer to.
     // Kept when the stack is deleted, and never expired here: deleting a blob a live (or suspended,
@@ -103,7 +147,11 @@ export class StarryStack extends Stack {
       removalPolicy: RemovalPolicy.RETAIN,
     });
     NagSuppressions.addResourceSuppressions(this.transcripts, [
-      { id: 'AwsSolutions-S1', reason: 'Only the workers\' task role reads and writes it, by content hash; CloudTrail data events audit it when needed, without a second bucket of access logs.' },
+      {
+        id: 'AwsSolutions-S1',
+        reason:
+          "Only the workers' task role reads and writes it, by content hash; CloudTrail data events audit it when needed, without a second bucket of access logs.",
+      },
     ]);
 
     // --- Network: public subnets only (workers reach Temporal Cloud and LLM APIs; nothing reaches them).
@@ -134,7 +182,12 @@ export class StarryStack extends Stack {
       OPENAI_API_KEY: EcsSecret.fromSecretsManager(openaiApiKey),
       GEMINI_API_KEY: EcsSecret.fromSecretsManager(geminiApiKey),
       ...(temporalApiKey ? { TEMPORAL_API_KEY: EcsSecret.fromSecretsManager(temporalApiKey) } : {}),
-      ...(temporalTlsCert && temporalTlsKey ? { TEMPORAL_TLS_CERT: EcsSecret.fromSecretsManager(temporalTlsCert), TEMPORAL_TLS_KEY: EcsSecret.fromSecretsManager(temporalTlsKey) } : {}),
+      ...(temporalTlsCert && temporalTlsKey
+        ? {
+            TEMPORAL_TLS_CERT: EcsSecret.fromSecretsManager(temporalTlsCert),
+            TEMPORAL_TLS_KEY: EcsSecret.fromSecretsManager(temporalTlsKey),
+          }
+        : {}),
     };
     const current: WorkerVersion & { asset: boolean } = {
       buildId: props.workerBuildId ?? bundleBuildId(props.projectRoot),
@@ -144,7 +197,10 @@ export class StarryStack extends Stack {
     const versions = [...(props.drainingWorkers ?? []).map((v) => ({ ...v, asset: false })), current];
     const seen = new Set<string>();
     for (const v of versions) {
-      if (seen.has(v.buildId)) throw new Error(`worker version ${v.buildId} is listed twice: the current version (workerBuildId) is never one of the drainingWorkers`);
+      if (seen.has(v.buildId))
+        throw new Error(
+          `worker version ${v.buildId} is listed twice: the current version (workerBuildId) is never one of the drainingWorkers`,
+        );
       seen.add(v.buildId);
     }
     const services = versions.map((v) => {
@@ -152,7 +208,12 @@ export class StarryStack extends Stack {
       const id = `Workers-${v.buildId}`;
       const task = new FargateTaskDefinition(this, `${id}-Task`, { cpu: 1024, memoryLimitMiB: 2048, taskRole });
       task.addContainer('worker', {
-        image: v.asset ? ContainerImage.fromAsset(props.projectRoot, { platform: Platform.LINUX_AMD64, exclude: DOCKER_CONTEXT_EXCLUDES }) : ContainerImage.fromRegistry(v.image),
+        image: v.asset
+          ? ContainerImage.fromAsset(props.projectRoot, {
+              platform: Platform.LINUX_AMD64,
+              exclude: DOCKER_CONTEXT_EXCLUDES,
+            })
+          : ContainerImage.fromRegistry(v.image),
         command: ['node', 'bin/starry.js', 'worker'],
         environment: {
           TEMPORAL_ADDRESS: props.temporalAddress,
@@ -179,17 +240,42 @@ export class StarryStack extends Stack {
         maxHealthyPercent: 200,
         circuitBreaker: { rollback: true },
       });
-      const scaling = service.autoScaleTaskCount({ minCapacity: props.minWorkers ?? 1, maxCapacity: props.maxWorkers ?? 4 });
-      scaling.scaleOnCpuUtilization('Cpu', { targetUtilizationPercent: 60, scaleInCooldown: Duration.minutes(5), scaleOutCooldown: Duration.minutes(1) });
+      const scaling = service.autoScaleTaskCount({
+        minCapacity: props.minWorkers ?? 1,
+        maxCapacity: props.maxWorkers ?? 4,
+      });
+      scaling.scaleOnCpuUtilization('Cpu', {
+        targetUtilizationPercent: 60,
+        scaleInCooldown: Duration.minutes(5),
+        scaleOutCooldown: Duration.minutes(1),
+      });
       NagSuppressions.addResourceSuppressions(
         task,
         [
-          { id: 'AwsSolutions-ECS2', reason: 'The environment holds only non-secret addresses; every secret is an ECS secret from Secrets Manager.' },
-          { id: 'AwsSolutions-IAM5', reason: 'ecr:GetAuthorizationToken has no resource-level permissions: pulling an image built from the repository needs Resource *.', appliesTo: ['Resource::*'] },
+          {
+            id: 'AwsSolutions-ECS2',
+            reason:
+              'The environment holds only non-secret addresses; every secret is an ECS secret from Secrets Manager.',
+          },
+          {
+            id: 'AwsSolutions-IAM5',
+            reason:
+              'ecr:GetAuthorizationToken has no resource-level permissions: pulling an image built from the repository needs Resource *.',
+            appliesTo: ['Resource::*'],
+          },
         ],
         true,
       );
-      NagSuppressions.addResourceSuppressions(service, [{ id: 'AwsSolutions-EC23', reason: 'The service has no inbound rules; its security group only allows outbound traffic.' }], true);
+      NagSuppressions.addResourceSuppressions(
+        service,
+        [
+          {
+            id: 'AwsSolutions-EC23',
+            reason: 'The service has no inbound rules; its security group only allows outbound traffic.',
+          },
+        ],
+        true,
+      );
       return service;
     });
     NagSuppressions.addResourceSuppressions(
@@ -197,8 +283,15 @@ export class StarryStack extends Stack {
       [
         {
           id: 'AwsSolutions-IAM5',
-          reason: 'Transcript blobs are objects named by their hash, unknown in advance: the role reads and writes any object of its own bucket (CDK\'s grantRead and grantPut actions), and deletes none.',
-          appliesTo: ['Action::s3:GetObject*', 'Action::s3:GetBucket*', 'Action::s3:List*', 'Action::s3:Abort*', { regex: '/^Resource::<Transcripts[0-9A-F]+\\.Arn>\\/\\*$/' }],
+          reason:
+            "Transcript blobs are objects named by their hash, unknown in advance: the role reads and writes any object of its own bucket (CDK's grantRead and grantPut actions), and deletes none.",
+          appliesTo: [
+            'Action::s3:GetObject*',
+            'Action::s3:GetBucket*',
+            'Action::s3:List*',
+            'Action::s3:Abort*',
+            { regex: '/^Resource::<Transcripts[0-9A-F]+\\.Arn>\\/\\*$/' },
+          ],
         },
       ],
       true,
@@ -253,23 +346,57 @@ export class StarryStack extends Stack {
     });
     jwtSecret.grantRead(fn);
     temporalApiKey?.grantRead(fn);
-    this.api = new HttpApi(this, 'HttpApi', { description: 'OpenStarry on Temporal', defaultIntegration: new HttpLambdaIntegration('Api', fn) });
+    this.api = new HttpApi(this, 'HttpApi', {
+      description: 'OpenStarry on Temporal',
+      defaultIntegration: new HttpLambdaIntegration('Api', fn),
+    });
     const accessLogs = new LogGroup(this, 'ApiAccessLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
     const stage = this.api.defaultStage?.node.defaultChild as CfnStage;
     stage.accessLogSettings = {
       destinationArn: accessLogs.logGroupArn,
-      format: JSON.stringify({ requestId: '$context.requestId', ip: '$context.identity.sourceIp', route: '$context.routeKey', status: '$context.status', latency: '$context.responseLatency' }),
+      format: JSON.stringify({
+        requestId: '$context.requestId',
+        ip: '$context.identity.sourceIp',
+        route: '$context.routeKey',
+        status: '$context.status',
+        latency: '$context.responseLatency',
+      }),
     };
 
     NagSuppressions.addResourceSuppressions(
       this.api,
-      [{ id: 'AwsSolutions-APIG4', reason: 'The app authorizes every route but /healthz and /openapi.json itself (bearer JWT with roles, api/auth.ts).' }],
+      [
+        {
+          id: 'AwsSolutions-APIG4',
+          reason:
+            'The app authorizes every route but /healthz and /openapi.json itself (bearer JWT with roles, api/auth.ts).',
+        },
+      ],
       true,
     );
-    NagSuppressions.addResourceSuppressions(fn, [{ id: 'AwsSolutions-IAM4', reason: 'AWSLambdaBasicExecutionRole only lets the function write its own logs.', appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole'] }], true);
-    NagSuppressions.addStackSuppressions(this, [{ id: 'AwsSolutions-L1', reason: 'The log-retention and bucket-deployment helper functions CDK adds pin their own runtime.' }]);
+    NagSuppressions.addResourceSuppressions(
+      fn,
+      [
+        {
+          id: 'AwsSolutions-IAM4',
+          reason: 'AWSLambdaBasicExecutionRole only lets the function write its own logs.',
+          appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole'],
+        },
+      ],
+      true,
+    );
+    NagSuppressions.addStackSuppressions(this, [
+      {
+        id: 'AwsSolutions-L1',
+        reason: 'The log-retention and bucket-deployment helper functions CDK adds pin their own runtime.',
+      },
+    ]);
 
-    new CfnOutput(this, 'WorkerBuildId', { value: current.buildId, description: 'The current worker version: list it in drainingWorkers, with its image, when you deploy the next one' });
+    new CfnOutput(this, 'WorkerBuildId', {
+      value: current.buildId,
+      description:
+        'The current worker version: list it in drainingWorkers, with its image, when you deploy the next one',
+    });
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint });
     new CfnOutput(this, 'AlertTopicArn', { value: this.alertTopic.topicArn });
     new CfnOutput(this, 'TranscriptBucketName', { value: this.transcripts.bucketName });
@@ -280,9 +407,22 @@ export class StarryStack extends Stack {
 /** The build id of the workers an image built from `projectRoot` runs: its lib/workflow-bundle.js's. */
 function bundleBuildId(projectRoot: string): string {
   const bundle = path.join(projectRoot, 'lib', 'workflow-bundle.js');
-  if (!existsSync(bundle)) throw new Error(`${bundle} is missing: run \`npm run build\` before \`cdk synth\`, or pass -c workerBuildId=… with -c workerImage=…`);
+  if (!existsSync(bundle))
+    throw new Error(
+      `${bundle} is missing: run \`npm run build\` before \`cdk synth\`, or pass -c workerBuildId=… with -c workerImage=…`,
+    );
   return buildIdOf(readFileSync(bundle, 'utf8'));
 }
 
 /** What the worker image's build context leaves out (the Dockerfile needs lib/, bin/ and the lockfile). */
-export const DOCKER_CONTEXT_EXCLUDES = ['node_modules', '.git', '.tools', '.temporal', 'cdk.out', 'test', 'docs', '**/*.test.ts', '**/*.map'];
+export const DOCKER_CONTEXT_EXCLUDES = [
+  'node_modules',
+  '.git',
+  '.tools',
+  '.temporal',
+  'cdk.out',
+  'test',
+  'docs',
+  '**/*.test.ts',
+  '**/*.map',
+];

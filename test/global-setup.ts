@@ -33,7 +33,12 @@ export default async function globalSetup(): Promise<void> {
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   if (!process.env.TEMPORAL_ADDRESS) {
     const port = await freePort();
-    const server = await startDevServer({ port, uiPort: await freePort(), dbFile: null, logFile: path.join(dir, 'server.log') });
+    const server = await startDevServer({
+      port,
+      uiPort: await freePort(),
+      dbFile: null,
+      logFile: path.join(dir, 'server.log'),
+    });
     process.env.TEMPORAL_ADDRESS = server.address;
     process.env.STARRY_UI_URL = server.uiUrl;
     process.env.STARRY_TEST_SERVER_PID = String(server.pid);

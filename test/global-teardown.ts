@@ -16,9 +16,13 @@ export default async function globalTeardown(): Promise<void> {
     const report = await replayAllHistories(TEMPORAL_ADDRESS, new Date(STARRY_TEST_STARTED_AT), saveDir);
     if (report.failures.length) {
       const list = report.failures.map((f) => `  ${f.workflowId}: ${f.error}\n    history: ${f.file}`).join('\n');
-      failure = new Error(`${report.failures.length} of ${report.replayed} workflow histories of this run do not replay (nondeterminism):\n${list}`);
+      failure = new Error(
+        `${report.failures.length} of ${report.replayed} workflow histories of this run do not replay (nondeterminism):\n${list}`,
+      );
     } else {
-      console.log(`\nreplay check: all ${report.replayed} agent and task histories of this run replay against the current code`);
+      console.log(
+        `\nreplay check: all ${report.replayed} agent and task histories of this run replay against the current code`,
+      );
     }
   }
   const pid = Number(process.env.STARRY_TEST_SERVER_PID ?? 0);

@@ -8,4 +8,7 @@ import { expectedLog } from './helpers/expected-logs';
 
 // Failures the project classified (pain, retried transients, fatal errors, failed tasks) are what the
 // tests provoke and assert on; anything else (a crash, an unexpected warning) is printed.
-installWorkerLogger('WARN', { coreErrorsOnly: true, skip: (entry) => expectedLog(entry.message) || describeLogEntry(entry) !== undefined });
+installWorkerLogger('WARN', {
+  coreErrorsOnly: true,
+  skip: (entry) => expectedLog(entry.message) || describeLogEntry(entry) !== undefined,
+});

@@ -32,28 +32,54 @@ describe('workerConfigFromEnv', () => {
     expect(c.temporal).toEqual({ address: 'ns.tmprl.cloud:7233', namespace: 'ns', apiKey: 'key', tls: true });
     expect(c.taskQueue).toBe('q1');
     expect(c.policy).toMatchObject({ roots: [path.resolve('/srv/a'), '/abs'], allowRoot: true });
-    expect(c.alerts).toEqual({ webhookUrl: 'https://hooks.example.com/x', snsTopicArn: 'arn:aws:sns:eu-west-1:123456789012:alerts', uiUrl: undefined });
+    expect(c.alerts).toEqual({
+      webhookUrl: 'https://hooks.example.com/x',
+      snsTopicArn: 'arn:aws:sns:eu-west-1:123456789012:alerts',
+      uiUrl: undefined,
+    });
     expect(c.llm.openai?.env).toMatchObject({ OPENAI_API_KEY: 'sk-test', STARRY_LOCAL_THREADS: '3' });
   });
 
-  it('lets a task name its own LLM endpoint, loopback servers only without a policy, and the policy\'s hosts with one', () => {
-    expect(workerConfigFromEnv({}, '/srv').policy.llmAllow).toEqual(['127.0.0.1:*', 'localhost:*', '[::1]:*', 'api.openai.com']);
-    expect(workerConfigFromEnv({ OPENAI_BASE_URL: 'https://llm.internal:8443/v1' }, '/srv').policy.llmAllow).toContain('llm.internal:8443');
-    const withPolicy = workerConfigFromEnv({ STARRY_WORKER_POLICY: '{"roots": ["/data"], "llmAllow": ["vllm.internal:8000"]}' }).policy;
+  it("lets a task name its own LLM endpoint, loopback servers only without a policy, and the policy's hosts with one", () => {
+    expect(workerConfigFromEnv({}, '/srv').policy.llmAllow).toEqual([
+      '127.0.0.1:*',
+      'localhost:*',
+      '[::1]:*',
+      'api.openai.com',
+    ]);
+    expect(workerConfigFromEnv({ OPENAI_BASE_URL: 'https://llm.internal:8443/v1' }, '/srv').policy.llmAllow).toContain(
+      'llm.internal:8443',
+    );
+    const withPolicy = workerConfigFromEnv({
+      STARRY_WORKER_POLICY: '{"roots": ["/data"], "llmAllow": ["vllm.internal:8000"]}',
+    }).policy;
     expect(withPolicy.llmAllow).toEqual(['vllm.internal:8000', 'api.openai.com']);
-    expect(() => workerConfigFromEnv({ OPENAI_BASE_URL: 'not a url' })).toThrow(/OPENAI_BASE_URL: must be an http\(s\) URL/);
+    expect(() => workerConfigFromEnv({ OPENAI_BASE_URL: 'not a url' })).toThrow(
+      /OPENAI_BASE_URL: must be an http\(s\) URL/,
+    );
   });
 
   it('takes the policy inline and refuses an invalid one naming the field', () => {
-    expect(workerConfigFromEnv({ STARRY_WORKER_POLICY: '{"roots": ["/data"], "shellAllow": ["ls"]}' }).policy).toMatchObject({ roots: ['/data'], shellAllow: ['ls'] });
-    expect(() => workerConfigFromEnv({ STARRY_WORKER_POLICY: '{"roots": ["relative"]}' })).toThrow(/STARRY_WORKER_POLICY[\s\S]*roots/);
-    expect(() => workerConfigFromEnv({ STARRY_WORKER_POLICY: '/no/such/policy.json' })).toThrow(/Cannot read STARRY_WORKER_POLICY file \/no\/such\/policy.json/);
+    expect(
+      workerConfigFromEnv({ STARRY_WORKER_POLICY: '{"roots": ["/data"], "shellAllow": ["ls"]}' }).policy,
+    ).toMatchObject({ roots: ['/data'], shellAllow: ['ls'] });
+    expect(() => workerConfigFromEnv({ STARRY_WORKER_POLICY: '{"roots": ["relative"]}' })).toThrow(
+      /STARRY_WORKER_POLICY[\s\S]*roots/,
+    );
+    expect(() => workerConfigFromEnv({ STARRY_WORKER_POLICY: '/no/such/policy.json' })).toThrow(
+      /Cannot read STARRY_WORKER_POLICY file \/no\/such\/policy.json/,
+    );
   });
 
   it('names every invalid variable at once, with what it should hold', () => {
     let err: unknown;
     try {
-      workerConfigFromEnv({ STARRY_TOOLS_ALLOW_ROOT: 'yes', STARRY_ALERT_WEBHOOK: 'ftp://x', STARRY_ALERT_TOPIC_ARN: 'alerts', STARRY_LOCAL_THREADS: '0' });
+      workerConfigFromEnv({
+        STARRY_TOOLS_ALLOW_ROOT: 'yes',
+        STARRY_ALERT_WEBHOOK: 'ftp://x',
+        STARRY_ALERT_TOPIC_ARN: 'alerts',
+        STARRY_LOCAL_THREADS: '0',
+      });
     } catch (e) {
       err = e;
     }
@@ -67,7 +93,13 @@ describe('workerConfigFromEnv', () => {
   });
 
   it('accepts the transcript store variables and refuses a bucket that S3 would not name', () => {
-    expect(() => workerConfigFromEnv({ STARRY_STORE_BUCKET: 'starry-transcripts.eu-1', STARRY_STORE_PREFIX: 'blobs/', STARRY_STORE_DIR: '/var/lib/starry/blobs' })).not.toThrow();
+    expect(() =>
+      workerConfigFromEnv({
+        STARRY_STORE_BUCKET: 'starry-transcripts.eu-1',
+        STARRY_STORE_PREFIX: 'blobs/',
+        STARRY_STORE_DIR: '/var/lib/starry/blobs',
+      }),
+    ).not.toThrow();
     const refusal = (bucket: string) => {
       try {
         workerConfigFromEnv({ STARRY_STORE_BUCKET: bucket });
@@ -76,7 +108,16 @@ describe('workerConfigFromEnv', () => {
         return (err as Error).message.match(/STARRY_STORE_BUCKET: .*/)?.[0];
       }
     };
-    const bad = ['Starry', 'ab', 's3://starry', 'starry..transcripts', '192.168.1.1', '-starry', 'starry_transcripts', 'xn--starry'];
+    const bad = [
+      'Starry',
+      'ab',
+      's3://starry',
+      'starry..transcripts',
+      '192.168.1.1',
+      '-starry',
+      'starry_transcripts',
+      'xn--starry',
+    ];
     expect(bad.map(refusal)).toEqual(bad.map(() => expect.stringMatching(/must be an S3 bucket name/)));
   });
 });

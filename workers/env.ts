@@ -22,7 +22,11 @@ import { projectRoot } from '../dev/paths';
 import type { VersioningOptions } from './versioning';
 
 const text = (what: string) => z.string().trim().min(1).optional().describe(what);
-const url = (what: string) => z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' }).optional().describe(what);
+const url = (what: string) =>
+  z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL' })
+    .optional()
+    .describe(what);
 const count = (what: string) => z.coerce.number().int().positive().optional().describe(what);
 
 /** Every variable a worker reads. Empty values count as unset. */
@@ -36,20 +40,39 @@ export const WorkerEnvSchema = z.object({
   STARRY_TASK_QUEUE: text('the task queue; default `openstarry`'),
   STARRY_WORKFLOW_BUNDLE: text('a prebuilt workflow bundle; default lib/workflow-bundle.js'),
   // Worker Deployment Versioning (workers/versioning.ts)
-  STARRY_DEPLOYMENT_NAME: z.string().regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be letters, digits, "_" and "-"').optional().describe('the Worker Deployment the worker joins; default `openstarry`'),
-  STARRY_MAKE_CURRENT: z.enum(['if-none', 'always', 'take-over'], { error: 'must be if-none, always or take-over' }).optional().describe('who makes the worker\'s version current: if-none (default: when the deployment has none), always (`starry worker --set-current`), take-over'),
+  STARRY_DEPLOYMENT_NAME: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,200}$/, 'must be letters, digits, "_" and "-"')
+    .optional()
+    .describe('the Worker Deployment the worker joins; default `openstarry`'),
+  STARRY_MAKE_CURRENT: z
+    .enum(['if-none', 'always', 'take-over'], { error: 'must be if-none, always or take-over' })
+    .optional()
+    .describe(
+      "who makes the worker's version current: if-none (default: when the deployment has none), always (`starry worker --set-current`), take-over",
+    ),
   // The trust boundary (core/worker-policy.ts)
   STARRY_WORKER_POLICY: text('the outer limits of every tool call: JSON inline or the path of a JSON file'),
   STARRY_WORKSPACE_ROOTS: text('without a policy: the `:`-separated roots tasks may use'),
-  STARRY_TOOLS_ALLOW_ROOT: z.enum(['0', '1'], { error: 'must be 0 or 1' }).optional().describe('1: shell.run may run programs as root when the worker does (MCP servers never do)'),
+  STARRY_TOOLS_ALLOW_ROOT: z
+    .enum(['0', '1'], { error: 'must be 0 or 1' })
+    .optional()
+    .describe('1: shell.run may run programs as root when the worker does (MCP servers never do)'),
   // Alerts (activities/alert.ts)
   STARRY_ALERT_WEBHOOK: url('a webhook that receives each alert as JSON'),
-  STARRY_ALERT_TOPIC_ARN: z.string().regex(/^arn:aws[\w-]*:sns:/, 'must be an SNS topic ARN').optional().describe('an SNS topic for alerts'),
+  STARRY_ALERT_TOPIC_ARN: z
+    .string()
+    .regex(/^arn:aws[\w-]*:sns:/, 'must be an SNS topic ARN')
+    .optional()
+    .describe('an SNS topic for alerts'),
   STARRY_UI_URL: url('the Web UI, for links in alerts'),
   // The transcript store (activities/store/)
   STARRY_STORE_BUCKET: z
     .string()
-    .regex(/^(?!\d+\.\d+\.\d+\.\d+$)(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/, 'must be an S3 bucket name (3–63 lowercase letters, digits, dots and hyphens)')
+    .regex(
+      /^(?!\d+\.\d+\.\d+\.\d+$)(?!xn--)(?!.*\.\.)[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/,
+      'must be an S3 bucket name (3–63 lowercase letters, digits, dots and hyphens)',
+    )
     .optional()
     .describe('an S3 bucket for transcript blobs, shared by every worker; default: a local directory'),
   STARRY_STORE_PREFIX: text('the key prefix of transcript blobs in STARRY_STORE_BUCKET; default `blobs/`'),
@@ -57,13 +80,18 @@ export const WorkerEnvSchema = z.object({
   // LLM providers (activities/llm/, docs/LLM-PROVIDERS.md)
   OPENAI_API_KEY: text('the OpenAI-compatible provider key'),
   STARRY_OPENAI_API_KEY: text('the OpenAI-compatible provider key (wins over OPENAI_API_KEY)'),
-  OPENAI_BASE_URL: url('the endpoint the OpenAI key belongs to, and `openai:MODEL` calls; default https://api.openai.com/v1'),
+  OPENAI_BASE_URL: url(
+    'the endpoint the OpenAI key belongs to, and `openai:MODEL` calls; default https://api.openai.com/v1',
+  ),
   STARRY_OPENAI_BASE_URL: url('the endpoint the OpenAI key belongs to (wins over OPENAI_BASE_URL)'),
   GEMINI_API_KEY: text('a Gemini API key'),
   GOOGLE_API_KEY: text('a Gemini API key (wins over GEMINI_API_KEY)'),
   GOOGLE_CLOUD_PROJECT: text('the Vertex AI project (Application Default Credentials)'),
   GOOGLE_CLOUD_LOCATION: text('the Vertex AI location; default global'),
-  GOOGLE_GENAI_USE_VERTEXAI: z.enum(['true', 'false', 'TRUE', 'FALSE', 'True', 'False']).optional().describe('false: the Gemini Developer API instead of Vertex AI'),
+  GOOGLE_GENAI_USE_VERTEXAI: z
+    .enum(['true', 'false', 'TRUE', 'FALSE', 'True', 'False'])
+    .optional()
+    .describe('false: the Gemini Developer API instead of Vertex AI'),
   GOOGLE_APPLICATION_CREDENTIALS: text('a service account key file for Application Default Credentials'),
   STARRY_GEMINI_BASE_URL: url('another Gemini endpoint (tests, proxies)'),
   STARRY_LOCAL_THREADS: count('llama.cpp CPU threads'),
@@ -97,7 +125,11 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
   if (!parsed.success) throw new ConfigError(`Invalid worker environment:\n${formatIssues(parsed.error)}`);
   const env = parsed.data;
   // Temporal and the providers read their variables from this checked copy, never from process.env again.
-  const llmEnv: Record<string, string | undefined> = { ...env, STARRY_LOCAL_THREADS: env.STARRY_LOCAL_THREADS?.toString(), STARRY_LOCAL_CONTEXT: env.STARRY_LOCAL_CONTEXT?.toString() };
+  const llmEnv: Record<string, string | undefined> = {
+    ...env,
+    STARRY_LOCAL_THREADS: env.STARRY_LOCAL_THREADS?.toString(),
+    STARRY_LOCAL_CONTEXT: env.STARRY_LOCAL_CONTEXT?.toString(),
+  };
   return {
     temporal: temporalEnv(llmEnv),
     taskQueue: env.STARRY_TASK_QUEUE ?? 'openstarry',
@@ -109,7 +141,10 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
       local: { env: llmEnv },
     },
     ...(env.STARRY_WORKFLOW_BUNDLE ? { workflowBundlePath: env.STARRY_WORKFLOW_BUNDLE } : {}),
-    versioning: { ...(env.STARRY_DEPLOYMENT_NAME ? { deploymentName: env.STARRY_DEPLOYMENT_NAME } : {}), ...(env.STARRY_MAKE_CURRENT ? { makeCurrent: env.STARRY_MAKE_CURRENT } : {}) },
+    versioning: {
+      ...(env.STARRY_DEPLOYMENT_NAME ? { deploymentName: env.STARRY_DEPLOYMENT_NAME } : {}),
+      ...(env.STARRY_MAKE_CURRENT ? { makeCurrent: env.STARRY_MAKE_CURRENT } : {}),
+    },
   };
 }
 
@@ -141,11 +176,18 @@ function workerPolicy(env: WorkerEnv, cwd: string): WorkerPolicy {
     try {
       policy = JSON.parse(raw.startsWith('{') ? raw : readFileSync(raw, 'utf8'));
     } catch (err) {
-      throw new ConfigError(`Cannot read ${origin}: ${(err as Error).message}. Give a JSON object or the path of a JSON file.`);
+      throw new ConfigError(
+        `Cannot read ${origin}: ${(err as Error).message}. Give a JSON object or the path of a JSON file.`,
+      );
     }
   } else {
-    const roots = env.STARRY_WORKSPACE_ROOTS?.split(':').filter(Boolean).map((r) => path.resolve(cwd, r));
-    policy = { roots: roots?.length ? roots : [...new Set([path.resolve(cwd), projectRoot()])], llmAllow: LOCAL_LLM_HOSTS };
+    const roots = env.STARRY_WORKSPACE_ROOTS?.split(':')
+      .filter(Boolean)
+      .map((r) => path.resolve(cwd, r));
+    policy = {
+      roots: roots?.length ? roots : [...new Set([path.resolve(cwd), projectRoot()])],
+      llmAllow: LOCAL_LLM_HOSTS,
+    };
   }
   const parsed = parseWorkerPolicy(policy, raw ? 'STARRY_WORKER_POLICY' : 'worker policy');
   if (env.STARRY_TOOLS_ALLOW_ROOT !== undefined) return { ...parsed, allowRoot: env.STARRY_TOOLS_ALLOW_ROOT === '1' };

@@ -18,7 +18,9 @@ interface FailureMeta {
 
 function normalizedDetail(meta: FailureMeta): NormalizedError | undefined {
   const d = meta.error?.details?.[0] as Partial<NormalizedError> | undefined;
-  return d && typeof d.code === 'string' && typeof d.message === 'string' && typeof d.kind === 'string' ? (d as NormalizedError) : undefined;
+  return d && typeof d.code === 'string' && typeof d.message === 'string' && typeof d.kind === 'string'
+    ? (d as NormalizedError)
+    : undefined;
 }
 
 const NEXT: Record<NormalizedError['kind'], string> = {
@@ -28,7 +30,9 @@ const NEXT: Record<NormalizedError['kind'], string> = {
 };
 
 /** What a line is: a classified activity failure (and its kind), a task that failed on purpose, or anything else. */
-export function describeLogEntry(entry: Pick<LogEntry, 'message' | 'meta'>): { text: string; expected: boolean } | undefined {
+export function describeLogEntry(
+  entry: Pick<LogEntry, 'message' | 'meta'>,
+): { text: string; expected: boolean } | undefined {
   const meta = (entry.meta ?? {}) as FailureMeta;
   if (entry.message === 'Activity failed') {
     const error = normalizedDetail(meta);
@@ -57,7 +61,10 @@ export function formatLogEntry(entry: LogEntry): string {
  * Install the process's SDK logger (once): lines at `level` and above to stderr, each as formatLogEntry
  * says; `quiet` leaves out the expected outcomes (pain, a task that failed on purpose).
  */
-export function installWorkerLogger(level: LogLevel, opts: { quiet?: boolean; skip?: (entry: LogEntry) => boolean; coreErrorsOnly?: boolean } = {}): boolean {
+export function installWorkerLogger(
+  level: LogLevel,
+  opts: { quiet?: boolean; skip?: (entry: LogEntry) => boolean; coreErrorsOnly?: boolean } = {},
+): boolean {
   try {
     Runtime.install({
       // Core's own warnings (payload size, nondeterminism) come through this logger too, not as raw

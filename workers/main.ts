@@ -15,12 +15,16 @@ import { createWorker } from './worker';
  * @throws ConfigError when the environment is invalid (before anything connects).
  */
 export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): Promise<void> {
-  // One readable line per failure (what, why, which attempt, what next); an embedding process may have installed its own.
+  // One readable line per failure (what, why, which attempt, what next); an embedding process may have installed its
+  // own.
   installWorkerLogger('INFO');
   const connection = await connectWorker(config.temporal);
   try {
     const worker = await createWorker({ connection, config, shutdownGraceTime: '45 seconds' });
-    for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => process.stderr.write(`${signal}: stopping the worker (activities in flight may finish for 45 s)…\n`));
+    for (const signal of ['SIGTERM', 'SIGINT'] as const)
+      process.once(signal, () =>
+        process.stderr.write(`${signal}: stopping the worker (activities in flight may finish for 45 s)…\n`),
+      );
     process.stderr.write(
       `worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.taskQueue}, version ${worker.version.buildId} of deployment ${worker.version.deploymentName}); SIGTERM or Ctrl-C stops it\n`,
     );

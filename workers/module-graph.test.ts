@@ -9,16 +9,22 @@ import ts from 'typescript';
  */
 const root = path.resolve(__dirname, '..');
 
-/** Our files `entry` evaluates at run time (relative to the repository), found by compiling each one as the build does. */
+/**
+ * Our files `entry` evaluates at run time (relative to the repository), found by compiling each one as the build does.
+ */
 function evaluatedModules(entry: string): Set<string> {
   const seen = new Set<string>();
   const visit = (file: string) => {
     if (seen.has(file)) return;
     seen.add(file);
-    const js = ts.transpileModule(readFileSync(path.join(root, file), 'utf8'), { compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true } }).outputText;
+    const js = ts.transpileModule(readFileSync(path.join(root, file), 'utf8'), {
+      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+    }).outputText;
     for (const [, spec] of js.matchAll(/require\("(\.[^"]+)"\)/g)) {
       const base = path.join(path.dirname(file), spec as string);
-      visit([`${base}.ts`, path.join(base, 'index.ts')].find((f) => ts.sys.fileExists(path.join(root, f))) ?? `${base}.ts`);
+      visit(
+        [`${base}.ts`, path.join(base, 'index.ts')].find((f) => ts.sys.fileExists(path.join(root, f))) ?? `${base}.ts`,
+      );
     }
   };
   visit(entry);
@@ -60,7 +66,10 @@ function schemasBuiltAtEvaluation(file: string): string[] {
   const found: string[] = [];
   const visit = (node: ts.Node): void => {
     if (ts.isFunctionLike(node)) return; // built when called, not when evaluated
-    if (ts.isCallExpression(node) && /^z\.\w+$/.test(node.expression.getText(source).split('(')[0]!.split('.').slice(0, 2).join('.'))) {
+    if (
+      ts.isCallExpression(node) &&
+      /^z\.\w+$/.test(node.expression.getText(source).split('(')[0]!.split('.').slice(0, 2).join('.'))
+    ) {
       found.push(`${file}:${source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1}`);
       return;
     }

@@ -51,7 +51,9 @@ export function buildIdOf(bundleCode: string, packageVersion = PACKAGE_VERSION):
   return `${packageVersion}-${createHash('sha256').update(bundleCode).digest('hex').slice(0, 12)}`;
 }
 
-const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+const PACKAGE_VERSION = (
+  JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string }
+).version;
 
 /** `deploymentName:buildId`, as the `TemporalWorkerDeploymentVersion` search attribute holds it. */
 const versionKey = (v: WorkerDeploymentVersion) => `${v.deploymentName}:${v.buildId}`;
@@ -89,10 +91,18 @@ export async function makeVersionCurrent(
       const current = info?.routingConfig?.currentDeploymentVersion;
       if (current?.buildId === version.buildId) return 'current';
       if (current?.buildId && mode === 'if-none') {
-        log.warn(`worker version ${version.buildId} is not the current version of deployment ${version.deploymentName} (${current.buildId} is) and gets no new work until it is: \`starry worker --set-current\` or \`temporal worker deployment set-current-version --deployment-name ${version.deploymentName} --build-id ${version.buildId}\``);
+        log.warn(
+          `worker version ${version.buildId} is not the current version of deployment ${version.deploymentName} (${current.buildId} is) and gets no new work until it is: \`starry worker --set-current\` or \`temporal worker deployment set-current-version --deployment-name ${version.deploymentName} --build-id ${version.buildId}\``,
+        );
         return 'waits';
       }
-      await service.setWorkerDeploymentCurrentVersion({ namespace, deploymentName: version.deploymentName, buildId: version.buildId, identity: 'openstarry worker', ignoreMissingTaskQueues: true });
+      await service.setWorkerDeploymentCurrentVersion({
+        namespace,
+        deploymentName: version.deploymentName,
+        buildId: version.buildId,
+        identity: 'openstarry worker',
+        ignoreMissingTaskQueues: true,
+      });
       log.info(`worker version ${version.buildId} is now the current version of deployment ${version.deploymentName}`);
       if (current?.buildId) {
         // A workflow learns that its target changed from its task queue: wake the agents once every queue knows.
@@ -101,14 +111,18 @@ export async function makeVersionCurrent(
       }
       return 'made current';
     }
-    if (Date.now() > deadline) throw new Error(`the server did not list worker version ${versionKey(version)} within ${timeoutMs / 1000} s of the worker's start`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `the server did not list worker version ${versionKey(version)} within ${timeoutMs / 1000} s of the worker's start`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
 async function describe(connection: NativeConnection, namespace: string, deploymentName: string) {
   try {
-    return (await connection.workflowService.describeWorkerDeployment({ namespace, deploymentName })).workerDeploymentInfo;
+    return (await connection.workflowService.describeWorkerDeployment({ namespace, deploymentName }))
+      .workerDeploymentInfo;
   } catch (err) {
     // NOT_FOUND until the deployment's first worker has polled.
     if ((err as { code?: number }).code === 5) return undefined;
@@ -117,13 +131,25 @@ async function describe(connection: NativeConnection, namespace: string, deploym
 }
 
 /** Wait until every workflow task queue of `version` routes new work to it (the server updates them one by one). */
-async function routed(connection: NativeConnection, namespace: string, version: WorkerDeploymentVersion, deadline: number): Promise<void> {
+async function routed(
+  connection: NativeConnection,
+  namespace: string,
+  version: WorkerDeploymentVersion,
+  deadline: number,
+): Promise<void> {
   const service = connection.workflowService;
-  const { workerDeploymentVersionInfo: info } = await service.describeWorkerDeploymentVersion({ namespace, deploymentVersion: version });
+  const { workerDeploymentVersionInfo: info } = await service.describeWorkerDeploymentVersion({
+    namespace,
+    deploymentVersion: version,
+  });
   const WORKFLOW = 1; // temporal.api.enums.v1.TaskQueueType
   for (const { name } of (info?.taskQueueInfos ?? []).filter((q) => q.type === WORKFLOW)) {
     for (;;) {
-      const { versioningInfo } = await service.describeTaskQueue({ namespace, taskQueue: { name }, taskQueueType: WORKFLOW });
+      const { versioningInfo } = await service.describeTaskQueue({
+        namespace,
+        taskQueue: { name },
+        taskQueueType: WORKFLOW,
+      });
       if (versioningInfo?.currentDeploymentVersion?.buildId === version.buildId || Date.now() > deadline) break;
       await new Promise((r) => setTimeout(r, 100));
     }
@@ -135,7 +161,13 @@ async function routed(connection: NativeConnection, namespace: string, version: 
  * continue-as-new its wake-up triggers), or, taking over, send every open workflow of an older version
  * to this one for its next workflow task. One batch operation on the server, which goes on without us.
  */
-async function moveOver(connection: NativeConnection, namespace: string, version: WorkerDeploymentVersion, takeOver: boolean, log: Logger): Promise<void> {
+async function moveOver(
+  connection: NativeConnection,
+  namespace: string,
+  version: WorkerDeploymentVersion,
+  takeOver: boolean,
+  log: Logger,
+): Promise<void> {
   const query = [
     takeOver ? `WorkflowType IN ('agentWorkflow', 'taskWorkflow')` : `WorkflowType = 'agentWorkflow'`,
     `ExecutionStatus = 'Running'`,
@@ -160,6 +192,8 @@ async function moveOver(connection: NativeConnection, namespace: string, version
         : { signalOperation: { signal: newVersionSignal.name, identity } }),
     });
   } catch (err) {
-    log.warn(`could not ${takeOver ? 'move the workflows of older versions' : 'wake the agents of older versions'} (${(err as Error).message}): they move at their next message or continue-as-new`);
+    log.warn(
+      `could not ${takeOver ? 'move the workflows of older versions' : 'wake the agents of older versions'} (${(err as Error).message}): they move at their next message or continue-as-new`,
+    );
   }
 }

@@ -16,7 +16,9 @@ export interface CreateWorkerOptions {
   connection: NativeConnection;
   namespace?: string;
   taskQueue?: string;
-  /** A prebuilt bundle (tests share one); otherwise the config's, else lib/workflow-bundle.js, else bundled at start. */
+  /**
+   * A prebuilt bundle (tests share one); otherwise the config's, else lib/workflow-bundle.js, else bundled at start.
+   */
   workflowBundlePath?: string;
   /** The worker's configuration; default: read from its environment (workers/env.ts). */
   config?: WorkerConfig;
@@ -47,7 +49,9 @@ export type VersionedWorker = Worker & { version: WorkerDeploymentVersion };
  * The prebuilt bundle when there is one (`npm run build` writes lib/workflow-bundle.js beside the
  * compiled workflows), else the workflow sources, bundled at start.
  */
-export function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
+export function workflowSource(
+  bundlePath?: string,
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
   const prebuilt = path.join(__dirname, '..', 'workflow-bundle.js');
   if (bundlePath) return { workflowBundle: { codePath: bundlePath } };
   if (existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
@@ -58,7 +62,8 @@ export function workflowSource(bundlePath?: string): Pick<WorkerOptions, 'workfl
 /** The workflow bundle's code, read or bundled now: its hash is the worker's build id. */
 async function workflowCode(bundlePath?: string): Promise<string> {
   const source = workflowSource(bundlePath);
-  if (source.workflowBundle && 'codePath' in source.workflowBundle) return readFileSync(source.workflowBundle.codePath, 'utf8');
+  if (source.workflowBundle && 'codePath' in source.workflowBundle)
+    return readFileSync(source.workflowBundle.codePath, 'utf8');
   const noop = () => undefined;
   const logger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
   return (await bundleWorkflowCode({ ...workflowBundleOptions(), logger })).code;
@@ -78,7 +83,10 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
   const registry = opts.activities?.registry ?? new ToolRegistry(opts.tools ?? []);
   const versioning = { ...config.versioning, ...opts.versioning };
   const code = await workflowCode(opts.workflowBundlePath ?? config.workflowBundlePath);
-  const version: WorkerDeploymentVersion = { deploymentName: versioning.deploymentName ?? DEPLOYMENT_NAME, buildId: versioning.buildId ?? buildIdOf(code) };
+  const version: WorkerDeploymentVersion = {
+    deploymentName: versioning.deploymentName ?? DEPLOYMENT_NAME,
+    buildId: versioning.buildId ?? buildIdOf(code),
+  };
   const options: WorkerOptions = {
     connection: opts.connection,
     namespace,
@@ -107,8 +115,18 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
   worker.run = () => {
     const running = run();
     // Once it polls, the server lists its version: then it may become current (workers/versioning.ts).
-    void makeVersionCurrent(opts.connection, namespace, version, versioning.makeCurrent ?? 'if-none', versionLog, () => worker.getState() === 'RUNNING').catch((err: unknown) => {
-      if (worker.getState() === 'RUNNING') versionLog.warn(`could not make worker version ${version.buildId} current: ${err instanceof Error ? err.message : String(err)}`);
+    void makeVersionCurrent(
+      opts.connection,
+      namespace,
+      version,
+      versioning.makeCurrent ?? 'if-none',
+      versionLog,
+      () => worker.getState() === 'RUNNING',
+    ).catch((err: unknown) => {
+      if (worker.getState() === 'RUNNING')
+        versionLog.warn(
+          `could not make worker version ${version.buildId} current: ${err instanceof Error ? err.message : String(err)}`,
+        );
     });
     // The MCP servers this worker started end with it (stdio children, HTTP sessions).
     return running.finally(() => registry.close());

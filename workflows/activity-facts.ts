@@ -17,7 +17,8 @@ export function factsOf(err: unknown, source: string): { error: NormalizedError;
   const activity = err instanceof ActivityFailure ? err : undefined;
   const cause = activity?.cause ?? err;
   const retriesExhausted =
-    activity !== undefined && (activity.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED || activity.retryState === RetryState.TIMEOUT);
+    activity !== undefined &&
+    (activity.retryState === RetryState.MAXIMUM_ATTEMPTS_REACHED || activity.retryState === RetryState.TIMEOUT);
   if (cause instanceof ApplicationFailure) {
     const detail = cause.details?.[0];
     const error = isNormalizedError(detail)
@@ -27,7 +28,12 @@ export function factsOf(err: unknown, source: string): { error: NormalizedError;
   }
   if (cause instanceof TimeoutFailure) {
     return {
-      error: normalizedError({ code: 'ETIMEDOUT', kind: 'transient', source, message: `timed out (${cause.timeoutType})` }),
+      error: normalizedError({
+        code: 'ETIMEDOUT',
+        kind: 'transient',
+        source,
+        message: `timed out (${cause.timeoutType})`,
+      }),
       retriesExhausted,
     };
   }
@@ -40,5 +46,9 @@ export function factsOf(err: unknown, source: string): { error: NormalizedError;
  * mid-call. That is not the call's failure, so it is neither pain nor a spent retry (the task re-runs it).
  */
 export function isWorkerLoss(err: unknown): boolean {
-  return err instanceof ActivityFailure && err.cause instanceof TimeoutFailure && err.cause.timeoutType === TimeoutType.HEARTBEAT;
+  return (
+    err instanceof ActivityFailure &&
+    err.cause instanceof TimeoutFailure &&
+    err.cause.timeoutType === TimeoutType.HEARTBEAT
+  );
 }

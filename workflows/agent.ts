@@ -25,7 +25,16 @@ import {
 import type { createActivities } from '../activities';
 import { AgentEntity, newAgentData, type AgentData, type NextRun } from '../core/agent-entity';
 import type { AgentConfig } from '../core/config';
-import { haltInputSchema, humanMessageSchema, parsePayload, taskEndedSchema, taskProgressSchema, unlockInputSchema, type HumanMessage, type UnlockInput } from '../core/payloads';
+import {
+  haltInputSchema,
+  humanMessageSchema,
+  parsePayload,
+  taskEndedSchema,
+  taskProgressSchema,
+  unlockInputSchema,
+  type HumanMessage,
+  type UnlockInput,
+} from '../core/payloads';
 import { RefusedError, isRequestError, normalizedError } from '../core/errors';
 import { fatalLock } from '../core/safety-rungs';
 import type { TaskRunOutput } from '../core/task-run';
@@ -71,18 +80,24 @@ export interface AgentWorkflowInput {
   config?: AgentConfig;
   /** State carried by continue-as-new. */
   carried?: AgentData;
-  /** Continue-as-new once history passes this many events (tests force it small); Temporal's suggestion always counts. */
+  /**
+   * Continue-as-new once history passes this many events (tests force it small); Temporal's suggestion always counts.
+   */
   continueAsNewAfterEvents?: number;
 }
 
 /** A new run starts on the deployment's current version, whichever version ran the one before. */
-const continueOnCurrentVersion = makeContinueAsNewFunc<typeof agentWorkflow>({ initialVersioningBehavior: 'AUTO_UPGRADE' });
+const continueOnCurrentVersion = makeContinueAsNewFunc<typeof agentWorkflow>({
+  initialVersioningBehavior: 'AUTO_UPGRADE',
+});
 
 /**
  * The long-lived agent. Start it with `submitTask` as an update-with-start; query `state` for status.
  */
 export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
-  const agent = new AgentEntity(input.carried ?? newAgentData(input.agentId, input.config), (taskId) => taskWorkflowId(input.agentId, taskId));
+  const agent = new AgentEntity(input.carried ?? newAgentData(input.agentId, input.config), (taskId) =>
+    taskWorkflowId(input.agentId, taskId),
+  );
   const report = (): void => {
     const current = workflowInfo().typedSearchAttributes;
     const changed = searchAttributes(agent.reported()).filter((u) => (current.get(u.key) ?? null) !== u.value);
@@ -94,7 +109,9 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   // A new run moves to the deployment's current version: when one became current (between tasks, so a
   // running task ends on the code it started with), and when the history is long (while idle).
   const versionChanged = () => workflowInfo().targetWorkerDeploymentVersionChanged;
-  const historyFull = () => workflowInfo().continueAsNewSuggested || workflowInfo().historyLength >= (input.continueAsNewAfterEvents ?? Infinity);
+  const historyFull = () =>
+    workflowInfo().continueAsNewSuggested ||
+    workflowInfo().historyLength >= (input.continueAsNewAfterEvents ?? Infinity);
   const moveOn = () => versionChanged() || (!agent.hasWork() && historyFull());
 
   // A submit starts the agent and brings its config. Started by one that was refused (by the validator,
@@ -131,7 +148,11 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
       } catch (err) {
         if (isCancellation(err)) throw err;
         // An undeliverable alert must not end the entity: its lock, inbox and counters stay for a human.
-        log.error('the daemon alert could not be delivered', { agentId: agent.data.agentId, reason: output.lock.reason, error: String(err) });
+        log.error('the daemon alert could not be delivered', {
+          agentId: agent.data.agentId,
+          reason: output.lock.reason,
+          error: String(err),
+        });
       }
     }
   }
@@ -156,8 +177,15 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
       const input = typed(() => agent.parseSubmit(raw));
       const config = input.config ?? agent.data.config;
       if (config) {
-        const { refused } = await checkTaskLimits({ workspace: config.workspace, tools: config.tools, llm: config.llm });
-        if (refused) typed(() => { throw new RefusedError(refused); });
+        const { refused } = await checkTaskLimits({
+          workspace: config.workspace,
+          tools: config.tools,
+          llm: config.llm,
+        });
+        if (refused)
+          typed(() => {
+            throw new RefusedError(refused);
+          });
       }
       const out = typed(() => agent.submit(input, updateId));
       report();
@@ -165,7 +193,8 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
     },
     // Only the validator knows the time the submit arrived: one past its `acceptBy` is refused there.
     {
-      validator: (raw) => typed(() => agent.validateSubmit(agent.parseSubmit(raw), currentUpdateInfo()?.id, Date.now())),
+      validator: (raw) =>
+        typed(() => agent.validateSubmit(agent.parseSubmit(raw), currentUpdateInfo()?.id, Date.now())),
       description: 'Submit a task: {goal, priority?, config?, taskId?, acceptBy?}. Refused while the agent is locked.',
     },
   );
@@ -173,12 +202,18 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
   // SYSTEM_HALT is priority 0 and always stops the agent, even when its payload is malformed.
   const halt = async (raw: unknown) => {
     const parsed = haltInputSchema().safeParse(raw ?? {});
-    if (!parsed.success) log.warn('SYSTEM_HALT with an invalid payload: halting anyway, without its by/note', { error: parsed.error.message });
+    if (!parsed.success)
+      log.warn('SYSTEM_HALT with an invalid payload: halting anyway, without its by/note', {
+        error: parsed.error.message,
+      });
     const { forwardTo } = agent.halt(parsed.success ? parsed.data : {});
     report();
     if (forwardTo) await signalTask(forwardTo, (handle) => handle.cancel());
   };
-  setHandler(haltSignal, halt, { description: 'Priority-0 kill switch: stop the agent now, cancel the running call, clear the queue. Payload {by?, note?}.' });
+  setHandler(haltSignal, halt, {
+    description:
+      'Priority-0 kill switch: stop the agent now, cancel the running call, clear the queue. Payload {by?, note?}.',
+  });
   setHandler(stopSignal, halt, { description: 'Alias of SYSTEM_HALT.' });
 
   const unlock = async (u: UnlockInput) => {
@@ -198,20 +233,32 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
     const { refused } = await checkTaskLimits({ workspace: config.workspace, tools: config.tools, llm: config.llm });
     if (refused) throw new RefusedError(cannotResume(d.agentId, agentState, suspended.task.taskId, refused));
     if (d.suspended !== suspended || d.agentState !== agentState) {
-      throw new RefusedError(`agent ${d.agentId} changed (now ${d.agentState}) while the worker checked its suspended task: look at it again, then unlock it`);
+      throw new RefusedError(
+        `agent ${d.agentId} changed (now ${d.agentState}) while the worker checked its suspended task: look at it again, then unlock it`,
+      );
     }
   };
   const unlockHelp = 'Leave a locked state: {resume?, addTokens?, note?, by?}. resume continues the suspended task.';
-  setHandler(unlockUpdate, (raw) => typedAsync(() => unlock(parsePayload(unlockInputSchema(), raw ?? {}, 'admin:unlock'))), {
-    validator: (raw) => typed(() => parsePayload(unlockInputSchema(), raw ?? {}, 'admin:unlock')),
-    description: unlockHelp,
-  });
-  setHandler(unlockSignal, (raw) => ifValid(unlockInputSchema(), raw ?? {}, 'admin:unlock', (u) => refusedIsLogged('admin:unlock', () => unlock(u))), { description: unlockHelp });
+  setHandler(
+    unlockUpdate,
+    (raw) => typedAsync(() => unlock(parsePayload(unlockInputSchema(), raw ?? {}, 'admin:unlock'))),
+    {
+      validator: (raw) => typed(() => parsePayload(unlockInputSchema(), raw ?? {}, 'admin:unlock')),
+      description: unlockHelp,
+    },
+  );
+  setHandler(
+    unlockSignal,
+    (raw) =>
+      ifValid(unlockInputSchema(), raw ?? {}, 'admin:unlock', (u) => refusedIsLogged('admin:unlock', () => unlock(u))),
+    { description: unlockHelp },
+  );
 
   const message = async (m: HumanMessage): Promise<MessageResult> => {
     const { forwardTo } = agent.message(m);
     const taskId = agent.data.current?.task.taskId;
-    if (forwardTo && (await signalTask(forwardTo, (handle) => handle.signal(messageSignal, m)))) return { delivered: 'running task', taskId };
+    if (forwardTo && (await signalTask(forwardTo, (handle) => handle.signal(messageSignal, m))))
+      return { delivered: 'running task', taskId };
     if (forwardTo) agent.keepMessage(m);
     return { delivered: 'next task' };
   };
@@ -225,7 +272,11 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
     description: messageHelp,
   });
   // The signal form cannot answer: a refused message (too many) is logged and dropped.
-  setHandler(messageSignal, (raw) => ifValid(humanMessageSchema(), raw, 'message', (m) => refusedIsLogged('message', () => message(m))), { description: messageHelp });
+  setHandler(
+    messageSignal,
+    (raw) => ifValid(humanMessageSchema(), raw, 'message', (m) => refusedIsLogged('message', () => message(m))),
+    { description: messageHelp },
+  );
 
   setHandler(
     taskProgressSignal,
@@ -249,9 +300,14 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
   );
 
   // Nothing to do but wake: the loop sees the new version and continues as new onto it when idle.
-  setHandler(newVersionSignal, () => undefined, { description: 'Internal: a new Worker Deployment Version is current; an idle agent moves to it. Not for humans.' });
+  setHandler(newVersionSignal, () => undefined, {
+    description: 'Internal: a new Worker Deployment Version is current; an idle agent moves to it. Not for humans.',
+  });
 
-  setHandler(agentStateQuery, () => agent.status(), { description: "The agent's full status: state, reason, tokens, queue, current/suspended task, recent results, unlock records." });
+  setHandler(agentStateQuery, () => agent.status(), {
+    description:
+      "The agent's full status: state, reason, tokens, queue, current/suspended task, recent results, unlock records.",
+  });
   return ended;
 }
 
@@ -279,7 +335,11 @@ async function runTask(agent: AgentEntity, next: NextRun, ended: Map<string, Tas
     });
     return await handle.result();
   } catch (err) {
-    if (err instanceof ChildWorkflowFailure && err.cause instanceof ApplicationFailure && err.cause.type === TASK_FAILED) {
+    if (
+      err instanceof ChildWorkflowFailure &&
+      err.cause instanceof ApplicationFailure &&
+      err.cause.type === TASK_FAILED
+    ) {
       return err.cause.details?.[0] as TaskRunOutput;
     }
     const delivered = ended.get(next.workflowId);
@@ -287,7 +347,10 @@ async function runTask(agent: AgentEntity, next: NextRun, ended: Map<string, Tas
     if (err instanceof ChildWorkflowFailure && err.cause instanceof CancelledFailure && delivered) return delivered;
     if (isCancellation(err)) throw err;
     // The task workflow broke (a bug, a termination): the agent records it and stops for a human.
-    const message = err instanceof Error ? `${err.message}${err.cause instanceof Error ? `: ${err.cause.message}` : ''}` : String(err);
+    const message =
+      err instanceof Error
+        ? `${err.message}${err.cause instanceof Error ? `: ${err.cause.message}` : ''}`
+        : String(err);
     const error = normalizedError({ code: 'E_INTERNAL', kind: 'fatal', source: 'task workflow', message });
     return {
       result: {
@@ -318,7 +381,12 @@ function typed<T>(check: () => T): T {
     return check();
   } catch (err) {
     if (isRequestError(err)) {
-      throw ApplicationFailure.create({ type: err.type, message: err.message, nonRetryable: true, details: [{ issues: [...err.issues] }] });
+      throw ApplicationFailure.create({
+        type: err.type,
+        message: err.message,
+        nonRetryable: true,
+        details: [{ issues: [...err.issues] }],
+      });
     }
     throw err;
   }
@@ -345,7 +413,12 @@ function cannotResume(agentId: string, state: string, taskId: string, refused: s
 }
 
 /** Run a signal handler with a checked payload; a bad payload is logged and dropped. */
-async function ifValid<T>(schema: { safeParse(raw: unknown): { success: true; data: T } | { success: false; error: Error } }, raw: unknown, what: string, handle: (value: T) => unknown): Promise<void> {
+async function ifValid<T>(
+  schema: { safeParse(raw: unknown): { success: true; data: T } | { success: false; error: Error } },
+  raw: unknown,
+  what: string,
+  handle: (value: T) => unknown,
+): Promise<void> {
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
     log.warn(`ignored a ${what} signal with an invalid payload`, { error: parsed.error.message });
@@ -354,7 +427,9 @@ async function ifValid<T>(schema: { safeParse(raw: unknown): { success: true; da
   await handle(parsed.data);
 }
 
-/** Run a signal's effect; a refusal (it has no caller to tell) is logged and dropped, never thrown into the workflow. */
+/**
+ * Run a signal's effect; a refusal (it has no caller to tell) is logged and dropped, never thrown into the workflow.
+ */
 async function refusedIsLogged(what: string, run: () => unknown): Promise<void> {
   try {
     await run();
@@ -365,7 +440,10 @@ async function refusedIsLogged(what: string, run: () => unknown): Promise<void> 
 }
 
 /** Signal the running task; it may have just finished, which the caller handles. Returns whether it was delivered. */
-async function signalTask(workflowId: string, send: (h: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>): Promise<boolean> {
+async function signalTask(
+  workflowId: string,
+  send: (h: ReturnType<typeof getExternalWorkflowHandle>) => Promise<void>,
+): Promise<boolean> {
   try {
     await send(getExternalWorkflowHandle(workflowId));
     return true;

@@ -19,7 +19,20 @@ import type {
 } from '../core/contract';
 
 // The payload types are the contract's (core/contract.ts): handlers check every payload with its schema.
-export type { AgentStatus, CancelledTask, HaltInput, HumanMessage, MessageResult, SubmitTaskInput, SubmitTaskResult, TaskProgress, TaskStatus, UnlockInput, UnlockRecord, UnlockResult } from '../core/contract';
+export type {
+  AgentStatus,
+  CancelledTask,
+  HaltInput,
+  HumanMessage,
+  MessageResult,
+  SubmitTaskInput,
+  SubmitTaskResult,
+  TaskProgress,
+  TaskStatus,
+  UnlockInput,
+  UnlockRecord,
+  UnlockResult,
+} from '../core/contract';
 
 export const submitTaskUpdate = defineUpdate<SubmitTaskResult, [SubmitTaskInput]>('submitTask');
 export const haltSignal = defineSignal<[HaltInput?]>('SYSTEM_HALT');
@@ -33,7 +46,10 @@ export const messageUpdate = defineUpdate<MessageResult, [HumanMessage]>('sendMe
 export const agentStateQuery = defineQuery<AgentStatus>('state');
 export const taskStateQuery = defineQuery<TaskStatus>('state');
 export const taskProgressSignal = defineSignal<[TaskProgress]>('taskProgress');
-/** A running task's counts (tick, tokens, counters): what clients overlay on the agent's `state`, which hears of them every few ticks. */
+/**
+ * A running task's counts (tick, tokens, counters): what clients overlay on the agent's `state`, which hears of them
+ * every few ticks.
+ */
 export const taskProgressQuery = defineQuery<TaskProgress>('progress');
 /**
  * Internal: a new Worker Deployment Version became current (workers/versioning.ts sends it to every

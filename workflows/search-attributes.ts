@@ -3,7 +3,12 @@
  * `AgentState="SAFETY_LOCKOUT"` in the Web UI. The dev server registers them at start. `searchAttributes`
  * is the one place that turns what an agent or a task reports into them; readers use the keys.
  */
-import { defineSearchAttributeKey, SearchAttributeType, type SearchAttributePair, type SearchAttributeUpdatePair } from '@temporalio/common';
+import {
+  defineSearchAttributeKey,
+  SearchAttributeType,
+  type SearchAttributePair,
+  type SearchAttributeUpdatePair,
+} from '@temporalio/common';
 import type { Reported } from '../core/agent-entity';
 
 export const AgentIdKey = defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD);

@@ -29,7 +29,15 @@ import { LIMITS } from '../core/payloads';
 import { TaskRun, type TaskEnd, type TaskRunInput, type TaskRunOutput } from '../core/task-run';
 import type { AgentState, TaskOutcome } from '../core/types';
 import { factsOf, isWorkerLoss } from './activity-facts';
-import { TASK_FAILED, haltSignal, messageSignal, taskEndedSignal, taskProgressQuery, taskProgressSignal, taskStateQuery } from './messages';
+import {
+  TASK_FAILED,
+  haltSignal,
+  messageSignal,
+  taskEndedSignal,
+  taskProgressQuery,
+  taskProgressSignal,
+  taskStateQuery,
+} from './messages';
 import { searchAttributes, TickIndexKey, TokensUsedKey } from './search-attributes';
 
 export type { TaskRunInput, TaskRunOutput } from '../core/task-run';
@@ -73,7 +81,10 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   function cancellable<T>(what: string, fn: () => Promise<T>, lost = 0): Promise<T> {
     return fn().catch((err: unknown) => {
       if (halted() || !isWorkerLoss(err) || lost >= LIMITS.workerLossReruns) throw err;
-      log.warn('the worker running this call was lost (heartbeats stopped): running the call again, not counted as a failure', { call: what, lost: lost + 1 });
+      log.warn(
+        'the worker running this call was lost (heartbeats stopped): running the call again, not counted as a failure',
+        { call: what, lost: lost + 1 },
+      );
       return cancellable(what, fn, lost + 1);
     });
   }
@@ -83,7 +94,12 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     report(run, end.agentState, out.result.reason?.code, end.outcome);
     if (end.outcome === 'FAILED') {
       // The workflow itself fails (red in the Web UI), carrying the transcript to the agent.
-      throw ApplicationFailure.create({ type: TASK_FAILED, message: end.error?.message ?? 'task failed', nonRetryable: true, details: [out] });
+      throw ApplicationFailure.create({
+        type: TASK_FAILED,
+        message: end.error?.message ?? 'task failed',
+        nonRetryable: true,
+        details: [out],
+      });
     }
     return out;
   };
@@ -93,7 +109,9 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     // A run that continued as new carries its tools in its input.
     if (!input.tools) {
       try {
-        const listed = await cancellable('tools', () => listTools({ workspace: config.workspace, tools: config.tools }));
+        const listed = await cancellable('tools', () =>
+          listTools({ workspace: config.workspace, tools: config.tools }),
+        );
         run.offer(listed.specs, listed.shellAllow);
       } catch (err) {
         if (halted() && isCancellation(err)) return finish(run.cancelled());
@@ -112,7 +130,11 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       let response: LlmResponse;
       try {
         const { tick } = call.request;
-        response = await cancellable(`llm · tick ${tick}`, () => llm.executeWithOptions({ ...options.llm, summary: `llm ${llmLabel(config.llm)} · tick ${tick}` }, [call.request]));
+        response = await cancellable(`llm · tick ${tick}`, () =>
+          llm.executeWithOptions({ ...options.llm, summary: `llm ${llmLabel(config.llm)} · tick ${tick}` }, [
+            call.request,
+          ]),
+        );
       } catch (err) {
         if (halted() && isCancellation(err)) return finish(run.cancelled());
         // A retryable LLM error that ran out of attempts is still the provider's error.
@@ -175,14 +197,20 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   }
   if (cancelled && out.result.outcome === 'CANCELLED') {
     // A cancelled workflow carries no result: the agent gets the output by signal first (it may be gone).
-    await CancellationScope.nonCancellable(() => sendToAgent((parent) => getExternalWorkflowHandle(parent).signal(taskEndedSignal, out)));
+    await CancellationScope.nonCancellable(() =>
+      sendToAgent((parent) => getExternalWorkflowHandle(parent).signal(taskEndedSignal, out)),
+    );
     throw new CancelledFailure('SYSTEM_HALT: the task was halted');
   }
   return out;
 }
 
 /** The activities' options: the config's timeouts and retry policy; a cancellation waits for the activity. */
-function callOptions({ config }: TaskRunInput): { llm: ActivityOptions; tool: ActivityOptions; listTools: LocalActivityOptions } {
+function callOptions({ config }: TaskRunInput): {
+  llm: ActivityOptions;
+  tool: ActivityOptions;
+  listTools: LocalActivityOptions;
+} {
   const common = {
     retry: {
       initialInterval: config.retry.initialIntervalMs,
@@ -193,8 +221,16 @@ function callOptions({ config }: TaskRunInput): { llm: ActivityOptions; tool: Ac
     // Wait for the activity to acknowledge a cancellation, so the history proves it stopped.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   };
-  const llm: ActivityOptions = { ...common, startToCloseTimeout: config.safety.llmTimeoutMs, heartbeatTimeout: '10 seconds' };
-  return { llm, tool: { ...llm, startToCloseTimeout: config.safety.toolTimeoutMs }, listTools: { ...common, startToCloseTimeout: config.safety.toolTimeoutMs } };
+  const llm: ActivityOptions = {
+    ...common,
+    startToCloseTimeout: config.safety.llmTimeoutMs,
+    heartbeatTimeout: '10 seconds',
+  };
+  return {
+    llm,
+    tool: { ...llm, startToCloseTimeout: config.safety.toolTimeoutMs },
+    listTools: { ...common, startToCloseTimeout: config.safety.toolTimeoutMs },
+  };
 }
 
 /** The task's messages: a human's halt (from the Web UI) and follow-ups, and the queries of its state. */
@@ -205,7 +241,10 @@ function listen(run: TaskRun, calls: CancellationScope): void {
       run.halt();
       calls.cancel();
     },
-    { description: 'Stop this task now: cancels the call in flight and ends the task (SYSTEM_HALT sent to the agent does this for you). Payload {by?, note?}.' },
+    {
+      description:
+        'Stop this task now: cancels the call in flight and ends the task (SYSTEM_HALT sent to the agent does this for you). Payload {by?, note?}.',
+    },
   );
   // A message is checked like at the agent, and bounded per run.
   setHandler(
@@ -220,7 +259,8 @@ function listen(run: TaskRun, calls: CancellationScope): void {
     description: 'The task’s live counts: tick, tokens (this run and in all), counters, last error code.',
   });
   setHandler(taskStateQuery, () => run.status(), {
-    description: 'The task so far: everything its result has yet, its counters, the last error code and whether a halt arrived.',
+    description:
+      'The task so far: everything its result has yet, its counters, the last error code and whether a halt arrived.',
   });
 }
 
@@ -232,7 +272,9 @@ function listen(run: TaskRun, calls: CancellationScope): void {
 function report(run: TaskRun, agentState: AgentState, lockReason?: string, closedAs?: TaskOutcome): void {
   const closing = closedAs !== undefined;
   const current = workflowInfo().typedSearchAttributes;
-  const changed = searchAttributes(run.reported(agentState, closing, lockReason)).filter((u) => (current.get(u.key) ?? null) !== u.value);
+  const changed = searchAttributes(run.reported(agentState, closing, lockReason)).filter(
+    (u) => (current.get(u.key) ?? null) !== u.value,
+  );
   const countsOnly = changed.every((u) => u.key === TickIndexKey || u.key === TokensUsedKey);
   if (changed.length && (closing || !countsOnly || run.progressDue())) upsertSearchAttributes(changed);
   setCurrentDetails(run.details(agentState, lockReason, closedAs));
@@ -246,7 +288,9 @@ function report(run: TaskRun, agentState: AgentState, lockReason?: string, close
  */
 function reportProgress(run: TaskRun, root: CancellationScope): void {
   if (!run.progressDue()) return;
-  root.run(() => sendToAgent((parent) => getExternalWorkflowHandle(parent).signal(taskProgressSignal, run.progress()))).catch(() => undefined);
+  root
+    .run(() => sendToAgent((parent) => getExternalWorkflowHandle(parent).signal(taskProgressSignal, run.progress())))
+    .catch(() => undefined);
 }
 
 /** Signal the parent agent, best effort: the agent may have closed (halted, continued-as-new). */

@@ -29,11 +29,14 @@ export interface AllowedFile {
  * open's own error (ENOENT, EACCES, …) when it is inside.
  */
 export async function openAllowed(f: AllowedFile): Promise<FileHandle> {
-  if (f.dirs && !(f.file.startsWith('/') && f.dirs.some((dir) => isWithin(normalizePosix(f.file), dir)))) throw outside(f);
-  const handle = await fs.open(f.file, constants.O_RDONLY | (f.dirs ? constants.O_NOFOLLOW : 0)).catch((err: unknown) => {
-    // A final symlink inside an allowed directory: refused like a path outside, whatever it points at.
-    throw f.dirs && (err as NodeJS.ErrnoException).code === 'ELOOP' ? outside(f) : err;
-  });
+  if (f.dirs && !(f.file.startsWith('/') && f.dirs.some((dir) => isWithin(normalizePosix(f.file), dir))))
+    throw outside(f);
+  const handle = await fs
+    .open(f.file, constants.O_RDONLY | (f.dirs ? constants.O_NOFOLLOW : 0))
+    .catch((err: unknown) => {
+      // A final symlink inside an allowed directory: refused like a path outside, whatever it points at.
+      throw f.dirs && (err as NodeJS.ErrnoException).code === 'ELOOP' ? outside(f) : err;
+    });
   if (!f.dirs) return handle;
   try {
     const real = await fs.readlink(`/proc/self/fd/${handle.fd}`);

@@ -1,14 +1,28 @@
 import { CancelledFailure } from '@temporalio/common';
 import type { LlmResponse } from '../../core/llm';
 import { toolSpecs } from '../../core/tools';
-import { geminiError, geminiResponse, startFakeServer, vertexModelOf, type FakeReply, type FakeServer } from '../../test/helpers/fake-llm-server';
+import {
+  geminiError,
+  geminiResponse,
+  startFakeServer,
+  vertexModelOf,
+  type FakeReply,
+  type FakeServer,
+} from '../../test/helpers/fake-llm-server';
 import { factsOf, failureOf, llmRequest, quietActivityEnv } from '../../test/helpers/llm-activity';
 import { HEARTBEAT_EVERY_MS } from '../heartbeat';
 import { callLlm } from './provider';
-import { createGeminiProvider, fromGeminiResponse, resolveGeminiSetup, toGeminiContents, toGeminiTools } from './gemini';
+import {
+  createGeminiProvider,
+  fromGeminiResponse,
+  resolveGeminiSetup,
+  toGeminiContents,
+  toGeminiTools,
+} from './gemini';
 import { parseLlmSpec } from '../../core/llm-spec';
 
-const request = (over: Parameters<typeof llmRequest>[0] = {}) => llmRequest({ llm: parseLlmSpec('gemini:gemini-2.5-flash'), ...over });
+const request = (over: Parameters<typeof llmRequest>[0] = {}) =>
+  llmRequest({ llm: parseLlmSpec('gemini:gemini-2.5-flash'), ...over });
 
 describe('resolveGeminiSetup', () => {
   it('uses Application Default Credentials when a project is set, in the global location by default', () => {
@@ -21,7 +35,9 @@ describe('resolveGeminiSetup', () => {
   });
 
   it('prefers the project to an API key from the environment, as the SDK does', () => {
-    const setup = resolveGeminiSetup({ env: { GOOGLE_CLOUD_PROJECT: 'proj', GOOGLE_CLOUD_LOCATION: 'europe-west4', GOOGLE_API_KEY: 'k' } });
+    const setup = resolveGeminiSetup({
+      env: { GOOGLE_CLOUD_PROJECT: 'proj', GOOGLE_CLOUD_LOCATION: 'europe-west4', GOOGLE_API_KEY: 'k' },
+    });
     expect(setup).toMatchObject({ ok: true, usesAdc: true, client: { project: 'proj', location: 'europe-west4' } });
     expect(setup.ok && setup.client.apiKey).toBeFalsy();
   });
@@ -35,18 +51,28 @@ describe('resolveGeminiSetup', () => {
   });
 
   it('switches to the Gemini Developer API with GOOGLE_GENAI_USE_VERTEXAI=false', () => {
-    expect(resolveGeminiSetup({ env: { GOOGLE_GENAI_USE_VERTEXAI: 'false', GEMINI_API_KEY: 'k' } })).toMatchObject({ ok: true, client: { vertexai: false, apiKey: 'k' } });
-    expect(resolveGeminiSetup({ env: { GOOGLE_GENAI_USE_VERTEXAI: 'false' } })).toMatchObject({ ok: false, message: expect.stringContaining('GEMINI_API_KEY') });
+    expect(resolveGeminiSetup({ env: { GOOGLE_GENAI_USE_VERTEXAI: 'false', GEMINI_API_KEY: 'k' } })).toMatchObject({
+      ok: true,
+      client: { vertexai: false, apiKey: 'k' },
+    });
+    expect(resolveGeminiSetup({ env: { GOOGLE_GENAI_USE_VERTEXAI: 'false' } })).toMatchObject({
+      ok: false,
+      message: expect.stringContaining('GEMINI_API_KEY'),
+    });
   });
 
   it('explains what to set when nothing is configured', () => {
     const setup = resolveGeminiSetup({ env: {} });
     expect(setup.ok).toBe(false);
-    expect(!setup.ok && setup.message).toMatch(/GOOGLE_CLOUD_PROJECT.*gcloud auth application-default login.*GOOGLE_API_KEY/);
+    expect(!setup.ok && setup.message).toMatch(
+      /GOOGLE_CLOUD_PROJECT.*gcloud auth application-default login.*GOOGLE_API_KEY/,
+    );
   });
 
   it('takes a test base URL from STARRY_GEMINI_BASE_URL', () => {
-    expect(resolveGeminiSetup({ env: { GOOGLE_API_KEY: 'k', STARRY_GEMINI_BASE_URL: 'http://127.0.0.1:9' } })).toMatchObject({ client: { baseUrl: 'http://127.0.0.1:9' } });
+    expect(
+      resolveGeminiSetup({ env: { GOOGLE_API_KEY: 'k', STARRY_GEMINI_BASE_URL: 'http://127.0.0.1:9' } }),
+    ).toMatchObject({ client: { baseUrl: 'http://127.0.0.1:9' } });
   });
 });
 
@@ -54,7 +80,10 @@ describe('toGeminiTools', () => {
   it('declares every registry tool with its JSON Schema', () => {
     const [tool] = toGeminiTools(toolSpecs());
     expect(tool?.functionDeclarations?.map((d) => d.name)).toEqual(toolSpecs().map((t) => t.name));
-    expect(tool?.functionDeclarations?.[0]).toMatchObject({ name: 'fs.read', parametersJsonSchema: { type: 'object', required: ['path'] } });
+    expect(tool?.functionDeclarations?.[0]).toMatchObject({
+      name: 'fs.read',
+      parametersJsonSchema: { type: 'object', required: ['path'] },
+    });
     expect(toGeminiTools([])).toEqual([]);
   });
 });
@@ -69,7 +98,14 @@ describe('toGeminiContents', () => {
     const { systemInstruction, contents } = toGeminiContents([
       { role: 'system', text: 'sys' },
       { role: 'user', text: 'goal' },
-      { role: 'assistant', toolCalls: [{ id: 'fc-1', name: 'fs.read', args: { path: 'a' } }, { id: 'call-1-2', name: 'fs.list', args: {} }], providerParts: modelParts },
+      {
+        role: 'assistant',
+        toolCalls: [
+          { id: 'fc-1', name: 'fs.read', args: { path: 'a' } },
+          { id: 'call-1-2', name: 'fs.list', args: {} },
+        ],
+        providerParts: modelParts,
+      },
       { role: 'tool', callId: 'fc-1', name: 'fs.read', text: 'content' },
       { role: 'tool', callId: 'call-1-2', name: 'fs.list', text: 'listing' },
       { role: 'user', text: 'SYSTEM ALERT' },
@@ -92,8 +128,12 @@ describe('toGeminiContents', () => {
   });
 
   it('builds model parts from text and tool calls when no provider parts were kept', () => {
-    const { contents } = toGeminiContents([{ role: 'assistant', text: 'ok', toolCalls: [{ id: 'x', name: 'fs.read', args: { path: 'b' } }] }]);
-    expect(contents).toEqual([{ role: 'model', parts: [{ text: 'ok' }, { functionCall: { name: 'fs.read', args: { path: 'b' } } }] }]);
+    const { contents } = toGeminiContents([
+      { role: 'assistant', text: 'ok', toolCalls: [{ id: 'x', name: 'fs.read', args: { path: 'b' } }] },
+    ]);
+    expect(contents).toEqual([
+      { role: 'model', parts: [{ text: 'ok' }, { functionCall: { name: 'fs.read', args: { path: 'b' } } }] },
+    ]);
   });
 });
 
@@ -104,7 +144,10 @@ describe('fromGeminiResponse', () => {
       { text: 'Reading it.' },
       { functionCall: { name: 'fs.read', args: { path: 'notes.md' } }, thoughtSignature: 'c2ln' },
     ];
-    const answer = fromGeminiResponse(geminiResponse({ parts, usage: { prompt: 100, candidates: 20, thoughts: 30 } }) as never, { callNumber: 2 });
+    const answer = fromGeminiResponse(
+      geminiResponse({ parts, usage: { prompt: 100, candidates: 20, thoughts: 30 } }) as never,
+      { callNumber: 2 },
+    );
     expect(answer).toEqual({
       ok: true,
       response: {
@@ -117,15 +160,27 @@ describe('fromGeminiResponse', () => {
   });
 
   it('keeps the model’s own call ids', () => {
-    const answer = fromGeminiResponse(geminiResponse({ parts: [{ functionCall: { id: 'abc', name: 'fs.list', args: {} } }] }) as never, { callNumber: 1 });
+    const answer = fromGeminiResponse(
+      geminiResponse({ parts: [{ functionCall: { id: 'abc', name: 'fs.list', args: {} } }] }) as never,
+      { callNumber: 1 },
+    );
     expect(answer.ok && answer.response.toolCalls[0]?.id).toBe('abc');
   });
 
   it('fails the call when the prompt was blocked or the model stopped without content', () => {
     const blocked = fromGeminiResponse({ promptFeedback: { blockReason: 'SAFETY' as never } }, { callNumber: 1 });
-    expect(blocked).toMatchObject({ ok: false, error: { code: 'EINVAL', kind: 'execution', message: expect.stringContaining('prompt blocked: SAFETY') } });
-    const malformed = fromGeminiResponse({ candidates: [{ finishReason: 'MALFORMED_FUNCTION_CALL' as never, content: { role: 'model' } }] }, { callNumber: 1 });
-    expect(malformed).toMatchObject({ ok: false, error: { message: expect.stringContaining('MALFORMED_FUNCTION_CALL') } });
+    expect(blocked).toMatchObject({
+      ok: false,
+      error: { code: 'EINVAL', kind: 'execution', message: expect.stringContaining('prompt blocked: SAFETY') },
+    });
+    const malformed = fromGeminiResponse(
+      { candidates: [{ finishReason: 'MALFORMED_FUNCTION_CALL' as never, content: { role: 'model' } }] },
+      { callNumber: 1 },
+    );
+    expect(malformed).toMatchObject({
+      ok: false,
+      error: { message: expect.stringContaining('MALFORMED_FUNCTION_CALL') },
+    });
   });
 });
 
@@ -139,19 +194,32 @@ describe('the Gemini provider against a local Vertex AI endpoint', () => {
   beforeEach(() => server.requests.splice(0));
 
   const provider = (over: Parameters<typeof createGeminiProvider>[0] = {}) =>
-    createGeminiProvider({ baseUrl: server.url, apiKey: 'test-key', project: 'proj', location: 'us-central1', env: {}, ...over });
-  const run = (p = provider(), env = quietActivityEnv()): Promise<LlmResponse> => env.run(() => callLlm(p, request(), { provider: 'gemini', model: 'gemini-2.5-flash' }));
+    createGeminiProvider({
+      baseUrl: server.url,
+      apiKey: 'test-key',
+      project: 'proj',
+      location: 'us-central1',
+      env: {},
+      ...over,
+    });
+  const run = (p = provider(), env = quietActivityEnv()): Promise<LlmResponse> =>
+    env.run(() => callLlm(p, request(), { provider: 'gemini', model: 'gemini-2.5-flash' }));
 
   it('posts generateContent to the Vertex path with the key, the tools and the output cap', async () => {
     // Answered after two heartbeat intervals, so the call heartbeats while it waits.
-    reply = () => ({ json: geminiResponse({ parts: [{ text: 'Done.' }], usage: { prompt: 40, candidates: 2 } }), delayMs: 2 * HEARTBEAT_EVERY_MS });
+    reply = () => ({
+      json: geminiResponse({ parts: [{ text: 'Done.' }], usage: { prompt: 40, candidates: 2 } }),
+      delayMs: 2 * HEARTBEAT_EVERY_MS,
+    });
     const env = quietActivityEnv();
     const beats: unknown[] = [];
     env.on('heartbeat', (d) => beats.push(d));
     const res = await run(provider(), env);
     expect(res).toMatchObject({ text: 'Done.', toolCalls: [], usage: { inputTokens: 40, outputTokens: 2 } });
     const [seen] = server.requests;
-    expect(seen?.path).toBe('/v1beta1/projects/proj/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent');
+    expect(seen?.path).toBe(
+      '/v1beta1/projects/proj/locations/us-central1/publishers/google/models/gemini-2.5-flash:generateContent',
+    );
     expect(vertexModelOf(seen?.path ?? '')).toBe('gemini-2.5-flash');
     expect(seen?.headers['x-goog-api-key']).toBe('test-key');
     expect(seen?.body).toMatchObject({
@@ -223,7 +291,9 @@ describe('the Gemini provider against a local Vertex AI endpoint', () => {
     const saved = process.env.GOOGLE_APPLICATION_CREDENTIALS;
     process.env.GOOGLE_APPLICATION_CREDENTIALS = '/nonexistent/starry-adc.json';
     try {
-      const f = await failureOf(run(createGeminiProvider({ baseUrl: server.url, project: 'proj', location: 'us-central1', env: {} })));
+      const f = await failureOf(
+        run(createGeminiProvider({ baseUrl: server.url, project: 'proj', location: 'us-central1', env: {} })),
+      );
       expect(f).toMatchObject({ type: 'E_AUTH', nonRetryable: true });
       expect(factsOf(f).message).toContain('Application Default Credentials (project proj)');
       expect(factsOf(f).suggestion).toContain('gcloud auth application-default login');

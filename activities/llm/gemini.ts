@@ -34,7 +34,12 @@ export interface GeminiProviderOptions {
 
 /** How the worker will reach Gemini, or why it cannot. */
 export type GeminiSetup =
-  | { ok: true; client: { vertexai: boolean; project?: string; location?: string; apiKey?: string; baseUrl?: string }; credential: string; usesAdc: boolean }
+  | {
+      ok: true;
+      client: { vertexai: boolean; project?: string; location?: string; apiKey?: string; baseUrl?: string };
+      credential: string;
+      usesAdc: boolean;
+    }
   | { ok: false; message: string };
 
 /**
@@ -54,9 +59,25 @@ export function resolveGeminiSetup(opts: GeminiProviderOptions = {}): GeminiSetu
   const withBase = <T extends object>(c: T) => (baseUrl ? { ...c, baseUrl } : c);
 
   if (!vertexai) {
-    if (opts.apiKey) return { ok: true, client: withBase({ vertexai, apiKey: opts.apiKey }), credential: 'the Gemini API key configured on the worker', usesAdc: false };
-    if (envKeyName) return { ok: true, client: withBase({ vertexai, apiKey: read(envKeyName) }), credential: `the API key in ${envKeyName}`, usesAdc: false };
-    return { ok: false, message: 'the Gemini Developer API (GOOGLE_GENAI_USE_VERTEXAI=false) needs an API key: set GEMINI_API_KEY or GOOGLE_API_KEY on the worker' };
+    if (opts.apiKey)
+      return {
+        ok: true,
+        client: withBase({ vertexai, apiKey: opts.apiKey }),
+        credential: 'the Gemini API key configured on the worker',
+        usesAdc: false,
+      };
+    if (envKeyName)
+      return {
+        ok: true,
+        client: withBase({ vertexai, apiKey: read(envKeyName) }),
+        credential: `the API key in ${envKeyName}`,
+        usesAdc: false,
+      };
+    return {
+      ok: false,
+      message:
+        'the Gemini Developer API (GOOGLE_GENAI_USE_VERTEXAI=false) needs an API key: set GEMINI_API_KEY or GOOGLE_API_KEY on the worker',
+    };
   }
 
   const project = opts.project ?? read('GOOGLE_CLOUD_PROJECT');
@@ -71,9 +92,20 @@ export function resolveGeminiSetup(opts: GeminiProviderOptions = {}): GeminiSetu
   }
   if (project) {
     // A project wins over an API key from the environment, as in the SDK: ADC for that project.
-    return { ok: true, client: withBase({ vertexai, project, location }), credential: `Application Default Credentials (project ${project})`, usesAdc: true };
+    return {
+      ok: true,
+      client: withBase({ vertexai, project, location }),
+      credential: `Application Default Credentials (project ${project})`,
+      usesAdc: true,
+    };
   }
-  if (envKeyName) return { ok: true, client: withBase({ vertexai, apiKey: read(envKeyName) }), credential: `the Vertex AI API key in ${envKeyName}`, usesAdc: false };
+  if (envKeyName)
+    return {
+      ok: true,
+      client: withBase({ vertexai, apiKey: read(envKeyName) }),
+      credential: `the Vertex AI API key in ${envKeyName}`,
+      usesAdc: false,
+    };
   return {
     ok: false,
     message:
@@ -95,7 +127,15 @@ export function resolveGeminiSetup(opts: GeminiProviderOptions = {}): GeminiSetu
  */
 export function toGeminiTools(tools: readonly ToolSpec[]): Tool[] {
   if (!tools.length) return [];
-  return [{ functionDeclarations: tools.map((t) => ({ name: t.name, description: t.description, parametersJsonSchema: t.parameters })) }];
+  return [
+    {
+      functionDeclarations: tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        parametersJsonSchema: t.parameters,
+      })),
+    },
+  ];
 }
 
 /**
@@ -107,7 +147,10 @@ export function toGeminiTools(tools: readonly ToolSpec[]): Tool[] {
  * const { systemInstruction, contents } = toGeminiContents(req.messages);
  * ```
  */
-export function toGeminiContents(messages: readonly ChatMessage[]): { systemInstruction?: Content; contents: Content[] } {
+export function toGeminiContents(messages: readonly ChatMessage[]): {
+  systemInstruction?: Content;
+  contents: Content[];
+} {
   const system: Part[] = [];
   const contents: Content[] = [];
   // Ids the model itself gave its calls: only those may be echoed in functionResponse.id.
@@ -132,7 +175,11 @@ export function toGeminiContents(messages: readonly ChatMessage[]): { systemInst
       }
       case 'tool': {
         const part: Part = {
-          functionResponse: { ...(modelIds.has(m.callId) ? { id: m.callId } : {}), name: m.name, response: { result: m.text } },
+          functionResponse: {
+            ...(modelIds.has(m.callId) ? { id: m.callId } : {}),
+            name: m.name,
+            response: { result: m.text },
+          },
         };
         const last = contents.at(-1);
         if (last?.role === 'user' && last.parts?.every((p) => p.functionResponse)) last.parts.push(part);
@@ -146,7 +193,8 @@ export function toGeminiContents(messages: readonly ChatMessage[]): { systemInst
 
 function assistantParts(text: string | undefined, calls: LlmToolCall[] | undefined): Part[] {
   const parts: Part[] = text ? [{ text }] : [];
-  for (const c of calls ?? []) parts.push({ functionCall: { name: c.name, args: (c.args ?? {}) as Record<string, unknown> } });
+  for (const c of calls ?? [])
+    parts.push({ functionCall: { name: c.name, args: (c.args ?? {}) as Record<string, unknown> } });
   return parts;
 }
 
@@ -164,19 +212,34 @@ const NORMAL_FINISH = new Set(['STOP', 'MAX_TOKENS', 'FINISH_REASON_UNSPECIFIED'
  * const answer = fromGeminiResponse(await ai.models.generateContent(params), { callNumber: 1 });
  * ```
  */
-export function fromGeminiResponse(resp: Pick<GenerateContentResponse, 'candidates' | 'usageMetadata' | 'promptFeedback'>, ctx: { callNumber: number }): GeminiAnswer {
+export function fromGeminiResponse(
+  resp: Pick<GenerateContentResponse, 'candidates' | 'usageMetadata' | 'promptFeedback'>,
+  ctx: { callNumber: number },
+): GeminiAnswer {
   const candidate = resp.candidates?.[0];
   const parts = candidate?.content?.parts ?? [];
   if (!candidate || (parts.length === 0 && candidate.finishReason && !NORMAL_FINISH.has(candidate.finishReason))) {
     const why = candidate
       ? `finished with ${candidate.finishReason}${candidate.finishMessage ? `: ${candidate.finishMessage}` : ''}`
       : `returned no candidate${resp.promptFeedback?.blockReason ? ` (prompt blocked: ${resp.promptFeedback.blockReason}${resp.promptFeedback.blockReasonMessage ? `, ${resp.promptFeedback.blockReasonMessage}` : ''})` : ''}`;
-    return { ok: false, error: normalizedError({ code: 'EINVAL', kind: 'execution', source: SOURCE, message: `Gemini ${why} and no content` }) };
+    return {
+      ok: false,
+      error: normalizedError({
+        code: 'EINVAL',
+        kind: 'execution',
+        source: SOURCE,
+        message: `Gemini ${why} and no content`,
+      }),
+    };
   }
   const texts = parts.filter((p) => typeof p.text === 'string' && !p.thought).map((p) => p.text as string);
   const toolCalls: LlmToolCall[] = parts
     .filter((p) => p.functionCall)
-    .map((p, i) => ({ id: p.functionCall?.id || `call-${ctx.callNumber}-${i + 1}`, name: p.functionCall?.name ?? '', args: p.functionCall?.args ?? {} }));
+    .map((p, i) => ({
+      id: p.functionCall?.id || `call-${ctx.callNumber}-${i + 1}`,
+      name: p.functionCall?.name ?? '',
+      args: p.functionCall?.args ?? {},
+    }));
   const u = resp.usageMetadata ?? {};
   const response: LlmResponse = {
     toolCalls,
@@ -218,7 +281,15 @@ export function createGeminiProvider(opts: GeminiProviderOptions = {}): LlmProvi
         // No retryOptions: the SDK then makes exactly one attempt (Temporal retries).
         ai ??= new GoogleGenAI({ ...client, ...(baseUrl ? { httpOptions: { baseUrl } } : {}) });
       } catch (err) {
-        throw LlmError.of({ code: 'E_AUTH', kind: 'fatal', source: SOURCE, message: `cannot set up the Gemini client: ${(err as Error).message}` }, { cause: err });
+        throw LlmError.of(
+          {
+            code: 'E_AUTH',
+            kind: 'fatal',
+            source: SOURCE,
+            message: `cannot set up the Gemini client: ${(err as Error).message}`,
+          },
+          { cause: err },
+        );
       }
 
       // Per call, so concurrent calls do not share: whether the request left, and its response headers
@@ -260,7 +331,10 @@ export function createGeminiProvider(opts: GeminiProviderOptions = {}): LlmProvi
  * Classify what the SDK threw: an HTTP error (ApiError), a network error, a failure before the request
  * left (building it or getting credentials: a configuration problem, fatal), or a bad answer.
  */
-export function geminiFailure(err: unknown, ctx: { sent: boolean; credential: string; usesAdc: boolean }): NormalizedError {
+export function geminiFailure(
+  err: unknown,
+  ctx: { sent: boolean; credential: string; usesAdc: boolean },
+): NormalizedError {
   if (err instanceof ApiError) {
     // Google answers a bad API key with 400 INVALID_ARGUMENT; its ErrorInfo reason says it is the key.
     const credentialRejected = googleErrorReasons(err.message).includes('API_KEY_INVALID');
@@ -291,7 +365,12 @@ export function geminiFailure(err: unknown, ctx: { sent: boolean; credential: st
     });
   }
   // The request left and something unreadable came back: another attempt may do better.
-  return normalizedError({ code: 'E_UNAVAILABLE', kind: 'transient', source: SOURCE, message: `Gemini answered with something unreadable: ${message}` });
+  return normalizedError({
+    code: 'E_UNAVAILABLE',
+    kind: 'transient',
+    source: SOURCE,
+    message: `Gemini answered with something unreadable: ${message}`,
+  });
 }
 
 /** What to check when Google refused the credential: the likely mix-ups differ by credential. */
@@ -305,8 +384,12 @@ function authSuggestion(ctx: { credential: string; usesAdc: boolean }): string {
 /** The `google.rpc.ErrorInfo` reasons in a Google API error body (the SDK puts the body in the message). */
 function googleErrorReasons(body: string): string[] {
   try {
-    const details = (JSON.parse(body) as { error?: { details?: Array<{ '@type'?: string; reason?: unknown }> } }).error?.details ?? [];
-    return details.filter((d) => d['@type']?.endsWith('google.rpc.ErrorInfo') && typeof d.reason === 'string').map((d) => d.reason as string);
+    const details =
+      (JSON.parse(body) as { error?: { details?: Array<{ '@type'?: string; reason?: unknown }> } }).error?.details ??
+      [];
+    return details
+      .filter((d) => d['@type']?.endsWith('google.rpc.ErrorInfo') && typeof d.reason === 'string')
+      .map((d) => d.reason as string);
   } catch {
     return [];
   }

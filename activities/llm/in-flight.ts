@@ -6,7 +6,6 @@
 import { Context } from '@temporalio/activity';
 import { CancelledFailure } from '@temporalio/common';
 
-
 /**
  * If the activity was cancelled (SYSTEM_HALT, heartbeat timeout, worker shutdown), rethrow the
  * cancellation itself: whatever the aborted request threw is only a consequence of it.
@@ -42,7 +41,8 @@ export function withoutUndiciTimeouts(init: RequestInit): RequestInit {
   const base = global[UNDICI_GLOBAL_DISPATCHER];
   if (!base || typeof base.dispatch !== 'function') return init;
   const dispatcher = {
-    dispatch: (opts: Record<string, unknown>, handler: unknown) => base.dispatch({ ...opts, headersTimeout: 0, bodyTimeout: 0 }, handler),
+    dispatch: (opts: Record<string, unknown>, handler: unknown) =>
+      base.dispatch({ ...opts, headersTimeout: 0, bodyTimeout: 0 }, handler),
   };
   // `dispatcher` is Node's extension of RequestInit, absent from the DOM typings.
   return { ...init, dispatcher } as unknown as RequestInit;

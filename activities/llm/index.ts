@@ -81,7 +81,8 @@ export function createLlmActivities(deps: LlmProviderOptions, transcripts: Trans
             kind: 'fatal',
             source: `llm ${spec.provider}`,
             message: `Refused by the worker's policy: llm: ${refused}`,
-            suggestion: "Submit the task with an endpoint or file the worker allows, or ask the worker's operator to widen STARRY_WORKER_POLICY (llmAllow, llmDirs).",
+            suggestion:
+              "Submit the task with an endpoint or file the worker allows, or ask the worker's operator to widen STARRY_WORKER_POLICY (llmAllow, llmDirs).",
           }),
         );
       }

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import type { ChatMessage } from '../../core/llm';
 import { TOOL_NAMES, toolSpecs, validateToolCall } from '../../core/tools';
-import { answerInstructions, localAnswerSchema, localChatHistory, parseLocalAnswer, worstCaseTokens, type AnswerSchema } from './local-format';
+import {
+  answerInstructions,
+  localAnswerSchema,
+  localChatHistory,
+  parseLocalAnswer,
+  worstCaseTokens,
+  type AnswerSchema,
+} from './local-format';
 
 type Node = Record<string, unknown>;
 
@@ -12,13 +19,20 @@ function admitted(schema: Node): fc.Arbitrary<unknown> {
   if (Array.isArray(schema.oneOf)) return fc.oneof(...(schema.oneOf as Node[]).map(admitted));
   switch (schema.type) {
     case 'string':
-      return fc.string({ unit: 'binary', minLength: (schema.minLength as number) ?? 0, maxLength: schema.maxLength as number });
+      return fc.string({
+        unit: 'binary',
+        minLength: (schema.minLength as number) ?? 0,
+        maxLength: schema.maxLength as number,
+      });
     case 'boolean':
       return fc.boolean();
     case 'null':
       return fc.constant(null);
     case 'array':
-      return fc.array(admitted(schema.items as Node), { minLength: (schema.minItems as number) ?? 0, maxLength: schema.maxItems as number });
+      return fc.array(admitted(schema.items as Node), {
+        minLength: (schema.minItems as number) ?? 0,
+        maxLength: schema.maxItems as number,
+      });
     case 'object': {
       const props = (schema.properties ?? {}) as Record<string, Node>;
       return fc.record(Object.fromEntries(Object.entries(props).map(([k, v]) => [k, admitted(v)])));
@@ -68,7 +82,8 @@ describe('localAnswerSchema', () => {
   });
 
   it('leaves out arguments whose bounds a grammar cannot enforce, and offers each optional one as a variant', () => {
-    const args = (name: string) => alternatives(schema).find((a) => a.properties.tool?.const === name)?.properties.arguments as Node;
+    const args = (name: string) =>
+      alternatives(schema).find((a) => a.properties.tool?.const === name)?.properties.arguments as Node;
     expect(args('fs.read')).toEqual({ type: 'object', properties: { path: { type: 'string', maxLength: 256 } } });
     const list = (args('fs.list').oneOf as Node[]).map((v) => Object.keys(v.properties as Node));
     expect(list).toEqual([[], ['path']]);
@@ -78,10 +93,20 @@ describe('localAnswerSchema', () => {
 
   it('leaves out a tool whose required argument a grammar cannot enforce', () => {
     const tools = [
-      { name: 'slow', description: 'x', parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 1 } }, required: ['ms'] } },
-      { name: 'fine', description: 'y', parameters: { type: 'object', properties: { id: { type: 'string', pattern: '^a' } } } },
+      {
+        name: 'slow',
+        description: 'x',
+        parameters: { type: 'object', properties: { ms: { type: 'integer', minimum: 1 } }, required: ['ms'] },
+      },
+      {
+        name: 'fine',
+        description: 'y',
+        parameters: { type: 'object', properties: { id: { type: 'string', pattern: '^a' } } },
+      },
     ];
-    const names = alternatives(localAnswerSchema(tools, { maxOutputTokens: 4096 })).map((a) => a.properties.tool?.const ?? 'final_answer');
+    const names = alternatives(localAnswerSchema(tools, { maxOutputTokens: 4096 })).map(
+      (a) => a.properties.tool?.const ?? 'final_answer',
+    );
     expect(names).toEqual(['fine', 'final_answer']);
   });
 
@@ -103,7 +128,10 @@ describe('localAnswerSchema', () => {
     const small = localAnswerSchema(toolSpecs(), { maxOutputTokens: 1500 });
     fc.assert(
       fc.property(admitted(small), (answer) => {
-        const text = JSON.stringify(answer, null, 4).replace(/[^\x20-\x7e\n]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+        const text = JSON.stringify(answer, null, 4).replace(
+          /[^\x20-\x7e\n]/g,
+          (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+        );
         expect(text.length).toBeLessThanOrEqual(worstCaseTokens(small));
       }),
       { numRuns: 200 },
@@ -126,7 +154,10 @@ describe('localChatHistory', () => {
     expect(history.map((h) => h.type)).toEqual(['system', 'user', 'model', 'user', 'model', 'model']);
     expect(history[0]).toEqual({ type: 'system', text: `You are careful.\n\n${answerInstructions(toolSpecs())}` });
     expect(history[2]).toEqual({ type: 'model', response: ['{"tool":"fs.read","arguments":{"path":"notes.md"}}'] });
-    expect(history[3]).toEqual({ type: 'user', text: `Result of fs.read:\n${'x'.repeat(10)}\n…[40 more characters not shown]\n\nSYSTEM ALERT: stop.` });
+    expect(history[3]).toEqual({
+      type: 'user',
+      text: `Result of fs.read:\n${'x'.repeat(10)}\n…[40 more characters not shown]\n\nSYSTEM ALERT: stop.`,
+    });
     expect(history[4]).toEqual({ type: 'model', response: ['{"final_answer":"Done."}'] });
     expect(history[5]).toEqual({ type: 'model', response: [] });
   });
@@ -142,21 +173,32 @@ describe('localChatHistory', () => {
 
 describe('parseLocalAnswer', () => {
   it('turns a tool answer into one tool call and a final answer into text', () => {
-    expect(parseLocalAnswer('{"tool": "fs.list", "arguments": {}}', { callNumber: 2 })).toEqual({ toolCalls: [{ id: 'local-2', name: 'fs.list', args: {} }] });
+    expect(parseLocalAnswer('{"tool": "fs.list", "arguments": {}}', { callNumber: 2 })).toEqual({
+      toolCalls: [{ id: 'local-2', name: 'fs.list', args: {} }],
+    });
     expect(parseLocalAnswer('{"final_answer": "Done."}', { callNumber: 3 })).toEqual({ text: 'Done.', toolCalls: [] });
   });
 
   it('reports a tool call cut by the token cap with its raw text, so the loop sees invalid JSON', () => {
-    const cut = parseLocalAnswer('{"tool": "fs.write", "arguments": {"path": "a.txt", "content": "hel', { callNumber: 4 });
-    expect(cut).toEqual({ toolCalls: [{ id: 'local-4', name: 'fs.write', rawArguments: '{"path": "a.txt", "content": "hel' }] });
+    const cut = parseLocalAnswer('{"tool": "fs.write", "arguments": {"path": "a.txt", "content": "hel', {
+      callNumber: 4,
+    });
+    expect(cut).toEqual({
+      toolCalls: [{ id: 'local-4', name: 'fs.write', rawArguments: '{"path": "a.txt", "content": "hel' }],
+    });
     expect(validateToolCall(cut.toolCalls[0]!)).toMatchObject({ ok: false, error: { code: 'E_INVALID_JSON' } });
   });
 
   it('keeps a final answer cut by the token cap as the text so far', () => {
-    expect(parseLocalAnswer('{"final_answer": "The file says \\"hi\\u00', { callNumber: 1 })).toEqual({ text: 'The file says "hi', toolCalls: [] });
+    expect(parseLocalAnswer('{"final_answer": "The file says \\"hi\\u00', { callNumber: 1 })).toEqual({
+      text: 'The file says "hi',
+      toolCalls: [],
+    });
   });
 
   it('reports an answer cut before it said anything as invalid JSON', () => {
-    expect(parseLocalAnswer('{"to', { callNumber: 1 })).toEqual({ toolCalls: [{ id: 'local-1', name: 'unknown', rawArguments: '{"to' }] });
+    expect(parseLocalAnswer('{"to', { callNumber: 1 })).toEqual({
+      toolCalls: [{ id: 'local-1', name: 'unknown', rawArguments: '{"to' }],
+    });
   });
 });

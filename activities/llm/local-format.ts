@@ -14,7 +14,8 @@ import type { ChatMessage, LlmResponse, LlmToolCall, ToolSpec } from '../../core
 export type AnswerSchema = Record<string, unknown>;
 
 /** One chat item in node-llama-cpp's `ChatHistoryItem` shape (plain data, sent to the model process). */
-export type LocalChatItem = { type: 'system'; text: string } | { type: 'user'; text: string } | { type: 'model'; response: string[] };
+export type LocalChatItem =
+  { type: 'system'; text: string } | { type: 'user'; text: string } | { type: 'model'; response: string[] };
 
 /** Limits of one turn's answer. Every string the grammar admits has a `maxLength`. */
 export interface AnswerBounds {
@@ -73,7 +74,10 @@ function valueSchema(schema: unknown, sized: Sized, inArray = false): AnswerSche
       if (schema.uniqueItems === true || !isObject(schema.items)) return undefined;
       const items = valueSchema(schema.items, sized, true);
       if (!items) return undefined;
-      const maxItems = Math.min(typeof schema.maxItems === 'number' ? schema.maxItems : sized.maxArrayItems, sized.maxArrayItems);
+      const maxItems = Math.min(
+        typeof schema.maxItems === 'number' ? schema.maxItems : sized.maxArrayItems,
+        sized.maxArrayItems,
+      );
       const minItems = typeof schema.minItems === 'number' ? schema.minItems : 0;
       if (minItems > maxItems) return undefined;
       return { type: 'array', items, maxItems, ...(minItems > 0 ? { minItems } : {}) };
@@ -130,7 +134,10 @@ export function worstCaseTokens(schema: AnswerSchema): number {
       return 2 + (schema.maxItems as number) * (worstCaseTokens(schema.items as AnswerSchema) + WHITESPACE_PER_KEY);
     case 'object': {
       const props = (schema.properties ?? {}) as Record<string, AnswerSchema>;
-      return Object.entries(props).reduce((n, [key, value]) => n + key.length + 3 + WHITESPACE_PER_KEY + worstCaseTokens(value), 2 + WHITESPACE_PER_KEY);
+      return Object.entries(props).reduce(
+        (n, [key, value]) => n + key.length + 3 + WHITESPACE_PER_KEY + worstCaseTokens(value),
+        2 + WHITESPACE_PER_KEY,
+      );
     }
     default:
       return 0;
@@ -145,7 +152,10 @@ function answerSchemaSized(tools: ToolSpec[], sized: Sized): AnswerSchema {
     const args = variants.length === 1 ? variants[0] : { oneOf: variants };
     alternatives.push({ type: 'object', properties: { tool: { const: tool.name }, arguments: args } });
   }
-  alternatives.push({ type: 'object', properties: { final_answer: { type: 'string', maxLength: sized.maxAnswerChars } } });
+  alternatives.push({
+    type: 'object',
+    properties: { final_answer: { type: 'string', maxLength: sized.maxAnswerChars } },
+  });
   return { oneOf: alternatives };
 }
 
@@ -180,7 +190,9 @@ export function localAnswerSchema(tools: ToolSpec[], bounds: AnswerBounds): Answ
     if (worstCaseTokens(schema) <= room) return schema;
     if (Object.values(sized).every((v) => v === 0)) {
       // Even empty strings do not fit: offer only what does, and always the final answer.
-      const alternatives = (schema.oneOf as AnswerSchema[]).filter((alt, i, all) => i === all.length - 1 || worstCaseTokens(alt) <= room);
+      const alternatives = (schema.oneOf as AnswerSchema[]).filter(
+        (alt, i, all) => i === all.length - 1 || worstCaseTokens(alt) <= room,
+      );
       return { oneOf: alternatives };
     }
   }
@@ -248,7 +260,11 @@ function clip(text: string, max: number): string {
  * localChatHistory(messages, toolSpecs()) // [{ type: 'system', … }, { type: 'user', … }, …, { type: 'model', response: [] }]
  * ```
  */
-export function localChatHistory(messages: ChatMessage[], tools: ToolSpec[], opts: { maxToolResultChars?: number } = {}): LocalChatItem[] {
+export function localChatHistory(
+  messages: ChatMessage[],
+  tools: ToolSpec[],
+  opts: { maxToolResultChars?: number } = {},
+): LocalChatItem[] {
   const maxResult = opts.maxToolResultChars ?? 4000;
   const items: LocalChatItem[] = [];
   const systemTexts: string[] = [];

@@ -57,7 +57,8 @@ async function grammarFor(schema) {
 
 async function generate({ id, history, schema, maxTokens }) {
   const controller = aborts.get(id);
-  if (!controller || controller.signal.aborted) return void send({ type: 'error', id, message: 'aborted', aborted: true });
+  if (!controller || controller.signal.aborted)
+    return void send({ type: 'error', id, message: 'aborted', aborted: true });
   const started = Date.now();
   const { chat, model } = runtime;
   try {
@@ -79,9 +80,22 @@ async function generate({ id, history, schema, maxTokens }) {
         }
       },
     });
-    send({ type: 'result', id, text: res.response, inputTokens, outputTokens, stopReason: res.metadata.stopReason, ms: Date.now() - started });
+    send({
+      type: 'result',
+      id,
+      text: res.response,
+      inputTokens,
+      outputTokens,
+      stopReason: res.metadata.stopReason,
+      ms: Date.now() - started,
+    });
   } catch (err) {
-    send({ type: 'error', id, message: err instanceof Error ? err.message : String(err), aborted: controller.signal.aborted });
+    send({
+      type: 'error',
+      id,
+      message: err instanceof Error ? err.message : String(err),
+      aborted: controller.signal.aborted,
+    });
   } finally {
     aborts.delete(id);
   }

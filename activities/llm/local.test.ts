@@ -9,7 +9,11 @@ describe('the local provider', () => {
   it('fails a call for a model file that does not exist, without retrying, naming the setup step', async () => {
     const modelPath = path.join(os.tmpdir(), 'no-such-model.gguf');
     const local = createLocalProvider({ runtimeDir: os.tmpdir() });
-    const f = await failureOf(quietActivityEnv().run(() => callLlm(local, llmRequest({ llm: { provider: 'local', modelPath } }), { provider: 'local', modelPath })));
+    const f = await failureOf(
+      quietActivityEnv().run(() =>
+        callLlm(local, llmRequest({ llm: { provider: 'local', modelPath } }), { provider: 'local', modelPath }),
+      ),
+    );
     expect(f).toMatchObject({ type: 'ENOENT', nonRetryable: true });
     expect(factsOf(f)).toMatchObject({ code: 'ENOENT', kind: 'execution', source: 'llm local' });
     expect(factsOf(f).message).toContain(modelPath);
@@ -20,7 +24,11 @@ describe('the local provider', () => {
     const modelPath = __filename; // any file that exists: the runtime is checked before the model is read
     const runtimeDir = path.join(os.tmpdir(), 'no-llama-runtime');
     const local = createLocalProvider({ runtimeDir });
-    const f = await failureOf(quietActivityEnv().run(() => callLlm(local, llmRequest({ llm: { provider: 'local', modelPath } }), { provider: 'local', modelPath })));
+    const f = await failureOf(
+      quietActivityEnv().run(() =>
+        callLlm(local, llmRequest({ llm: { provider: 'local', modelPath } }), { provider: 'local', modelPath }),
+      ),
+    );
     expect(f).toMatchObject({ type: 'E_UNAVAILABLE', nonRetryable: true });
     expect(factsOf(f).message).toContain(`node-llama-cpp is not installed in ${runtimeDir}`);
   });

@@ -14,12 +14,19 @@ import type { LlmSpec } from '../../core/llm-spec';
 import { LlmError } from '../../core/errors/activity';
 import { realpathAllowed } from './files';
 import type { LlmProvider } from './provider';
-import { localAnswerSchema, localChatHistory, parseLocalAnswer, type AnswerSchema, type LocalChatItem } from './local-format';
+import {
+  localAnswerSchema,
+  localChatHistory,
+  parseLocalAnswer,
+  type AnswerSchema,
+  type LocalChatItem,
+} from './local-format';
 
 /** Where `scripts/fetch-model.sh` puts the model that setup fetches (SmolLM2-135M-Instruct, Q4_1). */
 export const DEFAULT_LOCAL_MODEL = path.join('.tools', 'models', 'SmolLM2-135M-Instruct.Q4_1.gguf');
 
-const SETUP_HINT = 'run `npm run setup` (scripts/setup.sh installs node-llama-cpp into .tools/llama/ and fetches SmolLM2-135M-Instruct into .tools/models/)';
+const SETUP_HINT =
+  'run `npm run setup` (scripts/setup.sh installs node-llama-cpp into .tools/llama/ and fetches SmolLM2-135M-Instruct into .tools/models/)';
 
 /** Settings of the local provider; every field optional (the worker's environment fills in). */
 export interface LocalProviderOptions {
@@ -84,7 +91,10 @@ class LocalModelHost {
   private busy = 0;
   /** Facts for `localModelProcesses`. */
   readonly stats = { calls: 0, generationMs: 0, loadMs: 0 };
-  private readonly pending = new Map<number, { resolve(g: LocalGeneration): void; reject(e: Error): void; onProgress?(n: number): void }>();
+  private readonly pending = new Map<
+    number,
+    { resolve(g: LocalGeneration): void; reject(e: Error): void; onProgress?(n: number): void }
+  >();
 
   constructor(
     private readonly modelPath: string,
@@ -112,7 +122,14 @@ class LocalModelHost {
           this.stats.loadMs = Date.now() - started;
           resolve();
         } else if (msg.type === 'fatal') {
-          reject(LlmError.of({ code: 'EINVAL', kind: 'execution', source: 'llm local', message: `cannot load the local model ${this.modelPath}: ${msg.message}` }));
+          reject(
+            LlmError.of({
+              code: 'EINVAL',
+              kind: 'execution',
+              source: 'llm local',
+              message: `cannot load the local model ${this.modelPath}: ${msg.message}`,
+            }),
+          );
         } else this.onReply(msg);
       });
       child.on('error', (err) => reject(err));
@@ -148,7 +165,15 @@ class LocalModelHost {
       this.stats.calls++;
       this.stats.generationMs += msg.ms;
       p.resolve(msg);
-    } else p.reject(LlmError.of({ code: 'EINVAL', kind: 'execution', source: 'llm local', message: `the local model failed: ${msg.message}` }));
+    } else
+      p.reject(
+        LlmError.of({
+          code: 'EINVAL',
+          kind: 'execution',
+          source: 'llm local',
+          message: `the local model failed: ${msg.message}`,
+        }),
+      );
   }
 
   /** Keep the worker alive only while a call is in flight, so an idle model never holds a process open. */
@@ -165,7 +190,10 @@ class LocalModelHost {
   }
 
   /** Generate one answer. Rejects with an AbortError as soon as `signal` aborts (the process is told to stop). */
-  async generate(input: { history: LocalChatItem[]; schema: AnswerSchema; maxTokens: number }, opts: { signal: AbortSignal; onProgress?(outputTokens: number): void }): Promise<LocalGeneration> {
+  async generate(
+    input: { history: LocalChatItem[]; schema: AnswerSchema; maxTokens: number },
+    opts: { signal: AbortSignal; onProgress?(outputTokens: number): void },
+  ): Promise<LocalGeneration> {
     this.busy++;
     try {
       // A cancellation while the model is still loading must not wait for the load to finish.
@@ -177,10 +205,20 @@ class LocalModelHost {
     }
   }
 
-  private request(input: { history: LocalChatItem[]; schema: AnswerSchema; maxTokens: number }, opts: { signal: AbortSignal; onProgress?(outputTokens: number): void }): Promise<LocalGeneration> {
+  private request(
+    input: { history: LocalChatItem[]; schema: AnswerSchema; maxTokens: number },
+    opts: { signal: AbortSignal; onProgress?(outputTokens: number): void },
+  ): Promise<LocalGeneration> {
     const child = this.child;
     if (!child?.connected) {
-      return Promise.reject(LlmError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'llm local', message: 'the local model process is not running' }));
+      return Promise.reject(
+        LlmError.of({
+          code: 'E_UNAVAILABLE',
+          kind: 'transient',
+          source: 'llm local',
+          message: 'the local model process is not running',
+        }),
+      );
     }
     const id = this.nextId++;
     return new Promise<LocalGeneration>((resolve, reject) => {
@@ -191,10 +229,12 @@ class LocalModelHost {
       };
       if (opts.signal.aborted) return onAbort();
       opts.signal.addEventListener('abort', onAbort, { once: true });
-      const settle = <T>(fn: (v: T) => void) => (v: T) => {
-        opts.signal.removeEventListener('abort', onAbort);
-        fn(v);
-      };
+      const settle =
+        <T>(fn: (v: T) => void) =>
+        (v: T) => {
+          opts.signal.removeEventListener('abort', onAbort);
+          fn(v);
+        };
       this.pending.set(id, { resolve: settle(resolve), reject: settle(reject), onProgress: opts.onProgress });
       child.send({ type: 'generate', id, ...input });
     });
@@ -230,7 +270,9 @@ export interface LocalModelProcess {
  * ```
  */
 export function localModelProcesses(): LocalModelProcess[] {
-  return [...hosts.entries()].flatMap(([modelPath, host]) => (host.pid === undefined ? [] : [{ modelPath, pid: host.pid, ...host.stats }]));
+  return [...hosts.entries()].flatMap(([modelPath, host]) =>
+    host.pid === undefined ? [] : [{ modelPath, pid: host.pid, ...host.stats }],
+  );
 }
 
 /**
@@ -280,32 +322,66 @@ export function createLocalProvider(opts: LocalProviderOptions = {}): LlmProvide
     // The model file and the runtime are checked by each call, with the setup step in the error.
     preflight: () => undefined,
     async generate(req, spec, { signal, progress }) {
-      const missing = (code: 'ENOENT' | 'E_UNAVAILABLE', message: string) => LlmError.of({ code, kind: 'execution', source: 'llm local', message, suggestion: SETUP_HINT });
+      const missing = (code: 'ENOENT' | 'E_UNAVAILABLE', message: string) =>
+        LlmError.of({ code, kind: 'execution', source: 'llm local', message, suggestion: SETUP_HINT });
       let modelPath = path.resolve(spec.modelPath);
       if (opts.dirs) {
         // Only inside the policy's directories; the model process then loads the file checked here.
-        modelPath = await realpathAllowed({ file: modelPath, what: 'model', source: 'llm local', dirs: opts.dirs }).catch((err: unknown) => {
+        modelPath = await realpathAllowed({
+          file: modelPath,
+          what: 'model',
+          source: 'llm local',
+          dirs: opts.dirs,
+        }).catch((err: unknown) => {
           if (LlmError.isActivityError(err)) throw err;
-          throw missing('ENOENT', `the local model file ${modelPath} cannot be opened (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): ${SETUP_HINT}, or give local: the path of a .gguf file`);
+          throw missing(
+            'ENOENT',
+            `the local model file ${modelPath} cannot be opened (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): ${SETUP_HINT}, or give local: the path of a .gguf file`,
+          );
         });
       }
-      if (!existsSync(modelPath)) throw missing('ENOENT', `the local model file ${modelPath} does not exist: ${SETUP_HINT}, or give local: the path of a .gguf file`);
+      if (!existsSync(modelPath))
+        throw missing(
+          'ENOENT',
+          `the local model file ${modelPath} does not exist: ${SETUP_HINT}, or give local: the path of a .gguf file`,
+        );
       if (!existsSync(path.join(runtimeDir, 'node_modules', 'node-llama-cpp'))) {
         throw missing('E_UNAVAILABLE', `node-llama-cpp is not installed in ${runtimeDir}: ${SETUP_HINT}`);
       }
 
       const maxTokens = Math.max(1, req.maxOutputTokens);
-      const input = { history: localChatHistory(req.messages, req.tools), schema: localAnswerSchema(req.tools, { maxOutputTokens: maxTokens }), maxTokens };
+      const input = {
+        history: localChatHistory(req.messages, req.tools),
+        schema: localAnswerSchema(req.tools, { maxOutputTokens: maxTokens }),
+        maxTokens,
+      };
       progress({ outputTokens: 0 });
       let out: LocalGeneration;
       try {
         out = await hostFor(modelPath).generate(input, { signal, onProgress: (n) => progress({ outputTokens: n }) });
       } catch (err) {
         if (LlmError.isActivityError(err)) throw err;
-        throw LlmError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'llm local', message: `the local model process failed: ${(err as Error).message}` }, { cause: err });
+        throw LlmError.of(
+          {
+            code: 'E_UNAVAILABLE',
+            kind: 'transient',
+            source: 'llm local',
+            message: `the local model process failed: ${(err as Error).message}`,
+          },
+          { cause: err },
+        );
       }
-      Context.current().log.debug('local model turn', { model: path.basename(modelPath), ms: out.ms, inputTokens: out.inputTokens, outputTokens: out.outputTokens, stopReason: out.stopReason });
-      return { ...parseLocalAnswer(out.text, { callNumber: req.callNumber }), usage: { inputTokens: out.inputTokens, outputTokens: out.outputTokens } };
+      Context.current().log.debug('local model turn', {
+        model: path.basename(modelPath),
+        ms: out.ms,
+        inputTokens: out.inputTokens,
+        outputTokens: out.outputTokens,
+        stopReason: out.stopReason,
+      });
+      return {
+        ...parseLocalAnswer(out.text, { callNumber: req.callNumber }),
+        usage: { inputTokens: out.inputTokens, outputTokens: out.outputTokens },
+      };
     },
   };
 }

@@ -1,8 +1,19 @@
 import { CancelledFailure } from '@temporalio/common';
 import type { LlmResponse } from '../../core/llm';
 import { toolSpecs } from '../../core/tools';
-import { openAiCompletion, openAiError, startFakeServer, type FakeReply, type FakeServer } from '../../test/helpers/fake-llm-server';
-import { factsOf, failureOf, llmRequest as request, quietActivityEnv as activityEnv } from '../../test/helpers/llm-activity';
+import {
+  openAiCompletion,
+  openAiError,
+  startFakeServer,
+  type FakeReply,
+  type FakeServer,
+} from '../../test/helpers/fake-llm-server';
+import {
+  factsOf,
+  failureOf,
+  llmRequest as request,
+  quietActivityEnv as activityEnv,
+} from '../../test/helpers/llm-activity';
 import { HEARTBEAT_EVERY_MS } from '../heartbeat';
 import { createOpenAiProvider, fromOpenAiResponse, toOpenAiRequest, toolNameCodec } from './openai';
 import { callLlm } from './provider';
@@ -66,7 +77,10 @@ describe('toOpenAiRequest', () => {
       { role: 'tool', tool_call_id: 'c2', content: 'pain' },
     ]);
     const read = body.tools?.find((t) => t.function.name === 'fs_read');
-    expect(read).toMatchObject({ type: 'function', function: { description: expect.any(String), parameters: { type: 'object' } } });
+    expect(read).toMatchObject({
+      type: 'function',
+      function: { description: expect.any(String), parameters: { type: 'object' } },
+    });
   });
 
   it('uses max_completion_tokens on api.openai.com, where reasoning models reject max_tokens', () => {
@@ -81,11 +95,19 @@ describe('fromOpenAiResponse', () => {
 
   it('reads text, tool calls with their original names, and usage', () => {
     const res = fromOpenAiResponse(
-      openAiCompletion({ toolCalls: [{ id: 'call_a', name: 'fs_read', arguments: '{"path":"notes.md"}' }], usage: { prompt: 120, completion: 7 } }),
+      openAiCompletion({
+        toolCalls: [{ id: 'call_a', name: 'fs_read', arguments: '{"path":"notes.md"}' }],
+        usage: { prompt: 120, completion: 7 },
+      }),
       ctx,
     );
-    expect(res).toEqual({ toolCalls: [{ id: 'call_a', name: 'fs.read', args: { path: 'notes.md' } }], usage: { inputTokens: 120, outputTokens: 7 } });
-    expect(fromOpenAiResponse(openAiCompletion({ text: 'Done.', usage: { prompt: 1, completion: 1 } }), ctx).text).toBe('Done.');
+    expect(res).toEqual({
+      toolCalls: [{ id: 'call_a', name: 'fs.read', args: { path: 'notes.md' } }],
+      usage: { inputTokens: 120, outputTokens: 7 },
+    });
+    expect(fromOpenAiResponse(openAiCompletion({ text: 'Done.', usage: { prompt: 1, completion: 1 } }), ctx).text).toBe(
+      'Done.',
+    );
   });
 
   it('keeps arguments that are not JSON as rawArguments, and reads empty or object arguments as objects', () => {
@@ -95,7 +117,10 @@ describe('fromOpenAiResponse', () => {
         { id: 'y', name: 'fs_list', arguments: '' },
       ],
     }) as { choices: Array<{ message: { tool_calls: Array<{ function: { arguments: unknown } }> } }> };
-    body.choices[0]!.message.tool_calls.push({ id: 'z', function: { name: 'fs_list', arguments: { path: 'b' } } } as never);
+    body.choices[0]!.message.tool_calls.push({
+      id: 'z',
+      function: { name: 'fs_list', arguments: { path: 'b' } },
+    } as never);
     const res = fromOpenAiResponse(body, ctx);
     expect(res.toolCalls).toEqual([
       { id: 'x', name: 'fs.read', rawArguments: '{"path": "a"' },
@@ -105,7 +130,9 @@ describe('fromOpenAiResponse', () => {
   });
 
   it('numbers tool calls that come without an id, and estimates usage a server left out', () => {
-    const body = { choices: [{ message: { content: null, tool_calls: [{ function: { name: 'fs_list', arguments: '{}' } }] } }] };
+    const body = {
+      choices: [{ message: { content: null, tool_calls: [{ function: { name: 'fs_list', arguments: '{}' } }] } }],
+    };
     const res = fromOpenAiResponse(body, ctx);
     expect(res.toolCalls[0]?.id).toBe('call-3-1');
     expect(res.usage.inputTokens).toBe(100);
@@ -120,7 +147,9 @@ describe('fromOpenAiResponse', () => {
 describe('providerMessage', () => {
   it('reads OpenAI, Vertex, vLLM and plain-text error bodies', () => {
     expect(providerMessage('{"error":{"message":"Incorrect API key"}}', 401)).toBe('Incorrect API key');
-    expect(providerMessage('{"error":{"code":429,"message":"Quota","status":"RESOURCE_EXHAUSTED"}}', 429)).toBe('RESOURCE_EXHAUSTED: Quota');
+    expect(providerMessage('{"error":{"code":429,"message":"Quota","status":"RESOURCE_EXHAUSTED"}}', 429)).toBe(
+      'RESOURCE_EXHAUSTED: Quota',
+    );
     expect(providerMessage('{"object":"error","message":"context too long","code":400}', 400)).toBe('context too long');
     expect(providerMessage('Bad Gateway\n', 502)).toBe('Bad Gateway');
     expect(providerMessage('', 503)).toBe('the server answered 503 without a message');
@@ -141,20 +170,29 @@ describe('the OpenAI provider against a local chat completions server', () => {
   const run = (opts: Parameters<typeof createOpenAiProvider>[0], env = activityEnv()): Promise<LlmResponse> =>
     env.run(() => callLlm(createOpenAiProvider({ baseUrl: `${server.url}/v1`, ...opts }), request(), target()));
 
-  it('never sends the worker\'s key to a base URL other than its own', async () => {
+  it("never sends the worker's key to a base URL other than its own", async () => {
     reply = () => ({ json: openAiCompletion({ text: 'hi', usage: { prompt: 1, completion: 1 } }) });
-    await activityEnv().run(() => callLlm(createOpenAiProvider({ apiKey: 'sk-secret', baseUrl: 'https://api.openai.com/v1' }), request(), target()));
+    await activityEnv().run(() =>
+      callLlm(createOpenAiProvider({ apiKey: 'sk-secret', baseUrl: 'https://api.openai.com/v1' }), request(), target()),
+    );
     expect(server.requests).toHaveLength(1);
     expect(server.requests[0]?.headers.authorization).toBeUndefined();
     expect(JSON.stringify(server.requests[0])).not.toContain('sk-secret');
   });
 
-  it('calls the worker\'s own endpoint, with its key, for openai:MODEL', async () => {
+  it("calls the worker's own endpoint, with its key, for openai:MODEL", async () => {
     reply = () => ({ json: openAiCompletion({ text: 'hi', usage: { prompt: 1, completion: 1 } }) });
     await activityEnv().run(() =>
-      callLlm(createOpenAiProvider({ env: { OPENAI_API_KEY: 'sk-own', OPENAI_BASE_URL: `${server.url}/v1/` } }), request(), { provider: 'openai', model: 'fake' }),
+      callLlm(
+        createOpenAiProvider({ env: { OPENAI_API_KEY: 'sk-own', OPENAI_BASE_URL: `${server.url}/v1/` } }),
+        request(),
+        { provider: 'openai', model: 'fake' },
+      ),
     );
-    expect(server.requests[0]).toMatchObject({ path: '/v1/chat/completions', headers: { authorization: 'Bearer sk-own' } });
+    expect(server.requests[0]).toMatchObject({
+      path: '/v1/chat/completions',
+      headers: { authorization: 'Bearer sk-own' },
+    });
   });
 
   it('does not follow a redirect: a fatal error naming where it pointed', async () => {
@@ -162,13 +200,21 @@ describe('the OpenAI provider against a local chat completions server', () => {
     const f = await failureOf(run({ apiKey: 'k' }));
     expect(f.nonRetryable).toBe(true);
     expect(factsOf(f)).toMatchObject({ code: 'EINVAL', kind: 'fatal' });
-    expect(factsOf(f).message).toMatch(/answered 307, a redirect to http:\/\/169\.254\.169\.254\/latest; LLM calls do not follow redirects/);
+    expect(factsOf(f).message).toMatch(
+      /answered 307, a redirect to http:\/\/169\.254\.169\.254\/latest; LLM calls do not follow redirects/,
+    );
     expect(server.requests).toHaveLength(1);
   });
 
   it('posts to /v1/chat/completions with the bearer key and returns the mapped answer', async () => {
     // Answered after two heartbeat intervals, so the call heartbeats while it waits.
-    reply = () => ({ json: openAiCompletion({ toolCalls: [{ id: 'call_1', name: 'fs_read', arguments: '{"path":"notes.md"}' }], usage: { prompt: 50, completion: 5 } }), delayMs: 2 * HEARTBEAT_EVERY_MS });
+    reply = () => ({
+      json: openAiCompletion({
+        toolCalls: [{ id: 'call_1', name: 'fs_read', arguments: '{"path":"notes.md"}' }],
+        usage: { prompt: 50, completion: 5 },
+      }),
+      delayMs: 2 * HEARTBEAT_EVERY_MS,
+    });
     const env = activityEnv();
     const beats: unknown[] = [];
     env.on('heartbeat', (d) => beats.push(d));
@@ -177,8 +223,16 @@ describe('the OpenAI provider against a local chat completions server', () => {
     expect(res.usage).toEqual({ inputTokens: 50, outputTokens: 5 });
     expect(server.requests).toHaveLength(1);
     const [seen] = server.requests;
-    expect(seen).toMatchObject({ method: 'POST', path: '/v1/chat/completions', headers: { authorization: 'Bearer sk-test' } });
-    expect(seen?.body).toMatchObject({ model: 'fake', max_tokens: 512, messages: [{ role: 'system' }, { role: 'user' }] });
+    expect(seen).toMatchObject({
+      method: 'POST',
+      path: '/v1/chat/completions',
+      headers: { authorization: 'Bearer sk-test' },
+    });
+    expect(seen?.body).toMatchObject({
+      model: 'fake',
+      max_tokens: 512,
+      messages: [{ role: 'system' }, { role: 'user' }],
+    });
     expect(beats.length).toBeGreaterThan(0);
   });
 
@@ -200,7 +254,11 @@ describe('the OpenAI provider against a local chat completions server', () => {
     expect(f.nonRetryable).toBe(false);
     expect(f.type).toBe('E_RATE_LIMIT');
     expect(f.nextRetryDelay).toBe(2000);
-    expect(factsOf(f)).toMatchObject({ kind: 'transient', source: 'llm openai', message: 'HTTP 429: Rate limit reached' });
+    expect(factsOf(f)).toMatchObject({
+      kind: 'transient',
+      source: 'llm openai',
+      message: 'HTTP 429: Rate limit reached',
+    });
   });
 
   it('reads retry-after-ms too', async () => {
@@ -221,7 +279,11 @@ describe('the OpenAI provider against a local chat completions server', () => {
     reply = () => openAiError(400, "This model's maximum context length is 8192 tokens.");
     const f = await failureOf(run({ apiKey: 'k' }));
     expect(f.nonRetryable).toBe(true);
-    expect(factsOf(f)).toMatchObject({ code: 'EINVAL', kind: 'execution', message: "HTTP 400: This model's maximum context length is 8192 tokens." });
+    expect(factsOf(f)).toMatchObject({
+      code: 'EINVAL',
+      kind: 'execution',
+      message: "HTTP 400: This model's maximum context length is 8192 tokens.",
+    });
   });
 
   it('treats a 200 that is not a chat completion as transient', async () => {
@@ -246,13 +308,21 @@ describe('the OpenAI provider without a server', () => {
     const down = await startFakeServer(() => ({ json: {} }));
     const baseUrl = `${down.url}/v1`;
     await down.close();
-    const f = await failureOf(activityEnv().run(() => callLlm(createOpenAiProvider({ apiKey: 'k' }), request(), { provider: 'openai', model: 'm', baseUrl })));
+    const f = await failureOf(
+      activityEnv().run(() =>
+        callLlm(createOpenAiProvider({ apiKey: 'k' }), request(), { provider: 'openai', model: 'm', baseUrl }),
+      ),
+    );
     expect(f).toMatchObject({ type: 'ECONNREFUSED', nonRetryable: false });
     expect(factsOf(f).message).toContain(new URL(baseUrl).origin);
   });
 
   it('rejects a base URL that is not http(s) without retrying', async () => {
-    const f = await failureOf(activityEnv().run(() => callLlm(createOpenAiProvider({}), request(), { provider: 'openai', model: 'm', baseUrl: 'ftp://x' })));
+    const f = await failureOf(
+      activityEnv().run(() =>
+        callLlm(createOpenAiProvider({}), request(), { provider: 'openai', model: 'm', baseUrl: 'ftp://x' }),
+      ),
+    );
     expect(f).toMatchObject({ type: 'EINVAL', nonRetryable: true });
   });
 });

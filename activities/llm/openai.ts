@@ -17,7 +17,10 @@ const SOURCE = 'llm openai';
 
 /** Options of the OpenAI-compatible provider; anything absent is read from the worker's environment. */
 export interface OpenAiProviderOptions {
-  /** Sent as `Authorization: Bearer …`. Default: `STARRY_OPENAI_API_KEY`, else `OPENAI_API_KEY`, else none (local servers). */
+  /**
+   * Sent as `Authorization: Bearer …`. Default: `STARRY_OPENAI_API_KEY`, else `OPENAI_API_KEY`, else none (local
+   * servers).
+   */
   apiKey?: string;
   /** Where the key came from, for messages. Default: the variable it was read from. */
   apiKeySource?: string;
@@ -79,7 +82,10 @@ export type OpenAiMessage =
 export interface OpenAiRequestBody {
   model: string;
   messages: OpenAiMessage[];
-  tools?: Array<{ type: 'function'; function: { name: string; description: string; parameters: Record<string, unknown> } }>;
+  tools?: Array<{
+    type: 'function';
+    function: { name: string; description: string; parameters: Record<string, unknown> };
+  }>;
   max_tokens?: number;
   max_completion_tokens?: number;
 }
@@ -118,7 +124,8 @@ export function toolNameCodec(tools: ReadonlyArray<Pick<ToolSpec, 'name'>>) {
   for (const { name } of tools) {
     const wire = toWire(name);
     const other = back.get(wire);
-    if (other !== undefined && other !== name) throw new RangeError(`tool names "${other}" and "${name}" both become "${wire}" for OpenAI`);
+    if (other !== undefined && other !== name)
+      throw new RangeError(`tool names "${other}" and "${name}" both become "${wire}" for OpenAI`);
     back.set(wire, name);
   }
   return { toWire, fromWire: (wire: string) => back.get(wire) ?? wire };
@@ -146,11 +153,20 @@ function usesMaxCompletionTokens(baseUrl: string): boolean {
  * const body = toOpenAiRequest(req, { model: 'gpt-4o-mini', baseUrl: 'http://127.0.0.1:8000/v1' });
  * ```
  */
-export function toOpenAiRequest(req: Pick<LlmRequest, 'messages' | 'tools' | 'maxOutputTokens'>, target: { model: string; baseUrl: string }): OpenAiRequestBody {
+export function toOpenAiRequest(
+  req: Pick<LlmRequest, 'messages' | 'tools' | 'maxOutputTokens'>,
+  target: { model: string; baseUrl: string },
+): OpenAiRequestBody {
   const names = toolNameCodec(req.tools);
-  const body: OpenAiRequestBody = { model: target.model, messages: req.messages.map((m) => toOpenAiMessage(m, names.toWire)) };
+  const body: OpenAiRequestBody = {
+    model: target.model,
+    messages: req.messages.map((m) => toOpenAiMessage(m, names.toWire)),
+  };
   if (req.tools.length) {
-    body.tools = req.tools.map((t) => ({ type: 'function', function: { name: names.toWire(t.name), description: t.description, parameters: t.parameters } }));
+    body.tools = req.tools.map((t) => ({
+      type: 'function',
+      function: { name: names.toWire(t.name), description: t.description, parameters: t.parameters },
+    }));
   }
   if (usesMaxCompletionTokens(target.baseUrl)) body.max_completion_tokens = req.maxOutputTokens;
   else body.max_tokens = req.maxOutputTokens;
@@ -200,7 +216,10 @@ function parseArguments(raw: unknown): Pick<LlmToolCall, 'args' | 'rawArguments'
  * ```
  * @throws Error when the body has no choice (the caller reports it as a bad answer from the provider).
  */
-export function fromOpenAiResponse(body: unknown, ctx: { tools: ReadonlyArray<Pick<ToolSpec, 'name'>>; callNumber: number; promptChars: number }): LlmResponse {
+export function fromOpenAiResponse(
+  body: unknown,
+  ctx: { tools: ReadonlyArray<Pick<ToolSpec, 'name'>>; callNumber: number; promptChars: number },
+): LlmResponse {
   const json = body as OpenAiResponseBody;
   const choice = json?.choices?.[0];
   if (!choice?.message) throw new Error('the response has no choices[0].message');
@@ -213,7 +232,9 @@ export function fromOpenAiResponse(body: unknown, ctx: { tools: ReadonlyArray<Pi
   const text = typeof choice.message.content === 'string' ? choice.message.content : undefined;
   const usage = {
     inputTokens: json.usage?.prompt_tokens ?? Math.ceil(ctx.promptChars / 4),
-    outputTokens: json.usage?.completion_tokens ?? Math.ceil(((text ?? '').length + JSON.stringify(choice.message.tool_calls ?? []).length) / 4),
+    outputTokens:
+      json.usage?.completion_tokens ??
+      Math.ceil(((text ?? '').length + JSON.stringify(choice.message.tool_calls ?? []).length) / 4),
   };
   const out: LlmResponse = { toolCalls, usage };
   if (text !== undefined && (text !== '' || toolCalls.length === 0)) out.text = text;
@@ -224,7 +245,8 @@ export function fromOpenAiResponse(body: unknown, ctx: { tools: ReadonlyArray<Pi
 // The provider.
 
 function resolveKey(opts: OpenAiProviderOptions): { apiKey?: string; credential: string } {
-  if (opts.apiKey) return { apiKey: opts.apiKey, credential: opts.apiKeySource ?? 'the OpenAI API key configured on the worker' };
+  if (opts.apiKey)
+    return { apiKey: opts.apiKey, credential: opts.apiKeySource ?? 'the OpenAI API key configured on the worker' };
   const env = opts.env ?? process.env;
   for (const name of ['STARRY_OPENAI_API_KEY', 'OPENAI_API_KEY']) {
     const value = env[name]?.trim();
@@ -252,7 +274,8 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions = {}): LlmProvi
       let url: URL;
       try {
         url = new URL(`${target.baseUrl.replace(/\/+$/, '')}/chat/completions`);
-        if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`unsupported protocol ${url.protocol}`);
+        if (url.protocol !== 'http:' && url.protocol !== 'https:')
+          throw new Error(`unsupported protocol ${url.protocol}`);
       } catch (err) {
         throw LlmError.of({
           code: 'EINVAL',
@@ -271,12 +294,19 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions = {}): LlmProvi
       let text: string;
       try {
         // No redirects: an allowed host must not forward the call (and its body) to one the policy never saw.
-        res = await fetch(url, withoutUndiciTimeouts({ method: 'POST', headers, body: JSON.stringify(body), signal, redirect: 'manual' }));
+        res = await fetch(
+          url,
+          withoutUndiciTimeouts({ method: 'POST', headers, body: JSON.stringify(body), signal, redirect: 'manual' }),
+        );
         text = await res.text();
       } catch (err) {
         const network = classifyNetworkError(err, SOURCE);
         // The origin and undici's hidden reason say which server could not be reached, and why.
-        throw network ? new LlmError({ ...network, message: `${url.origin}: ${network.message}${causeText(err)}` }, undefined, { cause: err }) : err;
+        throw network
+          ? new LlmError({ ...network, message: `${url.origin}: ${network.message}${causeText(err)}` }, undefined, {
+              cause: err,
+            })
+          : err;
       }
       if (res.status >= 300 && res.status < 400) {
         throw LlmError.of({
@@ -284,11 +314,17 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions = {}): LlmProvi
           kind: 'fatal',
           source: SOURCE,
           message: `${url.origin} answered ${res.status}, a redirect${res.headers.get('location') ? ` to ${res.headers.get('location')}` : ''}; LLM calls do not follow redirects`,
-          suggestion: 'Use the final URL as the base URL of the --llm spec (and in the worker policy\'s llmAllow), then unlock the agent.',
+          suggestion:
+            "Use the final URL as the base URL of the --llm spec (and in the worker policy's llmAllow), then unlock the agent.",
         });
       }
       if (res.status < 200 || res.status >= 300) {
-        const error = classifyHttpStatus({ status: res.status, message: providerMessage(text, res.status), source: SOURCE, credential });
+        const error = classifyHttpStatus({
+          status: res.status,
+          message: providerMessage(text, res.status),
+          source: SOURCE,
+          credential,
+        });
         throw new LlmError(error, retryAfterMs(res.headers, Date.now()));
       }
       try {
@@ -297,7 +333,12 @@ export function createOpenAiProvider(opts: OpenAiProviderOptions = {}): LlmProvi
       } catch (err) {
         // A proxy's error page or a truncated body: worth another attempt, and the message says what came.
         throw LlmError.of(
-          { code: 'E_UNAVAILABLE', kind: 'transient', source: SOURCE, message: `${url.origin} answered ${res.status} with something that is not a chat completion (${(err as Error).message}): ${text.slice(0, 200)}` },
+          {
+            code: 'E_UNAVAILABLE',
+            kind: 'transient',
+            source: SOURCE,
+            message: `${url.origin} answered ${res.status} with something that is not a chat completion (${(err as Error).message}): ${text.slice(0, 200)}`,
+          },
           { cause: err },
         );
       }

@@ -16,10 +16,17 @@ const MAX_CHARS = 500;
 export function providerMessage(bodyText: string, status: number): string {
   let message: unknown;
   try {
-    const json = JSON.parse(bodyText) as { error?: { message?: unknown; status?: unknown } | string; message?: unknown; detail?: unknown };
+    const json = JSON.parse(bodyText) as {
+      error?: { message?: unknown; status?: unknown } | string;
+      message?: unknown;
+      detail?: unknown;
+    };
     if (typeof json.error === 'string') message = json.error;
     else if (json.error && typeof json.error.message === 'string') {
-      message = typeof json.error.status === 'string' && json.error.status ? `${json.error.status}: ${json.error.message}` : json.error.message;
+      message =
+        typeof json.error.status === 'string' && json.error.status
+          ? `${json.error.status}: ${json.error.message}`
+          : json.error.message;
     } else message = json.message ?? json.detail;
   } catch {
     message = bodyText.trim();

@@ -8,9 +8,17 @@ import { parseLlmSpec } from '../../core/llm-spec';
 
 type Echo = { provider: 'scripted'; file: string };
 const spec: Echo = { provider: 'scripted', file: '/tmp/x.json' };
-const ok = (usage: unknown = { inputTokens: 3, outputTokens: 2 }): LlmResponse => ({ text: 'hi', toolCalls: [], usage: usage as LlmResponse['usage'] });
-const provider = (generate: LlmProvider<Echo>['generate']): LlmProvider<Echo> => ({ generate, preflight: () => undefined });
-const run = (p: LlmProvider<Echo>, env = quietActivityEnv(), over = {}) => env.run(() => callLlm(p, llmRequest({ llm: parseLlmSpec('scripted:/tmp/x.json'), ...over }), spec));
+const ok = (usage: unknown = { inputTokens: 3, outputTokens: 2 }): LlmResponse => ({
+  text: 'hi',
+  toolCalls: [],
+  usage: usage as LlmResponse['usage'],
+});
+const provider = (generate: LlmProvider<Echo>['generate']): LlmProvider<Echo> => ({
+  generate,
+  preflight: () => undefined,
+});
+const run = (p: LlmProvider<Echo>, env = quietActivityEnv(), over = {}) =>
+  env.run(() => callLlm(p, llmRequest({ llm: parseLlmSpec('scripted:/tmp/x.json'), ...over }), spec));
 
 describe('callLlm: the scaffolding every provider shares', () => {
   it('returns the provider’s answer and heartbeats with its progress while it works', async () => {
@@ -31,14 +39,32 @@ describe('callLlm: the scaffolding every provider shares', () => {
 
   it('keeps the facts of an LlmError, its Retry-After capped by the retry policy', async () => {
     const f = await failureOf(
-      run(provider(async () => Promise.reject(LlmError.of({ code: 'E_RATE_LIMIT', message: 'HTTP 429', source: 'llm scripted' }, { retryAfterMs: 60_000 }))), undefined, { maxRetryDelayMs: 5000 }),
+      run(
+        provider(async () =>
+          Promise.reject(
+            LlmError.of(
+              { code: 'E_RATE_LIMIT', message: 'HTTP 429', source: 'llm scripted' },
+              { retryAfterMs: 60_000 },
+            ),
+          ),
+        ),
+        undefined,
+        { maxRetryDelayMs: 5000 },
+      ),
     );
     expect(f).toMatchObject({ type: 'E_RATE_LIMIT', nonRetryable: false, nextRetryDelay: 5000 });
-    expect(factsOf(f)).toEqual({ code: 'E_RATE_LIMIT', message: 'HTTP 429', source: 'llm scripted', kind: 'transient' });
+    expect(factsOf(f)).toEqual({
+      code: 'E_RATE_LIMIT',
+      message: 'HTTP 429',
+      source: 'llm scripted',
+      kind: 'transient',
+    });
   });
 
   it('classifies a network error the provider did not catch, and makes anything else a fatal bug', async () => {
-    const reset = await failureOf(run(provider(async () => Promise.reject(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })))));
+    const reset = await failureOf(
+      run(provider(async () => Promise.reject(Object.assign(new Error('socket hang up'), { code: 'ECONNRESET' })))),
+    );
     expect(reset).toMatchObject({ type: 'ECONNRESET', nonRetryable: false });
     const bug = await failureOf(run(provider(async () => Promise.reject(new TypeError('x is undefined')))));
     expect(bug).toMatchObject({ type: 'E_INTERNAL', nonRetryable: true });
@@ -63,7 +89,9 @@ describe('callLlm: the scaffolding every provider shares', () => {
         (_req, _spec, { signal }) =>
           new Promise((_, reject) => {
             seen = signal;
-            signal.addEventListener('abort', () => reject(LlmError.of({ code: 'E_UNAVAILABLE', message: 'aborted', source: 'llm scripted' })));
+            signal.addEventListener('abort', () =>
+              reject(LlmError.of({ code: 'E_UNAVAILABLE', message: 'aborted', source: 'llm scripted' })),
+            );
           }),
       ),
       env,

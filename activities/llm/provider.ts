@@ -77,12 +77,26 @@ export function callLlm<S extends LlmSpec>(provider: LlmProvider<S>, req: LlmReq
       if (ActivityError.isActivityError(err)) return throwAsFailure(err.error, { retryAfterMs: err.retryAfterMs });
       const network = classifyNetworkError(err, source);
       if (network) return throwAsFailure(network);
-      return throwAsFailure(normalizedError({ code: 'E_INTERNAL', kind: 'fatal', source, message: err instanceof Error ? err.message : String(err) }));
+      return throwAsFailure(
+        normalizedError({
+          code: 'E_INTERNAL',
+          kind: 'fatal',
+          source,
+          message: err instanceof Error ? err.message : String(err),
+        }),
+      );
     }
     // The budget rung and the search attributes trust these counts: a bad one is the provider's output anomaly.
     const problem = usageProblem(response.usage);
     if (problem) {
-      return throwAsFailure(normalizedError({ code: 'E_SCHEMA', kind: 'execution', source, message: `the provider reported token usage that is not a count: ${problem}` }));
+      return throwAsFailure(
+        normalizedError({
+          code: 'E_SCHEMA',
+          kind: 'execution',
+          source,
+          message: `the provider reported token usage that is not a count: ${problem}`,
+        }),
+      );
     }
     return response;
   });

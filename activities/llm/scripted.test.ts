@@ -5,9 +5,15 @@ import { ScriptSchema, scriptCache, stepFor } from './scripted';
 import { parseLlmSpec } from '../../core/llm-spec';
 
 const script = ScriptSchema.parse({
-  turns: [{ text: 'listing', toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 150, outputTokens: 300 } }],
+  turns: [
+    { text: 'listing', toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 150, outputTokens: 300 } },
+  ],
 });
-const req = { llm: parseLlmSpec('scripted:/tmp/turns.json'), callNumber: 1, messages: [{ role: 'user' as const, text: 'go' }] };
+const req = {
+  llm: parseLlmSpec('scripted:/tmp/turns.json'),
+  callNumber: 1,
+  messages: [{ role: 'user' as const, text: 'go' }],
+};
 
 describe('the scripted controller’s usage', () => {
   it('reports the stated usage when the call allows it', () => {
@@ -73,7 +79,9 @@ describe('the scripted controller’s script file', () => {
   });
 
   it('names the file when it cannot be read', async () => {
-    await expect(scriptCache().load(path.join(dir, 'missing.json'))).rejects.toThrow(/cannot read the scripted controller file .*missing\.json: ENOENT/);
+    await expect(scriptCache().load(path.join(dir, 'missing.json'))).rejects.toThrow(
+      /cannot read the scripted controller file .*missing\.json: ENOENT/,
+    );
   });
 });
 
@@ -107,7 +115,9 @@ describe('the scripted controller reads only what the worker allows', () => {
   it('refuses a file outside with the same words whether it exists or not', async () => {
     const existing = await refusal(path.join(outside, 'policy.json'));
     const missing = await refusal(path.join(outside, 'nothing.json'));
-    expect(existing).toBe(`the worker reads scripts only inside ${allowed}: '${path.join(outside, 'policy.json')}' is not one of them`);
+    expect(existing).toBe(
+      `the worker reads scripts only inside ${allowed}: '${path.join(outside, 'policy.json')}' is not one of them`,
+    );
     expect(missing.replace('nothing.json', 'policy.json')).toBe(existing);
     for (const text of [existing, missing]) expect(text).not.toMatch(/roots|mcpEnv|ENOENT|exist/);
   });
@@ -124,4 +134,3 @@ describe('the scripted controller reads only what the worker allows', () => {
     expect(text).not.toMatch(/roots|mcpEnv/);
   });
 });
-

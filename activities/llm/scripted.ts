@@ -1,5 +1,6 @@
 /**
- * The scripted controller (docs/ARCHITECTURE.md#the-scripted-controller): a deterministic LLM for tests and the offline demo. The turn
+ * The scripted controller (docs/ARCHITECTURE.md#the-scripted-controller): a deterministic LLM for tests and the offline
+ * demo. The turn
  * is chosen by the call's number in the task, never by a counter in here, so a retried call replays the
  * same turn; `error` fails the first `attempts` attempts of that turn, then the turn's content returns.
  */
@@ -23,7 +24,8 @@ export type ScriptedStep =
 /** The largest script a worker reads (the CLI refuses bigger ones at the edge too). */
 const MAX_SCRIPT_BYTES = 10 * 1024 * 1024;
 
-const unreadable = (file: string, err: unknown) => new Error(`cannot read the scripted controller file ${file}: ${(err as Error).message}`);
+const unreadable = (file: string, err: unknown) =>
+  new Error(`cannot read the scripted controller file ${file}: ${(err as Error).message}`);
 
 /**
  * A script that has ended with a final answer stands by it when the verification step asks again: the
@@ -32,7 +34,8 @@ const unreadable = (file: string, err: unknown) => new Error(`cannot read the sc
 function standsBy(messages: LlmRequest['messages']): Script['turns'][number] | undefined {
   const last = messages.at(-1);
   const answer = messages.at(-2);
-  if (last?.role !== 'user' || answer?.role !== 'assistant' || answer.toolCalls?.length || answer.text === undefined) return undefined;
+  if (last?.role !== 'user' || answer?.role !== 'assistant' || answer.toolCalls?.length || answer.text === undefined)
+    return undefined;
   return { text: answer.text };
 }
 
@@ -70,7 +73,11 @@ export function stepFor(
   }
   const delayMs = turn.delayMs ?? 0;
   if (turn.error && (turn.error.attempts === undefined || attempt <= turn.error.attempts)) {
-    const error = classifyHttpStatus({ status: turn.error.status, message: turn.error.message ?? `scripted error on call #${req.callNumber}`, source });
+    const error = classifyHttpStatus({
+      status: turn.error.status,
+      message: turn.error.message ?? `scripted error on call #${req.callNumber}`,
+      source,
+    });
     return { kind: 'fail', error, retryAfterMs: turn.error.retryAfterMs, delayMs };
   }
   const toolCalls = (turn.toolCalls ?? []).map((c, i) => {
@@ -86,7 +93,9 @@ export function stepFor(
   };
   // Like a real provider, a call never produces more than its maxOutputTokens (the budget's cap, §4).
   const usage =
-    req.maxOutputTokens === undefined ? stated : { ...stated, outputTokens: Math.min(stated.outputTokens, req.maxOutputTokens) };
+    req.maxOutputTokens === undefined
+      ? stated
+      : { ...stated, outputTokens: Math.min(stated.outputTokens, req.maxOutputTokens) };
   const response: LlmResponse = { toolCalls, usage };
   if (turn.text !== undefined) response.text = turn.text;
   return { kind: 'answer', response, delayMs };
@@ -115,7 +124,10 @@ export function createScriptedProvider(opts: { dirs?: string[] } = {}): LlmProvi
         script = await scripts.load(file);
       } catch (err) {
         if (LlmError.isActivityError(err)) throw err;
-        throw LlmError.of({ code: 'EINVAL', kind: 'execution', source: 'llm scripted', message: (err as Error).message }, { cause: err });
+        throw LlmError.of(
+          { code: 'EINVAL', kind: 'execution', source: 'llm scripted', message: (err as Error).message },
+          { cause: err },
+        );
       }
       const step = stepFor(script, req, Context.current().info.attempt);
       // Context.sleep rejects as soon as the activity is cancelled.
@@ -139,9 +151,11 @@ export function scriptCache(opts: { dirs?: string[] } = {}) {
   const cached = new Map<string, { size: bigint; mtimeNs: bigint; script: Script }>();
   return {
     async load(file: string): Promise<Script> {
-      const handle = await openAllowed({ file, what: 'script', source: 'llm scripted', dirs: opts.dirs }).catch((err: unknown) => {
-        throw LlmError.isActivityError(err) ? err : unreadable(file, err);
-      });
+      const handle = await openAllowed({ file, what: 'script', source: 'llm scripted', dirs: opts.dirs }).catch(
+        (err: unknown) => {
+          throw LlmError.isActivityError(err) ? err : unreadable(file, err);
+        },
+      );
       try {
         let size: bigint;
         let mtimeNs: bigint;
@@ -156,8 +170,16 @@ export function scriptCache(opts: { dirs?: string[] } = {}) {
           cached.set(file, hit);
           return hit.script;
         }
-        if (size > BigInt(MAX_SCRIPT_BYTES)) throw new Error(`the scripted controller file ${file} is ${size} bytes; a script may be at most ${MAX_SCRIPT_BYTES} bytes`);
-        const script = parseScript(await handle.readFile('utf8').catch((err: unknown) => { throw unreadable(file, err); }), file);
+        if (size > BigInt(MAX_SCRIPT_BYTES))
+          throw new Error(
+            `the scripted controller file ${file} is ${size} bytes; a script may be at most ${MAX_SCRIPT_BYTES} bytes`,
+          );
+        const script = parseScript(
+          await handle.readFile('utf8').catch((err: unknown) => {
+            throw unreadable(file, err);
+          }),
+          file,
+        );
         cached.set(file, { size, mtimeNs, script });
         for (const old of cached.keys()) {
           if (cached.size <= CACHED_SCRIPTS) break;

@@ -18,9 +18,15 @@ import { createHash } from 'node:crypto';
 export interface BlobStore {
   /** Where blobs live, for error messages: e.g. `directory /x/.temporal/blobs` or `s3://bucket/prefix/`. */
   readonly where: string;
-  /** Store content under its SHA-256 (lowercase hex, 64 chars) once; returns the hash. Idempotent; concurrent puts of the same content are safe. */
+  /**
+   * Store content under its SHA-256 (lowercase hex, 64 chars) once; returns the hash. Idempotent; concurrent puts of
+   * the same content are safe.
+   */
   put(content: string | Uint8Array): Promise<string>;
-  /** The bytes stored under `hash`. Throws BlobMissingError when there is none; throws a clear Error when the stored bytes do not hash to `hash` (corrupted). */
+  /**
+   * The bytes stored under `hash`. Throws BlobMissingError when there is none; throws a clear Error when the stored
+   * bytes do not hash to `hash` (corrupted).
+   */
   get(hash: string): Promise<Buffer>;
 }
 
@@ -51,7 +57,12 @@ export class BlobMissingError extends BlobError {
   override readonly name = 'BlobMissingError';
 
   constructor(hash: string, where: string, options?: { cause?: unknown }) {
-    super(hash, where, `transcript blob sha256:${hash} is missing from ${where}: it was deleted, or this process uses another store than the worker that wrote it (STARRY_STORE_BUCKET / STARRY_STORE_DIR)`, options);
+    super(
+      hash,
+      where,
+      `transcript blob sha256:${hash} is missing from ${where}: it was deleted, or this process uses another store than the worker that wrote it (STARRY_STORE_BUCKET / STARRY_STORE_DIR)`,
+      options,
+    );
   }
 }
 
@@ -64,9 +75,17 @@ export class BlobCorruptedError extends BlobError {
   override readonly name = 'BlobCorruptedError';
 
   /** `actual`: what the stored bytes hash to. */
-  constructor(hash: string, where: string, readonly actual: string) {
+  constructor(
+    hash: string,
+    where: string,
+    readonly actual: string,
+  ) {
     const what = actual === EMPTY_SHA256 ? 'content is empty' : `bytes hash to sha256:${actual}`;
-    super(hash, where, `transcript blob sha256:${hash} in ${where} is corrupted: its ${what}. Restore it from a backup, or delete it so that the next put of that content writes it again`);
+    super(
+      hash,
+      where,
+      `transcript blob sha256:${hash} in ${where} is corrupted: its ${what}. Restore it from a backup, or delete it so that the next put of that content writes it again`,
+    );
   }
 }
 
@@ -96,7 +115,8 @@ export function sha256Hex(content: string | Uint8Array): string {
  */
 export function checkBlobHash(hash: unknown): string {
   if (typeof hash === 'string' && BLOB_HASH.test(hash)) return hash;
-  const shown = typeof hash === 'string' ? JSON.stringify(hash.length > 80 ? `${hash.slice(0, 80)}…` : hash) : String(hash);
+  const shown =
+    typeof hash === 'string' ? JSON.stringify(hash.length > 80 ? `${hash.slice(0, 80)}…` : hash) : String(hash);
   throw new RangeError(`invalid blob hash ${shown}: a blob is named by its SHA-256, 64 lowercase hex digits`);
 }
 

@@ -48,7 +48,11 @@ describe('cachedStore', () => {
   it('skips the store on a put of content it holds', async () => {
     const { store, calls } = countingStore();
     const cached = cachedStore(store);
-    const hashes = [await cached.put('same'), await cached.put(Buffer.from('same')), await cached.put(new TextEncoder().encode('same'))];
+    const hashes = [
+      await cached.put('same'),
+      await cached.put(Buffer.from('same')),
+      await cached.put(new TextEncoder().encode('same')),
+    ];
     expect(hashes).toEqual(Array(3).fill(sha256Hex('same')));
     expect(calls.put).toBe(1);
   });
@@ -97,6 +101,8 @@ describe('cachedStore', () => {
 
   it('refuses a size that is not a number of bytes', () => {
     expect(() => cachedStore(countingStore().store, -1)).toThrow(RangeError);
-    expect(() => cachedStore(countingStore().store, Number.NaN)).toThrow(/maxBytes must be a non-negative number of bytes, got NaN/);
+    expect(() => cachedStore(countingStore().store, Number.NaN)).toThrow(
+      /maxBytes must be a non-negative number of bytes, got NaN/,
+    );
   });
 });

@@ -17,7 +17,8 @@ import { blobBytes, checkBlobHash, sha256Hex, type BlobStore } from './blob-stor
  * @throws RangeError when `maxBytes` is not a non-negative number.
  */
 export function cachedStore(store: BlobStore, maxBytes = 64 * 1024 * 1024): BlobStore {
-  if (!(maxBytes >= 0)) throw new RangeError(`cachedStore: maxBytes must be a non-negative number of bytes, got ${maxBytes}`);
+  if (!(maxBytes >= 0))
+    throw new RangeError(`cachedStore: maxBytes must be a non-negative number of bytes, got ${maxBytes}`);
   // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
   const blobs = new Map<string, Buffer>();
   const reading = new Map<string, Promise<Buffer>>();
@@ -50,7 +51,8 @@ export function cachedStore(store: BlobStore, maxBytes = 64 * 1024 * 1024): Blob
       const hash = sha256Hex(bytes);
       if (recall(hash)) return hash;
       const stored = await store.put(bytes);
-      if (stored !== hash) throw new Error(`${store.where} stored a blob as sha256:${stored}, but its content hashes to sha256:${hash}`);
+      if (stored !== hash)
+        throw new Error(`${store.where} stored a blob as sha256:${stored}, but its content hashes to sha256:${hash}`);
       remember(hash, bytes);
       return hash;
     },

@@ -10,7 +10,16 @@ import { cachedStore } from './cached';
 import { localDirStore } from './local';
 import { s3ClientFromEnv, s3Store } from './s3';
 
-export { BlobCorruptedError, BlobError, BlobMissingError, blobBytes, checkBlobHash, sha256Hex, verifiedBlob, type BlobStore } from './blob-store';
+export {
+  BlobCorruptedError,
+  BlobError,
+  BlobMissingError,
+  blobBytes,
+  checkBlobHash,
+  sha256Hex,
+  verifiedBlob,
+  type BlobStore,
+} from './blob-store';
 export { cachedStore } from './cached';
 export { localDirStore } from './local';
 export { s3ClientFromEnv, s3Store, type S3StoreOptions } from './s3';

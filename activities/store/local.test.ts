@@ -15,7 +15,9 @@ afterEach(async () => {
 
 /** Every file below the store's directory, relative to it. */
 async function files(): Promise<string[]> {
-  return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
+  return (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => path.relative(dir, path.join(e.parentPath, e.name)));
 }
 
 describe('localDirStore', () => {
@@ -36,7 +38,11 @@ describe('localDirStore', () => {
 
   it('stores the same content once, however it is given and however often', async () => {
     const store = localDirStore(dir);
-    const hashes = [await store.put('same'), await store.put(Buffer.from('same')), await store.put(new TextEncoder().encode('same'))];
+    const hashes = [
+      await store.put('same'),
+      await store.put(Buffer.from('same')),
+      await store.put(new TextEncoder().encode('same')),
+    ];
     expect(new Set(hashes).size).toBe(1);
     expect(await files()).toHaveLength(1);
   });
@@ -73,7 +79,14 @@ describe('localDirStore', () => {
     const hash = await store.put('the original');
     const file = path.join(dir, hash.slice(0, 2), hash);
     await writeFile(file, 'the tampered');
-    await expect(store.get(hash)).rejects.toMatchObject({ code: 'E_BLOB_CORRUPTED', message: expect.stringMatching(new RegExp(`^transcript blob sha256:${hash} in directory .* is corrupted: its bytes hash to sha256:${sha256Hex('the tampered')}`)) });
+    await expect(store.get(hash)).rejects.toMatchObject({
+      code: 'E_BLOB_CORRUPTED',
+      message: expect.stringMatching(
+        new RegExp(
+          `^transcript blob sha256:${hash} in directory .* is corrupted: its bytes hash to sha256:${sha256Hex('the tampered')}`,
+        ),
+      ),
+    });
     // A file cut short (a crash before the data reached the disk) is written again by the next put.
     await writeFile(file, '');
     await expect(store.get(hash)).rejects.toThrow(/is corrupted: its content is empty/);
@@ -84,10 +97,19 @@ describe('localDirStore', () => {
   it('refuses anything but a SHA-256 as a hash, before it touches the disk', async () => {
     const store = localDirStore(path.join(dir, 'store'));
     await writeFile(path.join(dir, 'passwd'), 'root:x:0:0');
-    for (const hash of ['../../etc/passwd', '../passwd', sha256Hex('a').toUpperCase(), sha256Hex('a').slice(1), `${sha256Hex('a')}/`, '']) {
+    for (const hash of [
+      '../../etc/passwd',
+      '../passwd',
+      sha256Hex('a').toUpperCase(),
+      sha256Hex('a').slice(1),
+      `${sha256Hex('a')}/`,
+      '',
+    ]) {
       await expect(store.get(hash)).rejects.toThrow(RangeError);
     }
-    await expect(store.get('../../etc/passwd')).rejects.toThrow('invalid blob hash "../../etc/passwd": a blob is named by its SHA-256, 64 lowercase hex digits');
+    await expect(store.get('../../etc/passwd')).rejects.toThrow(
+      'invalid blob hash "../../etc/passwd": a blob is named by its SHA-256, 64 lowercase hex digits',
+    );
     expect(() => checkBlobHash(undefined)).toThrow(/invalid blob hash undefined/);
     expect(() => checkBlobHash('a'.repeat(500))).toThrow(/invalid blob hash "a{80}…"/);
   });

@@ -55,8 +55,10 @@ export function s3Store(opts: S3StoreOptions): BlobStore {
       } catch (err) {
         const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
         // A missing key is 404 only for a role that may list the bucket (grantReadWrite includes
-        // s3:ListBucket); without it S3 answers 403, which stays an access error. A missing bucket is not a missing blob.
-        if (e.name !== 'NoSuchBucket' && (e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404)) throw new BlobMissingError(hash, where, { cause: err });
+        // s3:ListBucket); without it S3 answers 403, which stays an access error. A missing bucket is not a missing
+        // blob.
+        if (e.name !== 'NoSuchBucket' && (e.name === 'NoSuchKey' || e.$metadata?.httpStatusCode === 404))
+          throw new BlobMissingError(hash, where, { cause: err });
         throw err;
       }
       return verifiedBlob(hash, bytes, where);

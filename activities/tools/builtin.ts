@@ -10,9 +10,17 @@ import { listDir, readFile, writeFile } from './fs';
 import { httpGet } from './http';
 import { runShell } from './shell';
 
-function builtin<N extends ToolName>(name: N, run: (args: ToolArgs[N], ctx: ToolContext) => Promise<unknown>): ToolDefinition {
+function builtin<N extends ToolName>(
+  name: N,
+  run: (args: ToolArgs[N], ctx: ToolContext) => Promise<unknown>,
+): ToolDefinition {
   const { description, schema } = TOOL_DEFINITIONS[name];
-  return defineTool({ name, description, input: schema, run: run as (args: unknown, ctx: ToolContext) => Promise<unknown> });
+  return defineTool({
+    name,
+    description,
+    input: schema,
+    run: run as (args: unknown, ctx: ToolContext) => Promise<unknown>,
+  });
 }
 
 /** `fs.read`, `fs.write`, `fs.list`, `shell.run`, `http.get`, in the order the model is told them. */

@@ -32,18 +32,35 @@ afterAll(async () => {
 });
 
 it('shell.run refuses to run a program unconfined, fatally, saying how to fix it', async () => {
-  const result = await runTool({ name: 'shell.run', args: { command: 'echo', args: ['x'] }, tick: 1, workspace: [ws.root], tools: toolsConfig(), toolTimeoutMs: 10_000 }, undefined, { policy: testPolicy(ws) });
+  const result = await runTool(
+    {
+      name: 'shell.run',
+      args: { command: 'echo', args: ['x'] },
+      tick: 1,
+      workspace: [ws.root],
+      tools: toolsConfig(),
+      toolTimeoutMs: 10_000,
+    },
+    undefined,
+    { policy: testPolicy(ws) },
+  );
   expect(result.error).toMatchObject({ code: 'E_INTERNAL', kind: 'fatal', source: 'shell.run' });
-  expect(result.error?.message).toMatch(/^shell\.run refuses to run unconfined: bwrap is not on the worker's PATH\. Install bubblewrap/);
+  expect(result.error?.message).toMatch(
+    /^shell\.run refuses to run unconfined: bwrap is not on the worker's PATH\. Install bubblewrap/,
+  );
 });
 
 it('a stdio MCP server refuses to start unconfined, fatally, naming the server and saying how to fix it', async () => {
   let thrown: unknown;
-  await pool.listTools('files', { command: process.execPath, args: [SERVER_JS] }, { cwd: ws.root }).catch((err: unknown) => (thrown = err));
+  await pool
+    .listTools('files', { command: process.execPath, args: [SERVER_JS] }, { cwd: ws.root })
+    .catch((err: unknown) => (thrown = err));
   expect(ToolError.is(thrown)).toBe(true);
   const { error } = thrown as ToolError;
   expect(error).toMatchObject({ code: 'E_INTERNAL', kind: 'fatal', source: 'mcp files' });
-  expect(error.message).toContain("MCP server 'files' refuses to run unconfined: bwrap is not on the worker's PATH. Install bubblewrap");
+  expect(error.message).toContain(
+    "MCP server 'files' refuses to run unconfined: bwrap is not on the worker's PATH. Install bubblewrap",
+  );
   expect(error.message).toContain('serve it over HTTP (tools.mcp.files.url)');
 });
 
@@ -53,5 +70,7 @@ it('an HTTP MCP server is reached as before', async () => {
 });
 
 it('says so at the worker’s start', async () => {
-  expect(await sandboxReport(DEFAULT_LIMITS)).toBe("sandbox: none (bwrap is not on the worker's PATH): shell.run and stdio MCP servers refuse to run");
+  expect(await sandboxReport(DEFAULT_LIMITS)).toBe(
+    "sandbox: none (bwrap is not on the worker's PATH): shell.run and stdio MCP servers refuse to run",
+  );
 });

@@ -36,7 +36,8 @@ export async function sandboxReport(limits: SandboxLimits): Promise<string> {
   const available = confinementAvailable();
   if (!available.ok) return `sandbox: none (${available.why}): shell.run and stdio MCP servers refuse to run`;
   const host = limits.cgroups ? await cgroupHost() : undefined;
-  if (!host) return `sandbox: bubblewrap; limits by rlimits only (${limits.cgroups ? 'no cgroup this worker may create' : 'limits.cgroups is false'}: processes are counted per user)`;
+  if (!host)
+    return `sandbox: bubblewrap; limits by rlimits only (${limits.cgroups ? 'no cgroup this worker may create' : 'limits.cgroups is false'}: processes are counted per user)`;
   const controllers = [host.pids && 'pids', host.memory && 'memory'].filter(Boolean).join(', ');
   return `sandbox: bubblewrap; limits by cgroup v${host.version} (${controllers}) and rlimits`;
 }
@@ -45,7 +46,14 @@ export async function sandboxReport(limits: SandboxLimits): Promise<string> {
 const SYSTEM_DIRS = ['/usr'];
 const SYSTEM_FILES = ['/etc/ld.so.cache', '/etc/alternatives'];
 /** What a program with network needs to resolve names and trust certificates (never /etc/ssl/private). */
-const NETWORK_FILES = ['/etc/resolv.conf', '/etc/hosts', '/etc/nsswitch.conf', '/etc/ssl/certs', '/etc/ca-certificates', '/etc/pki/tls/certs'];
+const NETWORK_FILES = [
+  '/etc/resolv.conf',
+  '/etc/hosts',
+  '/etc/nsswitch.conf',
+  '/etc/ssl/certs',
+  '/etc/ca-certificates',
+  '/etc/pki/tls/certs',
+];
 /** Debian's merged /usr: the top-level names are symlinks into it. */
 const USR_LINKS = ['bin', 'lib', 'lib64', 'sbin'];
 /** The unprivileged user programs drop to when the worker runs as root. */
@@ -60,10 +68,23 @@ let probed: Probe | undefined;
 export function confinementAvailable(): Probe {
   if (probed) return probed;
   const [prlimit, bwrap] = ['prlimit', 'bwrap'].map(onWorkerPath);
-  if (!prlimit || !bwrap) return (probed = { ok: false, why: `${!bwrap ? 'bwrap' : 'prlimit'} is not on the worker's PATH` });
-  const run = spawnSync(prlimit, ['--core=0', '--', bwrap, '--die-with-parent', '--unshare-all', ...systemBinds(), '--', 'true'], { stdio: 'pipe', timeout: 10_000, env: {} });
-  if (run.error) probed = { ok: false, why: `bwrap cannot start (${(run.error as NodeJS.ErrnoException).code ?? run.error.message})` };
-  else if (run.status !== 0) probed = { ok: false, why: `bwrap cannot build a sandbox: ${run.stderr.toString().trim() || `exit ${run.status}`}` };
+  if (!prlimit || !bwrap)
+    return (probed = { ok: false, why: `${!bwrap ? 'bwrap' : 'prlimit'} is not on the worker's PATH` });
+  const run = spawnSync(
+    prlimit,
+    ['--core=0', '--', bwrap, '--die-with-parent', '--unshare-all', ...systemBinds(), '--', 'true'],
+    { stdio: 'pipe', timeout: 10_000, env: {} },
+  );
+  if (run.error)
+    probed = {
+      ok: false,
+      why: `bwrap cannot start (${(run.error as NodeJS.ErrnoException).code ?? run.error.message})`,
+    };
+  else if (run.status !== 0)
+    probed = {
+      ok: false,
+      why: `bwrap cannot build a sandbox: ${run.stderr.toString().trim() || `exit ${run.status}`}`,
+    };
   else probed = { ok: true, prlimit, bwrap };
   return probed;
 }
@@ -91,7 +112,11 @@ function systemMounts(): Array<[string, string]> {
 }
 
 function usrLinks(): string[] {
-  return USR_LINKS.filter((name) => existsSync(`/usr/${name}`)).flatMap((name) => ['--symlink', `usr/${name}`, `/${name}`]);
+  return USR_LINKS.filter((name) => existsSync(`/usr/${name}`)).flatMap((name) => [
+    '--symlink',
+    `usr/${name}`,
+    `/${name}`,
+  ]);
 }
 
 /** What one confined program needs. */
@@ -127,7 +152,10 @@ export interface Sandbox {
   env: Record<string, string>;
   /** The largest file the program may write (an exit by SIGXFSZ hit this). */
   fileSizeBytes: number;
-  /** The limit the sandbox's cgroup saw hit (processes, memory), if any; removes the cgroup. Call once the program ended. */
+  /**
+   * The limit the sandbox's cgroup saw hit (processes, memory), if any; removes the cgroup. Call once the program
+   * ended.
+   */
   release(): Promise<LimitName | undefined>;
 }
 
@@ -161,10 +189,21 @@ export async function confinedSpawn(c: ConfinedCommand): Promise<Sandbox> {
   const limits = rlimitArgs(c.limits, { fileSizeBytes, processes, memory: !cgroup?.capsMemory });
 
   // Root: no user namespace, so the drop below is to the real `nobody`; otherwise bwrap makes one, unprivileged.
-  const namespaces = rootWorker && c.dropRoot ? ['--unshare-ipc', '--unshare-pid', '--unshare-uts', '--unshare-cgroup-try', ...(c.network ? [] : ['--unshare-net'])] : ['--unshare-all', ...(c.network ? ['--share-net'] : [])];
+  const namespaces =
+    rootWorker && c.dropRoot
+      ? [
+          '--unshare-ipc',
+          '--unshare-pid',
+          '--unshare-uts',
+          '--unshare-cgroup-try',
+          ...(c.network ? [] : ['--unshare-net']),
+        ]
+      : ['--unshare-all', ...(c.network ? ['--share-net'] : [])];
   const binds: Array<[string, string]> = [
     ...systemMounts(),
-    ...(c.network ? NETWORK_FILES.filter((file) => existsSync(file)).map((file): [string, string] => ['--ro-bind', file]) : []),
+    ...(c.network
+      ? NETWORK_FILES.filter((file) => existsSync(file)).map((file): [string, string] => ['--ro-bind', file])
+      : []),
     ...(c.readOnly ?? []).map((dir): [string, string] => ['--ro-bind', dir]),
     ...c.roots.map((root): [string, string] => ['--bind', root]),
   ];
@@ -176,12 +215,20 @@ export async function confinedSpawn(c: ConfinedCommand): Promise<Sandbox> {
   for (const [, p] of binds) for (let dir = path.dirname(p); dir !== '/'; dir = path.dirname(dir)) parents.add(dir);
   const args = ['--die-with-parent', '--new-session', ...namespaces, '--proc', '/proc', '--dev', '/dev'];
   // tmpfs treats size 0 as no limit: no room means a /tmp made read-only once the binds below it are in place.
-  args.push('--perms', '1777', ...(c.limits.tmpBytes > 0 ? ['--size', String(c.limits.tmpBytes)] : []), '--tmpfs', '/tmp');
+  args.push(
+    '--perms',
+    '1777',
+    ...(c.limits.tmpBytes > 0 ? ['--size', String(c.limits.tmpBytes)] : []),
+    '--tmpfs',
+    '/tmp',
+  );
   for (const dir of [...parents].sort((a, b) => depth(a) - depth(b))) args.push('--perms', '0755', '--dir', dir);
   args.push(...binds.flatMap(([flag, p]) => [flag, p, p]), ...usrLinks());
   if (c.limits.tmpBytes === 0) args.push('--remount-ro', '/tmp');
   args.push('--chdir', c.cwd, '--setenv', OWNER_VAR, sandboxOwner());
-  const drop = c.dropRoot ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--inh-caps=-all', '--no-new-privs', '--'] : [];
+  const drop = c.dropRoot
+    ? ['setpriv', `--reuid=${NOBODY}`, `--regid=${NOBODY}`, '--clear-groups', '--inh-caps=-all', '--no-new-privs', '--']
+    : [];
   args.push('--', ...drop, c.command, ...c.argv);
 
   // A shell joins the cgroups before anything else runs, then becomes prlimit, which becomes bwrap. It
@@ -191,7 +238,18 @@ export async function confinedSpawn(c: ConfinedCommand): Promise<Sandbox> {
   const script = `while [ "$1" != -- ]; do echo $$ > "$1/cgroup.procs" || exit 125; shift; done; shift;${extra.length ? ` unset ${extra.join(' ')};` : ''} exec "$@"`;
   return {
     file: '/bin/sh',
-    args: ['-c', script, 'sh', ...(cgroup?.dirs ?? []), '--', available.prlimit, ...limits, '--', available.bwrap, ...args],
+    args: [
+      '-c',
+      script,
+      'sh',
+      ...(cgroup?.dirs ?? []),
+      '--',
+      available.prlimit,
+      ...limits,
+      '--',
+      available.bwrap,
+      ...args,
+    ],
     // Empty placeholders: a spawner that merges the worker's values under these (the MCP SDK) adds nothing of them.
     env: { ...Object.fromEntries(extra.map((name) => [name, ''])), ...c.env },
     fileSizeBytes,
@@ -204,7 +262,10 @@ export async function confinedSpawn(c: ConfinedCommand): Promise<Sandbox> {
   };
 }
 
-/** Variables a spawner may add from the worker's environment (the MCP SDK's `getDefaultEnvironment`), and the shell's PWD. */
+/**
+ * Variables a spawner may add from the worker's environment (the MCP SDK's `getDefaultEnvironment`), and the shell's
+ * PWD.
+ */
 const SPAWNER_ENV = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER', 'PWD'];
 
 const OWNER_VAR = 'STARRY_SANDBOX_OWNER';
@@ -214,9 +275,17 @@ const OWNER_VAR = 'STARRY_SANDBOX_OWNER';
  * bwrap's own "execvp: No such file or directory" is less clear than a check first.
  */
 export async function onSandboxPath(command: string, cwd: string): Promise<boolean> {
-  const candidates = command.includes('/') ? [path.resolve(cwd, command)] : SANDBOX_PATH.map((dir) => path.join(dir, command));
+  const candidates = command.includes('/')
+    ? [path.resolve(cwd, command)]
+    : SANDBOX_PATH.map((dir) => path.join(dir, command));
   for (const file of candidates) {
-    if (await fs.access(file, fsConstants.X_OK).then(() => true, () => false)) return true;
+    if (
+      await fs.access(file, fsConstants.X_OK).then(
+        () => true,
+        () => false,
+      )
+    )
+      return true;
   }
   return false;
 }
@@ -249,7 +318,10 @@ export async function reapOrphanedSandboxes(): Promise<number> {
   }
   let killed = 0;
   for (const pid of pids) {
-    const argv = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').then((t) => t.split('\0'), (): string[] => []);
+    const argv = await fs.readFile(`/proc/${pid}/cmdline`, 'utf8').then(
+      (t) => t.split('\0'),
+      (): string[] => [],
+    );
     if (!argv[0]?.endsWith('bwrap')) continue;
     const at = argv.indexOf(OWNER_VAR);
     const id = at > 0 && argv[at - 1] === '--setenv' ? argv[at + 1] : undefined;

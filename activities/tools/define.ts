@@ -15,7 +15,9 @@ const MAX_DESCRIPTION_CHARS = 1024;
 export interface ToolDefinition<Input = unknown, Output = unknown> {
   readonly name: string;
   readonly description: string;
-  /** Checks (and may transform) the model's arguments before `run` sees them; its input side is what the model is told. */
+  /**
+   * Checks (and may transform) the model's arguments before `run` sees them; its input side is what the model is told.
+   */
   readonly input: z.ZodType<Input>;
   /**
    * Do the work. Return any JSON-serializable value (what the model reads, as JSON); throw to fail:
@@ -49,16 +51,29 @@ export function defineTool<S extends z.ZodObject, Output>(def: {
 }): ToolDefinition<z.output<S>, Output> {
   const where = `defineTool(${JSON.stringify(def?.name)})`;
   if (typeof def?.name !== 'string' || !isValidToolName(def.name)) {
-    throw new TypeError(`${where}: the name must be a letter, then letters, digits, _ or -, in dot-separated parts (e.g. weather.forecast), at most ${MAX_TOOL_NAME_CHARS} characters`);
+    throw new TypeError(
+      `${where}: the name must be a letter, then letters, digits, _ or -, in dot-separated parts (e.g. weather.forecast), at most ${MAX_TOOL_NAME_CHARS} characters`,
+    );
   }
-  if (typeof def.description !== 'string' || !def.description.trim() || def.description.length > MAX_DESCRIPTION_CHARS) {
-    throw new TypeError(`${where}: the description must be 1 to ${MAX_DESCRIPTION_CHARS} characters: it is how the model learns what the tool does`);
+  if (
+    typeof def.description !== 'string' ||
+    !def.description.trim() ||
+    def.description.length > MAX_DESCRIPTION_CHARS
+  ) {
+    throw new TypeError(
+      `${where}: the description must be 1 to ${MAX_DESCRIPTION_CHARS} characters: it is how the model learns what the tool does`,
+    );
   }
   if (!(def.input instanceof z.ZodObject)) {
     throw new TypeError(`${where}: input must be a zod object schema (z.object({...})) from zod 4`);
   }
   if (typeof def.run !== 'function') throw new TypeError(`${where}: run must be a function`);
-  return Object.freeze({ name: def.name, description: def.description, input: def.input as unknown as z.ZodType<z.output<S>>, run: def.run });
+  return Object.freeze({
+    name: def.name,
+    description: def.description,
+    input: def.input as unknown as z.ZodType<z.output<S>>,
+    run: def.run,
+  });
 }
 
 /** The tool as declared to the model: its name, description and JSON Schema parameters. */

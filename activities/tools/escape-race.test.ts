@@ -76,7 +76,9 @@ describe('escape corpus: check-then-use races', () => {
   let ws: TempWorkspace;
   let child: ChildProcess | undefined;
   const call = (name: string, args: unknown) =>
-    runTool({ name, args, tick: 1, workspace: [ws.root], tools: toolsConfig(), toolTimeoutMs: 10_000 }, undefined, { policy: testPolicy(ws) });
+    runTool({ name, args, tick: 1, workspace: [ws.root], tools: toolsConfig(), toolTimeoutMs: 10_000 }, undefined, {
+      policy: testPolicy(ws),
+    });
 
   beforeEach(async () => {
     ws = await makeWorkspace();
@@ -96,7 +98,8 @@ describe('escape corpus: check-then-use races', () => {
     const before = await swapping(ws.root);
 
     const seen = await readsDuringSwaps(() => call('fs.read', { path: 'race.txt' }));
-    for (let i = 0; i < 50; i++) expect(JSON.stringify(await call('shell.run', { command: 'cat', args: ['race.txt'] }))).not.toContain(SECRET);
+    for (let i = 0; i < 50; i++)
+      expect(JSON.stringify(await call('shell.run', { command: 'cat', args: ['race.txt'] }))).not.toContain(SECRET);
     for (let i = 0; i < 30; i++) await call('fs.write', { path: 'race.txt', content: `write ${i}` });
 
     expect(await fs.readFile(path.join(ws.outside, 'secret.txt'), 'utf8')).toBe(SECRET);
@@ -118,7 +121,8 @@ describe('escape corpus: check-then-use races', () => {
 
     const seen = await readsDuringSwaps(() => call('fs.read', { path: 'd/secret.txt' }));
     for (let i = 0; i < 30; i++) await call('fs.write', { path: `d/new-${i}.txt`, content: 'x' });
-    for (let i = 0; i < 30; i++) expect(JSON.stringify(await call('fs.list', { path: 'd' }))).not.toContain('OUTSIDE-ONLY');
+    for (let i = 0; i < 30; i++)
+      expect(JSON.stringify(await call('fs.list', { path: 'd' }))).not.toContain('OUTSIDE-ONLY');
 
     expect(await fs.readFile(path.join(ws.outside, 'secret.txt'), 'utf8')).toBe(SECRET);
     expect((await fs.readdir(ws.outside)).sort()).toEqual(['OUTSIDE-ONLY.txt', 'secret.txt']);

@@ -51,7 +51,11 @@ describe('fs tools', () => {
   });
 
   it('reports a missing file as ENOENT', async () => {
-    expect((await call('fs.read', { path: 'missing.txt' })).error).toMatchObject({ code: 'ENOENT', kind: 'execution', source: 'fs.read' });
+    expect((await call('fs.read', { path: 'missing.txt' })).error).toMatchObject({
+      code: 'ENOENT',
+      kind: 'execution',
+      source: 'fs.read',
+    });
   });
 
   it('reports reading a directory as EISDIR', async () => {
@@ -87,7 +91,11 @@ describe('fs tools', () => {
     await fs.symlink('a.txt', path.join(ws.root, 'A-link'));
     const result = await call('fs.list', {});
     expect(result.success).toBe(true);
-    const data = result.data as { path: string; entries: { name: string; type: string; size: number }[]; truncated: boolean };
+    const data = result.data as {
+      path: string;
+      entries: { name: string; type: string; size: number }[];
+      truncated: boolean;
+    };
     expect(data.path).toBe(ws.root);
     expect(data.truncated).toBe(false);
     expect(data.entries.map((e) => [e.name, e.type])).toEqual([
@@ -127,7 +135,11 @@ describe('fs tools', () => {
 
   it('reads a prefix when maxBytes is given', async () => {
     await fs.writeFile(path.join(ws.root, 'big.txt'), 'abcdefghij'.repeat(200));
-    const result = await call('fs.read', { path: 'big.txt', maxBytes: 10 }, { tools: toolsConfig({ maxOutputBytes: 1000 }) });
+    const result = await call(
+      'fs.read',
+      { path: 'big.txt', maxBytes: 10 },
+      { tools: toolsConfig({ maxOutputBytes: 1000 }) },
+    );
     expect(result.data).toMatchObject({ content: 'abcdefghij', bytes: 10, truncated: true });
   });
 

@@ -107,7 +107,8 @@ export async function writeFile(args: ToolArgs['fs.write'], ctx: ToolContext): P
   const handle = await openForWrite(ctx.workspace, file, args.path);
   try {
     const stat = await handle.stat();
-    if (!stat.isFile()) throw ToolError.of({ code: 'EINVAL', source, message: `EINVAL: not a regular file, write '${args.path}'` });
+    if (!stat.isFile())
+      throw ToolError.of({ code: 'EINVAL', source, message: `EINVAL: not a regular file, write '${args.path}'` });
     let at = 0;
     if (appended) {
       const earlier = ctx.call ? await readEntry(ctx.call) : undefined;
@@ -127,7 +128,13 @@ export async function writeFile(args: ToolArgs['fs.write'], ctx: ToolContext): P
 }
 
 /** E_LIMIT when writing `bytes` to `file` would take the workspace over its cap (an estimate: nothing is opened). */
-async function refuseOverCap(ctx: ToolContext, file: string, shown: string, bytes: number, appended: boolean): Promise<void> {
+async function refuseOverCap(
+  ctx: ToolContext,
+  file: string,
+  shown: string,
+  bytes: number,
+  appended: boolean,
+): Promise<void> {
   const limits = ctx.limits ?? DEFAULT_LIMITS;
   const existing = await fs.stat(file).then(
     (s) => (s.isFile() ? s.size : 0),
@@ -138,7 +145,13 @@ async function refuseOverCap(ctx: ToolContext, file: string, shown: string, byte
   const used = await workspaceUsage(await ctx.workspace.realRoots(), { source: 'fs.write' });
   const total = used - existing + size;
   if (total > limits.workspaceBytes) {
-    throw limitError('disk', limits, 'fs.write', `writing '${shown}' (${bytes} bytes) would take the workspace to ${total} bytes, over`, `; its files hold ${used} bytes now`);
+    throw limitError(
+      'disk',
+      limits,
+      'fs.write',
+      `writing '${shown}' (${bytes} bytes) would take the workspace to ${total} bytes, over`,
+      `; its files hold ${used} bytes now`,
+    );
   }
 }
 

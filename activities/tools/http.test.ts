@@ -97,7 +97,12 @@ describe('http.get', () => {
 
   it('refuses a host that is not allowed with EPERM and lists the allowed hosts', async () => {
     const result = await call(`${server.base}/ok`, { tools: toolsConfig({ httpAllow: ['example.com'] }) });
-    expect(result.error).toMatchObject({ code: 'EPERM', kind: 'execution', source: 'http.get', suggestion: 'Allowed hosts: example.com.' });
+    expect(result.error).toMatchObject({
+      code: 'EPERM',
+      kind: 'execution',
+      source: 'http.get',
+      suggestion: 'Allowed hosts: example.com.',
+    });
     expect(result.error?.message).toContain("'127.0.0.1'");
   });
 
@@ -124,7 +129,11 @@ describe('http.get', () => {
   });
 
   it('retries a 409 like a 503: a conflict may clear up (the house’s one HTTP-status table)', async () => {
-    expect((await call(`${server.base}/conflict`)).error).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'http.get' });
+    expect((await call(`${server.base}/conflict`)).error).toMatchObject({
+      code: 'E_UNAVAILABLE',
+      kind: 'transient',
+      source: 'http.get',
+    });
   });
 
   it('reports 401 and 403 as EACCES pain: the model chose the URL and can choose another', async () => {
@@ -143,24 +152,34 @@ describe('http.get', () => {
   });
 
   it('cuts a body larger than the output cap and says so', async () => {
-    const result = await call(`${server.base}/big`, { tools: toolsConfig({ httpAllow: [new URL(server.base).host], maxOutputBytes: 1000 }) });
+    const result = await call(`${server.base}/big`, {
+      tools: toolsConfig({ httpAllow: [new URL(server.base).host], maxOutputBytes: 1000 }),
+    });
     expect(result.data).toMatchObject({ status: 200, bytes: 1000, truncated: true });
     expect((result.data as { body: string }).body).toHaveLength(1000);
   });
 
   it('follows a redirect on an allowed host and refuses one to a host that is not allowed', async () => {
-    expect((await call(`${server.base}/redirect-inside`)).data).toMatchObject({ url: `${server.base}/ok`, body: 'hello from the server' });
+    expect((await call(`${server.base}/redirect-inside`)).data).toMatchObject({
+      url: `${server.base}/ok`,
+      body: 'hello from the server',
+    });
     expect((await call(`${server.base}/redirect-outside`)).error).toMatchObject({ code: 'EPERM' });
   });
 
   it('reports a refused connection as a transient ECONNREFUSED', async () => {
     const closed = await startServer();
     await closed.close();
-    expect((await call(`${closed.base}/ok`, { tools: toolsConfig({ httpAllow: [new URL(closed.base).host] }) })).error).toMatchObject({ code: 'ECONNREFUSED', kind: 'transient' });
+    expect(
+      (await call(`${closed.base}/ok`, { tools: toolsConfig({ httpAllow: [new URL(closed.base).host] }) })).error,
+    ).toMatchObject({ code: 'ECONNREFUSED', kind: 'transient' });
   });
 
   it('reports its own timeout as a transient ETIMEDOUT', async () => {
-    expect((await call(`${server.base}/slow`, { toolTimeoutMs: 200 })).error).toMatchObject({ code: 'ETIMEDOUT', kind: 'transient' });
+    expect((await call(`${server.base}/slow`, { toolTimeoutMs: 200 })).error).toMatchObject({
+      code: 'ETIMEDOUT',
+      kind: 'transient',
+    });
   });
 
   it('rethrows the abort reason when cancelled', async () => {

@@ -45,14 +45,25 @@ export async function httpGet(args: ToolArgs['http.get'], ctx: ToolContext): Pro
     if (response.status >= 300 && response.status < 400 && location !== null) {
       await response.body?.cancel();
       if (hop >= MAX_REDIRECTS) {
-        throw ToolError.of({ code: 'EINVAL', source: SOURCE, message: `EINVAL: more than ${MAX_REDIRECTS} redirects from ${args.url}` });
+        throw ToolError.of({
+          code: 'EINVAL',
+          source: SOURCE,
+          message: `EINVAL: more than ${MAX_REDIRECTS} redirects from ${args.url}`,
+        });
       }
       url = parseUrl(new URL(location, url).toString());
       continue;
     }
     const { text, bytes, truncated } = await readCapped(response, url, attempt);
     if (response.status >= 400) throw statusError(response, url, text);
-    return { url: url.toString(), status: response.status, contentType: response.headers.get('content-type'), body: text, bytes, truncated };
+    return {
+      url: url.toString(),
+      status: response.status,
+      contentType: response.headers.get('content-type'),
+      body: text,
+      bytes,
+      truncated,
+    };
   }
 }
 
@@ -69,7 +80,11 @@ function parseUrl(raw: string): URL {
     });
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw ToolError.of({ code: 'EINVAL', source: SOURCE, message: `EINVAL: only http and https URLs are supported, got ${url.protocol}` });
+    throw ToolError.of({
+      code: 'EINVAL',
+      source: SOURCE,
+      message: `EINVAL: only http and https URLs are supported, got ${url.protocol}`,
+    });
   }
   return url;
 }
@@ -106,7 +121,11 @@ function networkError(err: unknown, url: URL, { ctx, timeout }: Attempt): unknow
   if (ctx.signal?.aborted) return ctx.signal.reason;
   // Asked of the signal, not the error: the error's class may come from another realm.
   if (timeout.aborted) {
-    return ToolError.of({ code: 'ETIMEDOUT', source: SOURCE, message: `ETIMEDOUT: GET ${url} took longer than ${ctx.timeoutMs} ms` });
+    return ToolError.of({
+      code: 'ETIMEDOUT',
+      source: SOURCE,
+      message: `ETIMEDOUT: GET ${url} took longer than ${ctx.timeoutMs} ms`,
+    });
   }
   const cause = (err as { cause?: { errors?: unknown[] } } | undefined)?.cause;
   // Happy-eyeballs connects fail with an AggregateError whose members carry the codes.
@@ -118,12 +137,20 @@ function networkError(err: unknown, url: URL, { ctx, timeout }: Attempt): unknow
   }
   // An unrecognised network failure (TLS, protocol) may clear up: retried, then reported as pain.
   return ToolError.of(
-    { code: code ?? 'E_UNAVAILABLE', source: SOURCE, message: `${raw ?? 'E_UNAVAILABLE'}: GET ${url} failed: ${detail}` },
+    {
+      code: code ?? 'E_UNAVAILABLE',
+      source: SOURCE,
+      message: `${raw ?? 'E_UNAVAILABLE'}: GET ${url} failed: ${detail}`,
+    },
     { cause: err },
   );
 }
 
-async function readCapped(response: Response, url: URL, attempt: Attempt): Promise<{ text: string; bytes: number; truncated: boolean }> {
+async function readCapped(
+  response: Response,
+  url: URL,
+  attempt: Attempt,
+): Promise<{ text: string; bytes: number; truncated: boolean }> {
   const cap = attempt.ctx.tools.maxOutputBytes;
   const chunks: Uint8Array[] = [];
   let bytes = 0;
@@ -173,4 +200,3 @@ function statusError(response: Response, url: URL, body: string): ToolError {
   // The request itself is wrong (or not allowed without a credential): the model should change it.
   return ToolError.of({ code, source: SOURCE, message, suggestion: `The server answered ${status}; check the URL.` });
 }
-

@@ -13,8 +13,18 @@ const mockEnvironment = () => new MockActivityEnvironment(undefined, { logger: n
 
 describe('runTool', () => {
   it('returns an unknown tool as an execution failure without running anything', async () => {
-    const result = await runTool({ name: 'fs.delete', args: {}, tick: 1, workspace: ['/'], tools: toolsConfig(), toolTimeoutMs: 1000 });
-    expect(result).toMatchObject({ success: false, error: { code: 'E_UNKNOWN_TOOL', kind: 'execution', source: 'fs.delete' } });
+    const result = await runTool({
+      name: 'fs.delete',
+      args: {},
+      tick: 1,
+      workspace: ['/'],
+      tools: toolsConfig(),
+      toolTimeoutMs: 1000,
+    });
+    expect(result).toMatchObject({
+      success: false,
+      error: { code: 'E_UNKNOWN_TOOL', kind: 'execution', source: 'fs.delete' },
+    });
   });
 });
 
@@ -41,35 +51,55 @@ describe('the tool activity', () => {
     await fs.writeFile(path.join(ws.root, 'a.txt'), 'abc');
     const env = mockEnvironment();
     const result = await env.run(createToolActivities(policy).tool, request('fs.read', { path: 'a.txt' }));
-    expect(result).toEqual({ success: true, data: { path: path.join(ws.root, 'a.txt'), content: 'abc', bytes: 3, truncated: false } });
+    expect(result).toEqual({
+      success: true,
+      data: { path: path.join(ws.root, 'a.txt'), content: 'abc', bytes: 3, truncated: false },
+    });
   });
 
   it('throws an execution error as a non-retryable ApplicationFailure carrying the NormalizedError (a red activity, pain for the agent)', async () => {
     const env = mockEnvironment();
-    const failure = await env.run(createToolActivities(policy).tool, request('fs.read', { path: '/root/secret.txt' })).catch((e: unknown) => e);
+    const failure = await env
+      .run(createToolActivities(policy).tool, request('fs.read', { path: '/root/secret.txt' }))
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'EPERM', nonRetryable: true, message: expect.stringMatching(/^EPERM: /) });
-    expect((failure as ApplicationFailure).details?.[0]).toMatchObject({ code: 'EPERM', kind: 'execution', source: 'fs.read' });
+    expect((failure as ApplicationFailure).details?.[0]).toMatchObject({
+      code: 'EPERM',
+      kind: 'execution',
+      source: 'fs.read',
+    });
     expect((failure as ApplicationFailure).nextRetryDelay).toBeUndefined();
   });
 
   it('throws a fatal error as a non-retryable ApplicationFailure carrying the NormalizedError', async () => {
     const env = mockEnvironment();
     const missing = path.join(ws.base, 'gone');
-    const failure = await env.run(createToolActivities(policy).tool, request('fs.list', {}, { workspace: [missing] })).catch((e: unknown) => e);
+    const failure = await env
+      .run(createToolActivities(policy).tool, request('fs.list', {}, { workspace: [missing] }))
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'E_INTERNAL', nonRetryable: true });
     expect((failure as ApplicationFailure).details?.[0]).toMatchObject({ code: 'E_INTERNAL', kind: 'fatal' });
   });
 
   it('throws a transient error as a retryable ApplicationFailure with the server-requested delay', async () => {
-    const server = http.createServer((_req, res) => res.writeHead(429, { 'retry-after': '7' }).end()).listen(0, '127.0.0.1');
+    const server = http
+      .createServer((_req, res) => res.writeHead(429, { 'retry-after': '7' }).end())
+      .listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     try {
       const { port } = server.address() as AddressInfo;
       const env = mockEnvironment();
       const failure = await env
-        .run(createToolActivities(policy).tool, request('http.get', { url: `http://127.0.0.1:${port}/` }, { tools: toolsConfig({ httpAllow: [`127.0.0.1:${port}`] }) }))
+        .run(
+          createToolActivities(policy).tool,
+          request(
+            'http.get',
+            { url: `http://127.0.0.1:${port}/` },
+            { tools: toolsConfig({ httpAllow: [`127.0.0.1:${port}`] }) },
+          ),
+        )
         .catch((e: unknown) => e);
       expect(failure).toBeInstanceOf(ApplicationFailure);
       expect(failure).toMatchObject({ type: 'E_RATE_LIMIT', nonRetryable: false, nextRetryDelay: 7000 });
@@ -85,7 +115,9 @@ describe('the tool activity', () => {
       beats.push(details);
       if (beats.length === 2) env.cancel();
     });
-    const failure = await env.run(createToolActivities(policy).tool, request('shell.run', { command: 'sleep', args: ['5'] })).catch((e: unknown) => e);
+    const failure = await env
+      .run(createToolActivities(policy).tool, request('shell.run', { command: 'sleep', args: ['5'] }))
+      .catch((e: unknown) => e);
     expect(failure).toBeInstanceOf(CancelledFailure);
     expect(beats[0]).toMatchObject({ tool: 'shell.run', tick: 3 });
   });

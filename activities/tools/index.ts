@@ -7,7 +7,13 @@ import { Context } from '@temporalio/activity';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AgentConfig, McpServerConfig } from '../../core/config';
-import { DEFAULT_LIMITS, mcpCommandEntry, withWorkerDefaults, type TaskLimits, type WorkerPolicy } from '../../core/worker-policy';
+import {
+  DEFAULT_LIMITS,
+  mcpCommandEntry,
+  withWorkerDefaults,
+  type TaskLimits,
+  type WorkerPolicy,
+} from '../../core/worker-policy';
 import { failure, normalizedError, success, type ToolExecutionResult } from '../../core/errors';
 import type { ToolSpec } from '../../core/llm';
 import { toolResultText } from '../../core/transcript';
@@ -71,7 +77,8 @@ export class ToolRegistry {
   /** @throws TypeError when two tools share a name. */
   constructor(own: readonly ToolDefinition[] = []) {
     for (const tool of [...BUILTIN_TOOLS, ...own]) {
-      if (this.byName.has(tool.name)) throw new TypeError(`two tools are named ${tool.name}: every tool of a worker needs its own name`);
+      if (this.byName.has(tool.name))
+        throw new TypeError(`two tools are named ${tool.name}: every tool of a worker needs its own name`);
       this.byName.set(tool.name, tool);
     }
     this.ownSpecs = [...this.byName.values()].map(specOf);
@@ -98,7 +105,10 @@ export class ToolRegistry {
   }
 
   /** The MCP server and tool a name stands for, when the task's config names the server. */
-  mcpTarget(name: string, tools: AgentConfig['tools']): { server: string; config: McpServerConfig; tool: string } | undefined {
+  mcpTarget(
+    name: string,
+    tools: AgentConfig['tools'],
+  ): { server: string; config: McpServerConfig; tool: string } | undefined {
     const dot = name.indexOf('.');
     const server = dot > 0 ? name.slice(0, dot) : undefined;
     const config = server !== undefined && tools.mcp ? tools.mcp[server] : undefined;
@@ -112,7 +122,9 @@ export class ToolRegistry {
   refusedAllow(tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'>): string | undefined {
     const names = [...this.byName.keys()];
     const servers = Object.keys(tools.mcp ?? {});
-    const unknown = (tools.allow ?? []).filter((entry) => !names.some((n) => allowMatches(entry, n)) && !servers.some((s) => entry.startsWith(`${s}.`)));
+    const unknown = (tools.allow ?? []).filter(
+      (entry) => !names.some((n) => allowMatches(entry, n)) && !servers.some((s) => entry.startsWith(`${s}.`)),
+    );
     if (!unknown.length) return undefined;
     return (
       `tools.allow: ${unknown.map((e) => `'${e}'`).join(', ')} is not a tool of this worker (its tools: ${names.join(', ')}` +
@@ -146,7 +158,11 @@ let builtinRegistry: ToolRegistry | undefined;
  * if (!result.success) console.log(result.error?.code);
  * ```
  */
-export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortController().signal, run: RunOptions = {}): Promise<ToolRunResult> {
+export async function runTool(
+  req: ToolRequest,
+  signal: AbortSignal = new AbortController().signal,
+  run: RunOptions = {},
+): Promise<ToolRunResult> {
   const registry = run.registry ?? (builtinRegistry ??= new ToolRegistry());
   const { name } = req;
   // What the config leaves unset is this worker's own (its policy's list and cap).
@@ -154,9 +170,18 @@ export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortC
   const own = registry.get(name);
   const mcp = own ? undefined : registry.mcpTarget(name, tools);
   const { allow } = tools;
-  const refuse = (message: string, suggestion: string) => failure(normalizedError({ code: 'E_UNKNOWN_TOOL', kind: 'execution', source: name, message, suggestion }));
-  if (!own && !mcp) return refuse(`Unknown tool '${name}'.`, `Known tools: ${registry.specs().map((t) => t.name).join(', ')}.`);
-  if (allow && !allow.some((entry) => allowMatches(entry, name))) return refuse(`Tool '${name}' is not offered to this agent.`, `Tools you can call: ${allow.join(', ')}.`);
+  const refuse = (message: string, suggestion: string) =>
+    failure(normalizedError({ code: 'E_UNKNOWN_TOOL', kind: 'execution', source: name, message, suggestion }));
+  if (!own && !mcp)
+    return refuse(
+      `Unknown tool '${name}'.`,
+      `Known tools: ${registry
+        .specs()
+        .map((t) => t.name)
+        .join(', ')}.`,
+    );
+  if (allow && !allow.some((entry) => allowMatches(entry, name)))
+    return refuse(`Tool '${name}' is not offered to this agent.`, `Tools you can call: ${allow.join(', ')}.`);
   const builtin = isToolName(name);
   const checked = own ? checkArgs(name, own.input, req.args) : checkObjectArgs(name, req.args);
   if (!checked.ok) return failure(checked.error);
@@ -179,8 +204,17 @@ export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortC
     let data: unknown;
     if (own) data = await own.run(args, ctx);
     else {
-      const sandbox = mcpSandbox(run.policy, mcp!.config, 'command' in mcp!.config ? await ctx.workspace.realRoots() : req.workspace);
-      data = await registry.mcp.callTool(mcp!.server, mcp!.config, mcp!.tool, args as Record<string, unknown>, { cwd: sandbox.roots![0]!, signal, timeoutMs: req.toolTimeoutMs, sandbox });
+      const sandbox = mcpSandbox(
+        run.policy,
+        mcp!.config,
+        'command' in mcp!.config ? await ctx.workspace.realRoots() : req.workspace,
+      );
+      data = await registry.mcp.callTool(mcp!.server, mcp!.config, mcp!.tool, args as Record<string, unknown>, {
+        cwd: sandbox.roots![0]!,
+        signal,
+        timeoutMs: req.toolTimeoutMs,
+        sandbox,
+      });
     }
     // The built-in tools keep to the cap themselves; another tool's result is measured here.
     if (!builtin) checkOutputSize(name, data, tools.maxOutputBytes);
@@ -199,7 +233,12 @@ export async function runTool(req: ToolRequest, signal: AbortSignal = new AbortC
  */
 function mcpSandbox(policy: WorkerPolicy | undefined, config: McpServerConfig, roots: string[]): McpSandboxOptions {
   const entry = policy && 'command' in config ? mcpCommandEntry(policy, config.command, config.args) : undefined;
-  return { roots, network: entry?.network ?? false, readOnly: entry?.readOnly ?? [], limits: policy?.limits ?? DEFAULT_LIMITS };
+  return {
+    roots,
+    network: entry?.network ?? false,
+    readOnly: entry?.readOnly ?? [],
+    limits: policy?.limits ?? DEFAULT_LIMITS,
+  };
 }
 
 /** A result larger than the task allows is refused, as the built-in tools refuse one. */
@@ -208,7 +247,12 @@ function checkOutputSize(name: string, data: unknown, cap: number): void {
   try {
     bytes = data === undefined ? 0 : Buffer.byteLength(typeof data === 'string' ? data : JSON.stringify(data), 'utf8');
   } catch (err) {
-    throw ToolError.of({ code: 'E_INTERNAL', kind: 'fatal', source: name, message: `${name} returned a value that is not JSON: ${messageOf(err)}` });
+    throw ToolError.of({
+      code: 'E_INTERNAL',
+      kind: 'fatal',
+      source: name,
+      message: `${name} returned a value that is not JSON: ${messageOf(err)}`,
+    });
   }
   if (bytes > cap) {
     throw ToolError.of({
@@ -237,7 +281,9 @@ export function createToolActivities(
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
   listTools(req: ListToolsRequest): Promise<ListedTools>;
-  checkTaskLimits(task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> }): Promise<{ refused?: string }>;
+  checkTaskLimits(
+    task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> },
+  ): Promise<{ refused?: string }>;
 } {
   const journalDir = policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
   // Sandboxes a killed predecessor on this host left behind end now, not at their next shell call.
@@ -248,9 +294,14 @@ export function createToolActivities(
       const { info, cancellationSignal } = ctx;
       // The same for every attempt of this call (and for its re-run after a lost worker), for no other call.
       const run = info.workflowExecution;
-      const call = run ? { id: `${run.workflowId}/${run.runId}/${req.callId ?? info.activityId}`, journalDir } : undefined;
+      const call = run
+        ? { id: `${run.workflowId}/${run.runId}/${req.callId ?? info.activityId}`, journalDir }
+        : undefined;
       const heartbeat = (details?: unknown) => ctx.heartbeat(details ?? { tool: req.name, tick: req.tick });
-      const { retryAfterMs, ...result } = await withHeartbeats(runTool(req, cancellationSignal, { policy, registry, heartbeat, ...(call ? { call } : {}) }), { tool: req.name, tick: req.tick });
+      const { retryAfterMs, ...result } = await withHeartbeats(
+        runTool(req, cancellationSignal, { policy, registry, heartbeat, ...(call ? { call } : {}) }),
+        { tool: req.name, tick: req.tick },
+      );
       // Every failure fails the activity, so the Web UI shows a failed call in red with its error: an
       // execution error is not retried (the workflow feeds it back as pain), a transient one is.
       if (!result.success && result.error !== undefined) {
@@ -259,7 +310,12 @@ export function createToolActivities(
       const { keep } = req;
       if (keep && transcripts) {
         const text = toolResultText(result.data, keep.maxChars);
-        return { success: true, message: await withStore(() => transcripts.keep({ role: 'tool', callId: keep.llmCallId, name: req.name, text })) };
+        return {
+          success: true,
+          message: await withStore(() =>
+            transcripts.keep({ role: 'tool', callId: keep.llmCallId, name: req.name, text }),
+          ),
+        };
       }
       return result;
     },
@@ -278,7 +334,13 @@ export function createToolActivities(
         const specs = registry.specs();
         for (const [server, config] of Object.entries(req.tools.mcp ?? {})) {
           const sandbox = mcpSandbox(policy, config, 'command' in config ? await workspace.realRoots() : req.workspace);
-          specs.push(...(await registry.mcp.listTools(server, config, { cwd: sandbox.roots![0]!, signal: cancellationSignal, sandbox })));
+          specs.push(
+            ...(await registry.mcp.listTools(server, config, {
+              cwd: sandbox.roots![0]!,
+              signal: cancellationSignal,
+              sandbox,
+            })),
+          );
         }
         return { specs: offered(specs, req.tools), shellAllow: withWorkerDefaults(req.tools, policy).shellAllow };
       } catch (err) {
@@ -292,7 +354,9 @@ export function createToolActivities(
      * than this worker's policy, or whose `tools.allow` names a tool the worker does not have, is
      * refused to its submitter, before it is queued.
      */
-    async checkTaskLimits(task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> }): Promise<{ refused?: string }> {
+    async checkTaskLimits(
+      task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> },
+    ): Promise<{ refused?: string }> {
       try {
         await checkPolicy(policy, task, 'submitTask');
       } catch (err) {

@@ -21,9 +21,22 @@ beforeEach(async () => {
 afterEach(() => ws.cleanup());
 
 /** Run `sh -c script` under the given limits (and policy overrides). */
-function sh(script: string, limits: Partial<SandboxLimits>, policy: Parameters<typeof testPolicy>[1] = {}, req: Partial<ToolRequest> = {}) {
+function sh(
+  script: string,
+  limits: Partial<SandboxLimits>,
+  policy: Parameters<typeof testPolicy>[1] = {},
+  req: Partial<ToolRequest> = {},
+) {
   return runTool(
-    { name: 'shell.run', args: { command: 'sh', args: ['-c', script] }, tick: 1, workspace: [ws.root], tools: toolsConfig({ shellAllow: SHELL }), toolTimeoutMs: 20_000, ...req },
+    {
+      name: 'shell.run',
+      args: { command: 'sh', args: ['-c', script] },
+      tick: 1,
+      workspace: [ws.root],
+      tools: toolsConfig({ shellAllow: SHELL }),
+      toolTimeoutMs: 20_000,
+      ...req,
+    },
     undefined,
     { policy: testPolicy(ws, { shellAllow: SHELL, limits, ...policy }) },
   );
@@ -64,7 +77,11 @@ const FORK_BOMB = 'i=0; while [ $i -lt 800 ]; do sleep 97.31 & i=$((i+1)); done;
 
 describe('shell.run under resource limits', () => {
   it('runs every program with the policy’s rlimits: CPU time, file size, open files, no core files', async () => {
-    const result = await sh('ulimit -t; ulimit -f; ulimit -n; ulimit -c', { cpuSeconds: 7, fileSizeBytes: 4 * MiB, openFiles: 100 });
+    const result = await sh('ulimit -t; ulimit -f; ulimit -n; ulimit -c', {
+      cpuSeconds: 7,
+      fileSizeBytes: 4 * MiB,
+      openFiles: 100,
+    });
     // dash reports the file size in 512-byte blocks; 4 MiB is also below the workspace's room.
     expect((result.data as { stdout: string }).stdout).toBe(`7\n${(4 * MiB) / 512}\n100\n0\n`);
   });
@@ -72,7 +89,9 @@ describe('shell.run under resource limits', () => {
   it('stops a fork bomb at the process limit with E_LIMIT naming it; the count never exceeds the limit', async () => {
     const { result, peak } = await peakWhile(['sleep', '97.31'], sh(FORK_BOMB, { processes: 20 }));
     expect(result.error).toMatchObject({ code: 'E_LIMIT', kind: 'execution', source: 'shell.run' });
-    expect(result.error?.message).toContain("E_LIMIT: 'sh' hit the process limit (limits.processes: 20 processes and threads at once)");
+    expect(result.error?.message).toContain(
+      "E_LIMIT: 'sh' hit the process limit (limits.processes: 20 processes and threads at once)",
+    );
     expect(peak).toBeGreaterThan(0);
     expect(peak).toBeLessThanOrEqual(20);
     expect(countProcesses(['sleep', '97.31'])).toBe(0);
@@ -80,7 +99,10 @@ describe('shell.run under resource limits', () => {
 
   it('bounds a fork bomb by RLIMIT_NPROC when cgroups are off (the program drops to nobody; its own error is the result)', async () => {
     if (process.getuid?.() !== 0) return; // as another user, RLIMIT_NPROC counts the whole session: covered by the cgroup case
-    const { result, peak } = await peakWhile(['sleep', '97.31'], sh(FORK_BOMB, { processes: 20, cgroups: false }, { allowRoot: false }));
+    const { result, peak } = await peakWhile(
+      ['sleep', '97.31'],
+      sh(FORK_BOMB, { processes: 20, cgroups: false }, { allowRoot: false }),
+    );
     expect(result.success).toBe(true);
     expect((result.data as { stderr: string }).stderr).toMatch(/fork/i);
     // Not more than 20 (fewer when other sandboxes of nobody grew meanwhile: the rlimit is per user).
@@ -111,14 +133,21 @@ describe('shell.run under resource limits', () => {
     await fs.writeFile(path.join(ws.root, 'notes.txt'), 'x'.repeat(1000));
     const result = await sh('head -c 200M /dev/zero > big', { workspaceBytes: MiB, fileSizeBytes: 8 * MiB });
     expect(result.error).toMatchObject({ code: 'E_LIMIT', kind: 'execution' });
-    expect(result.error?.message).toContain("'sh' hit the workspace's disk limit (limits.workspaceBytes: 1 MiB for all its files)");
+    expect(result.error?.message).toContain(
+      "'sh' hit the workspace's disk limit (limits.workspaceBytes: 1 MiB for all its files)",
+    );
     expect((await fs.stat(path.join(ws.root, 'big'))).size).toBe(MiB - 1000);
   });
 
   it('still runs programs in a workspace at its cap; one that writes a file meets the disk limit', async () => {
     await fs.writeFile(path.join(ws.root, 'full.txt'), 'x'.repeat(1000));
-    expect((await sh('echo still here', { workspaceBytes: 1000 })).data).toMatchObject({ exitCode: 0, stdout: 'still here\n' });
-    expect((await sh('echo more > more.txt', { workspaceBytes: 1000 })).error?.message).toContain("hit the workspace's disk limit");
+    expect((await sh('echo still here', { workspaceBytes: 1000 })).data).toMatchObject({
+      exitCode: 0,
+      stdout: 'still here\n',
+    });
+    expect((await sh('echo more > more.txt', { workspaceBytes: 1000 })).error?.message).toContain(
+      "hit the workspace's disk limit",
+    );
   });
 
   it('stops a file at the file size limit with E_LIMIT fileSize', async () => {
@@ -130,12 +159,19 @@ describe('shell.run under resource limits', () => {
   it('reports a workspace over its cap after a run of files that each fit, as E_LIMIT disk', async () => {
     const result = await sh('head -c 600K /dev/zero > a; head -c 600K /dev/zero > b', { workspaceBytes: MiB });
     expect(result.error?.code).toBe('E_LIMIT');
-    expect(result.error?.message).toContain(`after 'sh' ran, the workspace holds ${1200 * 1024} bytes, over the workspace's disk limit`);
+    expect(result.error?.message).toContain(
+      `after 'sh' ran, the workspace holds ${1200 * 1024} bytes, over the workspace's disk limit`,
+    );
   });
 
   it('stops a program at the memory limit with E_LIMIT memory where cgroups count memory', async () => {
     if (!(await cgroupHost())?.memory) return; // rlimits alone: the program's own "out of memory" is its result
-    const result = await sh('x=$(head -c 200M /dev/zero | tr "\\0" a); echo ${#x}', { memoryBytes: 32 * MiB }, { shellAllow: [...SHELL, 'tr'] }, { tools: toolsConfig({ shellAllow: [...SHELL, 'tr'] }) });
+    const result = await sh(
+      'x=$(head -c 200M /dev/zero | tr "\\0" a); echo ${#x}',
+      { memoryBytes: 32 * MiB },
+      { shellAllow: [...SHELL, 'tr'] },
+      { tools: toolsConfig({ shellAllow: [...SHELL, 'tr'] }) },
+    );
     expect(result.error).toMatchObject({ code: 'E_LIMIT', kind: 'execution' });
     expect(result.error?.message).toContain("'sh' hit the memory limit (limits.memoryBytes: 32 MiB)");
   });
@@ -143,9 +179,20 @@ describe('shell.run under resource limits', () => {
 
 describe('fs.write under the workspace cap', () => {
   const write = (file: string, content: string, append = false) =>
-    runTool({ name: 'fs.write', args: { path: file, content, append }, tick: 1, workspace: [ws.root], tools: toolsConfig(), toolTimeoutMs: 10_000 }, undefined, {
-      policy: testPolicy(ws, { limits: { workspaceBytes: 1000 } }),
-    });
+    runTool(
+      {
+        name: 'fs.write',
+        args: { path: file, content, append },
+        tick: 1,
+        workspace: [ws.root],
+        tools: toolsConfig(),
+        toolTimeoutMs: 10_000,
+      },
+      undefined,
+      {
+        policy: testPolicy(ws, { limits: { workspaceBytes: 1000 } }),
+      },
+    );
 
   it('refuses to grow the workspace past its cap with E_LIMIT disk, and still lets a file shrink', async () => {
     expect((await write('a.txt', 'a'.repeat(600))).success).toBe(true);
@@ -173,23 +220,42 @@ describe('finding the worker’s cgroups', () => {
       '/ /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory',
       '/ /sys/fs/cgroup/unified rw,relatime shared:9 - cgroup2 cgroup2 rw',
     );
-    expect(ownCgroups(self, mounts)).toEqual({ pids: '/sys/fs/cgroup/pids', memory: '/sys/fs/cgroup/memory/process_api/abc', v2: '/sys/fs/cgroup/unified' });
+    expect(ownCgroups(self, mounts)).toEqual({
+      pids: '/sys/fs/cgroup/pids',
+      memory: '/sys/fs/cgroup/memory/process_api/abc',
+      v2: '/sys/fs/cgroup/unified',
+    });
   });
 
   it('reads a container whose cgroup mounts are rooted at its own cgroup', () => {
     const self = '9:memory,pids:/docker/abc\n';
-    const mounts = mountinfo('/docker/abc /sys/fs/cgroup/memory,pids ro,nosuid master:12 - cgroup cgroup rw,memory,pids');
-    expect(ownCgroups(self, mounts)).toEqual({ pids: '/sys/fs/cgroup/memory,pids', memory: '/sys/fs/cgroup/memory,pids', v2: undefined });
+    const mounts = mountinfo(
+      '/docker/abc /sys/fs/cgroup/memory,pids ro,nosuid master:12 - cgroup cgroup rw,memory,pids',
+    );
+    expect(ownCgroups(self, mounts)).toEqual({
+      pids: '/sys/fs/cgroup/memory,pids',
+      memory: '/sys/fs/cgroup/memory,pids',
+      v2: undefined,
+    });
   });
 
   it('reads a cgroup v2 host, and mount points with escaped spaces', () => {
     const mounts = mountinfo('/ /sys/fs/my\\040cgroup rw,nosuid - cgroup2 cgroup2 rw,nsdelegate');
-    expect(ownCgroups('0::/system.slice/starry.service\n', mounts)).toEqual({ pids: undefined, memory: undefined, v2: '/sys/fs/my cgroup/system.slice/starry.service' });
+    expect(ownCgroups('0::/system.slice/starry.service\n', mounts)).toEqual({
+      pids: undefined,
+      memory: undefined,
+      v2: '/sys/fs/my cgroup/system.slice/starry.service',
+    });
   });
 
   it('says at the worker’s start what enforces the limits', async () => {
-    expect(await sandboxReport({ ...DEFAULT_LIMITS, cgroups: false })).toBe('sandbox: bubblewrap; limits by rlimits only (limits.cgroups is false: processes are counted per user)');
+    expect(await sandboxReport({ ...DEFAULT_LIMITS, cgroups: false })).toBe(
+      'sandbox: bubblewrap; limits by rlimits only (limits.cgroups is false: processes are counted per user)',
+    );
     const host = await cgroupHost();
-    if (host) expect(await sandboxReport(DEFAULT_LIMITS)).toMatch(new RegExp(`^sandbox: bubblewrap; limits by cgroup v${host.version} \\((pids|memory)`));
+    if (host)
+      expect(await sandboxReport(DEFAULT_LIMITS)).toMatch(
+        new RegExp(`^sandbox: bubblewrap; limits by cgroup v${host.version} \\((pids|memory)`),
+      );
   });
 });

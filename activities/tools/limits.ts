@@ -40,14 +40,20 @@ interface Mount {
 
 /** /proc/self/mountinfo's cgroup mounts (`ID PARENT MAJ:MIN ROOT POINT OPTS [TAGS] - FSTYPE SOURCE SUPEROPTS`). */
 function cgroupMounts(mountinfo: string): Mount[] {
-  const unescape = (s: string) => s.replace(/\\([0-7]{3})/g, (_m, octal: string) => String.fromCharCode(parseInt(octal, 8)));
+  const unescape = (s: string) =>
+    s.replace(/\\([0-7]{3})/g, (_m, octal: string) => String.fromCharCode(parseInt(octal, 8)));
   const mounts: Mount[] = [];
   for (const line of mountinfo.split('\n')) {
     const [left, right] = line.split(' - ');
     const fields = left?.split(' ') ?? [];
     const [fstype, , superOptions = ''] = right?.split(' ') ?? [];
     if (fstype !== 'cgroup' && fstype !== 'cgroup2') continue;
-    mounts.push({ root: unescape(fields[3] ?? '/'), point: unescape(fields[4] ?? ''), fstype, options: superOptions.split(',') });
+    mounts.push({
+      root: unescape(fields[3] ?? '/'),
+      point: unescape(fields[4] ?? ''),
+      fstype,
+      options: superOptions.split(','),
+    });
   }
   return mounts;
 }
@@ -86,7 +92,10 @@ export function ownCgroups(self: string, mountinfo: string): { pids?: string; me
 }
 
 async function detectCgroups(): Promise<CgroupHost | undefined> {
-  const [self, mountinfo] = await Promise.all([fs.readFile('/proc/self/cgroup', 'utf8'), fs.readFile('/proc/self/mountinfo', 'utf8')]);
+  const [self, mountinfo] = await Promise.all([
+    fs.readFile('/proc/self/cgroup', 'utf8'),
+    fs.readFile('/proc/self/mountinfo', 'utf8'),
+  ]);
   const own = ownCgroups(self, mountinfo);
   const v1: CgroupHost = { version: 1 };
   if (own.pids && (await probe(own.pids, 'pids.max', '64'))) v1.pids = own.pids;
@@ -120,7 +129,8 @@ async function probe(dir: string, file: string, value: string): Promise<boolean>
  * alone in its cgroup: anyone else's processes are left where they are, and the rlimits do.
  */
 async function delegatedV2(own: string): Promise<CgroupHost | undefined> {
-  const read = (file: string) => fs.readFile(path.join(own, file), 'utf8').then((t) => t.trim().split(/\s+/).filter(Boolean));
+  const read = (file: string) =>
+    fs.readFile(path.join(own, file), 'utf8').then((t) => t.trim().split(/\s+/).filter(Boolean));
   const available = (await read('cgroup.controllers')).filter((c) => c === 'pids' || c === 'memory');
   if (!available.length) return undefined;
   const enabled = await read('cgroup.subtree_control');
@@ -170,7 +180,15 @@ export class SandboxCgroup {
       }
     } catch (err) {
       await cgroup.remove();
-      throw ToolError.of({ code: 'E_INTERNAL', kind: 'fatal', source, message: `${source} cannot make the cgroup of its sandbox: ${(err as Error).message}` }, { cause: err });
+      throw ToolError.of(
+        {
+          code: 'E_INTERNAL',
+          kind: 'fatal',
+          source,
+          message: `${source} cannot make the cgroup of its sandbox: ${(err as Error).message}`,
+        },
+        { cause: err },
+      );
     }
     return cgroup;
   }
@@ -206,12 +224,15 @@ export class SandboxCgroup {
     };
     const memoryDir = this.dirs.find((d) => this.host.memory !== undefined && path.dirname(d) === this.host.memory);
     const pidsDir = this.dirs.find((d) => this.host.pids !== undefined && path.dirname(d) === this.host.pids);
-    if ((await counter(memoryDir, this.host.version === 1 ? 'memory.oom_control' : 'memory.events', 'oom_kill')) > 0) return 'memory';
+    if ((await counter(memoryDir, this.host.version === 1 ? 'memory.oom_control' : 'memory.events', 'oom_kill')) > 0)
+      return 'memory';
     if ((await counter(pidsDir, 'pids.events', 'max')) > 0) return 'processes';
     return undefined;
   }
 
-  /** Remove the cgroup(s), killing what is left in them first (a sandbox's PID namespace ends with it, so little is). */
+  /**
+   * Remove the cgroup(s), killing what is left in them first (a sandbox's PID namespace ends with it, so little is).
+   */
   async remove(): Promise<void> {
     await Promise.all(this.dirs.map((dir) => removeCgroup(dir)));
   }
@@ -270,10 +291,19 @@ export async function reapCgroups(own: string, alive: (owner: string) => boolean
  * rlimitArgs(limits, { fileSizeBytes: 1024, processes: 300, memory: true }) // ['--core=0', '--cpu=60:61', ...]
  * ```
  */
-export function rlimitArgs(limits: SandboxLimits, o: { fileSizeBytes: number; processes?: number; memory: boolean }): string[] {
-  const args = ['--core=0', `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`, `--fsize=${o.fileSizeBytes}:${o.fileSizeBytes}`, `--nofile=${limits.openFiles}:${limits.openFiles}`];
+export function rlimitArgs(
+  limits: SandboxLimits,
+  o: { fileSizeBytes: number; processes?: number; memory: boolean },
+): string[] {
+  const args = [
+    '--core=0',
+    `--cpu=${limits.cpuSeconds}:${limits.cpuSeconds + 1}`,
+    `--fsize=${o.fileSizeBytes}:${o.fileSizeBytes}`,
+    `--nofile=${limits.openFiles}:${limits.openFiles}`,
+  ];
   if (o.processes !== undefined) args.push(`--nproc=${o.processes}:${o.processes}`);
-  // Private writable memory per process: unlike the address space, it leaves runtimes that reserve much more than they use alone.
+  // Private writable memory per process: unlike the address space, it leaves runtimes that reserve much more than they
+  // use alone.
   if (o.memory) args.push(`--data=${limits.memoryBytes}:${limits.memoryBytes}`);
   return args;
 }
@@ -288,7 +318,8 @@ export async function processLimit(uid: number, processes: number): Promise<numb
   const pids = (await fs.readdir('/proc').catch((): string[] => [])).filter((n) => /^\d+$/.test(n));
   for (const pid of pids) {
     const status = await fs.readFile(`/proc/${pid}/status`, 'utf8').catch(() => '');
-    if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1) === uid) running += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
+    if (Number(/^Uid:\s+(\d+)/m.exec(status)?.[1] ?? -1) === uid)
+      running += Number(/^Threads:\s+(\d+)/m.exec(status)?.[1] ?? 1);
   }
   return running + processes;
 }
@@ -310,9 +341,22 @@ export function limitOfExit(code: number | null, signal: string | null): 'cpu' |
  * limitError('cpu', limits, 'shell.run', "'sh' was stopped at") // E_LIMIT: 'sh' was stopped at the CPU time limit (...)
  * ```
  */
-export function limitError(name: LimitName, limits: SandboxLimits, source: string, what: string, detail = '', o: { kind?: 'execution' | 'fatal'; suggestion?: string } = {}): ToolError {
+export function limitError(
+  name: LimitName,
+  limits: SandboxLimits,
+  source: string,
+  what: string,
+  detail = '',
+  o: { kind?: 'execution' | 'fatal'; suggestion?: string } = {},
+): ToolError {
   const { limit, suggestion } = describeLimit(name, limits);
-  return ToolError.of({ code: 'E_LIMIT', kind: o.kind ?? 'execution', source, message: `E_LIMIT: ${what} ${limit}${detail}`, suggestion: o.suggestion ?? suggestion });
+  return ToolError.of({
+    code: 'E_LIMIT',
+    kind: o.kind ?? 'execution',
+    source,
+    message: `E_LIMIT: ${what} ${limit}${detail}`,
+    suggestion: o.suggestion ?? suggestion,
+  });
 }
 
 /** Entries walked at most by `workspaceUsage`; a bigger workspace is refused rather than left unmeasured. */
@@ -329,7 +373,10 @@ const WALK_SLICE = 1000;
  *
  * @throws ToolError EPERM for a hard link, E_INTERNAL fatal for a workspace too large to walk.
  */
-export async function workspaceUsage(roots: string[], o: { source: string; refuseHardlinks?: boolean }): Promise<number> {
+export async function workspaceUsage(
+  roots: string[],
+  o: { source: string; refuseHardlinks?: boolean },
+): Promise<number> {
   let seen = 0;
   let slice = 0;
   let bytes = 0;
@@ -367,14 +414,18 @@ export async function workspaceUsage(roots: string[], o: { source: string; refus
             code: 'EPERM',
             source: o.source,
             message: `EPERM: operation not permitted, the workspace holds a hard-linked file ('${full}'), which may be a file outside it`,
-            suggestion: 'Programs do not run while the workspace has hard links; fs.read and fs.write work on other files.',
+            suggestion:
+              'Programs do not run while the workspace has hard links; fs.read and fs.write work on other files.',
           });
         }
       }
     }
   };
   // A root inside another is walked once.
-  for (const root of roots.filter((r, i) => !roots.some((other, j) => j !== i && isWithin(r, other) && (r !== other || j < i)))) await walk(root);
+  for (const root of roots.filter(
+    (r, i) => !roots.some((other, j) => j !== i && isWithin(r, other) && (r !== other || j < i)),
+  ))
+    await walk(root);
   return bytes;
 }
 
@@ -386,7 +437,10 @@ function lstatOrUndefined(file: string): Stats | undefined {
   }
 }
 
-/** This process's start time in clock ticks since boot (field 22 of /proc/PID/stat), so a reused pid is not taken for its predecessor. */
+/**
+ * This process's start time in clock ticks since boot (field 22 of /proc/PID/stat), so a reused pid is not taken for
+ * its predecessor.
+ */
 export function startTimeOf(pid: number | 'self', stat?: string): string | undefined {
   try {
     const text = stat ?? readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -85,15 +85,29 @@ describe('escape corpus: stdio MCP servers', () => {
     await ws.cleanup();
   });
 
-  const call = (name: string, args: unknown, tools: ReturnType<typeof toolsConfig>, policy: ReturnType<typeof testPolicy>) => {
+  const call = (
+    name: string,
+    args: unknown,
+    tools: ReturnType<typeof toolsConfig>,
+    policy: ReturnType<typeof testPolicy>,
+  ) => {
     const registry = new ToolRegistry();
     registries.push(registry);
-    return runTool({ name, args, tick: 1, workspace: [ws.root], tools, toolTimeoutMs: 30_000 }, undefined, { policy, registry });
+    return runTool({ name, args, tick: 1, workspace: [ws.root], tools, toolTimeoutMs: 30_000 }, undefined, {
+      policy,
+      registry,
+    });
   };
 
   /** evil.js written by the task with fs.write, as the attack did. */
   async function writeEvil(): Promise<string> {
-    const content = evilServer({ secret: path.join(ws.outside, 'secret.txt'), outside: ws.outside, base: ws.base, root: ws.root, port });
+    const content = evilServer({
+      secret: path.join(ws.outside, 'secret.txt'),
+      outside: ws.outside,
+      base: ws.base,
+      root: ws.root,
+      port,
+    });
     const written = await call('fs.write', { path: 'evil.js', content }, toolsConfig(), testPolicy(ws));
     expect(written.success).toBe(true);
     return path.join(ws.root, 'evil.js');
@@ -101,9 +115,20 @@ describe('escape corpus: stdio MCP servers', () => {
 
   it('refuses NODE_OPTIONS=--require <workspace>/evil.js at submit and in the activity, naming NODE_OPTIONS; the payload never runs', async () => {
     const marker = path.join(ws.base, 'preloaded');
-    await fs.writeFile(path.join(ws.root, 'preload.js'), `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran outside the sandbox')`);
+    await fs.writeFile(
+      path.join(ws.root, 'preload.js'),
+      `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran outside the sandbox')`,
+    );
     const policy = testPolicy(ws, { mcpCommands: ['node'] });
-    const tools = toolsConfig({ mcp: { files: { command: 'node', args: [path.join(ws.root, 'server.js')], env: { NODE_OPTIONS: `--require ${path.join(ws.root, 'preload.js')}` } } } });
+    const tools = toolsConfig({
+      mcp: {
+        files: {
+          command: 'node',
+          args: [path.join(ws.root, 'server.js')],
+          env: { NODE_OPTIONS: `--require ${path.join(ws.root, 'preload.js')}` },
+        },
+      },
+    });
 
     const { refused } = await createToolActivities(policy).checkTaskLimits({ workspace: [ws.root], tools });
     expect(refused).toContain('tools.mcp.files.env: NODE_OPTIONS changes how the server loads code');
@@ -118,7 +143,12 @@ describe('escape corpus: stdio MCP servers', () => {
     const evil = await writeEvil();
     const besideRoot = (await fs.readdir(ws.base)).sort();
     const policy = testPolicy(ws, { mcpCommands: ['node'] });
-    const result = await call('evil.report', {}, toolsConfig({ mcp: { evil: { command: 'node', args: [evil] } } }), policy);
+    const result = await call(
+      'evil.report',
+      {},
+      toolsConfig({ mcp: { evil: { command: 'node', args: [evil] } } }),
+      policy,
+    );
     expect(result.success).toBe(true);
     const found = JSON.parse(result.data as string) as Record<string, string>;
 
@@ -128,7 +158,8 @@ describe('escape corpus: stdio MCP servers', () => {
     expect(found.initEnviron).toMatch(/^refused: /);
     expect(found.shadow).toMatch(/^refused: ENOENT/);
     expect(found.passwd).toMatch(/^refused: ENOENT/);
-    for (const write of ['writeOutside', 'writeBase', 'writeUsr']) expect([write, found[write]]).toEqual([write, expect.stringMatching(/^refused: /)]);
+    for (const write of ['writeOutside', 'writeBase', 'writeUsr'])
+      expect([write, found[write]]).toEqual([write, expect.stringMatching(/^refused: /)]);
     expect(await fs.readdir(ws.outside)).toEqual(['secret.txt']);
     expect((await fs.readdir(ws.base)).sort()).toEqual(besideRoot);
     // Its workspace is its own to write, so the refusals above are the sandbox's, not a read-only mount's.
@@ -142,7 +173,12 @@ describe('escape corpus: stdio MCP servers', () => {
   it('gives evil.js the network only when its policy entry grants it', async () => {
     const evil = await writeEvil();
     const policy = testPolicy(ws, { mcpCommands: [{ command: 'node', args: [evil], network: true }] });
-    const result = await call('evil.report', {}, toolsConfig({ mcp: { evil: { command: 'node', args: [evil] } } }), policy);
+    const result = await call(
+      'evil.report',
+      {},
+      toolsConfig({ mcp: { evil: { command: 'node', args: [evil] } } }),
+      policy,
+    );
     const found = JSON.parse(result.data as string) as Record<string, string>;
     expect(found.network).toBe('connected');
     expect(found.secret).toMatch(/^refused: ENOENT/);

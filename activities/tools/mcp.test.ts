@@ -83,7 +83,8 @@ async function toolErrorOf(p: Promise<unknown>): Promise<NormalizedError> {
   } catch (err) {
     thrown = err;
   }
-  if (!ToolError.is(thrown)) throw new Error(`expected a ToolError, got ${thrown === undefined ? 'success' : String(thrown)}`);
+  if (!ToolError.is(thrown))
+    throw new Error(`expected a ToolError, got ${thrown === undefined ? 'success' : String(thrown)}`);
   return thrown.error;
 }
 
@@ -107,7 +108,11 @@ interface Stats {
   initializes: number;
 }
 
-const opts = (signal = new AbortController().signal, timeoutMs = 30_000, limits: Partial<SandboxLimits> = {}) => ({ ...at(limits), signal, timeoutMs });
+const opts = (signal = new AbortController().signal, timeoutMs = 30_000, limits: Partial<SandboxLimits> = {}) => ({
+  ...at(limits),
+  signal,
+  timeoutMs,
+});
 
 describe.each(['stdio', 'http'] as const)('McpPool over %s', (transport) => {
   let marker: string;
@@ -126,12 +131,15 @@ describe.each(['stdio', 'http'] as const)('McpPool over %s', (transport) => {
     pool = newPool();
   });
 
-  const stats = async (p = pool): Promise<Stats> => JSON.parse((await p.callTool('files', config, 'stats', {}, opts())) as string) as Stats;
+  const stats = async (p = pool): Promise<Stats> =>
+    JSON.parse((await p.callTool('files', config, 'stats', {}, opts())) as string) as Stats;
 
   it('lists the tools as <server>.<tool> with their JSON Schemas, skipping names we cannot offer', async () => {
     const specs = await pool.listTools('files', config, at());
     const names = specs.map((s) => s.name);
-    expect(names).toEqual(expect.arrayContaining(['files.echo', 'files.add', 'files.fail', 'files.slow', 'files.stats', 'files.rpc_error']));
+    expect(names).toEqual(
+      expect.arrayContaining(['files.echo', 'files.add', 'files.fail', 'files.slow', 'files.stats', 'files.rpc_error']),
+    );
     expect(names.every((n) => n.startsWith('files.') && n.length <= 64)).toBe(true);
     expect(names).not.toContain('files.odd..name');
     expect(names).not.toContain('files.late'); // disabled until `toggle`
@@ -143,7 +151,9 @@ describe.each(['stdio', 'http'] as const)('McpPool over %s', (transport) => {
     });
     // No description: the title stands in.
     expect(specs.find((s) => s.name === 'files.add')?.description).toBe('Add two numbers');
-    expect(specs.find((s) => s.name === 'files.add')?.parameters).toMatchObject({ properties: { a: { type: 'number', description: 'first addend' } } });
+    expect(specs.find((s) => s.name === 'files.add')?.parameters).toMatchObject({
+      properties: { a: { type: 'number', description: 'first addend' } },
+    });
   });
 
   it('calls tools and returns their text', async () => {
@@ -153,9 +163,14 @@ describe.each(['stdio', 'http'] as const)('McpPool over %s', (transport) => {
 
   it('replaces images with a placeholder and returns structured content that has no text', async () => {
     const picture = await pool.callTool('files', config, 'picture', {}, opts());
-    expect(picture).toEqual({ content: ['a tiny picture', `[image image/png, ${Buffer.from(PNG_BASE64, 'base64').length} bytes]`] });
+    expect(picture).toEqual({
+      content: ['a tiny picture', `[image image/png, ${Buffer.from(PNG_BASE64, 'base64').length} bytes]`],
+    });
     expect(JSON.stringify(picture)).not.toContain(PNG_BASE64.slice(0, 20));
-    await expect(pool.callTool('files', config, 'weather', {}, opts())).resolves.toEqual({ city: 'Taipei', celsius: 31 });
+    await expect(pool.callTool('files', config, 'weather', {}, opts())).resolves.toEqual({
+      city: 'Taipei',
+      celsius: 31,
+    });
   });
 
   it('turns a result with isError into E_TOOL_FAILED, quoting the server', async () => {
@@ -174,8 +189,13 @@ describe.each(['stdio', 'http'] as const)('McpPool over %s', (transport) => {
   });
 
   it('maps JSON-RPC errors: invalid params, method not found, unknown tool, internal error', async () => {
-    const call = (code: number, message: string) => toolErrorOf(pool.callTool('files', config, 'rpc_error', { code, message }, opts()));
-    expect(await call(-32602, 'a must be positive')).toMatchObject({ code: 'E_SCHEMA', kind: 'execution', message: 'files.rpc_error rejected its arguments: a must be positive' });
+    const call = (code: number, message: string) =>
+      toolErrorOf(pool.callTool('files', config, 'rpc_error', { code, message }, opts()));
+    expect(await call(-32602, 'a must be positive')).toMatchObject({
+      code: 'E_SCHEMA',
+      kind: 'execution',
+      message: 'files.rpc_error rejected its arguments: a must be positive',
+    });
     expect(await call(-32601, 'no such method')).toMatchObject({ code: 'E_UNKNOWN_TOOL', kind: 'execution' });
     expect(await call(-32603, 'database is locked')).toMatchObject({
       code: 'E_TOOL_FAILED',
@@ -203,14 +223,21 @@ describe.each(['stdio', 'http'] as const)('McpPool over %s', (transport) => {
 
   it('rejects at once with the reason of an already aborted signal', async () => {
     const reason = new Error('too late');
-    await expect(pool.callTool('files', config, 'echo', { text: 'x' }, opts(AbortSignal.abort(reason)))).rejects.toBe(reason);
+    await expect(pool.callTool('files', config, 'echo', { text: 'x' }, opts(AbortSignal.abort(reason)))).rejects.toBe(
+      reason,
+    );
     await expect(pool.listTools('files', config, { ...at(), signal: AbortSignal.abort(reason) })).rejects.toBe(reason);
   });
 
   it('times out a call as ETIMEDOUT (transient) and cancels it on the server', async () => {
     fs.rmSync(marker, { force: true });
     const error = await toolErrorOf(pool.callTool('files', config, 'slow', { ms: 60_000 }, opts(undefined, 200)));
-    expect(error).toMatchObject({ code: 'ETIMEDOUT', kind: 'transient', source: 'files.slow', message: "MCP server 'files' did not answer slow within 200 ms" });
+    expect(error).toMatchObject({
+      code: 'ETIMEDOUT',
+      kind: 'transient',
+      source: 'files.slow',
+      message: "MCP server 'files' did not answer slow within 200 ms",
+    });
     await waitFor(() => fs.existsSync(marker), 'the server to see notifications/cancelled');
   });
 
@@ -264,24 +291,37 @@ describe('McpPool over stdio: the server process', () => {
     const pool = newPool();
     const error = await toolErrorOf(pool.listTools('files', stdioConfig({ MCP_FIXTURE_FAIL_START: '1' }), at()));
     expect(error).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'fatal', source: 'mcp files' });
-    expect(error.message).toMatch(/^MCP server 'files' failed to start: it exited with code 2 before the initialize handshake; its stderr: /);
+    expect(error.message).toMatch(
+      /^MCP server 'files' failed to start: it exited with code 2 before the initialize handshake; its stderr: /,
+    );
     expect(error.message).toContain('cannot open database');
     expect(error.suggestion).toContain('tools.mcp.files');
     // The same for a call.
-    const call = await toolErrorOf(pool.callTool('files', stdioConfig({ MCP_FIXTURE_FAIL_START: '1' }), 'echo', { text: 'x' }, opts()));
+    const call = await toolErrorOf(
+      pool.callTool('files', stdioConfig({ MCP_FIXTURE_FAIL_START: '1' }), 'echo', { text: 'x' }, opts()),
+    );
     expect(call).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'fatal' });
     expect(call.message).toContain('cannot open database');
   });
 
   it('reports a read-only directory of the policy that does not exist as fatal, naming it', async () => {
-    const error = await toolErrorOf(newPool().listTools('files', stdioConfig(), { cwd: tmp, sandbox: { ...sandbox(), readOnly: [...FIXTURE_READ_ONLY, '/nonexistent/mcp'] } }));
+    const error = await toolErrorOf(
+      newPool().listTools('files', stdioConfig(), {
+        cwd: tmp,
+        sandbox: { ...sandbox(), readOnly: [...FIXTURE_READ_ONLY, '/nonexistent/mcp'] },
+      }),
+    );
     expect(error).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'fatal', source: 'mcp files' });
-    expect(error.message).toContain("MCP server 'files' failed to start: ENOENT: /nonexistent/mcp, which the worker's policy shows it read-only");
+    expect(error.message).toContain(
+      "MCP server 'files' failed to start: ENOENT: /nonexistent/mcp, which the worker's policy shows it read-only",
+    );
   });
 
   it('reports a command that does not exist as fatal, naming the server', async () => {
     const pool = newPool();
-    const error = await toolErrorOf(pool.listTools('files', { command: 'openstarry-no-such-mcp-server', args: [] }, at()));
+    const error = await toolErrorOf(
+      pool.listTools('files', { command: 'openstarry-no-such-mcp-server', args: [] }, at()),
+    );
     expect(error).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'fatal', source: 'mcp files' });
     expect(error.message).toContain("MCP server 'files' failed to start: ");
     expect(error.message).toContain('ENOENT');
@@ -289,7 +329,9 @@ describe('McpPool over stdio: the server process', () => {
 
   it('refuses a missing ${env:X} in env as E_AUTH (fatal) before starting anything', async () => {
     const pool = newPool({ env: {} });
-    const error = await toolErrorOf(pool.listTools('files', stdioConfig({ TOKEN: '${env:OPENSTARRY_TEST_MISSING}' }), at()));
+    const error = await toolErrorOf(
+      pool.listTools('files', stdioConfig({ TOKEN: '${env:OPENSTARRY_TEST_MISSING}' }), at()),
+    );
     expect(error).toMatchObject({ code: 'E_AUTH', kind: 'fatal', source: 'mcp files' });
     expect(error.message).toContain('OPENSTARRY_TEST_MISSING');
     expect(error.message).toContain("MCP server 'files'");
@@ -327,7 +369,9 @@ describe('McpPool over stdio: the sandbox', () => {
   it('runs the server never as root, with its own environment only: PATH, HOME, LANG, PWD and the config’s env', async () => {
     process.env.STARRY_TEST_WORKER_SECRET = 'do-not-leak';
     try {
-      const stats = JSON.parse((await newPool().callTool('files', stdioConfig({ FIXTURE_ECHO_ENV: 'mine' }), 'stats', {}, opts())) as string) as Stats;
+      const stats = JSON.parse(
+        (await newPool().callTool('files', stdioConfig({ FIXTURE_ECHO_ENV: 'mine' }), 'stats', {}, opts())) as string,
+      ) as Stats;
       if (process.getuid?.() === 0) expect(stats.uid).toBe(65534);
       // PWD is bwrap's, for its --chdir.
       expect(stats.envNames).toEqual(['FIXTURE_ECHO_ENV', 'HOME', 'LANG', 'PATH', 'PWD', 'STARRY_SANDBOX_OWNER']);
@@ -340,7 +384,9 @@ describe('McpPool over stdio: the sandbox', () => {
   it('refuses a variable that changes how the server loads code, before starting anything', async () => {
     const marker = path.join(tmp, 'preloaded');
     fs.writeFileSync(path.join(tmp, 'preload.js'), `require('fs').writeFileSync(${JSON.stringify(marker)}, 'ran')`);
-    const error = await toolErrorOf(newPool().listTools('files', stdioConfig({ NODE_OPTIONS: `--require ${path.join(tmp, 'preload.js')}` }), at()));
+    const error = await toolErrorOf(
+      newPool().listTools('files', stdioConfig({ NODE_OPTIONS: `--require ${path.join(tmp, 'preload.js')}` }), at()),
+    );
     expect(error).toMatchObject({ code: 'E_INTERNAL', kind: 'fatal', source: 'mcp files' });
     expect(error.message).toContain('tools.mcp.files.env sets NODE_OPTIONS, which changes how the server loads code');
     expect(fs.existsSync(marker)).toBe(false);
@@ -349,18 +395,36 @@ describe('McpPool over stdio: the sandbox', () => {
   it('stops a server at its CPU time limit with E_LIMIT cpu, and starts a fresh one for the next call', async () => {
     const pool = newPool();
     const config = stdioConfig();
-    const first = JSON.parse((await pool.callTool('files', config, 'stats', {}, opts(undefined, 30_000, { cpuSeconds: 1 }))) as string) as Stats;
-    const error = await toolErrorOf(pool.callTool('files', config, 'spin', { ms: 10_000 }, opts(undefined, 30_000, { cpuSeconds: 1 })));
+    const first = JSON.parse(
+      (await pool.callTool('files', config, 'stats', {}, opts(undefined, 30_000, { cpuSeconds: 1 }))) as string,
+    ) as Stats;
+    const error = await toolErrorOf(
+      pool.callTool('files', config, 'spin', { ms: 10_000 }, opts(undefined, 30_000, { cpuSeconds: 1 })),
+    );
     expect(error).toMatchObject({ code: 'E_LIMIT', kind: 'execution', source: 'files.spin' });
-    expect(error.message).toContain("E_LIMIT: MCP server 'files' was stopped during spin: it hit the CPU time limit (limits.cpuSeconds: 1 s per process)");
-    const second = JSON.parse((await pool.callTool('files', config, 'stats', {}, opts(undefined, 30_000, { cpuSeconds: 1 }))) as string) as Stats;
+    expect(error.message).toContain(
+      "E_LIMIT: MCP server 'files' was stopped during spin: it hit the CPU time limit (limits.cpuSeconds: 1 s per process)",
+    );
+    const second = JSON.parse(
+      (await pool.callTool('files', config, 'stats', {}, opts(undefined, 30_000, { cpuSeconds: 1 }))) as string,
+    ) as Stats;
     expect(second.instance).not.toBe(first.instance);
   });
 
   it('reports a call that leaves the workspace over its cap as E_LIMIT disk', async () => {
-    const error = await toolErrorOf(newPool().callTool('files', stdioConfig(), 'fill', { file: 'fill.bin', bytes: 300_000 }, opts(undefined, 30_000, { workspaceBytes: 200_000 })));
+    const error = await toolErrorOf(
+      newPool().callTool(
+        'files',
+        stdioConfig(),
+        'fill',
+        { file: 'fill.bin', bytes: 300_000 },
+        opts(undefined, 30_000, { workspaceBytes: 200_000 }),
+      ),
+    );
     expect(error).toMatchObject({ code: 'E_LIMIT', kind: 'execution', source: 'files.fill' });
-    expect(error.message).toMatch(/^E_LIMIT: after files\.fill, the workspace holds \d+ bytes, over the workspace's disk limit \(limits\.workspaceBytes: 200000 bytes/);
+    expect(error.message).toMatch(
+      /^E_LIMIT: after files\.fill, the workspace holds \d+ bytes, over the workspace's disk limit \(limits\.workspaceBytes: 200000 bytes/,
+    );
     fs.rmSync(path.join(tmp, 'fill.bin'));
   });
 
@@ -368,7 +432,9 @@ describe('McpPool over stdio: the sandbox', () => {
     if (!(await cgroupHost())?.memory) return; // without a memory cgroup the runtime's own failure is what is seen
     const error = await toolErrorOf(newPool().listTools('files', stdioConfig(), at({ memoryBytes: 16 * 1024 * 1024 })));
     expect(error).toMatchObject({ code: 'E_LIMIT', kind: 'fatal', source: 'mcp files' });
-    expect(error.message).toContain("E_LIMIT: MCP server 'files' failed to start: it hit the memory limit (limits.memoryBytes: 16 MiB)");
+    expect(error.message).toContain(
+      "E_LIMIT: MCP server 'files' failed to start: it hit the memory limit (limits.memoryBytes: 16 MiB)",
+    );
   });
 });
 
@@ -384,7 +450,13 @@ describe('McpPool over Streamable HTTP: reaching the server', () => {
   it('refuses a missing ${env:X} in headers as E_AUTH (fatal), sending nothing', async () => {
     const fixture = await newFixture();
     const pool = newPool({ env: {} });
-    const error = await toolErrorOf(pool.listTools('api', { url: fixture.url, headers: { Authorization: 'Bearer ${env:OPENSTARRY_TEST_MISSING}' } }, at()));
+    const error = await toolErrorOf(
+      pool.listTools(
+        'api',
+        { url: fixture.url, headers: { Authorization: 'Bearer ${env:OPENSTARRY_TEST_MISSING}' } },
+        at(),
+      ),
+    );
     expect(error).toMatchObject({ code: 'E_AUTH', kind: 'fatal', source: 'mcp api' });
     expect(error.message).toContain('OPENSTARRY_TEST_MISSING');
     expect(error.message).toContain("MCP server 'api'");
@@ -393,7 +465,9 @@ describe('McpPool over Streamable HTTP: reaching the server', () => {
 
   it('reports HTTP 401 as E_AUTH (fatal) without the token', async () => {
     const fixture = await newFixture({ requireAuthorization: 'Bearer the-right-one' });
-    const error = await toolErrorOf(newPool().listTools('api', { url: fixture.url, headers: { Authorization: 'Bearer ${env:FIXTURE_TOKEN}' } }, at()));
+    const error = await toolErrorOf(
+      newPool().listTools('api', { url: fixture.url, headers: { Authorization: 'Bearer ${env:FIXTURE_TOKEN}' } }, at()),
+    );
     expect(error).toMatchObject({ code: 'E_AUTH', kind: 'fatal', source: 'mcp api' });
     expect(error.message).toContain(`MCP server 'api' could not be reached at ${fixture.url}: HTTP 401`);
     expect(error.message).not.toContain(TOKEN);
@@ -412,7 +486,9 @@ describe('McpPool over Streamable HTTP: reaching the server', () => {
     const { port } = server.address() as { port: number };
     try {
       const classOf = async (status: number) => {
-        const error = await toolErrorOf(newPool().listTools('api', { url: `http://127.0.0.1:${port}/${status}/mcp` }, at()));
+        const error = await toolErrorOf(
+          newPool().listTools('api', { url: `http://127.0.0.1:${port}/${status}/mcp` }, at()),
+        );
         return [status, error.code, error.kind];
       };
       expect(await Promise.all([408, 409, 429, 503, 403].map(classOf))).toEqual([
@@ -455,7 +531,9 @@ describe('McpPool over Streamable HTTP: reaching the server', () => {
 
 describe('fillTemplate', () => {
   it('fills every ${env:NAME} and leaves other text alone', () => {
-    expect(fillTemplate('Bearer ${env:A}-${env:B}', { A: 'x', B: '' }, 'tools.mcp.gh.headers.Authorization')).toBe('Bearer x-');
+    expect(fillTemplate('Bearer ${env:A}-${env:B}', { A: 'x', B: '' }, 'tools.mcp.gh.headers.Authorization')).toBe(
+      'Bearer x-',
+    );
     expect(fillTemplate('plain ${HOME} $env:A', { A: 'x' }, 'tools.mcp.gh.env.X')).toBe('plain ${HOME} $env:A');
   });
 

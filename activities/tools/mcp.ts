@@ -19,13 +19,24 @@ import type { Readable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode as RpcCode, McpError, ToolListChangedNotificationSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode as RpcCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { McpServerConfig } from '../../core/config';
 import type { ToolSpec } from '../../core/llm';
 import { kindOf } from '../../core/errors';
 import { httpStatusCode, networkCodeOf } from '../../core/errors/http';
 import { isValidToolName } from '../../core/tools';
-import { DEFAULT_LIMITS, ENV_TEMPLATE, changesCodeLoading, type LimitName, type SandboxLimits } from '../../core/worker-policy';
+import {
+  DEFAULT_LIMITS,
+  ENV_TEMPLATE,
+  changesCodeLoading,
+  type LimitName,
+  type SandboxLimits,
+} from '../../core/worker-policy';
 import { SANDBOX_PATH, confinedSpawn, onSandboxPath, reapOrphanedSandboxes } from './confine';
 import { limitError, limitOfExit, workspaceUsage } from './limits';
 import { ToolError, messageOf, nodeCode } from '../../core/errors/activity';
@@ -47,9 +58,15 @@ const TERMINATE_SESSION_MS = 1000;
 export interface McpPoolOptions {
   /** Close a server's connection after this long without use (default 5 min). */
   idleMs?: number;
-  /** How long a server's tool list is reused before it is listed again (default 60 s; a tools/list_changed notification drops it at once). */
+  /**
+   * How long a server's tool list is reused before it is listed again (default 60 s; a tools/list_changed notification
+   * drops it at once).
+   */
   listTtlMs?: number;
-  /** The worker's environment, where `${env:NAME}` templates in headers and env values are looked up (default process.env). */
+  /**
+   * The worker's environment, where `${env:NAME}` templates in headers and env values are looked up (default
+   * process.env).
+   */
   env?: NodeJS.ProcessEnv;
 }
 
@@ -163,7 +180,11 @@ export class McpPool {
    * (listTtlMs). cwd = where a stdio server starts (the task's first workspace root); sandbox = what its
    * sandbox grants.
    */
-  async listTools(server: string, config: McpServerConfig, opts: { cwd: string; signal?: AbortSignal; sandbox?: McpSandboxOptions }): Promise<ToolSpec[]> {
+  async listTools(
+    server: string,
+    config: McpServerConfig,
+    opts: { cwd: string; signal?: AbortSignal; sandbox?: McpSandboxOptions },
+  ): Promise<ToolSpec[]> {
     return this.use(server, config, opts, async (conn) => {
       if (conn.tools && conn.tools.until > Date.now()) return conn.tools.specs;
       // Shared by concurrent callers, so it runs without any one caller's signal; each waits on its own.
@@ -189,7 +210,10 @@ export class McpPool {
       let result: Awaited<ReturnType<Client['callTool']>>;
       try {
         // With `signal`, the SDK sends notifications/cancelled to the server when it aborts.
-        result = await conn.client.callTool({ name: tool, arguments: args }, undefined, { signal: opts.signal, timeout: opts.timeoutMs });
+        result = await conn.client.callTool({ name: tool, arguments: args }, undefined, {
+          signal: opts.signal,
+          timeout: opts.timeoutMs,
+        });
       } catch (err) {
         // The SDK wraps the abort reason in an McpError; the activity needs the reason itself.
         if (opts.signal.aborted) throw opts.signal.reason;
@@ -218,7 +242,13 @@ export class McpPool {
   ): Promise<T> {
     const { signal } = opts;
     if (signal?.aborted) throw signal.reason;
-    const sandbox: McpSandbox = { roots: [opts.cwd], network: false, readOnly: [], limits: DEFAULT_LIMITS, ...opts.sandbox };
+    const sandbox: McpSandbox = {
+      roots: [opts.cwd],
+      network: false,
+      readOnly: [],
+      limits: DEFAULT_LIMITS,
+      ...opts.sandbox,
+    };
     const conn = this.connection(server, config, opts.cwd, sandbox);
     conn.inFlight++;
     clearTimeout(conn.idleTimer);
@@ -276,11 +306,25 @@ export class McpPool {
    * the sandbox's own plus the config's `env` (the worker's, never: what the SDK adds from it is unset
    * before the sandbox starts), and no variable that changes how it loads code.
    */
-  private async stdioTransport(conn: Connection, config: Extract<McpServerConfig, { command: string }>): Promise<ObservedStdioTransport> {
+  private async stdioTransport(
+    conn: Connection,
+    config: Extract<McpServerConfig, { command: string }>,
+  ): Promise<ObservedStdioTransport> {
     const { server, sandbox } = conn;
     const source = `mcp ${server}`;
-    const fail = (message: string, suggestion?: string) => ToolError.of({ code: 'E_UNAVAILABLE', kind: 'fatal', source, message: `MCP server '${server}' failed to start: ${message}`, suggestion });
-    const env: Record<string, string> = { PATH: SANDBOX_PATH.join(':'), HOME: sandbox.roots[0] ?? conn.cwd, LANG: 'C.UTF-8' };
+    const fail = (message: string, suggestion?: string) =>
+      ToolError.of({
+        code: 'E_UNAVAILABLE',
+        kind: 'fatal',
+        source,
+        message: `MCP server '${server}' failed to start: ${message}`,
+        suggestion,
+      });
+    const env: Record<string, string> = {
+      PATH: SANDBOX_PATH.join(':'),
+      HOME: sandbox.roots[0] ?? conn.cwd,
+      LANG: 'C.UTF-8',
+    };
     for (const [name, template] of Object.entries(config.env ?? {})) {
       if (changesCodeLoading(name)) {
         throw ToolError.of({
@@ -294,11 +338,17 @@ export class McpPool {
       env[name] = fillTemplate(template, this.env, `tools.mcp.${server}.env.${name}`);
     }
     if (!(await onSandboxPath(config.command, conn.cwd))) {
-      throw fail(`ENOENT: '${config.command}' is not a program in the sandbox (looked in ${SANDBOX_PATH.join(', ')}), or the directory ${conn.cwd} does not exist`, `Check the command of tools.mcp.${server}.`);
+      throw fail(
+        `ENOENT: '${config.command}' is not a program in the sandbox (looked in ${SANDBOX_PATH.join(', ')}), or the directory ${conn.cwd} does not exist`,
+        `Check the command of tools.mcp.${server}.`,
+      );
     }
     const missing = sandbox.readOnly.filter((dir) => !existsSync(dir));
     if (missing.length) {
-      throw fail(`ENOENT: ${missing.join(', ')}, which the worker's policy shows it read-only (mcpCommands readOnly), does not exist on the worker`, 'Ask the worker operator to fix mcpCommands in STARRY_WORKER_POLICY.');
+      throw fail(
+        `ENOENT: ${missing.join(', ')}, which the worker's policy shows it read-only (mcpCommands readOnly), does not exist on the worker`,
+        'Ask the worker operator to fix mcpCommands in STARRY_WORKER_POLICY.',
+      );
     }
     // A hard link in the workspace would be an outside file the server could read and write.
     await workspaceUsage(sandbox.roots, { source, refuseHardlinks: true });
@@ -322,9 +372,12 @@ export class McpPool {
     const release = (conn.release = () => (released ??= box.release().catch(() => undefined)));
     let ended: (hit: Promise<LimitName | undefined>) => void = () => undefined;
     conn.ended = new Promise((resolve) => (ended = resolve));
-    return new ObservedStdioTransport({ command: box.file, args: box.args, env: box.env, cwd: '/', stderr: 'pipe' }, (exit) => {
-      ended(release().then((hit) => hit ?? limitOfExit(exit.code, exit.signal)));
-    });
+    return new ObservedStdioTransport(
+      { command: box.file, args: box.args, env: box.env, cwd: '/', stderr: 'pipe' },
+      (exit) => {
+        ended(release().then((hit) => hit ?? limitOfExit(exit.code, exit.signal)));
+      },
+    );
   }
 
   /** E_LIMIT when a call left the workspace over its cap. */
@@ -332,10 +385,14 @@ export class McpPool {
     const { roots, limits } = conn.sandbox;
     const source = `${conn.server}.${tool}`;
     const used = await workspaceUsage(roots, { source });
-    if (used > limits.workspaceBytes) throw limitError('disk', limits, source, `after ${source}, the workspace holds ${used} bytes, over`);
+    if (used > limits.workspaceBytes)
+      throw limitError('disk', limits, source, `after ${source}, the workspace holds ${used} bytes, over`);
   }
 
-  private httpTransport(server: string, config: Extract<McpServerConfig, { url: string }>): StreamableHTTPClientTransport {
+  private httpTransport(
+    server: string,
+    config: Extract<McpServerConfig, { url: string }>,
+  ): StreamableHTTPClientTransport {
     const headers: Record<string, string> = {};
     for (const [name, template] of Object.entries(config.headers ?? {})) {
       headers[name] = fillTemplate(template, this.env, `tools.mcp.${server}.headers.${name}`);
@@ -345,7 +402,9 @@ export class McpPool {
 
   private async connect(conn: Connection): Promise<void> {
     try {
-      const transport = conn.http ?? (conn.stdio = await this.stdioTransport(conn, conn.config as Extract<McpServerConfig, { command: string }>));
+      const transport =
+        conn.http ??
+        (conn.stdio = await this.stdioTransport(conn, conn.config as Extract<McpServerConfig, { command: string }>));
       if (conn.closed) throw new Error('the pool closed the connection while the server was starting');
       const stderr = conn.stdio?.stderr as Readable | null | undefined;
       if (stderr) {
@@ -374,14 +433,17 @@ export class McpPool {
     try {
       let cursor: string | undefined;
       for (let page = 0; page < MAX_LIST_PAGES; page++) {
-        const result = await conn.client.listTools(cursor !== undefined ? { cursor } : undefined, { timeout: LIST_TIMEOUT_MS });
+        const result = await conn.client.listTools(cursor !== undefined ? { cursor } : undefined, {
+          timeout: LIST_TIMEOUT_MS,
+        });
         tools.push(...result.tools);
         cursor = result.nextCursor;
         if (cursor === undefined) break;
       }
     } catch (err) {
       // A server without the tools capability answers "method not found": it has no tools to offer.
-      if (!(err instanceof McpError && err.code === RpcCode.MethodNotFound)) throw await this.requestError(conn, 'tools/list', err, LIST_TIMEOUT_MS);
+      if (!(err instanceof McpError && err.code === RpcCode.MethodNotFound))
+        throw await this.requestError(conn, 'tools/list', err, LIST_TIMEOUT_MS);
     }
     const specs: ToolSpec[] = [];
     const schemas = new Map<string, Record<string, unknown>>();
@@ -421,15 +483,27 @@ export class McpPool {
       const hit = conn.stdio?.exit ? await conn.ended : undefined;
       if (hit !== undefined) {
         // The operator's limits leave the server no room to start: no call of the model changes that.
-        return limitError(hit, conn.sandbox.limits, source, `MCP server '${server}' failed to start: it hit`, `; it ${exitText(conn.stdio!.exit!)}${this.stderrPart(conn)}`, {
-          kind: 'fatal',
-          suggestion: 'Ask the worker operator for larger limits in STARRY_WORKER_POLICY, or use a lighter server.',
-        });
+        return limitError(
+          hit,
+          conn.sandbox.limits,
+          source,
+          `MCP server '${server}' failed to start: it hit`,
+          `; it ${exitText(conn.stdio!.exit!)}${this.stderrPart(conn)}`,
+          {
+            kind: 'fatal',
+            suggestion: 'Ask the worker operator for larger limits in STARRY_WORKER_POLICY, or use a lighter server.',
+          },
+        );
       }
       if (isTimeout(err)) {
         // A first start may be slow (a package download): worth another attempt.
         return ToolError.of(
-          { code: 'ETIMEDOUT', source, suggestion, message: `MCP server '${server}' started but did not answer the initialize request within ${CONNECT_TIMEOUT_MS} ms${this.stderrPart(conn)}` },
+          {
+            code: 'ETIMEDOUT',
+            source,
+            suggestion,
+            message: `MCP server '${server}' started but did not answer the initialize request within ${CONNECT_TIMEOUT_MS} ms${this.stderrPart(conn)}`,
+          },
           { cause: err },
         );
       }
@@ -441,23 +515,45 @@ export class McpPool {
             ? `it ${exitText(conn.stdio.exit)} before the initialize handshake`
             : stripRpcPrefix(messageOf(err));
       return ToolError.of(
-        { code: 'E_UNAVAILABLE', kind: 'fatal', source, suggestion, message: `MCP server '${server}' failed to start: ${reason}${this.stderrPart(conn)}` },
+        {
+          code: 'E_UNAVAILABLE',
+          kind: 'fatal',
+          source,
+          suggestion,
+          message: `MCP server '${server}' failed to start: ${reason}${this.stderrPart(conn)}`,
+        },
         { cause: err },
       );
     }
     const where = `MCP server '${server}' could not be reached at ${conn.config.url}`;
     if (isTimeout(err)) {
-      return ToolError.of({ code: 'ETIMEDOUT', source, message: `${where}: no answer to the initialize request within ${CONNECT_TIMEOUT_MS} ms` }, { cause: err });
+      return ToolError.of(
+        {
+          code: 'ETIMEDOUT',
+          source,
+          message: `${where}: no answer to the initialize request within ${CONNECT_TIMEOUT_MS} ms`,
+        },
+        { cause: err },
+      );
     }
     if (err instanceof StreamableHTTPError) return httpStatusError(server, source, where, err, true);
     const network = networkCodeOf(err);
     if (network !== undefined) {
       // A host that does not resolve is a config mistake; a refused or reset connection may clear up.
       const kind = network === 'ENOENT' ? 'fatal' : 'transient';
-      return ToolError.of({ code: 'E_UNAVAILABLE', kind, source, message: `${where}: ${detailOf(err)}` }, { cause: err });
+      return ToolError.of(
+        { code: 'E_UNAVAILABLE', kind, source, message: `${where}: ${detailOf(err)}` },
+        { cause: err },
+      );
     }
     return ToolError.of(
-      { code: 'E_UNAVAILABLE', kind: 'fatal', source, message: `${where}: ${stripRpcPrefix(messageOf(err))}`, suggestion: `Check the url of tools.mcp.${server}: it must be a Streamable HTTP MCP endpoint.` },
+      {
+        code: 'E_UNAVAILABLE',
+        kind: 'fatal',
+        source,
+        message: `${where}: ${stripRpcPrefix(messageOf(err))}`,
+        suggestion: `Check the url of tools.mcp.${server}: it must be a Streamable HTTP MCP endpoint.`,
+      },
       { cause: err },
     );
   }
@@ -478,27 +574,61 @@ export class McpPool {
         case RpcCode.ConnectionClosed:
           return this.closedError(conn, what, source, err);
         case RpcCode.RequestTimeout:
-          return ToolError.of({ code: 'ETIMEDOUT', source, message: `MCP server '${server}' did not answer ${what} within ${timeoutMs} ms` }, { cause: err });
+          return ToolError.of(
+            {
+              code: 'ETIMEDOUT',
+              source,
+              message: `MCP server '${server}' did not answer ${what} within ${timeoutMs} ms`,
+            },
+            { cause: err },
+          );
       }
       if (listing) {
-        return ToolError.of({ code: 'E_UNAVAILABLE', source, message: `MCP server '${server}' failed to list its tools: ${text}` }, { cause: err });
+        return ToolError.of(
+          { code: 'E_UNAVAILABLE', source, message: `MCP server '${server}' failed to list its tools: ${text}` },
+          { cause: err },
+        );
       }
       // The SDK checks structured output against the tool's outputSchema and reports a mismatch as
       // InvalidParams/InvalidRequest: the server's fault, not the arguments'.
       if (/structured content/i.test(text)) {
-        return ToolError.of({ code: 'E_TOOL_FAILED', kind: 'execution', source, message: `${name} answered with a result that does not match its output schema: ${text}` }, { cause: err });
+        return ToolError.of(
+          {
+            code: 'E_TOOL_FAILED',
+            kind: 'execution',
+            source,
+            message: `${name} answered with a result that does not match its output schema: ${text}`,
+          },
+          { cause: err },
+        );
       }
       if (err.code === RpcCode.MethodNotFound || (err.code === RpcCode.InvalidParams && isUnknownTool(text))) {
         return this.unknownToolError(conn, what, source, text, err);
       }
       if (err.code === RpcCode.InvalidParams) return this.schemaError(conn, what, source, text, err);
-      return ToolError.of({ code: 'E_TOOL_FAILED', kind: 'execution', source, message: `MCP server '${server}' failed in ${what}: ${text}` }, { cause: err });
+      return ToolError.of(
+        {
+          code: 'E_TOOL_FAILED',
+          kind: 'execution',
+          source,
+          message: `MCP server '${server}' failed in ${what}: ${text}`,
+        },
+        { cause: err },
+      );
     }
     if (err instanceof StreamableHTTPError) {
       // 404 on an open session: the server forgot it (restarted); a new connection makes a new one.
       if (err.code === 404) {
         await this.shutdown(conn);
-        return ToolError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source, message: `MCP server '${server}' no longer knows our session (HTTP 404 during ${what}); a retry opens a new one` }, { cause: err });
+        return ToolError.of(
+          {
+            code: 'E_UNAVAILABLE',
+            kind: 'transient',
+            source,
+            message: `MCP server '${server}' no longer knows our session (HTTP 404 during ${what}); a retry opens a new one`,
+          },
+          { cause: err },
+        );
       }
       return httpStatusError(server, source, `MCP server '${server}' failed during ${what}`, err, false);
     }
@@ -507,7 +637,15 @@ export class McpPool {
       return this.closedError(conn, what, source, err);
     }
     // Anything else comes from the server's answer (a result that is not a valid result).
-    return ToolError.of({ code: 'E_TOOL_FAILED', kind: 'execution', source, message: `MCP server '${server}' answered ${what} with an invalid result: ${messageOf(err)}` }, { cause: err });
+    return ToolError.of(
+      {
+        code: 'E_TOOL_FAILED',
+        kind: 'execution',
+        source,
+        message: `MCP server '${server}' answered ${what} with an invalid result: ${messageOf(err)}`,
+      },
+      { cause: err },
+    );
   }
 
   /** The server went away during a request: transient, and the connection is dropped for the retry. */
@@ -521,7 +659,14 @@ export class McpPool {
     if (conn.http) facts.push(detailOf(err));
     const hit = conn.stdio?.exit ? await conn.ended : undefined;
     // Stopped by a limit: the call asked too much of it (the next one starts a fresh server).
-    if (hit !== undefined) return limitError(hit, conn.sandbox.limits, source, `MCP server '${conn.server}' was stopped during ${what}: it hit`, ` (${facts.join('; ')})`);
+    if (hit !== undefined)
+      return limitError(
+        hit,
+        conn.sandbox.limits,
+        source,
+        `MCP server '${conn.server}' was stopped during ${what}: it hit`,
+        ` (${facts.join('; ')})`,
+      );
     const message = `MCP server '${conn.server}' closed the connection during ${what}${facts.length ? ` (${facts.join('; ')})` : ''}`;
     return ToolError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source, message }, { cause: err });
   }
@@ -540,20 +685,40 @@ export class McpPool {
     if (code === RpcCode.MethodNotFound || (code === RpcCode.InvalidParams && isUnknownTool(inner))) {
       return this.unknownToolError(conn, tool, source, inner);
     }
-    if (code === RpcCode.InvalidParams && !/structured content/i.test(inner)) return this.schemaError(conn, tool, source, inner);
-    return ToolError.of({ code: 'E_TOOL_FAILED', kind: 'execution', source, message: `${source} reported an error: ${text || '(no message)'}` });
+    if (code === RpcCode.InvalidParams && !/structured content/i.test(inner))
+      return this.schemaError(conn, tool, source, inner);
+    return ToolError.of({
+      code: 'E_TOOL_FAILED',
+      kind: 'execution',
+      source,
+      message: `${source} reported an error: ${text || '(no message)'}`,
+    });
   }
 
   private schemaError(conn: Connection, tool: string, source: string, text: string, cause?: unknown): ToolError {
     const schema = conn.tools?.schemas.get(tool);
     const suggestion = schema ? cut(`${source} takes ${JSON.stringify(schema)}`, MAX_SUGGESTION_CHARS) : undefined;
-    return ToolError.of({ code: 'E_SCHEMA', kind: 'execution', source, message: `${source} rejected its arguments: ${text}`, suggestion }, { cause });
+    return ToolError.of(
+      { code: 'E_SCHEMA', kind: 'execution', source, message: `${source} rejected its arguments: ${text}`, suggestion },
+      { cause },
+    );
   }
 
   private unknownToolError(conn: Connection, tool: string, source: string, text: string, cause?: unknown): ToolError {
     const known = conn.tools?.specs.map((s) => s.name);
-    const suggestion = known ? cut(`MCP server '${conn.server}' offers: ${known.join(', ') || 'no tools'}.`, MAX_SUGGESTION_CHARS) : undefined;
-    return ToolError.of({ code: 'E_UNKNOWN_TOOL', kind: 'execution', source, message: `MCP server '${conn.server}' has no tool '${tool}': ${text}`, suggestion }, { cause });
+    const suggestion = known
+      ? cut(`MCP server '${conn.server}' offers: ${known.join(', ') || 'no tools'}.`, MAX_SUGGESTION_CHARS)
+      : undefined;
+    return ToolError.of(
+      {
+        code: 'E_UNKNOWN_TOOL',
+        kind: 'execution',
+        source,
+        message: `MCP server '${conn.server}' has no tool '${tool}': ${text}`,
+        suggestion,
+      },
+      { cause },
+    );
   }
 
   private stderrPart(conn: Connection): string {
@@ -591,7 +756,8 @@ function toolSpec(server: string, tool: Tool): ToolSpec | undefined {
   const name = `${server}.${tool.name}`;
   if (!isValidToolName(name)) return undefined;
   const { $schema: _dialect, ...parameters } = tool.inputSchema as Record<string, unknown>;
-  const description = tool.description || tool.title || tool.annotations?.title || `MCP tool ${tool.name} of server ${server}`;
+  const description =
+    tool.description || tool.title || tool.annotations?.title || `MCP tool ${tool.name} of server ${server}`;
   return { name, description: description.slice(0, MAX_DESCRIPTION_CHARS), parameters };
 }
 
@@ -604,11 +770,20 @@ function contentItem(item: unknown): { text: string; isText: boolean } {
       return { text: str(block.text) ?? '', isText: true };
     case 'image':
     case 'audio':
-      return { text: `[${block.type} ${str(block.mimeType) ?? 'unknown type'}, ${Buffer.byteLength(str(block.data) ?? '', 'base64')} bytes]`, isText: false };
+      return {
+        text: `[${block.type} ${str(block.mimeType) ?? 'unknown type'}, ${Buffer.byteLength(str(block.data) ?? '', 'base64')} bytes]`,
+        isText: false,
+      };
     case 'resource_link':
-      return { text: `[resource link ${str(block.uri) ?? ''}${block.mimeType ? ` ${str(block.mimeType)}` : ''}]`, isText: false };
+      return {
+        text: `[resource link ${str(block.uri) ?? ''}${block.mimeType ? ` ${str(block.mimeType)}` : ''}]`,
+        isText: false,
+      };
     case 'resource': {
-      const res = (typeof block.resource === 'object' && block.resource !== null ? block.resource : {}) as Record<string, unknown>;
+      const res = (typeof block.resource === 'object' && block.resource !== null ? block.resource : {}) as Record<
+        string,
+        unknown
+      >;
       const head = `resource ${str(res.uri) ?? ''}${res.mimeType ? ` ${str(res.mimeType)}` : ''}`;
       // Embedded text is data the model asked for; a blob is bytes it cannot read.
       if (typeof res.text === 'string') return { text: `[${head}]\n${res.text}`, isText: false };
@@ -672,25 +847,39 @@ function detailOf(err: unknown): string {
  * status is the MCP transport's, not something the model asked for: at connect the URL is not an MCP
  * endpoint (fatal), later the session broke (transient, retried on a fresh connection).
  */
-function httpStatusError(server: string, source: string, where: string, err: StreamableHTTPError, connecting: boolean): ToolError {
+function httpStatusError(
+  server: string,
+  source: string,
+  where: string,
+  err: StreamableHTTPError,
+  connecting: boolean,
+): ToolError {
   const status = err.code ?? -1;
   const detail = err.message.replace(/^Streamable HTTP error: /, '');
   const message = `${where}: ${status > 0 ? `HTTP ${status}: ` : ''}${detail}`;
   const code = status > 0 ? httpStatusCode(status, 'worker') : undefined;
   if (code === 'E_AUTH') {
     return ToolError.of(
-      { code, source, message, suggestion: `Check the headers of tools.mcp.${server} and the worker's environment variables they use.` },
+      {
+        code,
+        source,
+        message,
+        suggestion: `Check the headers of tools.mcp.${server} and the worker's environment variables they use.`,
+      },
       { cause: err },
     );
   }
-  if (code !== undefined && kindOf(code) === 'transient') return ToolError.of({ code, source, message }, { cause: err });
+  if (code !== undefined && kindOf(code) === 'transient')
+    return ToolError.of({ code, source, message }, { cause: err });
   return ToolError.of(
     {
       code: 'E_UNAVAILABLE',
       kind: connecting ? 'fatal' : 'transient',
       source,
       message,
-      suggestion: connecting ? `Check the url of tools.mcp.${server}: it must be a Streamable HTTP MCP endpoint.` : undefined,
+      suggestion: connecting
+        ? `Check the url of tools.mcp.${server}: it must be a Streamable HTTP MCP endpoint.`
+        : undefined,
     },
     { cause: err },
   );

@@ -15,10 +15,18 @@ describe('checkTaskLimits (the submit-time check)', () => {
   });
   afterAll(() => ws.cleanup());
 
-  const activities = () => createToolActivities(testPolicy(ws, { roots: [ws.root], shellAllow: ['ls', 'cat'], httpAllow: ['example.com'], maxOutputBytes: 1000 }));
+  const activities = () =>
+    createToolActivities(
+      testPolicy(ws, { roots: [ws.root], shellAllow: ['ls', 'cat'], httpAllow: ['example.com'], maxOutputBytes: 1000 }),
+    );
 
   it('accepts limits that narrow the policy', async () => {
-    await expect(activities().checkTaskLimits({ workspace: [ws.root], tools: toolsConfig({ shellAllow: ['ls'], httpAllow: [], maxOutputBytes: 500 }) })).resolves.toEqual({});
+    await expect(
+      activities().checkTaskLimits({
+        workspace: [ws.root],
+        tools: toolsConfig({ shellAllow: ['ls'], httpAllow: [], maxOutputBytes: 500 }),
+      }),
+    ).resolves.toEqual({});
   });
 
   it('refuses every wider field, naming each one and how to fix it', async () => {
@@ -35,7 +43,10 @@ describe('checkTaskLimits (the submit-time check)', () => {
   });
 
   it('refuses a root that is a symlink out of the allowed tree', async () => {
-    const { refused } = await activities().checkTaskLimits({ workspace: [path.join(ws.root, 'escape')], tools: toolsConfig({ shellAllow: ['ls'], httpAllow: [], maxOutputBytes: 500 }) });
+    const { refused } = await activities().checkTaskLimits({
+      workspace: [path.join(ws.root, 'escape')],
+      tools: toolsConfig({ shellAllow: ['ls'], httpAllow: [], maxOutputBytes: 500 }),
+    });
     expect(refused).toContain(`resolves to ${ws.outside}`);
   });
 });
@@ -69,12 +80,18 @@ describe("a tool call's workspace", () => {
     await retarget(ws.outside);
 
     // The link now leads outside: what lies behind it is refused, what the check approved is not.
-    const refused = await resolveInWorkspace(workspace, 'secret.txt', { mustExist: true, source: 'fs.read' }).catch((err: unknown) => err);
+    const refused = await resolveInWorkspace(workspace, 'secret.txt', { mustExist: true, source: 'fs.read' }).catch(
+      (err: unknown) => err,
+    );
     expect(ToolError.is(refused) && refused.error.code).toBe('EPERM');
-    await expect(resolveInWorkspace(workspace, path.join(release, 'a.txt'), { mustExist: true, source: 'fs.read' })).resolves.toBe(path.join(release, 'a.txt'));
+    await expect(
+      resolveInWorkspace(workspace, path.join(release, 'a.txt'), { mustExist: true, source: 'fs.read' }),
+    ).resolves.toBe(path.join(release, 'a.txt'));
     // Looked up afresh (the next call), the root resolves outside the policy, which refuses it.
     const next = new Workspace([current], 'fs.read');
-    const wider = await checkPolicy(policy, { workspace: next.roots, tools: toolsConfig() }, 'fs.read', next).catch((err: unknown) => err);
+    const wider = await checkPolicy(policy, { workspace: next.roots, tools: toolsConfig() }, 'fs.read', next).catch(
+      (err: unknown) => err,
+    );
     expect(ToolError.is(wider) && wider.error.message).toContain(`resolves to ${ws.outside}`);
   });
 

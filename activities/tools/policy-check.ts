@@ -5,7 +5,13 @@
  */
 import { promises as fs } from 'node:fs';
 import { isRequestError } from '../../core/errors';
-import { isWithin, narrowToPolicy, widerThanPolicy, type TaskLimits, type WorkerPolicy } from '../../core/worker-policy';
+import {
+  isWithin,
+  narrowToPolicy,
+  widerThanPolicy,
+  type TaskLimits,
+  type WorkerPolicy,
+} from '../../core/worker-policy';
 import type { Workspace } from './sandbox';
 import { ToolError } from '../../core/errors/activity';
 
@@ -16,7 +22,12 @@ import { ToolError } from '../../core/errors/activity';
  *
  * @throws ToolError E_INTERNAL fatal naming each wider field.
  */
-export async function checkPolicy(policy: WorkerPolicy, task: TaskLimits, source: string, workspace?: Workspace): Promise<void> {
+export async function checkPolicy(
+  policy: WorkerPolicy,
+  task: TaskLimits,
+  source: string,
+  workspace?: Workspace,
+): Promise<void> {
   const refuse = (message: string) =>
     ToolError.of({ code: 'E_INTERNAL', kind: 'fatal', source, message: `Refused by the worker's policy: ${message}` });
   try {
@@ -27,11 +38,18 @@ export async function checkPolicy(policy: WorkerPolicy, task: TaskLimits, source
   }
   // A missing root is reported by the tool itself.
   const realpath = (p: string) => (workspace ? workspace.realpath(p) : fs.realpath(p)).catch(() => p);
-  const [allowed, reals] = await Promise.all([Promise.all(policy.roots.map((r) => fs.realpath(r).catch(() => r))), Promise.all(task.workspace.map(realpath))]);
+  const [allowed, reals] = await Promise.all([
+    Promise.all(policy.roots.map((r) => fs.realpath(r).catch(() => r))),
+    Promise.all(task.workspace.map(realpath)),
+  ]);
   for (const [i, root] of task.workspace.entries()) {
     const real = reals[i] as string;
     if (!allowed.some((a) => isWithin(real, a))) {
-      throw refuse(widerThanPolicy([`workspace: '${root}' resolves to ${real}, outside every root the worker allows (${policy.roots.join(', ')})`]));
+      throw refuse(
+        widerThanPolicy([
+          `workspace: '${root}' resolves to ${real}, outside every root the worker allows (${policy.roots.join(', ')})`,
+        ]),
+      );
     }
   }
 }

@@ -32,7 +32,9 @@ describe('resolveInWorkspace', () => {
   });
 
   it('accepts an absolute path inside any root', async () => {
-    await expect(resolveInWorkspace([ws.outside, ws.root], path.join(ws.root, 'a.txt'), read)).resolves.toBe(path.join(ws.root, 'a.txt'));
+    await expect(resolveInWorkspace([ws.outside, ws.root], path.join(ws.root, 'a.txt'), read)).resolves.toBe(
+      path.join(ws.root, 'a.txt'),
+    );
   });
 
   it('refuses /root/secret.txt with EPERM and lists the permitted roots', async () => {
@@ -43,7 +45,9 @@ describe('resolveInWorkspace', () => {
   });
 
   it('refuses a ../ escape with EPERM, also for a file that does not exist', async () => {
-    expect(await errorOf(resolveInWorkspace([ws.root], '../outside/secret.txt', read))).toMatchObject({ code: 'EPERM' });
+    expect(await errorOf(resolveInWorkspace([ws.root], '../outside/secret.txt', read))).toMatchObject({
+      code: 'EPERM',
+    });
     const missing = await errorOf(resolveInWorkspace([ws.root], '../outside/nothing.txt', write));
     expect(missing.code).toBe('EPERM');
     expect(missing.message).toContain('../outside/nothing.txt');
@@ -98,8 +102,14 @@ describe('resolveInWorkspace', () => {
 
   it('reports a missing file as ENOENT when it must exist, and returns its path when it need not', async () => {
     const error = await errorOf(resolveInWorkspace([ws.root], 'missing.txt', read));
-    expect(error).toMatchObject({ code: 'ENOENT', kind: 'execution', message: `ENOENT: no such file or directory, 'missing.txt'` });
-    await expect(resolveInWorkspace([ws.root], 'new/dir/file.txt', write)).resolves.toBe(path.join(ws.root, 'new/dir/file.txt'));
+    expect(error).toMatchObject({
+      code: 'ENOENT',
+      kind: 'execution',
+      message: `ENOENT: no such file or directory, 'missing.txt'`,
+    });
+    await expect(resolveInWorkspace([ws.root], 'new/dir/file.txt', write)).resolves.toBe(
+      path.join(ws.root, 'new/dir/file.txt'),
+    );
   });
 
   it('reports a file used as a directory as ENOTDIR', async () => {
@@ -115,7 +125,10 @@ describe('resolveInWorkspace', () => {
   });
 
   it('treats a relative or empty root list as fatal', async () => {
-    expect(await errorOf(resolveInWorkspace(['ws'], 'a.txt', read))).toMatchObject({ code: 'E_INTERNAL', kind: 'fatal' });
+    expect(await errorOf(resolveInWorkspace(['ws'], 'a.txt', read))).toMatchObject({
+      code: 'E_INTERNAL',
+      kind: 'fatal',
+    });
     expect(await errorOf(resolveInWorkspace([], 'a.txt', read))).toMatchObject({ code: 'E_INTERNAL', kind: 'fatal' });
   });
 });

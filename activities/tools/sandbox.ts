@@ -39,7 +39,11 @@ export interface ResolveOptions {
  * @throws ToolError — EINVAL (malformed path), EPERM (outside the workspace), the Node code of a failed
  * lookup (ENOENT, ENOTDIR, EACCES, ...), or E_INTERNAL fatal when a workspace root is missing.
  */
-export async function resolveInWorkspace(workspace: string[] | Workspace, userPath: string, opts: ResolveOptions): Promise<string> {
+export async function resolveInWorkspace(
+  workspace: string[] | Workspace,
+  userPath: string,
+  opts: ResolveOptions,
+): Promise<string> {
   const { source } = opts;
   checkPathText(userPath, source);
   const ws = workspaceOf(workspace, source);
@@ -85,7 +89,8 @@ function checkPathText(userPath: unknown, source: string): void {
       message: `EINVAL: invalid path: ${why}`,
       suggestion: 'Pass a path relative to the workspace root, e.g. "notes/todo.md".',
     });
-  if (typeof userPath !== 'string') throw malformed(`expected a string, got ${userPath === null ? 'null' : typeof userPath}`);
+  if (typeof userPath !== 'string')
+    throw malformed(`expected a string, got ${userPath === null ? 'null' : typeof userPath}`);
   if (userPath.trim() === '') throw malformed('the path is empty');
   if (userPath.includes('\0')) throw malformed(`the path contains a NUL byte: ${JSON.stringify(userPath)}`);
   if (userPath.length > MAX_PATH_CHARS) throw malformed(`the path is longer than ${MAX_PATH_CHARS} characters`);
@@ -132,7 +137,9 @@ async function realRootsOf(ws: Workspace): Promise<string[]> {
   return Promise.all(
     roots.map(async (root) => {
       if (typeof root !== 'string' || !path.isAbsolute(root)) {
-        throw fatal(`Workspace root ${JSON.stringify(root)} is not an absolute path; resolve roots before starting the task.`);
+        throw fatal(
+          `Workspace root ${JSON.stringify(root)} is not an absolute path; resolve roots before starting the task.`,
+        );
       }
       let real: string;
       let stat;
@@ -141,11 +148,14 @@ async function realRootsOf(ws: Workspace): Promise<string[]> {
         stat = await fs.stat(real);
       } catch (err) {
         if (nodeCode(err) === 'ENOENT') {
-          throw fatal(`Workspace root '${root}' does not exist. Create it (mkdir -p '${root}') or fix the agent's workspace setting.`);
+          throw fatal(
+            `Workspace root '${root}' does not exist. Create it (mkdir -p '${root}') or fix the agent's workspace setting.`,
+          );
         }
         throw fatal(`Workspace root '${root}' cannot be opened: ${messageOf(err)}`);
       }
-      if (!stat.isDirectory()) throw fatal(`Workspace root '${root}' is not a directory. Point the workspace at a directory.`);
+      if (!stat.isDirectory())
+        throw fatal(`Workspace root '${root}' is not a directory. Point the workspace at a directory.`);
       return real;
     }),
   );
@@ -168,7 +178,8 @@ async function realpathAllowMissing(absolute: string, hops: number): Promise<{ r
     if (nodeCode(error) === 'ENOENT') {
       const target = await danglingTarget(candidate);
       if (target !== undefined) {
-        if (hops >= MAX_SYMLINK_HOPS) return { real: candidate, error: Object.assign(new Error('ELOOP'), { code: 'ELOOP' }) };
+        if (hops >= MAX_SYMLINK_HOPS)
+          return { real: candidate, error: Object.assign(new Error('ELOOP'), { code: 'ELOOP' }) };
         return realpathAllowMissing(path.resolve(above.real, target), hops + 1);
       }
     }
@@ -199,7 +210,12 @@ async function danglingTarget(file: string): Promise<string | undefined> {
  * ```
  * @throws ToolError EPERM when the opened file is outside every root or has several links.
  */
-export async function openConfined(workspace: string[] | Workspace, file: string, flags: number, opts: { source: string; shown: string; mode?: number; createDirs?: boolean }): Promise<FileHandle> {
+export async function openConfined(
+  workspace: string[] | Workspace,
+  file: string,
+  flags: number,
+  opts: { source: string; shown: string; mode?: number; createDirs?: boolean },
+): Promise<FileHandle> {
   const { source, shown } = opts;
   const ws = workspaceOf(workspace, source);
   const { roots } = ws;
@@ -235,7 +251,12 @@ export async function openConfined(workspace: string[] | Workspace, file: string
 }
 
 /** `open` with O_NOFOLLOW: a symlink found where the checked path had none was swapped in. */
-async function openChecked(file: string, flags: number, opts: { source: string; shown: string; mode?: number }, roots: string[]): Promise<FileHandle> {
+async function openChecked(
+  file: string,
+  flags: number,
+  opts: { source: string; shown: string; mode?: number },
+  roots: string[],
+): Promise<FileHandle> {
   try {
     return await fs.open(file, flags | constants.O_NOFOLLOW | constants.O_NONBLOCK, opts.mode ?? 0o644);
   } catch (err) {
@@ -251,7 +272,12 @@ async function openChecked(file: string, flags: number, opts: { source: string; 
  * followed, and with `createDirs` missing directories are made the same way: nothing is ever created
  * outside, whatever another process does to the path meanwhile.
  */
-async function openDirBeneath(realRoots: string[], roots: string[], dir: string, opts: { source: string; shown: string; createDirs?: boolean }): Promise<FileHandle> {
+async function openDirBeneath(
+  realRoots: string[],
+  roots: string[],
+  dir: string,
+  opts: { source: string; shown: string; createDirs?: boolean },
+): Promise<FileHandle> {
   // The innermost root holding `dir`: roots may nest.
   const root = realRoots.filter((r) => isInside(dir, r)).sort((a, b) => b.length - a.length)[0];
   if (root === undefined) throw outside(roots, opts.source, `'${opts.shown}'`);
@@ -259,9 +285,11 @@ async function openDirBeneath(realRoots: string[], roots: string[], dir: string,
   for (const name of path.relative(root, dir).split(path.sep).filter(Boolean)) {
     const next = `${fdPath(handle)}/${name}`;
     try {
-      if (opts.createDirs) await fs.mkdir(next).catch((err: unknown) => {
-        if (nodeCode(err) !== 'EEXIST') throw new ToolError(normalizeThrown(err, opts.source, opts.shown), undefined, { cause: err });
-      });
+      if (opts.createDirs)
+        await fs.mkdir(next).catch((err: unknown) => {
+          if (nodeCode(err) !== 'EEXIST')
+            throw new ToolError(normalizeThrown(err, opts.source, opts.shown), undefined, { cause: err });
+        });
       const inner = await openChecked(next, constants.O_RDONLY | constants.O_DIRECTORY, opts, roots);
       await handle.close();
       handle = inner;

@@ -6,7 +6,18 @@ import { makeWorkspace, toolsConfig, type TempWorkspace } from './test-support';
 describe('shell.run', () => {
   let ws: TempWorkspace;
   const call = (args: unknown, overrides: Partial<ToolRequest> = {}, signal?: AbortSignal) =>
-    runTool({ name: 'shell.run', args, tick: 1, workspace: [ws.root], tools: toolsConfig(), toolTimeoutMs: 10_000, ...overrides }, signal);
+    runTool(
+      {
+        name: 'shell.run',
+        args,
+        tick: 1,
+        workspace: [ws.root],
+        tools: toolsConfig(),
+        toolTimeoutMs: 10_000,
+        ...overrides,
+      },
+      signal,
+    );
 
   beforeEach(async () => {
     ws = await makeWorkspace();
@@ -53,7 +64,9 @@ describe('shell.run', () => {
   it('runs in the first root by default and in a cwd inside the workspace', async () => {
     await fs.mkdir(path.join(ws.root, 'sub'));
     expect((await call({ command: 'pwd' })).data).toMatchObject({ stdout: `${ws.root}\n` });
-    expect((await call({ command: 'pwd', cwd: 'sub' })).data).toMatchObject({ stdout: `${path.join(ws.root, 'sub')}\n` });
+    expect((await call({ command: 'pwd', cwd: 'sub' })).data).toMatchObject({
+      stdout: `${path.join(ws.root, 'sub')}\n`,
+    });
   });
 
   it('refuses a cwd outside the workspace', async () => {
@@ -78,7 +91,10 @@ describe('shell.run', () => {
   });
 
   it('reports a program that is allowed but not installed as ENOENT', async () => {
-    const result = await call({ command: 'no-such-program-xyz' }, { tools: toolsConfig({ shellAllow: ['no-such-program-xyz'] }) });
+    const result = await call(
+      { command: 'no-such-program-xyz' },
+      { tools: toolsConfig({ shellAllow: ['no-such-program-xyz'] }) },
+    );
     expect(result.error).toMatchObject({ code: 'ENOENT', kind: 'execution' });
   });
 

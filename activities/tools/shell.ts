@@ -49,7 +49,10 @@ export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): P
       suggestion: `Allowed commands: ${allow.length ? allow.join(', ') : '(none)'}. Pass the program in command and each argument in args.`,
     });
   }
-  const cwd = await resolveInWorkspace(ctx.workspace, args.cwd ?? (ctx.roots[0] as string), { mustExist: true, source: SOURCE });
+  const cwd = await resolveInWorkspace(ctx.workspace, args.cwd ?? (ctx.roots[0] as string), {
+    mustExist: true,
+    source: SOURCE,
+  });
   if (!(await fs.stat(cwd)).isDirectory()) {
     throw ToolError.of({ code: 'ENOTDIR', source: SOURCE, message: `ENOTDIR: not a directory, cwd '${args.cwd}'` });
   }
@@ -93,14 +96,23 @@ export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): P
     throw limitError(name, limits, SOURCE, `'${command}' hit`, `${room}; ${outcome(result)}`);
   }
   const after = await workspaceUsage(roots, { source: SOURCE });
-  if (after > limits.workspaceBytes) throw limitError('disk', limits, SOURCE, `after '${command}' ran, the workspace holds ${after} bytes, over`, `; ${outcome(result)}`);
+  if (after > limits.workspaceBytes)
+    throw limitError(
+      'disk',
+      limits,
+      SOURCE,
+      `after '${command}' ran, the workspace holds ${after} bytes, over`,
+      `; ${outcome(result)}`,
+    );
   return result;
 }
 
 /** How a program ended and the end of what it said, for an E_LIMIT message. */
 function outcome(r: ShellResult): string {
   const tail = (text: string) => (text.length > 500 ? `…${text.slice(-500)}` : text).trim();
-  const said = [r.stderr && `stderr: ${tail(r.stderr)}`, r.stdout && `stdout: ${tail(r.stdout)}`].filter(Boolean).join('; ');
+  const said = [r.stderr && `stderr: ${tail(r.stderr)}`, r.stdout && `stdout: ${tail(r.stdout)}`]
+    .filter(Boolean)
+    .join('; ');
   return `it ended with ${r.signal ? `signal ${r.signal}` : `exit code ${r.exitCode}`}${said ? `; ${said}` : ''}`;
 }
 
@@ -116,7 +128,8 @@ function splitCommand(args: ToolArgs['shell.run']): { command: string; argv: str
       code: 'EINVAL',
       source: SOURCE,
       message: `EINVAL: shell syntax is not supported (no shell runs the command): '${line}'`,
-      suggestion: 'Pass the program in command and each argument in args, e.g. {"command": "grep", "args": ["-n", "TODO", "notes.md"]}.',
+      suggestion:
+        'Pass the program in command and each argument in args, e.g. {"command": "grep", "args": ["-n", "TODO", "notes.md"]}.',
     });
   }
   const [command = '', ...argv] = line.split(/\s+/);
@@ -150,7 +163,11 @@ function spawnCapped(o: SpawnOptions): Promise<ShellResult> {
   if (o.signal?.aborted) return Promise.reject(o.signal.reason);
   return new Promise<ShellResult>((resolve, reject) => {
     // detached: its own process group; the sandbox's PID namespace ends with bwrap, taking every child.
-    const child = spawn(o.sandbox.file, o.sandbox.args, { env: o.sandbox.env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    const child = spawn(o.sandbox.file, o.sandbox.args, {
+      env: o.sandbox.env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let size = 0;
@@ -176,7 +193,8 @@ function spawnCapped(o: SpawnOptions): Promise<ShellResult> {
             code: 'E_OUTPUT_TOO_LARGE',
             source: SOURCE,
             message: `E_OUTPUT_TOO_LARGE: '${o.command}' wrote more than ${o.cap} bytes and was stopped`,
-            suggestion: 'Narrow the output: pass arguments that select less (head -n, grep -m, wc), or read a file with fs.read and maxBytes.',
+            suggestion:
+              'Narrow the output: pass arguments that select less (head -n, grep -m, wc), or read a file with fs.read and maxBytes.',
           }),
         );
         return;

@@ -34,5 +34,10 @@ export function toolsConfig(overrides: Partial<AgentConfig['tools']> = {}): Agen
 
 /** A worker policy granting `ws.base` (root and outside both lie below it: the tools' own checks are tested). */
 export function testPolicy(ws: TempWorkspace, overrides: Partial<WorkerPolicyInput> = {}): WorkerPolicy {
-  return parseWorkerPolicy({ roots: [ws.base], allowRoot: true, journalDir: path.join(ws.base, 'journal'), ...overrides });
+  return parseWorkerPolicy({
+    roots: [ws.base],
+    allowRoot: true,
+    journalDir: path.join(ws.base, 'journal'),
+    ...overrides,
+  });
 }

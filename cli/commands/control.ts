@@ -16,11 +16,15 @@ export function controlCommands(program: Command): void {
       await withClient(async (agents, connection) => {
         await agents.halt(agentId, { by: o.by, ...(o.note ? { note: o.note } : {}) });
         if (!(await hasLiveWorker(connection, temporalEnv()))) {
-          say(`SYSTEM_HALT recorded for agent ${agentId}: no worker is polling, so nothing of it runs now; it is STOPPED the moment a worker picks it up\n`);
+          say(
+            `SYSTEM_HALT recorded for agent ${agentId}: no worker is polling, so nothing of it runs now; it is STOPPED the moment a worker picks it up\n`,
+          );
           return;
         }
         const s = await agents.status(agentId);
-        say(`SYSTEM_HALT sent: agent ${agentId} is ${s.agentState}; ${s.cancelledTasks.length} queued task(s) recorded as cancelled\n`);
+        say(
+          `SYSTEM_HALT sent: agent ${agentId} is ${s.agentState}; ${s.cancelledTasks.length} queued task(s) recorded as cancelled\n`,
+        );
       });
     });
 
@@ -33,15 +37,25 @@ export function controlCommands(program: Command): void {
     .option('--note <text>', 'why (kept in the agent state and history)')
     .option('--by <name>', 'who is unlocking', process.env.USER ?? 'operator')
     .option('--json', 'print the result as JSON')
-    .action(async (agentId: string, o: { resume?: boolean; addTokens?: number; note?: string; by: string; json?: boolean }) => {
-      if (o.addTokens !== undefined && (!Number.isInteger(o.addTokens) || o.addTokens < 0)) {
-        throw new ExitError(`--add-tokens must be a whole number >= 0, got ${o.addTokens}`, EXIT.USAGE);
-      }
-      await withClient(async (agents) => {
-        const r = await agents.unlock(agentId, { resume: !!o.resume, by: o.by, ...(o.addTokens ? { addTokens: o.addTokens } : {}), ...(o.note ? { note: o.note } : {}) });
-        say(o.json ? jsonLine(r) : `${r.message}\n`);
-      }, 'required');
-    });
+    .action(
+      async (
+        agentId: string,
+        o: { resume?: boolean; addTokens?: number; note?: string; by: string; json?: boolean },
+      ) => {
+        if (o.addTokens !== undefined && (!Number.isInteger(o.addTokens) || o.addTokens < 0)) {
+          throw new ExitError(`--add-tokens must be a whole number >= 0, got ${o.addTokens}`, EXIT.USAGE);
+        }
+        await withClient(async (agents) => {
+          const r = await agents.unlock(agentId, {
+            resume: !!o.resume,
+            by: o.by,
+            ...(o.addTokens ? { addTokens: o.addTokens } : {}),
+            ...(o.note ? { note: o.note } : {}),
+          });
+          say(o.json ? jsonLine(r) : `${r.message}\n`);
+        }, 'required');
+      },
+    );
 
   program
     .command('message')
@@ -52,7 +66,11 @@ export function controlCommands(program: Command): void {
     .action(async (agentId: string, text: string, o: { by: string }) => {
       await withClient(async (agents) => {
         const r = await agents.message(agentId, text, o.by);
-        say(r.delivered === 'running task' ? `message given to ${agentId}'s running task ${r.taskId}\n` : `message kept for ${agentId}'s next task (no task is running)\n`);
+        say(
+          r.delivered === 'running task'
+            ? `message given to ${agentId}'s running task ${r.taskId}\n`
+            : `message kept for ${agentId}'s next task (no task is running)\n`,
+        );
       }, 'required');
     });
 }

@@ -30,7 +30,11 @@ export function devCommands(program: Command): void {
       const w = await (await import('../../dev/embedded')).startEmbeddedWorker(temporalEnv());
       // The API comes up beside the worker; with no auth configured it is the loopback-only dev mode.
       const secured = !!(process.env.STARRY_API_JWT_SECRET || process.env.STARRY_API_JWKS_URL);
-      const api = o.apiPort ? await startApi(o.apiPort, !secured).catch((err: Error) => void sayErr(`starry: the HTTP API did not start: ${err.message}\n`)) : undefined;
+      const api = o.apiPort
+        ? await startApi(o.apiPort, !secured).catch(
+            (err: Error) => void sayErr(`starry: the HTTP API did not start: ${err.message}\n`),
+          )
+        : undefined;
       sayErr(
         `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}worker running on task queue ${TASK_QUEUE}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
       );
@@ -50,19 +54,36 @@ export function devCommands(program: Command): void {
     .action(async (o: { port: number; json?: boolean }) => {
       const root = projectRoot();
       const { isListening, startDevServer } = await import('../../dev/dev-server');
-      if (!(await isListening(o.port))) sayErr(`starting a Temporal dev server on 127.0.0.1:${o.port} (SQLite in ${shown(stateDir())}/, kept running for the Web UI on port ${o.port + 1000})…\n`);
+      if (!(await isListening(o.port)))
+        sayErr(
+          `starting a Temporal dev server on 127.0.0.1:${o.port} (SQLite in ${shown(stateDir())}/, kept running for the Web UI on port ${o.port + 1000})…\n`,
+        );
       const server = await startDevServer({ port: o.port, detached: true });
       if (!server.started) sayErr(`${serverLine(server)}\n`);
       process.env.TEMPORAL_ADDRESS = server.address;
       process.env.STARRY_UI_URL = server.uiUrl;
       const agentId = `demo-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`;
-      if (!o.json) sayErr(`agent ${agentId}: fs.read /root/secret.txt is outside its workspace; watch the pain and the correction\n\n`);
+      if (!o.json)
+        sayErr(
+          `agent ${agentId}: fs.read /root/secret.txt is outside its workspace; watch the pain and the correction\n\n`,
+        );
       const config = path.join(root, 'examples/eperm/agent.json');
-      process.exitCode = await runTask({ goal: 'Tell me what /root/secret.txt says.', agent: agentId, flags: { config }, json: o.json, worker: 'always' });
+      process.exitCode = await runTask({
+        goal: 'Tell me what /root/secret.txt says.',
+        agent: agentId,
+        flags: { config },
+        json: o.json,
+        worker: 'always',
+      });
       if (!o.json) {
-        say(`\nAgent workflow: ${webUiLink(server.uiUrl, agentWorkflowId(qualifiedAgentId(actingTenant(), agentId)))}\n`);
+        say(
+          `\nAgent workflow: ${webUiLink(server.uiUrl, agentWorkflowId(qualifiedAgentId(actingTenant(), agentId)))}\n`,
+        );
         say(`All workflows:  ${webUiLink(server.uiUrl)}\n`);
-        if (server.dbFile) say(`The dev server keeps running for the Web UI; \`npm run stop${o.port === 7233 ? '' : ` -- --port ${o.port}`}\` stops it.\n`);
+        if (server.dbFile)
+          say(
+            `The dev server keeps running for the Web UI; \`npm run stop${o.port === 7233 ? '' : ` -- --port ${o.port}`}\` stops it.\n`,
+          );
       }
     });
 
@@ -75,10 +96,18 @@ export function devCommands(program: Command): void {
       const { startDevServer, stopDevServer } = await import('../../dev/dev-server');
       if (action === 'start') {
         const s = await startDevServer({ port: o.port, detached: true });
-        say(s.started || s.dbFile ? `${s.started ? 'started' : 'already running'}: ${s.address} · Web UI ${s.uiUrl}\n` : `${serverLine(s)}\n`);
+        say(
+          s.started || s.dbFile
+            ? `${s.started ? 'started' : 'already running'}: ${s.address} · Web UI ${s.uiUrl}\n`
+            : `${serverLine(s)}\n`,
+        );
       } else if (action === 'stop') {
         const stopped = await stopDevServer(o.port);
-        say(stopped ? `stopped the dev server on port ${o.port}\n` : `no dev server started by starry on port ${o.port}\n`);
+        say(
+          stopped
+            ? `stopped the dev server on port ${o.port}\n`
+            : `no dev server started by starry on port ${o.port}\n`,
+        );
       } else throw new ExitError(`unknown action "${action}": use start or stop`, EXIT.USAGE);
     });
 }

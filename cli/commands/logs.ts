@@ -10,10 +10,15 @@ import { printTask } from '../live';
 export function logsCommand(program: Command): void {
   program
     .command('logs')
-    .description("a task's log from its workflow history: each tick's model text, tool calls and results, pain, signals")
+    .description(
+      "a task's log from its workflow history: each tick's model text, tool calls and results, pain, signals",
+    )
     .argument('<workflowId>', 'the task workflow, e.g. agent-a1-task-3 (printed by run, submit and status)')
     .option('--json', 'print the task result JSON instead')
-    .option('--transcript', 'print the whole transcript instead: every message the model saw and said, read from the transcript store')
+    .option(
+      '--transcript',
+      'print the whole transcript instead: every message the model saw and said, read from the transcript store',
+    )
     .action(async (workflowId: string, o: { json?: boolean; transcript?: boolean }) => {
       await withClient(async (agents) => {
         const result = await agents.taskResult(workflowId);
@@ -22,7 +27,11 @@ export function logsCommand(program: Command): void {
           return;
         }
         if (o.json) {
-          if (!result) throw new ExitError(`task ${workflowId} is still running: \`starry logs\` without --json shows it so far`, EXIT.FAILED);
+          if (!result)
+            throw new ExitError(
+              `task ${workflowId} is still running: \`starry logs\` without --json shows it so far`,
+              EXIT.FAILED,
+            );
           say(jsonLine(result));
           return;
         }
@@ -37,12 +46,26 @@ export function logsCommand(program: Command): void {
  * names (the worker's: STARRY_STORE_BUCKET or STARRY_STORE_DIR). A missing blob is an error naming it.
  */
 async function transcriptText(workflowId: string, result: TaskResult | undefined): Promise<string> {
-  if (!result) throw new ExitError(`task ${workflowId} is still running: its transcript is complete once it ends (\`starry watch\` follows it live)`, EXIT.FAILED);
-  if (!result.transcript?.manifest) throw new ExitError(`task ${workflowId} has no stored transcript (it ran before the transcript store, or made no LLM call): \`starry logs ${workflowId}\` shows its ticks`, EXIT.FAILED);
-  const [{ storeFromEnv, BlobMissingError }, { transcriptStore }] = await Promise.all([import('../../activities/store'), import('../../activities/transcript')]);
+  if (!result)
+    throw new ExitError(
+      `task ${workflowId} is still running: its transcript is complete once it ends (\`starry watch\` follows it live)`,
+      EXIT.FAILED,
+    );
+  if (!result.transcript?.manifest)
+    throw new ExitError(
+      `task ${workflowId} has no stored transcript (it ran before the transcript store, or made no LLM call): \`starry logs ${workflowId}\` shows its ticks`,
+      EXIT.FAILED,
+    );
+  const [{ storeFromEnv, BlobMissingError }, { transcriptStore }] = await Promise.all([
+    import('../../activities/store'),
+    import('../../activities/transcript'),
+  ]);
   let messages;
   try {
-    messages = await transcriptStore(storeFromEnv()).transcript(result.transcript.manifest, result.transcript.tail as TranscriptEntry[]);
+    messages = await transcriptStore(storeFromEnv()).transcript(
+      result.transcript.manifest,
+      result.transcript.tail as TranscriptEntry[],
+    );
   } catch (err) {
     if (err instanceof BlobMissingError) throw new ExitError(err.message, EXIT.FAILED);
     throw err;
@@ -53,6 +76,9 @@ async function transcriptText(workflowId: string, result: TaskResult | undefined
 /** One transcript message as text: who, what they said, the calls the model asked for. */
 function messageText(m: ChatMessage): string {
   const head = m.role === 'tool' ? `[tool ${m.name}]` : `[${m.role}]`;
-  const calls = m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => `  → ${c.name} ${JSON.stringify(c.args ?? c.rawArguments ?? {})}`) : [];
+  const calls =
+    m.role === 'assistant'
+      ? (m.toolCalls ?? []).map((c) => `  → ${c.name} ${JSON.stringify(c.args ?? c.rawArguments ?? {})}`)
+      : [];
   return [head, ...('text' in m && m.text ? [m.text] : []), ...calls, ''].join('\n');
 }

@@ -21,12 +21,18 @@ export function replayCommand(program: Command): void {
       (await import('../../dev/embedded')).quietRuntime('ERROR');
       const report = o.file
         ? await replayHistory(loadHistoryFile(path.resolve(o.file)), path.basename(o.file, '.json'))
-        : await withClient(async (agents) => replayHistory(await fetchHistory(agents.client, workflowId as string).catch(unknownWorkflow), workflowId));
+        : await withClient(async (agents) =>
+            replayHistory(await fetchHistory(agents.client, workflowId as string).catch(unknownWorkflow), workflowId),
+          );
       if (o.json) say(jsonLine(report));
-      else if (report.ok) say(`replay ok: ${report.workflowId} (${report.workflowType ?? '?'}, ${report.events} events) is deterministic with the current code\n`);
+      else if (report.ok)
+        say(
+          `replay ok: ${report.workflowId} (${report.workflowType ?? '?'}, ${report.events} events) is deterministic with the current code\n`,
+        );
       else {
         say(`replay FAILED: ${report.workflowId}\n`);
-        if (report.firstBadEvent) say(`first non-deterministic event: #${report.firstBadEvent.eventId} ${report.firstBadEvent.eventType}\n`);
+        if (report.firstBadEvent)
+          say(`first non-deterministic event: #${report.firstBadEvent.eventId} ${report.firstBadEvent.eventType}\n`);
         say(`${report.error}\n`);
       }
       if (!report.ok) process.exitCode = EXIT.FAILED;

@@ -10,8 +10,13 @@ import { say } from '../format';
 export function serveCommands(program: Command): void {
   program
     .command('worker')
-    .description('run a worker (its environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, STARRY_WORKER_POLICY, … — docs/ARCHITECTURE.md#the-worker)')
-    .option('--set-current', "make this worker's version the current one once it polls (STARRY_MAKE_CURRENT=always; docs/ARCHITECTURE.md#versioning)")
+    .description(
+      'run a worker (its environment: TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, STARRY_WORKER_POLICY, … — docs/ARCHITECTURE.md#the-worker)',
+    )
+    .option(
+      '--set-current',
+      "make this worker's version the current one once it polls (STARRY_MAKE_CURRENT=always; docs/ARCHITECTURE.md#versioning)",
+    )
     .action(async (o: { setCurrent?: boolean }) => {
       if (o.setCurrent) process.env.STARRY_MAKE_CURRENT = 'always';
       // runWorker installs the worker's logger: every failure as one line, pain included.
@@ -20,27 +25,43 @@ export function serveCommands(program: Command): void {
 
   program
     .command('api')
-    .description('serve the HTTP API on 127.0.0.1 (auth from STARRY_API_JWT_SECRET or STARRY_API_JWKS_URL; see docs/API.md)')
+    .description(
+      'serve the HTTP API on 127.0.0.1 (auth from STARRY_API_JWT_SECRET or STARRY_API_JWKS_URL; see docs/API.md)',
+    )
     .option('--port <n>', 'port', parsePort, 8080)
     .option('--insecure-dev', 'no authentication: every caller is an admin (loopback only; never in production)')
     .action(async (o: { port: number; insecureDev?: boolean }) => {
       const api = await startApi(o.port, !!o.insecureDev);
-      sayErr(`HTTP API on ${api.url} (OpenAPI: ${api.url}/openapi.json) against Temporal at ${temporalEnv().address}; Ctrl-C stops it\n`);
+      sayErr(
+        `HTTP API on ${api.url} (OpenAPI: ${api.url}/openapi.json) against Temporal at ${temporalEnv().address}; Ctrl-C stops it\n`,
+      );
       await untilSignal();
       await api.close();
     });
 
   program
     .command('api-token')
-    .description('mint a bearer token for the HTTP API, signed with STARRY_API_JWT_SECRET (for local use and tests); with --tenant, for that tenant (its claim: STARRY_API_TENANT_CLAIM, default "tenant")')
+    .description(
+      'mint a bearer token for the HTTP API, signed with STARRY_API_JWT_SECRET (for local use and tests); with --tenant, for that tenant (its claim: STARRY_API_TENANT_CLAIM, default "tenant")',
+    )
     .requiredOption('--role <role>', 'viewer | operator | admin')
-    .option('--sub <name>', 'who the token is for (recorded as `by` of halts and unlocks)', process.env.USER ?? 'operator')
+    .option(
+      '--sub <name>',
+      'who the token is for (recorded as `by` of halts and unlocks)',
+      process.env.USER ?? 'operator',
+    )
     .option('--ttl <seconds>', 'lifetime in seconds', (v) => Number(v), 3600)
     .action(async (o: { role: string; sub: string; ttl: number }) => {
       const secret = process.env.STARRY_API_JWT_SECRET;
-      if (!secret) throw new ExitError('set STARRY_API_JWT_SECRET (at least 32 characters) to the secret the API checks tokens with', EXIT.USAGE);
-      if (!['viewer', 'operator', 'admin'].includes(o.role)) throw new ExitError(`--role must be viewer, operator or admin, got "${o.role}"`, EXIT.USAGE);
-      if (!Number.isInteger(o.ttl) || o.ttl <= 0) throw new ExitError('--ttl must be a whole number of seconds > 0', EXIT.USAGE);
+      if (!secret)
+        throw new ExitError(
+          'set STARRY_API_JWT_SECRET (at least 32 characters) to the secret the API checks tokens with',
+          EXIT.USAGE,
+        );
+      if (!['viewer', 'operator', 'admin'].includes(o.role))
+        throw new ExitError(`--role must be viewer, operator or admin, got "${o.role}"`, EXIT.USAGE);
+      if (!Number.isInteger(o.ttl) || o.ttl <= 0)
+        throw new ExitError('--ttl must be a whole number of seconds > 0', EXIT.USAGE);
       // Loaded on use: the API's modules (jose is ESM-only) stay out of every other command's start.
       const { devToken } = await import('../../api/auth');
       const tenant = actingTenant();
@@ -66,10 +87,16 @@ export function serveCommands(program: Command): void {
  */
 export async function startApi(port: number, insecure: boolean): Promise<LocalApi> {
   if (!insecure && !process.env.STARRY_API_JWT_SECRET && !process.env.STARRY_API_JWKS_URL) {
-    throw new ExitError('the API needs authentication: set STARRY_API_JWT_SECRET (HS256) or STARRY_API_JWKS_URL, or pass --insecure-dev for a loopback-only dev API', EXIT.USAGE);
+    throw new ExitError(
+      'the API needs authentication: set STARRY_API_JWT_SECRET (HS256) or STARRY_API_JWKS_URL, or pass --insecure-dev for a loopback-only dev API',
+      EXIT.USAGE,
+    );
   }
   const { serveApi } = await import('../../api/serve');
   const api = await serveApi({ port, insecureDev: insecure });
-  if (insecure) sayErr(`WARNING: the HTTP API on ${api.url} runs WITHOUT AUTHENTICATION (--insecure-dev): every local caller is an admin. Loopback only; never expose it.\n`);
+  if (insecure)
+    sayErr(
+      `WARNING: the HTTP API on ${api.url} runs WITHOUT AUTHENTICATION (--insecure-dev): every local caller is an admin. Loopback only; never expose it.\n`,
+    );
   return api;
 }

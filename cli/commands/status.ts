@@ -15,34 +15,59 @@ export function statusCommands(program: Command): void {
     .command('status')
     .description("show an agent's state, queue, counters and recent tasks")
     .argument('<agent>', 'agent id')
-    .option('--json', 'print the state query as JSON (with no worker polling: what the visibility store holds, with "source": "visibility store")')
+    .option(
+      '--json',
+      'print the state query as JSON (with no worker polling: what the visibility store holds, with "source": "visibility store")',
+    )
     .action(async (agentId: string, o: { json?: boolean }) => {
       await withClient(async (agents, connection) => {
         if (!(await hasLiveWorker(connection, temporalEnv()))) {
           // Never a worker here just to answer: it would advance the agent's tasks while we read.
           // What the search attributes say (state, lock reason, tokens), and that they are where it comes from.
           const seen = await agents.visibleState(agentId);
-          if (o.json) say(jsonLine({ agentId, workflowId: agents.agentWorkflowId(agentId), ...seen, source: 'visibility store' }));
-          else say(`agent ${agentId}: ${seen.agentState ?? 'state unknown'}${seen.lockReason ? ` (${seen.lockReason})` : ''} · ${seen.tokensUsed ?? 0} tokens — from the visibility store\n`);
+          if (o.json)
+            say(
+              jsonLine({ agentId, workflowId: agents.agentWorkflowId(agentId), ...seen, source: 'visibility store' }),
+            );
+          else
+            say(
+              `agent ${agentId}: ${seen.agentState ?? 'state unknown'}${seen.lockReason ? ` (${seen.lockReason})` : ''} · ${seen.tokensUsed ?? 0} tokens — from the visibility store\n`,
+            );
           sayErr(`starry: ${noWorker(temporalEnv().address)}\n`);
           return;
         }
         const s = await agents.status(agentId);
-        say(o.json ? jsonLine(s) : `${formatStatus(s)}\nWeb UI: ${webUiLink(uiBase(), agents.agentWorkflowId(agentId))}\n`);
+        say(
+          o.json
+            ? jsonLine(s)
+            : `${formatStatus(s)}\nWeb UI: ${webUiLink(uiBase(), agents.agentWorkflowId(agentId))}\n`,
+        );
       });
     });
 
   program
     .command('list')
     .description('running agents and their state, from the visibility store (needs no worker)')
-    .addOption(new Option('--state <state>', 'only agents in this state').choices(['WAITING_FOR_EVENT', 'EXECUTING', 'SAFETY_LOCKOUT', 'ERROR_PAUSED', 'STOPPED']))
+    .addOption(
+      new Option('--state <state>', 'only agents in this state').choices([
+        'WAITING_FOR_EVENT',
+        'EXECUTING',
+        'SAFETY_LOCKOUT',
+        'ERROR_PAUSED',
+        'STOPPED',
+      ]),
+    )
     .option('--json', 'print {agents, nextPageToken?} as JSON')
     .action(async (o: { state?: AgentState; json?: boolean }) => {
       await withClient(async (agents) => {
         const all: AgentList['agents'] = [];
         let token: string | undefined;
         do {
-          const page = await agents.listAgents({ ...(o.state ? { state: o.state } : {}), pageSize: 200, ...(token ? { nextPageToken: token } : {}) });
+          const page = await agents.listAgents({
+            ...(o.state ? { state: o.state } : {}),
+            pageSize: 200,
+            ...(token ? { nextPageToken: token } : {}),
+          });
           all.push(...page.agents);
           token = page.nextPageToken;
         } while (token);
@@ -50,7 +75,13 @@ export function statusCommands(program: Command): void {
         if (o.json) return void say(jsonLine({ agents: all }));
         if (!all.length) return void say(`no running agent${o.state ? ` in ${o.state}` : ''}\n`);
         const width = Math.max(...all.map((a) => a.agentId.length), 5);
-        for (const a of all) say(`${a.agentId.padEnd(width)}  ${(a.agentState ?? '?').padEnd(17)}  ${a.lockReason ?? ''}${a.tokensUsed !== undefined ? `  ${a.tokensUsed} tokens` : ''}\n`.replace(/\s+\n$/, '\n'));
+        for (const a of all)
+          say(
+            `${a.agentId.padEnd(width)}  ${(a.agentState ?? '?').padEnd(17)}  ${a.lockReason ?? ''}${a.tokensUsed !== undefined ? `  ${a.tokensUsed} tokens` : ''}\n`.replace(
+              /\s+\n$/,
+              '\n',
+            ),
+          );
       });
     });
 }

@@ -28,23 +28,40 @@ export interface RunOptions {
 /** Register run, submit and resubmit. */
 export function taskCommands(program: Command): void {
   const run = addTaskOptions(program.command('run').description('submit a task and wait for its result'));
-  run.addOption(new Option('--worker <mode>', 'run a worker in this process: auto (if none is polling), always, never').choices(['auto', 'always', 'never']).default('auto'));
+  run.addOption(
+    new Option('--worker <mode>', 'run a worker in this process: auto (if none is polling), always, never')
+      .choices(['auto', 'always', 'never'])
+      .default('auto'),
+  );
   run.action(async (goal: string | undefined, _o, cmd: Command) => {
     const o = cmd.opts<{ agent: string; priority?: number; json?: boolean; worker: RunOptions['worker'] }>();
-    process.exitCode = await runTask({ goal, agent: o.agent, flags: configFlags(cmd), priority: o.priority, json: o.json, worker: o.worker });
+    process.exitCode = await runTask({
+      goal,
+      agent: o.agent,
+      flags: configFlags(cmd),
+      priority: o.priority,
+      json: o.json,
+      worker: o.worker,
+    });
   });
 
-  addTaskOptions(program.command('submit').description('submit a task and return at once')).action(async (goal: string | undefined, _o, cmd: Command) => {
-    const o = cmd.opts<{ agent: string; priority?: number; json?: boolean }>();
-    const g = requireGoal(goal);
-    const flags = configFlags(cmd);
-    // A bad config is a usage error before anything connects.
-    const config = noConfigFlags(flags) ? undefined : loadAgentConfig(flags);
-    await withClient(async (agents) => {
-      const r = await submitWith(agents, o.agent, g, config, o.priority);
-      say(o.json ? jsonLine({ agentId: o.agent, ...r }) : `${r.taskId} queued for agent ${o.agent} at position ${r.position} (${r.workflowId})\n`);
-    }, 'required');
-  });
+  addTaskOptions(program.command('submit').description('submit a task and return at once')).action(
+    async (goal: string | undefined, _o, cmd: Command) => {
+      const o = cmd.opts<{ agent: string; priority?: number; json?: boolean }>();
+      const g = requireGoal(goal);
+      const flags = configFlags(cmd);
+      // A bad config is a usage error before anything connects.
+      const config = noConfigFlags(flags) ? undefined : loadAgentConfig(flags);
+      await withClient(async (agents) => {
+        const r = await submitWith(agents, o.agent, g, config, o.priority);
+        say(
+          o.json
+            ? jsonLine({ agentId: o.agent, ...r })
+            : `${r.taskId} queued for agent ${o.agent} at position ${r.position} (${r.workflowId})\n`,
+        );
+      }, 'required');
+    },
+  );
 
   program
     .command('resubmit')
@@ -55,7 +72,11 @@ export function taskCommands(program: Command): void {
     .action(async (agentId: string, taskId: string, o: { json?: boolean }) => {
       await withClient(async (agents) => {
         const r = await agents.resubmit(agentId, taskId);
-        say(o.json ? jsonLine({ agentId, ...r }) : `${r.taskId} queued again for agent ${agentId} at position ${r.position} (${r.workflowId})\n`);
+        say(
+          o.json
+            ? jsonLine({ agentId, ...r })
+            : `${r.taskId} queued again for agent ${agentId} at position ${r.position} (${r.workflowId})\n`,
+        );
       }, 'required');
     });
 }
@@ -75,7 +96,8 @@ export async function runTask(o: RunOptions): Promise<number> {
     const embedded = await workerIfNeeded(connection, o.worker);
     try {
       // The embedded worker reads this process's environment: check its provider settings up front.
-      const problem = embedded && config ? (await import('../../activities/llm')).llmSetupProblem(config.llm) : undefined;
+      const problem =
+        embedded && config ? (await import('../../activities/llm')).llmSetupProblem(config.llm) : undefined;
       if (problem) throw new ConfigError(problem);
       const submitted = await submitWith(agents, o.agent, g, config, o.priority);
       if (!o.json) sayErr(`submitted ${submitted.taskId} to agent ${o.agent} (${submitted.workflowId})\n`);
@@ -83,7 +105,9 @@ export async function runTask(o: RunOptions): Promise<number> {
       const detach = onInterrupt(() => detachedHint(o.agent, submitted.taskId, submitted.workflowId, !!embedded));
       const live = new AbortController();
       try {
-        const printing = o.json ? Promise.resolve() : printTask(agents.client, submitted.workflowId, { signal: live.signal }).catch(() => undefined);
+        const printing = o.json
+          ? Promise.resolve()
+          : printTask(agents.client, submitted.workflowId, { signal: live.signal }).catch(() => undefined);
         const result = await agents.waitForTask(o.agent, submitted.taskId);
         // The history's last events arrive with the result; give them a moment, never a hang.
         await Promise.race([printing, new Promise((r) => setTimeout(r, 2000))]);
@@ -120,7 +144,10 @@ function addTaskOptions(cmd: Command): Command {
 
 /** `--priority`: a whole number 1..9, checked before anything is started (0 is SYSTEM_HALT's). */
 function parsePriority(v: string): number {
-  if (!/^[1-9]$/.test(v.trim())) throw new CommanderInvalidArgumentError(`must be a whole number from 1 (first) to 9 (0 is reserved for SYSTEM_HALT); got "${v}"`);
+  if (!/^[1-9]$/.test(v.trim()))
+    throw new CommanderInvalidArgumentError(
+      `must be a whole number from 1 (first) to 9 (0 is reserved for SYSTEM_HALT); got "${v}"`,
+    );
   return Number(v);
 }
 
@@ -135,19 +162,32 @@ function noConfigFlags(f: ConfigFlags): boolean {
 }
 
 function requireGoal(goal: string | undefined): string {
-  if (!goal || !goal.trim()) throw new ExitError('a goal is required, e.g. starry run "summarise notes.md" --llm scripted:turns.json', EXIT.USAGE);
+  if (!goal || !goal.trim())
+    throw new ExitError(
+      'a goal is required, e.g. starry run "summarise notes.md" --llm scripted:turns.json',
+      EXIT.USAGE,
+    );
   return goal;
 }
 
 /** Submit to `agentId`: with a config (starting the agent when new), or, with none, to the agent as it is. */
-async function submitWith(agents: AgentClient, agentId: string, goal: string, config: AgentConfig | undefined, priority?: number) {
+async function submitWith(
+  agents: AgentClient,
+  agentId: string,
+  goal: string,
+  config: AgentConfig | undefined,
+  priority?: number,
+) {
   const extra = priority !== undefined ? { priority } : {};
   if (config) return agents.submit(agentId, { goal, config, ...extra });
   try {
     return await agents.submitExisting(agentId, { goal, ...extra });
   } catch (err) {
     if (isRequestError(err) && err.type === 'NotFound') {
-      throw new ExitError(`agent ${agentId} does not exist yet: give it a controller to start it (--llm scripted:FILE, gemini:MODEL, … or --config FILE)`, EXIT.USAGE);
+      throw new ExitError(
+        `agent ${agentId} does not exist yet: give it a controller to start it (--llm scripted:FILE, gemini:MODEL, … or --config FILE)`,
+        EXIT.USAGE,
+      );
     }
     throw err;
   }

@@ -16,7 +16,12 @@ export function watchCommand(program: Command): void {
     .command('watch')
     .description('follow an agent live, task after task (each tick, tool call, pain, alert), until Ctrl-C')
     .argument('<agent>', 'agent id')
-    .option('--reconnect-for <seconds>', 'when the server stops answering, how long to keep trying to reach it before giving up', parseSeconds, 60)
+    .option(
+      '--reconnect-for <seconds>',
+      'when the server stops answering, how long to keep trying to reach it before giving up',
+      parseSeconds,
+      60,
+    )
     .action(async (agentId: string, o: { reconnectFor: number }) => {
       await withClient(async (agents, connection) => {
         const stop = new AbortController();
@@ -59,7 +64,9 @@ async function watchAgent(agents: AgentClient, agentId: string, signal: AbortSig
         await printTask(agents.client, cur.workflowId, { signal });
         continue;
       }
-      for (const done of s.tasks.filter((t) => !shown.has(`${t.workflowId}:${t.outcome}`) && t.workflowId !== cur?.workflowId)) {
+      for (const done of s.tasks.filter(
+        (t) => !shown.has(`${t.workflowId}:${t.outcome}`) && t.workflowId !== cur?.workflowId,
+      )) {
         if (done.workflowId !== followed) {
           say(`▶ ${done.taskId} (${done.workflowId})\n`);
           await printTask(agents.client, done.workflowId, { signal, live: false });
@@ -82,7 +89,8 @@ async function watchAgent(agents: AgentClient, agentId: string, signal: AbortSig
 
 /** gRPC's UNAVAILABLE anywhere in the error's causes: the server does not answer. */
 function unavailable(err: unknown): boolean {
-  for (let e = err as { code?: number; cause?: unknown } | undefined; e; e = e.cause as typeof e) if (e.code === 14) return true;
+  for (let e = err as { code?: number; cause?: unknown } | undefined; e; e = e.cause as typeof e)
+    if (e.code === 14) return true;
   return false;
 }
 
@@ -143,7 +151,9 @@ class ServerLink {
         this.lost = true;
         this.losses++;
         this.lostAt = Date.now();
-        sayErr(`starry: lost the Temporal server at ${this.address}: it does not answer; trying to reach it again for ${this.retrySeconds} s (Ctrl-C stops)\n`);
+        sayErr(
+          `starry: lost the Temporal server at ${this.address}: it does not answer; trying to reach it again for ${this.retrySeconds} s (Ctrl-C stops)\n`,
+        );
       } else if (ok && this.lost) {
         this.lost = false;
         sayErr(`starry: the Temporal server at ${this.address} answers again; watching on\n`);

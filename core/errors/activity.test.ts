@@ -1,6 +1,7 @@
 import { ToolError, normalizeThrown, toToolError } from './activity';
 
-const nodeError = (code: string, message = `${code}: something, open '/x'`) => Object.assign(new Error(message), { code });
+const nodeError = (code: string, message = `${code}: something, open '/x'`) =>
+  Object.assign(new Error(message), { code });
 
 describe('normalizeThrown', () => {
   it('keeps the NormalizedError of a ToolError', () => {
@@ -21,7 +22,10 @@ describe('normalizeThrown', () => {
   it('maps Node codes outside the taxonomy to the nearest one', () => {
     expect(normalizeThrown(nodeError('ELOOP'), 'fs.read', 'l')).toMatchObject({ code: 'EINVAL', kind: 'execution' });
     expect(normalizeThrown(nodeError('EROFS'), 'fs.write', 'f')).toMatchObject({ code: 'EACCES', kind: 'execution' });
-    expect(normalizeThrown(nodeError('EMFILE'), 'fs.read', 'f')).toMatchObject({ code: 'E_UNAVAILABLE', kind: 'transient' });
+    expect(normalizeThrown(nodeError('EMFILE'), 'fs.read', 'f')).toMatchObject({
+      code: 'E_UNAVAILABLE',
+      kind: 'transient',
+    });
   });
 
   it('treats a full disk as fatal: only an operator can fix it', () => {

@@ -76,7 +76,10 @@ export class ToolError extends ActivityError {
    * Build from the fields of `normalizedError`: the kind defaults to the code's own, the source to
    * the tool that throws it. `retryAfterMs`: when a transient error may be retried at the earliest.
    */
-  static of(e: Omit<ErrorFields, 'source'> & { source?: string }, opts: { retryAfterMs?: number; cause?: unknown } = {}): ToolError {
+  static of(
+    e: Omit<ErrorFields, 'source'> & { source?: string },
+    opts: { retryAfterMs?: number; cause?: unknown } = {},
+  ): ToolError {
     return new ToolError(normalizedError({ ...e, source: e.source ?? '' }), opts.retryAfterMs, { cause: opts.cause });
   }
 
@@ -135,7 +138,12 @@ export function normalizeThrown(err: unknown, source: string, subject?: string):
   const raw = nodeCode(err);
   const message = messageOf(err);
   if (raw === undefined) {
-    return normalizedError({ code: 'E_INTERNAL', kind: 'fatal', source, message: `Internal error in ${source}: ${message}` });
+    return normalizedError({
+      code: 'E_INTERNAL',
+      kind: 'fatal',
+      source,
+      message: `Internal error in ${source}: ${message}`,
+    });
   }
   const code = NODE_ALIASES[raw] ?? toErrorCode(raw, 'E_INTERNAL');
   const kind = OPERATOR_CODES.has(raw) ? 'fatal' : code === 'E_INTERNAL' ? 'execution' : kindOf(code);
@@ -185,6 +193,12 @@ export function normalizeOwnThrown(err: unknown, source: string): NormalizedErro
     return { ...inner, message: `${source} failed: ${messageOf(err)} (${inner.message})` };
   }
   const name = typeof err === 'object' && err !== null ? (err as { name?: unknown }).name : undefined;
-  if (name === 'TimeoutError') return normalizedError({ code: 'ETIMEDOUT', source, message: `${source} timed out: ${messageOf(err)}` });
-  return normalizedError({ code: 'E_TOOL_FAILED', kind: 'execution', source, message: `${source} failed: ${messageOf(err)}` });
+  if (name === 'TimeoutError')
+    return normalizedError({ code: 'ETIMEDOUT', source, message: `${source} timed out: ${messageOf(err)}` });
+  return normalizedError({
+    code: 'E_TOOL_FAILED',
+    kind: 'execution',
+    source,
+    message: `${source} failed: ${messageOf(err)}`,
+  });
 }

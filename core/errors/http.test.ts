@@ -1,5 +1,12 @@
 import { kindOf } from './index';
-import { classifyHttpStatus, classifyNetworkError, httpStatusCode, networkCodeOf, retryAfterMs, retryDelayWithin } from './http';
+import {
+  classifyHttpStatus,
+  classifyNetworkError,
+  httpStatusCode,
+  networkCodeOf,
+  retryAfterMs,
+  retryDelayWithin,
+} from './http';
 
 const h = (entries: Record<string, string>) => ({ get: (n: string) => entries[n.toLowerCase()] ?? null });
 
@@ -21,8 +28,16 @@ describe('httpStatusCode, the one HTTP-status table', () => {
   });
 
   it('retries what may clear up, stops the agent for the worker’s refused credential, and gives the model the rest as pain', () => {
-    expect([408, 409, 429, 502].map((s) => kindOf(httpStatusCode(s, 'model')))).toEqual(['transient', 'transient', 'transient', 'transient']);
-    expect([kindOf(httpStatusCode(401, 'worker')), kindOf(httpStatusCode(401, 'model'))]).toEqual(['fatal', 'execution']);
+    expect([408, 409, 429, 502].map((s) => kindOf(httpStatusCode(s, 'model')))).toEqual([
+      'transient',
+      'transient',
+      'transient',
+      'transient',
+    ]);
+    expect([kindOf(httpStatusCode(401, 'worker')), kindOf(httpStatusCode(401, 'model'))]).toEqual([
+      'fatal',
+      'execution',
+    ]);
   });
 });
 
@@ -31,7 +46,12 @@ describe('classifyHttpStatus', () => {
     for (const status of [400, 401, 403, 404, 408, 409, 410, 418, 429, 500, 503]) {
       const code = httpStatusCode(status, 'worker');
       const e = classifyHttpStatus({ status, message: 'x', source: 'llm' });
-      expect(e).toMatchObject({ code, kind: kindOf(code), source: 'llm', message: expect.stringContaining(`HTTP ${status}`) });
+      expect(e).toMatchObject({
+        code,
+        kind: kindOf(code),
+        source: 'llm',
+        message: expect.stringContaining(`HTTP ${status}`),
+      });
     }
   });
 
@@ -41,37 +61,64 @@ describe('classifyHttpStatus', () => {
 
   it('names the credential in the message on 401 and 403, so the lock reason says which one is wrong', () => {
     const credential = 'the API key in OPENAI_API_KEY';
-    const e401 = classifyHttpStatus({ status: 401, message: 'Incorrect API key provided', source: 'llm openai', credential });
+    const e401 = classifyHttpStatus({
+      status: 401,
+      message: 'Incorrect API key provided',
+      source: 'llm openai',
+      credential,
+    });
     expect(e401.message).toBe('HTTP 401: Incorrect API key provided (the API key in OPENAI_API_KEY was rejected)');
     expect(e401.suggestion).toContain(credential);
     const e403 = classifyHttpStatus({ status: 403, message: 'Permission denied', source: 'llm gemini', credential });
     expect(e403.message).toContain('is not allowed to use this model');
-    expect(classifyHttpStatus({ status: 429, message: 'slow', source: 's', credential }).message).toBe('HTTP 429: slow');
+    expect(classifyHttpStatus({ status: 429, message: 'slow', source: 's', credential }).message).toBe(
+      'HTTP 429: slow',
+    );
   });
 
   it('treats a credential the provider rejected in structured form as 401, keeping the real status', () => {
-    const e = classifyHttpStatus({ status: 400, message: 'API key not valid.', source: 'llm gemini', credential: 'the API key in GOOGLE_API_KEY', credentialRejected: true });
-    expect(e).toMatchObject({ code: 'E_AUTH', kind: 'fatal', message: 'HTTP 400: API key not valid. (the API key in GOOGLE_API_KEY was rejected)' });
+    const e = classifyHttpStatus({
+      status: 400,
+      message: 'API key not valid.',
+      source: 'llm gemini',
+      credential: 'the API key in GOOGLE_API_KEY',
+      credentialRejected: true,
+    });
+    expect(e).toMatchObject({
+      code: 'E_AUTH',
+      kind: 'fatal',
+      message: 'HTTP 400: API key not valid. (the API key in GOOGLE_API_KEY was rejected)',
+    });
   });
 });
 
 describe('classifyNetworkError', () => {
   it('finds the code on the error or its cause', () => {
     expect(classifyNetworkError(Object.assign(new Error('x'), { code: 'ECONNRESET' }), 's')?.code).toBe('ECONNRESET');
-    const fetchFailed = new TypeError('fetch failed', { cause: Object.assign(new Error('c'), { code: 'ECONNREFUSED' }) });
+    const fetchFailed = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('c'), { code: 'ECONNREFUSED' }),
+    });
     expect(classifyNetworkError(fetchFailed, 's')).toMatchObject({ code: 'ECONNREFUSED', kind: 'transient' });
   });
 
   it('says a host that does not exist is ENOENT, which the model can fix, and a resolver that could not answer is transient', () => {
-    const notFound = new TypeError('fetch failed', { cause: Object.assign(new Error('getaddrinfo ENOTFOUND nope.invalid'), { code: 'ENOTFOUND' }) });
+    const notFound = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('getaddrinfo ENOTFOUND nope.invalid'), { code: 'ENOTFOUND' }),
+    });
     expect(classifyNetworkError(notFound, 's')).toMatchObject({ code: 'ENOENT', kind: 'execution' });
-    expect(classifyNetworkError(Object.assign(new Error('getaddrinfo EAI_AGAIN'), { code: 'EAI_AGAIN' }), 's')).toMatchObject({ code: 'EAI_AGAIN', kind: 'transient' });
-    expect(classifyNetworkError(Object.assign(new Error('timeout'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), 's')).toMatchObject({ code: 'ETIMEDOUT', kind: 'transient' });
+    expect(
+      classifyNetworkError(Object.assign(new Error('getaddrinfo EAI_AGAIN'), { code: 'EAI_AGAIN' }), 's'),
+    ).toMatchObject({ code: 'EAI_AGAIN', kind: 'transient' });
+    expect(
+      classifyNetworkError(Object.assign(new Error('timeout'), { code: 'UND_ERR_HEADERS_TIMEOUT' }), 's'),
+    ).toMatchObject({ code: 'ETIMEDOUT', kind: 'transient' });
   });
 
   it('returns undefined for an error that is not a network error', () => {
     expect(classifyNetworkError(new Error('boom'), 's')).toBeUndefined();
-    expect(networkCodeOf(new Error('boom', { cause: Object.assign(new Error('reset'), { code: 'UND_ERR_SOCKET' }) }))).toBe('ECONNRESET');
+    expect(
+      networkCodeOf(new Error('boom', { cause: Object.assign(new Error('reset'), { code: 'UND_ERR_SOCKET' }) })),
+    ).toBe('ECONNRESET');
   });
 });
 

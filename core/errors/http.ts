@@ -138,7 +138,10 @@ export function networkCodeOf(err: unknown): ErrorCode | undefined {
  * not bound `nextRetryDelay` by the policy, so without this a `Retry-After: 86400` would park the
  * task for a day.
  */
-export function retryDelayWithin(retryAfterMs: number | undefined, maximumIntervalMs: number | undefined): number | undefined {
+export function retryDelayWithin(
+  retryAfterMs: number | undefined,
+  maximumIntervalMs: number | undefined,
+): number | undefined {
   if (retryAfterMs === undefined || maximumIntervalMs === undefined) return retryAfterMs;
   return Math.min(retryAfterMs, maximumIntervalMs);
 }

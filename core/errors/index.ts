@@ -80,7 +80,14 @@ export interface ToolExecutionResult {
   message?: StoredMessage;
 }
 
-const TRANSIENT = new Set<string>(['ETIMEDOUT', 'ECONNREFUSED', 'ECONNRESET', 'EAI_AGAIN', 'E_RATE_LIMIT', 'E_UNAVAILABLE']);
+const TRANSIENT = new Set<string>([
+  'ETIMEDOUT',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EAI_AGAIN',
+  'E_RATE_LIMIT',
+  'E_UNAVAILABLE',
+]);
 const FATAL = new Set<string>(['ENOMEM', 'E_AUTH', 'E_INTERNAL', 'E_BLOB_MISSING']);
 
 /**
@@ -130,4 +137,3 @@ export function failure(error: NormalizedError): ToolExecutionResult {
 export function success(data: unknown): ToolExecutionResult {
   return { success: true, data };
 }
-

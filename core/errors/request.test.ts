@@ -1,4 +1,11 @@
-import { ConfigError, InvalidArgumentError, isRequestError, NotFoundError, RefusedError, requestErrorType } from './request';
+import {
+  ConfigError,
+  InvalidArgumentError,
+  isRequestError,
+  NotFoundError,
+  RefusedError,
+  requestErrorType,
+} from './request';
 
 describe('the request error family', () => {
   it('gives each error the type a client maps to a status', () => {

@@ -29,7 +29,11 @@ export interface PromptFraming {
  * });
  * ```
  */
-export function basePrompt(agent: AgentConfig, framing: PromptFraming, tools: readonly string[] = offeredTools(agent.tools.allow)): string {
+export function basePrompt(
+  agent: AgentConfig,
+  framing: PromptFraming,
+  tools: readonly string[] = offeredTools(agent.tools.allow),
+): string {
   const { shellAllow, httpAllow } = agent.tools;
   const s = agent.safety;
   return [
@@ -42,7 +46,9 @@ export function basePrompt(agent: AgentConfig, framing: PromptFraming, tools: re
     `Tools: ${tools.join(', ')}.`,
     'They are confined to the permitted workspace roots: any path outside them is refused.',
     // Unset, the worker's list: the task states it once the worker has listed its tools (TaskRun.offer).
-    shellAllow ? `shell.run starts only these commands: ${shellAllow.length ? shellAllow.join(', ') : '(none)'}.` : 'shell.run starts only the commands the worker allows.',
+    shellAllow
+      ? `shell.run starts only these commands: ${shellAllow.length ? shellAllow.join(', ') : '(none)'}.`
+      : 'shell.run starts only the commands the worker allows.',
     `http.get reaches only these hosts: ${httpAllow.length ? httpAllow.join(', ') : '(none)'}.`,
     // Stating the breakers up front lets the model avoid them instead of discovering them.
     `Limits: at most ${s.maxTicks} ticks per task; ${s.repeatThreshold} identical failed calls in a row raise an alert; ` +
@@ -52,6 +58,8 @@ export function basePrompt(agent: AgentConfig, framing: PromptFraming, tools: re
     '',
     FINISH_INSTRUCTION,
     // The owner's instructions come after the preamble, in the same anchored system message.
-    ...(agent.instructions ? ['', 'Instructions for this agent, from its owner (the rules above still hold):', agent.instructions] : []),
+    ...(agent.instructions
+      ? ['', 'Instructions for this agent, from its owner (the rules above still hold):', agent.instructions]
+      : []),
   ].join('\n');
 }

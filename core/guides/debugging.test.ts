@@ -4,8 +4,19 @@ import { debuggingGuide } from './debugging';
 import { REPEAT_ALERT_SENTENCE } from './failure-facts';
 import type { PainContext, SafetyAlert } from './guide';
 
-const ctx: PainContext = { tick: 2, toolName: 'fs.read', args: { path: '/root/secret.txt' }, consecutiveFailures: 1, workspace: ['/w'] };
-const eperm = normalizedError({ code: 'EPERM', message: 'Permission Denied', source: 'fs.read', suggestion: 'Permitted roots: /w' });
+const ctx: PainContext = {
+  tick: 2,
+  toolName: 'fs.read',
+  args: { path: '/root/secret.txt' },
+  consecutiveFailures: 1,
+  workspace: ['/w'],
+};
+const eperm = normalizedError({
+  code: 'EPERM',
+  message: 'Permission Denied',
+  source: 'fs.read',
+  suggestion: 'Permitted roots: /w',
+});
 
 describe('debugging guide', () => {
   it('reads EPERM as diagnostic data about permissions', () => {
@@ -59,14 +70,26 @@ describe('debugging guide', () => {
   });
 
   it('contains the seeds sentence in its repeat alert, with the fingerprint as evidence', () => {
-    const alert: SafetyAlert = { kind: 'REPEAT_ALERT', toolName: 'fs.read', fingerprint: '0123456789abcdef', consecutiveFailures: 3, repeatCount: 3 };
+    const alert: SafetyAlert = {
+      kind: 'REPEAT_ALERT',
+      toolName: 'fs.read',
+      fingerprint: '0123456789abcdef',
+      consecutiveFailures: 3,
+      repeatCount: 3,
+    };
     const text = debuggingGuide.interpretAlert(alert, ctx);
     expect(text).toContain(REPEAT_ALERT_SENTENCE);
     expect(text).toContain('fingerprint 0123456789abcdef');
   });
 
   it('intervenes on frustration with the count, the skipped calls and a re-plan', () => {
-    const alert: SafetyAlert = { kind: 'FRUSTRATION', toolName: 'fs.read', fingerprint: 'f', consecutiveFailures: 5, repeatCount: 1 };
+    const alert: SafetyAlert = {
+      kind: 'FRUSTRATION',
+      toolName: 'fs.read',
+      fingerprint: 'f',
+      consecutiveFailures: 5,
+      repeatCount: 1,
+    };
     const text = debuggingGuide.interpretAlert(alert, ctx);
     expect(text).toContain('5 consecutive failures');
     expect(text).toContain('were not executed');

@@ -7,7 +7,8 @@ import { basePrompt } from './base-prompt';
 import { countOf, lines, REPEAT_ALERT_SENTENCE } from './failure-facts';
 import type { Guide } from './guide';
 
-const PERMISSION = 'Permission issue detected. Check file ownership. Also check that the path lies inside a permitted root.';
+const PERMISSION =
+  'Permission issue detected. Check file ownership. Also check that the path lies inside a permitted root.';
 const NETWORK = 'Connection failure: the remote side did not answer. Check the host and whether it is allowed.';
 /** Enough of the arguments to see the mistake, without replaying a whole `fs.write` payload. */
 const MAX_ARGS_CHARS = 200;
@@ -25,7 +26,8 @@ const DIAGNOSES: Partial<Record<ErrorCode, string>> = {
   E_INVALID_JSON: 'Malformed arguments: the JSON did not parse. Check quotes, commas and brackets.',
   E_SCHEMA: "Argument schema mismatch. Compare field names and types with the tool's parameters.",
   E_OUTPUT_TOO_LARGE: 'Output over the size limit. Narrow the request.',
-  E_LIMIT: 'Resource limit reached: the message names which one. Do less per call: fewer processes, less data, smaller files.',
+  E_LIMIT:
+    'Resource limit reached: the message names which one. Do less per call: fewer processes, less data, smaller files.',
   E_SKIPPED: 'Not executed: the system stopped this turn before the call ran.',
   ETIMEDOUT: 'Timeout: the operation did not finish in time. Reduce the work per call.',
   ECONNREFUSED: NETWORK,
@@ -66,12 +68,16 @@ export const debuggingGuide: Guide = {
   description: 'Failures are diagnostic data: EPERM means "permission issue detected, check file ownership".',
 
   systemPrompt(agent, tools) {
-    return basePrompt(agent, {
-      role: 'You are a methodical OpenStarry agent: you work toward a goal by calling tools, and you debug like an engineer.',
-      failures:
-        'It is a diagnostic report (code, source, message, arguments). Form a hypothesis from it, ' +
-        'then test it with one small call.',
-    }, tools);
+    return basePrompt(
+      agent,
+      {
+        role: 'You are a methodical OpenStarry agent: you work toward a goal by calling tools, and you debug like an engineer.',
+        failures:
+          'It is a diagnostic report (code, source, message, arguments). Form a hypothesis from it, ' +
+          'then test it with one small call.',
+      },
+      tools,
+    );
   },
 
   interpretPain(error, ctx) {

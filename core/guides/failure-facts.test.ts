@@ -1,5 +1,12 @@
 import { normalizedError } from '../errors';
-import { codeAndMessage, countOf, describeFailure, lines, REPEAT_ALERT_SENTENCE, suggestionLine } from './failure-facts';
+import {
+  codeAndMessage,
+  countOf,
+  describeFailure,
+  lines,
+  REPEAT_ALERT_SENTENCE,
+  suggestionLine,
+} from './failure-facts';
 
 const eperm = normalizedError({ code: 'EPERM', message: 'operation not permitted', source: 'fs.read' });
 
@@ -39,7 +46,9 @@ describe('failure facts', () => {
 
 describe('codeAndMessage', () => {
   it('does not repeat a code the message already starts with', () => {
-    expect(codeAndMessage({ code: 'EPERM', message: 'EPERM: operation not permitted' })).toBe('EPERM: operation not permitted');
+    expect(codeAndMessage({ code: 'EPERM', message: 'EPERM: operation not permitted' })).toBe(
+      'EPERM: operation not permitted',
+    );
   });
 
   it('prefixes the code otherwise', () => {

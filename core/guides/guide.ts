@@ -1,5 +1,6 @@
 /**
- * Pain conduction (docs/ARCHITECTURE.md#where-each-rule-lives): the Core reports facts, a Guide gives them meaning for the LLM.
+ * Pain conduction (docs/ARCHITECTURE.md#where-each-rule-lives): the Core reports facts, a Guide gives them meaning for
+ * the LLM.
  * Guides are pure and deterministic because they run inside the workflow.
  */
 import type { AgentConfig } from '../config';

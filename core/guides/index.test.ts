@@ -5,10 +5,33 @@ import type { PainContext, SafetyAlert } from './guide';
 import { getGuide, GUIDES, guideIds, REPEAT_ALERT_SENTENCE } from './index';
 
 const agent = parseAgentConfig({ workspace: ['/w'] }, 'scripted:/x.json');
-const ctx: PainContext = { tick: 1, toolName: 'fs.read', args: { path: '/root/secret.txt' }, consecutiveFailures: 1, workspace: ['/w'] };
-const eperm = normalizedError({ code: 'EPERM', message: 'Permission Denied', source: 'fs.read', suggestion: 'Permitted roots: /w' });
-const repeat: SafetyAlert = { kind: 'REPEAT_ALERT', toolName: 'fs.read', fingerprint: 'f', consecutiveFailures: 3, repeatCount: 3 };
-const frustration: SafetyAlert = { kind: 'FRUSTRATION', toolName: 'fs.read', fingerprint: 'f', consecutiveFailures: 5, repeatCount: 1 };
+const ctx: PainContext = {
+  tick: 1,
+  toolName: 'fs.read',
+  args: { path: '/root/secret.txt' },
+  consecutiveFailures: 1,
+  workspace: ['/w'],
+};
+const eperm = normalizedError({
+  code: 'EPERM',
+  message: 'Permission Denied',
+  source: 'fs.read',
+  suggestion: 'Permitted roots: /w',
+});
+const repeat: SafetyAlert = {
+  kind: 'REPEAT_ALERT',
+  toolName: 'fs.read',
+  fingerprint: 'f',
+  consecutiveFailures: 3,
+  repeatCount: 3,
+};
+const frustration: SafetyAlert = {
+  kind: 'FRUSTRATION',
+  toolName: 'fs.read',
+  fingerprint: 'f',
+  consecutiveFailures: 5,
+  repeatCount: 1,
+};
 
 describe('guide registry', () => {
   it('ships pain, safety, learning, debugging and neutral, each under its own id', () => {
@@ -31,7 +54,12 @@ describe('guide registry', () => {
 
   it.each(guideIds())('%s always carries the code, message, source and suggestion of a failure', (id) => {
     for (const code of ERROR_CODES) {
-      const error = normalizedError({ code, message: 'the message', source: 'the.source', suggestion: 'the suggestion' });
+      const error = normalizedError({
+        code,
+        message: 'the message',
+        source: 'the.source',
+        suggestion: 'the suggestion',
+      });
       const text = getGuide(id).interpretPain(error, ctx);
       for (const fact of [code, 'the message', 'the.source', 'the suggestion']) expect(text).toContain(fact);
     }
@@ -43,17 +71,32 @@ describe('guide registry', () => {
     expect(prompt).toContain('Permitted workspace roots:\n/w\n');
   });
 
-  it.each(guideIds())('%s lists only the offered tools, and ends with the owner’s instructions after its own rules', (id) => {
-    const owned = parseAgentConfig({ workspace: ['/w'], instructions: 'Answer in French.', tools: { allow: ['fs.read', 'fs.list'] } }, 'scripted:/x.json');
-    const prompt = getGuide(id).systemPrompt(owned);
-    expect(prompt).toContain('Tools: fs.read, fs.list.\n');
-    expect(prompt.endsWith('When the goal is done, answer with your final answer and no tool call.\n\nInstructions for this agent, from its owner (the rules above still hold):\nAnswer in French.')).toBe(true);
-    expect(getGuide(id).systemPrompt(agent)).not.toContain('Instructions for this agent');
-  });
+  it.each(guideIds())(
+    '%s lists only the offered tools, and ends with the owner’s instructions after its own rules',
+    (id) => {
+      const owned = parseAgentConfig(
+        { workspace: ['/w'], instructions: 'Answer in French.', tools: { allow: ['fs.read', 'fs.list'] } },
+        'scripted:/x.json',
+      );
+      const prompt = getGuide(id).systemPrompt(owned);
+      expect(prompt).toContain('Tools: fs.read, fs.list.\n');
+      expect(
+        prompt.endsWith(
+          'When the goal is done, answer with your final answer and no tool call.\n\nInstructions for this agent, from its owner (the rules above still hold):\nAnswer in French.',
+        ),
+      ).toBe(true);
+      expect(getGuide(id).systemPrompt(agent)).not.toContain('Instructions for this agent');
+    },
+  );
 
   it('reads E_LIMIT as a resource limit in the guides that interpret codes', () => {
-    const hit = normalizedError({ code: 'E_LIMIT', message: "E_LIMIT: 'sh' was stopped at its CPU time limit", source: 'shell.run' });
-    for (const id of ['debugging', 'learning', 'safety']) expect(getGuide(id).interpretPain(hit, ctx)).toMatch(/limit/i);
+    const hit = normalizedError({
+      code: 'E_LIMIT',
+      message: "E_LIMIT: 'sh' was stopped at its CPU time limit",
+      source: 'shell.run',
+    });
+    for (const id of ['debugging', 'learning', 'safety'])
+      expect(getGuide(id).interpretPain(hit, ctx)).toMatch(/limit/i);
     expect(getGuide('debugging').interpretPain(hit, ctx)).toContain('Resource limit reached');
   });
 

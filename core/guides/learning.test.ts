@@ -4,8 +4,19 @@ import { REPEAT_ALERT_SENTENCE } from './failure-facts';
 import type { PainContext, SafetyAlert } from './guide';
 import { learningGuide } from './learning';
 
-const ctx: PainContext = { tick: 1, toolName: 'fs.read', args: { path: '/root/secret.txt' }, consecutiveFailures: 1, workspace: ['/w'] };
-const eperm = normalizedError({ code: 'EPERM', message: 'Permission Denied', source: 'fs.read', suggestion: 'Permitted roots: /w' });
+const ctx: PainContext = {
+  tick: 1,
+  toolName: 'fs.read',
+  args: { path: '/root/secret.txt' },
+  consecutiveFailures: 1,
+  workspace: ['/w'],
+};
+const eperm = normalizedError({
+  code: 'EPERM',
+  message: 'Permission Denied',
+  source: 'fs.read',
+  suggestion: 'Permitted roots: /w',
+});
 
 describe('learning guide', () => {
   it('reads EPERM as a boundary found while exploring', () => {
@@ -37,12 +48,24 @@ describe('learning guide', () => {
   });
 
   it('contains the seeds sentence in its repeat alert', () => {
-    const alert: SafetyAlert = { kind: 'REPEAT_ALERT', toolName: 'fs.read', fingerprint: 'f', consecutiveFailures: 3, repeatCount: 3 };
+    const alert: SafetyAlert = {
+      kind: 'REPEAT_ALERT',
+      toolName: 'fs.read',
+      fingerprint: 'f',
+      consecutiveFailures: 3,
+      repeatCount: 3,
+    };
     expect(learningGuide.interpretAlert(alert, ctx)).toContain(REPEAT_ALERT_SENTENCE);
   });
 
   it('intervenes on frustration with the count, the skipped calls and a re-plan', () => {
-    const alert: SafetyAlert = { kind: 'FRUSTRATION', toolName: 'fs.read', fingerprint: 'f', consecutiveFailures: 5, repeatCount: 1 };
+    const alert: SafetyAlert = {
+      kind: 'FRUSTRATION',
+      toolName: 'fs.read',
+      fingerprint: 'f',
+      consecutiveFailures: 5,
+      repeatCount: 1,
+    };
     const text = learningGuide.interpretAlert(alert, ctx);
     expect(text).toContain('5 attempts in a row failed');
     expect(text).toContain('were not executed');

@@ -47,14 +47,18 @@ function reading(error: NormalizedError): string {
  */
 export const learningGuide: Guide = {
   id: 'learning',
-  description: "Failures are lessons: EPERM means \"this path is blocked, let's find another\".",
+  description: 'Failures are lessons: EPERM means "this path is blocked, let\'s find another".',
 
   systemPrompt(agent, tools) {
-    return basePrompt(agent, {
-      role: 'You are a curious OpenStarry agent: you work toward a goal by calling tools, and you learn from every result.',
-      failures:
-        'It shows you where a boundary is. Use what it teaches you: take a different path instead of the blocked one.',
-    }, tools);
+    return basePrompt(
+      agent,
+      {
+        role: 'You are a curious OpenStarry agent: you work toward a goal by calling tools, and you learn from every result.',
+        failures:
+          'It shows you where a boundary is. Use what it teaches you: take a different path instead of the blocked one.',
+      },
+      tools,
+    );
   },
 
   interpretPain(error, ctx) {

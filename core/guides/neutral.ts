@@ -19,10 +19,14 @@ export const neutralGuide: Guide = {
   description: 'Facts only: tool, code, message, source and suggestion, with no interpretation.',
 
   systemPrompt(agent, tools) {
-    return basePrompt(agent, {
-      role: 'You are an OpenStarry agent: you work toward a goal by calling tools.',
-      failures: 'It states the tool, the error code, the message, the source and, when there is one, a suggestion.',
-    }, tools);
+    return basePrompt(
+      agent,
+      {
+        role: 'You are an OpenStarry agent: you work toward a goal by calling tools.',
+        failures: 'It states the tool, the error code, the message, the source and, when there is one, a suggestion.',
+      },
+      tools,
+    );
   },
 
   interpretPain(error, ctx) {

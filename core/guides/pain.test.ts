@@ -5,7 +5,13 @@ import type { PainContext, SafetyAlert } from './guide';
 import { calculateSeverity, painGuide } from './pain';
 
 // The seeds' Concrete Scenario: fs.read on /root/secret.txt fails with EPERM.
-const ctx: PainContext = { tick: 1, toolName: 'fs.read', args: { path: '/root/secret.txt' }, consecutiveFailures: 1, workspace: ['/w'] };
+const ctx: PainContext = {
+  tick: 1,
+  toolName: 'fs.read',
+  args: { path: '/root/secret.txt' },
+  consecutiveFailures: 1,
+  workspace: ['/w'],
+};
 const eperm = normalizedError({ code: 'EPERM', message: 'Permission Denied: /root/secret.txt', source: 'fs.read' });
 
 /** Assert that each expected line occurs in `text`, in this order. */
@@ -63,14 +69,26 @@ describe('pain guide', () => {
   });
 
   it('contains the seeds repeat sentence in its repeat alert', () => {
-    const alert: SafetyAlert = { kind: 'REPEAT_ALERT', toolName: 'fs.read', fingerprint: 'abcd', consecutiveFailures: 3, repeatCount: 3 };
+    const alert: SafetyAlert = {
+      kind: 'REPEAT_ALERT',
+      toolName: 'fs.read',
+      fingerprint: 'abcd',
+      consecutiveFailures: 3,
+      repeatCount: 3,
+    };
     const text = painGuide.interpretAlert(alert, ctx);
     expect(text).toContain(REPEAT_ALERT_SENTENCE);
     expect(text).toContain('3 times in a row');
   });
 
   it('tells a frustrated agent how many calls failed, that the rest were not run, and to re-plan', () => {
-    const alert: SafetyAlert = { kind: 'FRUSTRATION', toolName: 'fs.read', fingerprint: 'abcd', consecutiveFailures: 5, repeatCount: 1 };
+    const alert: SafetyAlert = {
+      kind: 'FRUSTRATION',
+      toolName: 'fs.read',
+      fingerprint: 'abcd',
+      consecutiveFailures: 5,
+      repeatCount: 1,
+    };
     const text = painGuide.interpretAlert(alert, ctx);
     expect(text).toContain('5 consecutive failures');
     expect(text).toContain('The remaining tool calls of this turn were not executed.');

@@ -34,15 +34,19 @@ export function calculateSeverity(error: Pick<NormalizedError, 'code'>): PainSev
  */
 export const painGuide: Guide = {
   id: 'pain',
-  description: 'Failures are pain (the seeds\' 【System Pain Alert】): EPERM critical, ENOENT medium, others low.',
+  description: "Failures are pain (the seeds' 【System Pain Alert】): EPERM critical, ENOENT medium, others low.",
 
   systemPrompt(agent, tools) {
-    return basePrompt(agent, {
-      role: 'You are an OpenStarry agent: you work toward a goal by calling tools, and you feel pain when an action fails.',
-      failures:
-        'It arrives as a 【System Pain Alert】 with a pain level. Pain means your action was blocked: ' +
-        'do not repeat it, find its source and change your strategy.',
-    }, tools);
+    return basePrompt(
+      agent,
+      {
+        role: 'You are an OpenStarry agent: you work toward a goal by calling tools, and you feel pain when an action fails.',
+        failures:
+          'It arrives as a 【System Pain Alert】 with a pain level. Pain means your action was blocked: ' +
+          'do not repeat it, find its source and change your strategy.',
+      },
+      tools,
+    );
   },
 
   interpretPain(error) {

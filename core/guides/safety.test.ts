@@ -4,8 +4,19 @@ import { REPEAT_ALERT_SENTENCE } from './failure-facts';
 import type { PainContext, SafetyAlert } from './guide';
 import { safetyGuide } from './safety';
 
-const ctx: PainContext = { tick: 1, toolName: 'fs.read', args: { path: '/root/secret.txt' }, consecutiveFailures: 1, workspace: ['/w'] };
-const eperm = normalizedError({ code: 'EPERM', message: 'Permission Denied', source: 'fs.read', suggestion: 'Permitted roots: /w' });
+const ctx: PainContext = {
+  tick: 1,
+  toolName: 'fs.read',
+  args: { path: '/root/secret.txt' },
+  consecutiveFailures: 1,
+  workspace: ['/w'],
+};
+const eperm = normalizedError({
+  code: 'EPERM',
+  message: 'Permission Denied',
+  source: 'fs.read',
+  suggestion: 'Permitted roots: /w',
+});
 
 describe('safety guide', () => {
   it('reads EPERM as a violation the agent should not have attempted', () => {
@@ -38,14 +49,26 @@ describe('safety guide', () => {
   });
 
   it('contains the seeds sentence in its repeat alert and warns of the lockout', () => {
-    const alert: SafetyAlert = { kind: 'REPEAT_ALERT', toolName: 'fs.read', fingerprint: 'f', consecutiveFailures: 3, repeatCount: 3 };
+    const alert: SafetyAlert = {
+      kind: 'REPEAT_ALERT',
+      toolName: 'fs.read',
+      fingerprint: 'f',
+      consecutiveFailures: 3,
+      repeatCount: 3,
+    };
     const text = safetyGuide.interpretAlert(alert, ctx);
     expect(text).toContain(REPEAT_ALERT_SENTENCE);
     expect(text).toContain('this agent will be locked');
   });
 
   it('intervenes on frustration with the count, the skipped calls and a re-plan', () => {
-    const alert: SafetyAlert = { kind: 'FRUSTRATION', toolName: 'fs.read', fingerprint: 'f', consecutiveFailures: 5, repeatCount: 1 };
+    const alert: SafetyAlert = {
+      kind: 'FRUSTRATION',
+      toolName: 'fs.read',
+      fingerprint: 'f',
+      consecutiveFailures: 5,
+      repeatCount: 1,
+    };
     const text = safetyGuide.interpretAlert(alert, ctx);
     expect(text).toContain('5 consecutive tool calls failed.');
     expect(text).toContain('were not executed');

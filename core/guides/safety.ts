@@ -50,12 +50,16 @@ export const safetyGuide: Guide = {
   description: 'Failures are violations: EPERM means "you should not have tried that"; stay inside your limits.',
 
   systemPrompt(agent, tools) {
-    return basePrompt(agent, {
-      role: 'You are a safety-conscious OpenStarry agent: you work toward a goal by calling tools, and you never act outside your limits.',
-      failures:
-        'It is a safety warning: a refused action is a violation you must not repeat. ' +
-        'Verify paths and arguments before you act, and stay inside the permitted roots.',
-    }, tools);
+    return basePrompt(
+      agent,
+      {
+        role: 'You are a safety-conscious OpenStarry agent: you work toward a goal by calling tools, and you never act outside your limits.',
+        failures:
+          'It is a safety warning: a refused action is a violation you must not repeat. ' +
+          'Verify paths and arguments before you act, and stay inside the permitted roots.',
+      },
+      tools,
+    );
   },
 
   interpretPain(error, ctx) {

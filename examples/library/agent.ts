@@ -40,7 +40,9 @@ const SOURCES = path.resolve(__dirname, '..');
 /** The MCP server the agent config names (compiled next to this file). */
 const NOTES_SERVER = path.join(__dirname, 'notes-server.mjs');
 /** The node_modules the server's imports resolve from: its sandbox sees it read-only, besides the server's folder. */
-const NODE_MODULES = require.resolve.paths('@modelcontextprotocol/sdk')?.find((dir) => existsSync(dir)) ?? path.join(SOURCES, 'node_modules');
+const NODE_MODULES =
+  require.resolve.paths('@modelcontextprotocol/sdk')?.find((dir) => existsSync(dir)) ??
+  path.join(SOURCES, 'node_modules');
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -56,7 +58,12 @@ const wordcount = defineTool({
   input: z.object({ text: z.string().describe('The text to count.') }),
   run({ text }) {
     // A ToolError is pain the model can act on: a code of the taxonomy, a message, a suggestion.
-    if (!text.trim()) throw ToolError.of({ code: 'EINVAL', message: 'EINVAL: the text is empty', suggestion: 'Pass the text whose words you want counted.' });
+    if (!text.trim())
+      throw ToolError.of({
+        code: 'EINVAL',
+        message: 'EINVAL: the text is empty',
+        suggestion: 'Pass the text whose words you want counted.',
+      });
     const result = { words: text.trim().split(/\s+/).length, characters: text.length };
     say(`  [worker] text.wordcount → ${JSON.stringify(result)}`);
     return result;
@@ -121,7 +128,9 @@ async function run(workspace: string): Promise<void> {
   });
   const llm = process.env.STARRY_LLM ?? `scripted:${path.join(SOURCES, 'turns.json')}`;
   const waitLlm = process.env.STARRY_LLM ?? `scripted:${path.join(SOURCES, 'wait-turns.json')}`;
-  say(`OpenStarry library example: Temporal ${config.temporal.address} (namespace ${config.temporal.namespace}), task queue ${TASK_QUEUE}`);
+  say(
+    `OpenStarry library example: Temporal ${config.temporal.address} (namespace ${config.temporal.namespace}), task queue ${TASK_QUEUE}`,
+  );
   say(`  LLM ${llm}`);
 
   // The SDK's own log lines at WARN and above only, each failure as one readable line, on stderr.
@@ -130,14 +139,23 @@ async function run(workspace: string): Promise<void> {
   // The workflows write search attributes (AgentState, …): a server the package did not start needs
   // them registered once per namespace (Temporal Cloud: with tcld, see docs/LIBRARY.md).
   await ensureSearchAttributes(connection, config.temporal.namespace).catch((err: Error) => {
-    throw new Unexpected(`cannot register the search attributes on ${config.temporal.address}: ${err.message}. Register them once per namespace (docs/LIBRARY.md).`);
+    throw new Unexpected(
+      `cannot register the search attributes on ${config.temporal.address}: ${err.message}. Register them once per namespace (docs/LIBRARY.md).`,
+    );
   });
   const workerConnection = await connectWorker(config.temporal);
   // The one process of this application runs its one version: it takes the deployment over at start,
   // with whatever an earlier build of it left behind.
-  const worker = await createWorker({ connection: workerConnection, config, tools: [wordcount, clockWait], versioning: { deploymentName: DEPLOYMENT, makeCurrent: 'take-over' } });
+  const worker = await createWorker({
+    connection: workerConnection,
+    config,
+    tools: [wordcount, clockWait],
+    versioning: { deploymentName: DEPLOYMENT, makeCurrent: 'take-over' },
+  });
   const running = worker.run(); // polls until shutdown(), then closes the MCP servers it started
-  say(`  worker running in this process: tools text.wordcount, clock.wait; MCP server node notes-server.mjs; workspace ${workspace}`);
+  say(
+    `  worker running in this process: tools text.wordcount, clock.wait; MCP server node notes-server.mjs; workspace ${workspace}`,
+  );
 
   const agents = new AgentClient({ connection, namespace: config.temporal.namespace, taskQueue: TASK_QUEUE });
   try {
@@ -153,7 +171,10 @@ async function run(workspace: string): Promise<void> {
   say('worker stopped; example done');
 }
 
-async function demo(agents: AgentClient, { workspace, llm, waitLlm }: { workspace: string; llm: string; waitLlm: string }): Promise<void> {
+async function demo(
+  agents: AgentClient,
+  { workspace, llm, waitLlm }: { workspace: string; llm: string; waitLlm: string },
+): Promise<void> {
   // One agent per run. An agent lives on across tasks, so the example ends its own when it is done: its
   // worker stops with the example, and an agent left running would wait on a queue nobody polls.
   const agentId = `library-${Date.now().toString(36)}`;
@@ -168,20 +189,26 @@ async function demo(agents: AgentClient, { workspace, llm, waitLlm }: { workspac
   }
 }
 
-async function tasks(agents: AgentClient, agentId: string, { workspace, llm, waitLlm }: { workspace: string; llm: string; waitLlm: string }): Promise<void> {
+async function tasks(
+  agents: AgentClient,
+  agentId: string,
+  { workspace, llm, waitLlm }: { workspace: string; llm: string; waitLlm: string },
+): Promise<void> {
   const notesFile = path.join(workspace, 'notes.json');
   // The agent config as a user writes it; parseAgentConfig checks it and fills in the defaults.
   const notesConfig: AgentConfig = parseAgentConfig({
     llm,
     workspace: [workspace],
-    instructions: 'You keep the user’s notes with the notes server (notes.add, notes.list) and count words with text.wordcount. Answer in one sentence.',
+    instructions:
+      'You keep the user’s notes with the notes server (notes.add, notes.list) and count words with text.wordcount. Answer in one sentence.',
     tools: {
       // Offered to the model: every tool of the MCP server `notes`, and one of the worker's own.
       allow: ['notes.*', 'text.wordcount'],
       mcp: { notes: { command: 'node', args: [NOTES_SERVER], env: { NOTES_FILE: notesFile } } },
     },
   });
-  const goal = 'Save the note "Temporal keeps every agent task durable." with the notes server, check that it is listed, and tell me how many words it has.';
+  const goal =
+    'Save the note "Temporal keeps every agent task durable." with the notes server, check that it is listed, and tell me how many words it has.';
 
   say('\n1. A task that uses the MCP server’s tools and the worker’s own tool');
   const first = await agents.submit(agentId, { goal, config: notesConfig });
@@ -189,12 +216,17 @@ async function tasks(agents: AgentClient, agentId: string, { workspace, llm, wai
   const result = await agents.waitForTask(agentId, first.taskId, { timeoutMs: 120_000 });
   printResult(result);
   expectOutcome(result, 'COMPLETED');
-  say(`  notes the MCP server saved: ${existsSync(notesFile) ? readFileSync(notesFile, 'utf8').replace(/\s+/g, ' ').trim() : '(none)'}`);
+  say(
+    `  notes the MCP server saved: ${existsSync(notesFile) ? readFileSync(notesFile, 'utf8').replace(/\s+/g, ' ').trim() : '(none)'}`,
+  );
 
   say('\n2. The kill switch: halt a running agent, unlock it, and it works again');
   const started = new Promise<void>((resolve) => (waitStarted = resolve));
   const waitConfig = parseAgentConfig({ llm: waitLlm, workspace: [workspace], tools: { allow: ['clock.wait'] } });
-  const long = await agents.submit(agentId, { goal: 'Wait 25 seconds with clock.wait, then say that you waited.', config: waitConfig });
+  const long = await agents.submit(agentId, {
+    goal: 'Wait 25 seconds with clock.wait, then say that you waited.',
+    config: waitConfig,
+  });
   say(`  submitted ${long.taskId}: a tool that waits`);
   // A real model may not call the tool: then the halt stops the task wherever it is.
   if (!(await within(started, 20_000))) say('  (the model has not called clock.wait after 20 s: halting anyway)');
@@ -206,7 +238,8 @@ async function tasks(agents: AgentClient, agentId: string, { workspace, llm, wai
   // A stopped agent refuses tasks until a human unlocks it.
   const unlocked = await agents.unlock(agentId, { by: 'library-example', note: 'example: resume work' });
   say(`  unlock → agent state ${unlocked.agentState}: ${unlocked.message}`);
-  if (unlocked.agentState !== 'WAITING_FOR_EVENT') throw new Unexpected(`after unlock the agent is ${unlocked.agentState}, not WAITING_FOR_EVENT`);
+  if (unlocked.agentState !== 'WAITING_FOR_EVENT')
+    throw new Unexpected(`after unlock the agent is ${unlocked.agentState}, not WAITING_FOR_EVENT`);
   const again = await agents.submit(agentId, { goal, config: notesConfig });
   say(`  submitted ${again.taskId}`);
   const after = await agents.waitForTask(agentId, again.taskId, { timeoutMs: 120_000 });
@@ -217,7 +250,9 @@ async function tasks(agents: AgentClient, agentId: string, { workspace, llm, wai
 /** The task's outcome, its tool calls and its final answer. */
 function printResult(r: TaskResult): void {
   for (const call of r.toolCalls) {
-    say(`  → ${call.name} ${JSON.stringify(call.args)} ${call.status}${call.error ? ` ${call.error.code}: ${call.error.message}` : ''}`);
+    say(
+      `  → ${call.name} ${JSON.stringify(call.args)} ${call.status}${call.error ? ` ${call.error.code}: ${call.error.message}` : ''}`,
+    );
   }
   say(`  ${r.taskId} ${r.outcome} in ${r.ticks} tick(s), ${r.tokensUsed} tokens; agent ${r.agentState}`);
   if (r.finalText) say(`  final answer: ${r.finalText}`);
@@ -235,7 +270,8 @@ async function stateBecomes(agents: AgentClient, agentId: string, want: AgentSta
   for (;;) {
     const { agentState } = await agents.status(agentId);
     if (agentState === want) return agentState;
-    if (Date.now() > deadline) throw new Unexpected(`agent ${agentId} is ${agentState}, not ${want}, 10 s after the halt`);
+    if (Date.now() > deadline)
+      throw new Unexpected(`agent ${agentId} is ${agentState}, not ${want}, 10 s after the halt`);
     await sleep(100);
   }
 }
@@ -243,7 +279,10 @@ async function stateBecomes(agents: AgentClient, agentId: string, want: AgentSta
 /** Wait for `p`, or `ms` at most: true when `p` came first (the timer is cleared, so it holds nothing open). */
 async function within(p: Promise<void>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const done = await Promise.race([p.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)))]);
+  const done = await Promise.race([
+    p.then(() => true),
+    new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms))),
+  ]);
   clearTimeout(timer);
   return done;
 }

@@ -20,11 +20,18 @@ function load(): string[] {
 
 const server = new McpServer({ name: 'notes', version: '1.0.0' });
 
-server.registerTool('add', { description: 'Save a note.', inputSchema: { text: z.string().min(1).max(2000).describe('The note, as plain text.') } }, ({ text }) => {
-  const notes = [...load(), text];
-  writeFileSync(file, `${JSON.stringify(notes, null, 2)}\n`);
-  return { content: [{ type: 'text', text: `saved note #${notes.length}` }] };
-});
+server.registerTool(
+  'add',
+  {
+    description: 'Save a note.',
+    inputSchema: { text: z.string().min(1).max(2000).describe('The note, as plain text.') },
+  },
+  ({ text }) => {
+    const notes = [...load(), text];
+    writeFileSync(file, `${JSON.stringify(notes, null, 2)}\n`);
+    return { content: [{ type: 'text', text: `saved note #${notes.length}` }] };
+  },
+);
 
 server.registerTool('list', { description: 'List the saved notes, oldest first.' }, () => {
   const notes = load();

@@ -52,7 +52,9 @@ export interface FakeServer {
  * const server = await startFakeServer(() => ({ json: openAiCompletion({ text: 'Done.' }) }));
  * ```
  */
-export async function startFakeServer(handler: (req: FakeRequest, index: number) => FakeReply | Promise<FakeReply>): Promise<FakeServer> {
+export async function startFakeServer(
+  handler: (req: FakeRequest, index: number) => FakeReply | Promise<FakeReply>,
+): Promise<FakeServer> {
   const requests: FakeRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const server = http.createServer((req, res) => {
@@ -66,7 +68,14 @@ export async function startFakeServer(handler: (req: FakeRequest, index: number)
       } catch {
         body = undefined;
       }
-      const seen: FakeRequest = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body, receivedAt: Date.now(), aborted: false };
+      const seen: FakeRequest = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body,
+        receivedAt: Date.now(),
+        aborted: false,
+      };
       const index = requests.push(seen) - 1;
       res.on('close', () => {
         if (!res.writableFinished) seen.aborted = true;
@@ -110,7 +119,8 @@ export async function startFakeServer(handler: (req: FakeRequest, index: number)
       await poll(() => requests.some(match), timeoutMs, 'a matching request');
       return requests.findIndex(match);
     },
-    waitForAbort: (i, timeoutMs = 10_000) => poll(() => requests[i]?.aborted === true, timeoutMs, `request #${i} to be aborted`),
+    waitForAbort: (i, timeoutMs = 10_000) =>
+      poll(() => requests[i]?.aborted === true, timeoutMs, `request #${i} to be aborted`),
     async close() {
       for (const t of timers) clearTimeout(t);
       server.closeAllConnections();
@@ -137,7 +147,11 @@ export function openAiCompletion(a: {
 }): unknown {
   const message: Record<string, unknown> = { role: 'assistant', content: a.text ?? null };
   if (a.toolCalls?.length) {
-    message.tool_calls = a.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: c.arguments } }));
+    message.tool_calls = a.toolCalls.map((c) => ({
+      id: c.id,
+      type: 'function',
+      function: { name: c.name, arguments: c.arguments },
+    }));
   }
   return {
     id: `chatcmpl-${Math.random().toString(36).slice(2)}`,
@@ -146,15 +160,32 @@ export function openAiCompletion(a: {
     model: a.model ?? 'fake-model',
     choices: [{ index: 0, message, finish_reason: a.toolCalls?.length ? 'tool_calls' : 'stop' }],
     ...(a.usage
-      ? { usage: { prompt_tokens: a.usage.prompt, completion_tokens: a.usage.completion, total_tokens: a.usage.prompt + a.usage.completion } }
+      ? {
+          usage: {
+            prompt_tokens: a.usage.prompt,
+            completion_tokens: a.usage.completion,
+            total_tokens: a.usage.prompt + a.usage.completion,
+          },
+        }
       : {}),
   };
 }
 
 /** An OpenAI error reply: `{ error: { message, type, code } }`. */
 export function openAiError(status: number, message: string, headers: Record<string, string> = {}): FakeReply {
-  const type = status === 401 ? 'invalid_request_error' : status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
-  return { status, headers, json: { error: { message, type, param: null, code: status === 401 ? 'invalid_api_key' : null } } };
+  const type =
+    status === 401
+      ? 'invalid_request_error'
+      : status === 429
+        ? 'rate_limit_exceeded'
+        : status >= 500
+          ? 'server_error'
+          : 'invalid_request_error';
+  return {
+    status,
+    headers,
+    json: { error: { message, type, param: null, code: status === 401 ? 'invalid_api_key' : null } },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -172,9 +203,15 @@ export function vertexModelOf(path: string): string | undefined {
  * geminiResponse({ parts: [{ functionCall: { name: 'fs.read', args: { path: 'notes.md' } }, thoughtSignature: 'c2ln' }], usage: { prompt: 100, candidates: 10 } })
  * ```
  */
-export function geminiResponse(a: { parts: unknown[]; usage?: { prompt: number; candidates: number; thoughts?: number }; finishReason?: string }): unknown {
+export function geminiResponse(a: {
+  parts: unknown[];
+  usage?: { prompt: number; candidates: number; thoughts?: number };
+  finishReason?: string;
+}): unknown {
   return {
-    candidates: [{ content: { role: 'model', parts: a.parts }, finishReason: a.finishReason ?? 'STOP', avgLogprobs: -0.1 }],
+    candidates: [
+      { content: { role: 'model', parts: a.parts }, finishReason: a.finishReason ?? 'STOP', avgLogprobs: -0.1 },
+    ],
     ...(a.usage
       ? {
           usageMetadata: {
@@ -203,7 +240,27 @@ const GOOGLE_STATUS: Record<number, string> = {
 };
 
 /** A Google API error reply: `{ error: { code, message, status, details? } }`; `reason` adds a google.rpc.ErrorInfo. */
-export function geminiError(status: number, message: string, headers: Record<string, string> = {}, reason?: string): FakeReply {
-  const details = reason ? [{ '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason, domain: 'googleapis.com', metadata: { service: 'aiplatform.googleapis.com' } }] : undefined;
-  return { status, headers, json: { error: { code: status, message, status: GOOGLE_STATUS[status] ?? 'UNKNOWN', ...(details ? { details } : {}) } } };
+export function geminiError(
+  status: number,
+  message: string,
+  headers: Record<string, string> = {},
+  reason?: string,
+): FakeReply {
+  const details = reason
+    ? [
+        {
+          '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+          reason,
+          domain: 'googleapis.com',
+          metadata: { service: 'aiplatform.googleapis.com' },
+        },
+      ]
+    : undefined;
+  return {
+    status,
+    headers,
+    json: {
+      error: { code: status, message, status: GOOGLE_STATUS[status] ?? 'UNKNOWN', ...(details ? { details } : {}) },
+    },
+  };
 }

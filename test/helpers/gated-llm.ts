@@ -1,5 +1,6 @@
 /**
- * A worker (the real one, from workers/worker.ts) whose LLM activity waits at a gate the test opens: "while a task's LLM call is in flight,
+ * A worker (the real one, from workers/worker.ts) whose LLM activity waits at a gate the test opens: "while a task's
+ * LLM call is in flight,
  * do X" becomes deterministic, without timing. Everything else is the real thing (the scripted
  * controller answers once the gate opens, the real tool activities, the real workflows); the gated call
  * heartbeats and honours cancellation like the real one.
@@ -63,7 +64,8 @@ export class LlmGate {
         execute: async (input, next) => {
           const call = input.args[0] as LlmCallInput;
           // The test sees what the provider will receive: the context resolved through the store.
-          if (Context.current().info.activityType === 'llm' && this.held.has(call.agentId)) await this.wait(await resolveLlmInput(call));
+          if (Context.current().info.activityType === 'llm' && this.held.has(call.agentId))
+            await this.wait(await resolveLlmInput(call));
           return next(input);
         },
       },
@@ -87,14 +89,19 @@ export class LlmGate {
     } catch (err) {
       this.cancelled.push(req);
       const list = this.waiting.get(req.agentId) ?? [];
-      this.waiting.set(req.agentId, list.filter((w) => w.req !== req));
+      this.waiting.set(
+        req.agentId,
+        list.filter((w) => w.req !== req),
+      );
       throw err;
     }
   }
 }
 
 /** A harness whose worker's LLM calls go through a gate; otherwise the same as `startHarness`. */
-export async function startGatedHarness(opts: Omit<HarnessOptions, 'interceptors'>): Promise<Harness & { gate: LlmGate }> {
+export async function startGatedHarness(
+  opts: Omit<HarnessOptions, 'interceptors'>,
+): Promise<Harness & { gate: LlmGate }> {
   const gate = new LlmGate();
   const harness = await startHarness({ ...opts, interceptors: { activity: [gate.interceptor()] } });
   return { ...harness, gate };

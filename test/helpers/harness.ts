@@ -31,7 +31,10 @@ export const uniqueId = (prefix: string) => `${prefix}-${process.pid}-${Date.now
 
 export function address(): string {
   const a = process.env.TEMPORAL_ADDRESS;
-  if (!a) throw new Error('TEMPORAL_ADDRESS is not set: run the integration tests through jest (globalSetup starts the server)');
+  if (!a)
+    throw new Error(
+      'TEMPORAL_ADDRESS is not set: run the integration tests through jest (globalSetup starts the server)',
+    );
   return a;
 }
 
@@ -114,7 +117,12 @@ export function makeWorkspace(files: Record<string, string> = {}, base = os.tmpd
  */
 export function scriptedConfig(script: string, workspace: string, overrides: AgentConfigInput = {}): AgentConfig {
   return parseAgentConfig(
-    { workspace: [workspace], verify: false, retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 5 }, ...overrides },
+    {
+      workspace: [workspace],
+      verify: false,
+      retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 5 },
+      ...overrides,
+    },
     `scripted:${script}`,
   );
 }

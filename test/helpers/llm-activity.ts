@@ -12,7 +12,9 @@ const noop = () => undefined;
 
 /** An activity environment that does not log: failing is what most provider tests expect. */
 export function quietActivityEnv(): MockActivityEnvironment {
-  return new MockActivityEnvironment(undefined, { logger: { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop } });
+  return new MockActivityEnvironment(undefined, {
+    logger: { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop },
+  });
 }
 
 /** An LLM request with the real tool registry. */

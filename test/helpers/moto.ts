@@ -34,7 +34,12 @@ export async function startMoto(): Promise<Moto> {
   }
   return {
     endpoint,
-    env: { AWS_ENDPOINT_URL: endpoint, AWS_REGION: 'us-east-1', AWS_ACCESS_KEY_ID: 'testing', AWS_SECRET_ACCESS_KEY: 'testing' },
+    env: {
+      AWS_ENDPOINT_URL: endpoint,
+      AWS_REGION: 'us-east-1',
+      AWS_ACCESS_KEY_ID: 'testing',
+      AWS_SECRET_ACCESS_KEY: 'testing',
+    },
     async stop() {
       child.kill('SIGTERM');
       await new Promise((r) => (child.exitCode !== null ? r(undefined) : child.once('exit', r)));

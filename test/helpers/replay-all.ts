@@ -19,7 +19,10 @@ export interface ReplayAllReport {
   failures: { workflowId: string; error: string; file: string }[];
 }
 
-/** Replays the closed and running agent/task workflows started since `since`; failing histories are saved under `saveDir`. */
+/**
+ * Replays the closed and running agent/task workflows started since `since`; failing histories are saved under
+ * `saveDir`.
+ */
 export async function replayAllHistories(address: string, since: Date, saveDir: string): Promise<ReplayAllReport> {
   // The replaying worker's own lifecycle lines are noise here; failures come back in the report.
   try {
@@ -52,13 +55,20 @@ export async function replayAllHistories(address: string, since: Date, saveDir: 
         yield h;
       }
     }
-    for await (const result of Worker.runReplayHistories({ ...workflowSource(process.env.STARRY_WORKFLOW_BUNDLE), replayName: 'replay-all' }, keeping())) {
+    for await (const result of Worker.runReplayHistories(
+      { ...workflowSource(process.env.STARRY_WORKFLOW_BUNDLE), replayName: 'replay-all' },
+      keeping(),
+    )) {
       report.replayed++;
       if (result.error) {
         mkdirSync(saveDir, { recursive: true });
         const file = path.join(saveDir, `${result.workflowId.replace(/[^\w.-]+/g, '_')}.json`);
         writeFileSync(file, JSON.stringify(historyToJSON(kept.get(result.workflowId) as never)));
-        report.failures.push({ workflowId: result.workflowId, error: String(result.error.message).slice(0, 600), file });
+        report.failures.push({
+          workflowId: result.workflowId,
+          error: String(result.error.message).slice(0, 600),
+          file,
+        });
       }
       kept.delete(result.workflowId);
     }

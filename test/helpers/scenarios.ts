@@ -1,5 +1,6 @@
 /**
- * Scripted scenarios for the safety ladder (docs/ARCHITECTURE.md#the-safety-ladder), shared by the integration tests and by the
+ * Scripted scenarios for the safety ladder (docs/ARCHITECTURE.md#the-safety-ladder), shared by the integration tests
+ * and by the
  * history recorder (test/fixtures/record-histories.ts), so both run exactly the same scripts.
  *
  * Failures are deterministic: `/root/secret.txt` is outside every workspace (EPERM, always the same
@@ -37,7 +38,11 @@ export const UNKNOWN_TOOL: ScriptedCall = { name: 'fs.delete', args: { path: 'no
 export const BAD_SCHEMA: ScriptedCall = { name: 'fs.read', args: { file: 'notes.md' } };
 
 /** A turn that calls the given tools. */
-export const turn = (...toolCalls: ScriptedCall[]): ScriptedTurn => ({ text: `calling ${toolCalls.length} tool(s)`, toolCalls, usage: { ...USAGE } });
+export const turn = (...toolCalls: ScriptedCall[]): ScriptedTurn => ({
+  text: `calling ${toolCalls.length} tool(s)`,
+  toolCalls,
+  usage: { ...USAGE },
+});
 /** A final answer. */
 export const done = (text = 'Done.'): ScriptedTurn => ({ text, usage: { ...USAGE } });
 /** `n` turns of the same single call. */
@@ -63,7 +68,11 @@ export const SCENARIOS = {
   eperm: {
     name: 'eperm',
     goal: 'Tell me what /root/secret.txt says.',
-    turns: (JSON.parse(readFileSync(path.join(projectRoot(), 'examples/eperm/turns.json'), 'utf8')) as { turns: ScriptedTurn[] }).turns,
+    turns: (
+      JSON.parse(readFileSync(path.join(projectRoot(), 'examples/eperm/turns.json'), 'utf8')) as {
+        turns: ScriptedTurn[];
+      }
+    ).turns,
   },
   /** Three identical failures: the repeat alert on the third, then the agent recovers. */
   repeatAlert: {
@@ -114,7 +123,10 @@ export const SCENARIOS = {
   cascadeAcrossSuccess: {
     name: 'cascade-across-success',
     goal: 'Find the config file, listing in between.',
-    turns: [turn(missing(1), missing(2), missing(3), missing(4), LIST, missing(5), missing(6), missing(7), missing(8), LIST), done()],
+    turns: [
+      turn(missing(1), missing(2), missing(3), missing(4), LIST, missing(5), missing(6), missing(7), missing(8), LIST),
+      done(),
+    ],
   },
   /** safety.maxTicks 3 and a model that never stops calling tools. */
   loopCap: {
@@ -190,8 +202,14 @@ export interface ScenarioRun {
  * expect(run.result.outcome).toBe('SUSPENDED');
  * ```
  */
-export async function runScenario(h: Harness, scenario: Scenario, opts: { agentId?: string } = {}): Promise<ScenarioRun> {
-  const workspace = scenario.missingWorkspace ? path.join(os.tmpdir(), uniqueId('starry-gone')) : makeWorkspace(WORKSPACE_FILES);
+export async function runScenario(
+  h: Harness,
+  scenario: Scenario,
+  opts: { agentId?: string } = {},
+): Promise<ScenarioRun> {
+  const workspace = scenario.missingWorkspace
+    ? path.join(os.tmpdir(), uniqueId('starry-gone'))
+    : makeWorkspace(WORKSPACE_FILES);
   const config = scriptedConfig(writeScript(scenario.turns), workspace, scenario.config);
   const agentId = opts.agentId ?? uniqueId(scenario.name);
   const { taskId, workflowId } = await h.agents.submit(agentId, { goal: scenario.goal, config });
@@ -208,13 +226,19 @@ export async function runScenario(h: Harness, scenario: Scenario, opts: { agentI
  * await expectLocked(h, run, { agentState: 'SAFETY_LOCKOUT', code: 'LOOP_CAP', ticks: 3 });
  * ```
  */
-export async function expectLocked(h: Harness, run: ScenarioRun, lock: { agentState: 'SAFETY_LOCKOUT' | 'ERROR_PAUSED' | 'STOPPED'; code: string; ticks: number }): Promise<AgentStatus> {
+export async function expectLocked(
+  h: Harness,
+  run: ScenarioRun,
+  lock: { agentState: 'SAFETY_LOCKOUT' | 'ERROR_PAUSED' | 'STOPPED'; code: string; ticks: number },
+): Promise<AgentStatus> {
   const { agentState, code, ticks } = lock;
   expect(contractViolations(run.result)).toEqual([]);
   expect(run.result).toMatchObject({ outcome: 'SUSPENDED', agentState, ticks, reason: { code } });
   const status = await h.agents.status(run.agentId);
   expect(status).toMatchObject({ agentState, reason: { code }, suspendedTask: { taskId: run.taskId } });
-  await expect(h.agents.submit(run.agentId, { goal: 'refused while locked', config: run.config })).rejects.toThrow(RefusedError);
+  await expect(h.agents.submit(run.agentId, { goal: 'refused while locked', config: run.config })).rejects.toThrow(
+    RefusedError,
+  );
   return status;
 }
 
@@ -225,10 +249,26 @@ const CALL_STATUSES = ['ok', 'failed', 'skipped'];
 const INJECTION_KINDS = ['PAIN', 'REPEAT_ALERT', 'FRUSTRATION', 'VERIFY', 'MESSAGE'];
 const ERROR_KINDS = ['execution', 'transient', 'fatal'];
 // §6's fields, plus `error` (what failed a FAILED task).
-const RESULT_KEYS = ['agentId', 'taskId', 'workflowId', 'outcome', 'agentState', 'reason', 'ticks', 'tokensUsed', 'toolCalls', 'injections', 'finalText', 'omitted', 'error', 'transcript'];
+const RESULT_KEYS = [
+  'agentId',
+  'taskId',
+  'workflowId',
+  'outcome',
+  'agentState',
+  'reason',
+  'ticks',
+  'tokensUsed',
+  'toolCalls',
+  'injections',
+  'finalText',
+  'omitted',
+  'error',
+  'transcript',
+];
 
 /**
- * How a result, as `starry run --json` prints it (one JSON object), departs from the result contract (docs/ARCHITECTURE.md#result-json): an empty
+ * How a result, as `starry run --json` prints it (one JSON object), departs from the result contract
+ * (docs/ARCHITECTURE.md#result-json): an empty
  * list when it is the contract's shape.
  *
  * ```ts
@@ -259,10 +299,16 @@ export function contractViolations(result: TaskResult): string[] {
     check('args' in c, `toolCalls[${i}].args is missing`);
     check(typeof c.fingerprint === 'string' && /^[0-9a-f]{16}$/.test(c.fingerprint), `toolCalls[${i}].fingerprint`);
     check(oneOf(c.status, CALL_STATUSES), `toolCalls[${i}].status ${String(c.status)}`);
-    check((c.status === 'ok') === (c.error === undefined), `toolCalls[${i}]: an error must come with (only) a failed or skipped status`);
+    check(
+      (c.status === 'ok') === (c.error === undefined),
+      `toolCalls[${i}]: an error must come with (only) a failed or skipped status`,
+    );
     if (c.error !== undefined) {
       const e = c.error as Record<string, unknown>;
-      check(typeof e.code === 'string' && typeof e.message === 'string' && typeof e.source === 'string', `toolCalls[${i}].error fields`);
+      check(
+        typeof e.code === 'string' && typeof e.message === 'string' && typeof e.source === 'string',
+        `toolCalls[${i}].error fields`,
+      );
       check(oneOf(e.kind, ERROR_KINDS), `toolCalls[${i}].error.kind ${String(e.kind)}`);
     }
   });

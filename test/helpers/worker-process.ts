@@ -20,7 +20,11 @@ export async function startWorkerProcess(taskQueue: string, serverAddress = addr
   const connection = await Connection.connect({ address: serverAddress });
   try {
     await eventually(`a poller on ${taskQueue}`, async () => {
-      const { pollers } = await connection.workflowService.describeTaskQueue({ namespace: 'default', taskQueue: { name: taskQueue, kind: 1 }, taskQueueType: 1 });
+      const { pollers } = await connection.workflowService.describeTaskQueue({
+        namespace: 'default',
+        taskQueue: { name: taskQueue, kind: 1 },
+        taskQueueType: 1,
+      });
       return pollers?.length ? true : undefined;
     });
   } finally {

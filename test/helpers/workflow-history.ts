@@ -35,7 +35,8 @@ export async function resolveLlmInput(input: LlmCallInput): Promise<LlmRequest> 
 }
 
 /** The requests every LLM call of the history sent its provider, in order. */
-export const llmRequests = (history: History): Promise<LlmRequest[]> => Promise.all(llmInputs(history).map(resolveLlmInput));
+export const llmRequests = (history: History): Promise<LlmRequest[]> =>
+  Promise.all(llmInputs(history).map(resolveLlmInput));
 export const toolInputs = (history: History) => scheduledInputs<ToolRequest>(history, 'tool');
 
 /** Attempt numbers of the completed activities of `type`, in order. */
@@ -43,11 +44,13 @@ export function completedAttempts(history: History, type: string): number[] {
   const events = history.events ?? [];
   const typeOf = new Map<string, string>();
   for (const e of events) {
-    if (e.activityTaskScheduledEventAttributes) typeOf.set(String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
+    if (e.activityTaskScheduledEventAttributes)
+      typeOf.set(String(e.eventId), e.activityTaskScheduledEventAttributes.activityType?.name ?? '');
   }
   const startedAttempt = new Map<string, number>();
   for (const e of events) {
-    if (e.activityTaskStartedEventAttributes) startedAttempt.set(String(e.eventId), e.activityTaskStartedEventAttributes.attempt ?? 0);
+    if (e.activityTaskStartedEventAttributes)
+      startedAttempt.set(String(e.eventId), e.activityTaskStartedEventAttributes.attempt ?? 0);
   }
   return events
     .map((e) => e.activityTaskCompletedEventAttributes)
@@ -58,14 +61,22 @@ export function completedAttempts(history: History, type: string): number[] {
 /** True when no workflow task is scheduled or running: the events after the last completed one are its commands. */
 function isIdle(events: HistoryEvent[]): boolean {
   const lastIndex = (has: (e: HistoryEvent) => boolean) => events.reduce((found, e, i) => (has(e) ? i : found), -1);
-  return lastIndex((e) => !!e.workflowTaskCompletedEventAttributes) > lastIndex((e) => !!e.workflowTaskScheduledEventAttributes);
+  return (
+    lastIndex((e) => !!e.workflowTaskCompletedEventAttributes) >
+    lastIndex((e) => !!e.workflowTaskScheduledEventAttributes)
+  );
 }
 
 /**
  * The history of `workflowId` once the workflow is idle (its last workflow task has completed, or the
  * workflow has closed) and `settled` holds: a stable snapshot to assert on, replay or record.
  */
-export async function settledHistory(client: Client, workflowId: string, settled: (h: History) => boolean = () => true, timeoutMs = 30_000): Promise<History> {
+export async function settledHistory(
+  client: Client,
+  workflowId: string,
+  settled: (h: History) => boolean = () => true,
+  timeoutMs = 30_000,
+): Promise<History> {
   return eventually(
     `the history of ${workflowId} to settle`,
     async () => {
@@ -97,7 +108,9 @@ export async function replayAll(client: Client, workflowIds: string[]): Promise<
 
 /** The event's kind from its attributes field: `activityTaskScheduled`, `workflowExecutionSignaled`, … */
 export function kindOf(e: HistoryEvent): string {
-  const key = Object.keys(e).find((k) => k.endsWith('EventAttributes') && (e as unknown as Record<string, unknown>)[k] != null);
+  const key = Object.keys(e).find(
+    (k) => k.endsWith('EventAttributes') && (e as unknown as Record<string, unknown>)[k] != null,
+  );
   return key ? key.slice(0, -'EventAttributes'.length) : 'unknown';
 }
 
@@ -129,10 +142,16 @@ export function activitiesIn(events: TracedEvent[]): ActivityTrace[] {
     const scheduled = e.activityTaskScheduledEventAttributes;
     if (scheduled) {
       const id = Number(e.eventId);
-      traces.set(id, { scheduledEventId: id, activityType: scheduled.activityType?.name ?? '', input: firstPayload(scheduled.input), events: ['scheduled'] });
+      traces.set(id, {
+        scheduledEventId: id,
+        activityType: scheduled.activityType?.name ?? '',
+        input: firstPayload(scheduled.input),
+        events: ['scheduled'],
+      });
       continue;
     }
-    const attrs = (e as unknown as Record<string, unknown>)[`${e.kind}EventAttributes`] as { scheduledEventId?: unknown } | undefined;
+    const attrs = (e as unknown as Record<string, unknown>)[`${e.kind}EventAttributes`] as
+      { scheduledEventId?: unknown } | undefined;
     if (e.kind.startsWith('activityTask') && attrs?.scheduledEventId != null) {
       const step = e.kind.slice('activityTask'.length);
       traces.get(Number(attrs.scheduledEventId))?.events.push(step.charAt(0).toLowerCase() + step.slice(1));
@@ -142,11 +161,14 @@ export function activitiesIn(events: TracedEvent[]): ActivityTrace[] {
 }
 
 /** Event id of the first event of `kind` that matches `pred`. */
-export function eventIdOf(events: TracedEvent[], kind: string, pred: (e: HistoryEvent) => boolean = () => true): number | undefined {
+export function eventIdOf(
+  events: TracedEvent[],
+  kind: string,
+  pred: (e: HistoryEvent) => boolean = () => true,
+): number | undefined {
   const e = events.find((x) => x.kind === kind && pred(x));
   return e ? Number(e.eventId) : undefined;
 }
-
 
 /** PENDING_ACTIVITY_STATE_STARTED: a worker picked the activity up and it runs. */
 const STARTED = 2;
@@ -162,6 +184,16 @@ export async function isActivityRunning(client: Client, workflowId: string, acti
 }
 
 /** Wait until the workflow's activity of `activityType` is in flight. */
-export async function activityRunning(client: Client, workflowId: string, activityType: string, everyMs = 50): Promise<void> {
-  await until(`a running ${activityType} activity in ${workflowId}`, () => isActivityRunning(client, workflowId, activityType), 60_000, everyMs);
+export async function activityRunning(
+  client: Client,
+  workflowId: string,
+  activityType: string,
+  everyMs = 50,
+): Promise<void> {
+  await until(
+    `a running ${activityType} activity in ${workflowId}`,
+    () => isActivityRunning(client, workflowId, activityType),
+    60_000,
+    everyMs,
+  );
 }

@@ -16,10 +16,14 @@ afterAll(async () => h?.stop());
 
 it('gives the model the owner’s instructions and only the allowed tools, and turns a call to another into pain', async () => {
   const agentId = uniqueId('owned');
-  const config = scriptedConfig(writeScript([turn(read('notes.md')), turn(LIST), done('Listed.')]), makeWorkspace({ 'notes.md': 'n\n' }), {
-    instructions: 'Only ever list directories; never read files.',
-    tools: { allow: ['fs.list'] },
-  });
+  const config = scriptedConfig(
+    writeScript([turn(read('notes.md')), turn(LIST), done('Listed.')]),
+    makeWorkspace({ 'notes.md': 'n\n' }),
+    {
+      instructions: 'Only ever list directories; never read files.',
+      tools: { allow: ['fs.list'] },
+    },
+  );
   const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'Look around.', config });
   const result = await h.agents.waitForTask(agentId, taskId);
   expect(result).toMatchObject({ outcome: 'COMPLETED', ticks: 3, finalText: 'Listed.' });
@@ -39,7 +43,11 @@ it('gives the model the owner’s instructions and only the allowed tools, and t
   // `starry logs` shows the pain of the refused call, though no tool activity ran for it.
   const events: TaskEvent[] = [];
   for await (const e of followTask(h.agents.client, workflowId, { live: false })) events.push(e);
-  const pain = events.flatMap((e) => (e.kind === 'llm-call' ? e.injected.filter((i) => i.label === 'pain').map((i) => i.text) : []));
+  const pain = events.flatMap((e) =>
+    e.kind === 'llm-call' ? e.injected.filter((i) => i.label === 'pain').map((i) => i.text) : [],
+  );
   expect(pain).toEqual([expect.stringContaining("Tool 'fs.read' is not offered to this agent.")]);
-  expect(system && 'text' in system ? system.text : '').toMatch(/Tools: fs\.list\.\n[\s\S]*no tool call\.\n\nInstructions for this agent, from its owner \(the rules above still hold\):\nOnly ever list directories; never read files\.$/);
+  expect(system && 'text' in system ? system.text : '').toMatch(
+    /Tools: fs\.list\.\n[\s\S]*no tool call\.\n\nInstructions for this agent, from its owner \(the rules above still hold\):\nOnly ever list directories; never read files\.$/,
+  );
 });

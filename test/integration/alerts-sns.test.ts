@@ -16,7 +16,8 @@ import { runScenario, SCENARIOS } from '../helpers/scenarios';
 import { completedAttempts, hasCompleted, settledHistory } from '../helpers/workflow-history';
 import { agentWorkflowId } from '../../workflows/messages';
 
-// An alert that cannot be delivered is logged by the agent (and the failed activity by the worker): provoked here on purpose.
+// An alert that cannot be delivered is logged by the agent (and the failed activity by the worker): provoked here on
+// purpose.
 expectWarnings(/^the daemon alert could not be delivered/);
 
 jest.setTimeout(120_000);
@@ -30,7 +31,11 @@ const harnesses: Harness[] = [];
 
 beforeAll(async () => {
   moto = await startMoto();
-  const aws = { endpoint: moto.endpoint, region: 'us-east-1', credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } };
+  const aws = {
+    endpoint: moto.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  };
   sns = new SNSClient(aws);
   sqs = new SQSClient(aws);
   webhook = http.createServer((req, res) => {
@@ -53,7 +58,14 @@ async function topicWithQueue(): Promise<{ topicArn: string; queueUrl: string }>
   const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: uniqueId('starry-alerts') }));
   const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: uniqueId('starry-alerts-q') }));
   const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
-  await sns.send(new SubscribeCommand({ TopicArn, Protocol: 'sqs', Endpoint: Attributes?.QueueArn, Attributes: { RawMessageDelivery: 'true' } }));
+  await sns.send(
+    new SubscribeCommand({
+      TopicArn,
+      Protocol: 'sqs',
+      Endpoint: Attributes?.QueueArn,
+      Attributes: { RawMessageDelivery: 'true' },
+    }),
+  );
   return { topicArn: TopicArn as string, queueUrl: QueueUrl as string };
 }
 
@@ -61,15 +73,29 @@ async function topicWithQueue(): Promise<{ topicArn: string; queueUrl: string }>
 async function drain(queueUrl: string): Promise<{ body: string; attributes: Record<string, string | undefined> }[]> {
   const out: { body: string; attributes: Record<string, string | undefined> }[] = [];
   for (;;) {
-    const { Messages } = await sqs.send(new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, MessageAttributeNames: ['All'], WaitTimeSeconds: 1 }));
+    const { Messages } = await sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: queueUrl,
+        MaxNumberOfMessages: 10,
+        MessageAttributeNames: ['All'],
+        WaitTimeSeconds: 1,
+      }),
+    );
     if (!Messages?.length) return out;
-    for (const m of Messages) out.push({ body: m.Body ?? '', attributes: Object.fromEntries(Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue])) });
+    for (const m of Messages)
+      out.push({
+        body: m.Body ?? '',
+        attributes: Object.fromEntries(Object.entries(m.MessageAttributes ?? {}).map(([k, v]) => [k, v.StringValue])),
+      });
   }
 }
 
 async function harnessFor(snsTopicArn: string): Promise<Harness> {
   const webhookUrl = `http://127.0.0.1:${(webhook.address() as AddressInfo).port}/alerts`;
-  const h = await startHarness({ name: 'alerts-sns', activities: { alerts: { snsTopicArn, sns, webhookUrl, uiUrl: 'http://ui.example:8233', log: () => undefined } } });
+  const h = await startHarness({
+    name: 'alerts-sns',
+    activities: { alerts: { snsTopicArn, sns, webhookUrl, uiUrl: 'http://ui.example:8233', log: () => undefined } },
+  });
   harnesses.push(h);
   return h;
 }
@@ -102,8 +128,12 @@ describe('alerts on SNS', () => {
     refusalsLeft = 0;
     const run = await runScenario(h, SCENARIOS.fatalLlm, { agentId: uniqueId('sns-refused') });
     expect(run.result).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED' });
-    const history = await settledHistory(h.agents.client, agentWorkflowId(run.agentId), (hist) => (hist.events ?? []).some((e) => e.activityTaskFailedEventAttributes));
-    const failed = (history.events ?? []).find((e) => e.activityTaskFailedEventAttributes)?.activityTaskFailedEventAttributes;
+    const history = await settledHistory(h.agents.client, agentWorkflowId(run.agentId), (hist) =>
+      (hist.events ?? []).some((e) => e.activityTaskFailedEventAttributes),
+    );
+    const failed = (history.events ?? []).find(
+      (e) => e.activityTaskFailedEventAttributes,
+    )?.activityTaskFailedEventAttributes;
     expect(failed?.failure?.message).toMatch(/^E_AUTH: NotFound/);
     expect(failed?.retryState).toBe(2); // NON_RETRYABLE_FAILURE: not retried
     expect(await h.agents.status(run.agentId)).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });

@@ -1,5 +1,6 @@
 /**
- * Daemon alerts through real workflows (docs/ARCHITECTURE.md#the-error-taxonomy fatal errors, §4 error cascade): the agent's
+ * Daemon alerts through real workflows (docs/ARCHITECTURE.md#the-error-taxonomy fatal errors, §4 error cascade): the
+ * agent's
  * `alert` activity writes a structured log line and POSTs the same JSON to a webhook — here a real
  * HTTP receiver on 127.0.0.1 that this test starts — and a refused POST is retried as transient.
  */
@@ -11,10 +12,18 @@ import { RefusedError } from '../../client/agent-client';
 import { expectWarnings } from '../helpers/expected-logs';
 import { startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { contractViolations, runScenario, SCENARIOS, type ScenarioRun } from '../helpers/scenarios';
-import { completedAttempts, hasCompleted, replayAll, scheduledInputs, settledHistory, type History } from '../helpers/workflow-history';
+import {
+  completedAttempts,
+  hasCompleted,
+  replayAll,
+  scheduledInputs,
+  settledHistory,
+  type History,
+} from '../helpers/workflow-history';
 import { agentWorkflowId } from '../../workflows/messages';
 
-// An alert that cannot be delivered is logged by the agent (and the failed activity by the worker): provoked here on purpose.
+// An alert that cannot be delivered is logged by the agent (and the failed activity by the worker): provoked here on
+// purpose.
 expectWarnings(/^the daemon alert could not be delivered/, /^Activity failed/);
 
 // The retried webhook waits for Temporal's backoff (1 s, then 2 s); replays start a replay worker.
@@ -43,7 +52,12 @@ beforeAll(async () => {
     req.on('data', (chunk: string) => (data += chunk));
     req.on('end', () => {
       const body = JSON.parse(data) as AlertEvent;
-      posts.push({ method: req.method, contentType: req.headers['content-type'], idempotencyKey: req.headers['idempotency-key'], body });
+      posts.push({
+        method: req.method,
+        contentType: req.headers['content-type'],
+        idempotencyKey: req.headers['idempotency-key'],
+        body,
+      });
       const status = refusals.get(body.agentId)?.shift() ?? 200;
       res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'try again later');
     });
@@ -51,7 +65,8 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const webhookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/alerts`;
   const log = (line: string) => {
-    if (brokenLogFor.has((JSON.parse(line) as AlertEvent).agentId)) throw ApplicationFailure.nonRetryable('the log sink is down', 'SinkDown');
+    if (brokenLogFor.has((JSON.parse(line) as AlertEvent).agentId))
+      throw ApplicationFailure.nonRetryable('the log sink is down', 'SinkDown');
     lines.push(line);
   };
   h = await startHarness({ name: 'alerts', activities: { alerts: { webhookUrl, log } } });
@@ -64,14 +79,20 @@ afterAll(async () => {
 const postsFor = (agentId: string) => posts.filter((p) => p.body.agentId === agentId);
 const logFor = (agentId: string) => lines.map((l) => JSON.parse(l) as AlertEvent).filter((e) => e.agentId === agentId);
 /** The agent's history once its alert activity has completed. */
-const afterAlert = (run: ScenarioRun) => settledHistory(h.agents.client, agentWorkflowId(run.agentId), hasCompleted('alert'));
+const afterAlert = (run: ScenarioRun) =>
+  settledHistory(h.agents.client, agentWorkflowId(run.agentId), hasCompleted('alert'));
 
 describe('the fatal path', () => {
   it('fails the task on an LLM 401, pauses the agent (ERROR_PAUSED, FATAL) and raises one alert through the log and the webhook', async () => {
     const run = await runScenario(h, SCENARIOS.fatalLlm);
     const r = run.result;
     expect(contractViolations(r)).toEqual([]);
-    expect(r).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' }, error: { code: 'E_AUTH', kind: 'fatal' } });
+    expect(r).toMatchObject({
+      outcome: 'FAILED',
+      agentState: 'ERROR_PAUSED',
+      reason: { code: 'FATAL' },
+      error: { code: 'E_AUTH', kind: 'fatal' },
+    });
     expect(r.reason?.message).toMatch(/^E_AUTH: HTTP 401/);
 
     const history = await afterAlert(run);
@@ -115,7 +136,8 @@ describe('the fatal path', () => {
     expect(completedAttempts(history, 'alert')).toEqual([3]);
     const delivered = postsFor(agentId);
     expect(delivered).toHaveLength(3);
-    for (const p of delivered) expect(p.body).toMatchObject({ type: 'openstarry.alert', agentId, reason: { code: 'FATAL' } });
+    for (const p of delivered)
+      expect(p.body).toMatchObject({ type: 'openstarry.alert', agentId, reason: { code: 'FATAL' } });
     // One alert, three deliveries: the same id, key and body each time, so the receiver can drop repeats.
     expect(new Set(delivered.map((p) => JSON.stringify(p.body))).size).toBe(1);
     expect(delivered.map((p) => p.idempotencyKey)).toEqual(Array(3).fill(delivered[0]?.body.id));
@@ -134,12 +156,18 @@ describe('the fatal path', () => {
       error: { code: 'E_INTERNAL', kind: 'fatal', source: 'fs.read' },
     });
     expect(r.error?.message).toContain(run.workspace);
-    expect(r.toolCalls.map((c) => [c.tick, c.name, c.status, c.error?.code])).toEqual([[1, 'fs.read', 'failed', 'E_INTERNAL']]);
+    expect(r.toolCalls.map((c) => [c.tick, c.name, c.status, c.error?.code])).toEqual([
+      [1, 'fs.read', 'failed', 'E_INTERNAL'],
+    ]);
 
     await afterAlert(run);
     const delivered = postsFor(run.agentId);
     expect(delivered).toHaveLength(1);
-    expect(delivered[0]?.body).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' }, error: { code: 'E_INTERNAL', source: 'fs.read' } });
+    expect(delivered[0]?.body).toMatchObject({
+      agentState: 'ERROR_PAUSED',
+      reason: { code: 'FATAL' },
+      error: { code: 'E_INTERNAL', source: 'fs.read' },
+    });
     expect(logFor(run.agentId)).toHaveLength(1);
   });
 });
@@ -147,7 +175,11 @@ describe('the fatal path', () => {
 describe('safety alerts', () => {
   it('raises an alert for the error cascade (EMERGENCY_HALT)', async () => {
     const run = await runScenario(h, SCENARIOS.frustrationCascade);
-    expect(run.result).toMatchObject({ outcome: 'SUSPENDED', agentState: 'ERROR_PAUSED', reason: { code: 'ERROR_CASCADE' } });
+    expect(run.result).toMatchObject({
+      outcome: 'SUSPENDED',
+      agentState: 'ERROR_PAUSED',
+      reason: { code: 'ERROR_CASCADE' },
+    });
 
     await afterAlert(run);
     const delivered = postsFor(run.agentId);
@@ -165,7 +197,11 @@ describe('safety alerts', () => {
 
   it('does not page the daemon for a repeat lockout', async () => {
     const run = await runScenario(h, SCENARIOS.repeatLockout);
-    expect(run.result).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', reason: { code: 'REPEATED_FAILURE' } });
+    expect(run.result).toMatchObject({
+      outcome: 'SUSPENDED',
+      agentState: 'SAFETY_LOCKOUT',
+      reason: { code: 'REPEATED_FAILURE' },
+    });
     const history = await settledHistory(h.agents.client, agentWorkflowId(run.agentId));
     expect(scheduledInputs(history, 'alert')).toEqual([]);
     expect(postsFor(run.agentId)).toEqual([]);
@@ -185,6 +221,9 @@ describe('safety alerts', () => {
     const status = await h.agents.status(agentId);
     expect(status).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
     // A human can still unlock it.
-    await expect(h.agents.unlock(agentId, { note: 'credential fixed' })).resolves.toMatchObject({ unlocked: true, agentState: 'WAITING_FOR_EVENT' });
+    await expect(h.agents.unlock(agentId, { note: 'credential fixed' })).resolves.toMatchObject({
+      unlocked: true,
+      agentState: 'WAITING_FOR_EVENT',
+    });
   });
 });

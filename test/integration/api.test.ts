@@ -13,7 +13,15 @@ import createClient from 'openapi-fetch';
 import { createApp } from '../../api/app';
 import { authenticator, devToken, type Role } from '../../api/auth';
 import type { paths } from '../../api/openapi';
-import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import {
+  address,
+  makeWorkspace,
+  scriptedConfig,
+  startHarness,
+  uniqueId,
+  writeScript,
+  type Harness,
+} from '../helpers/harness';
 import { activityRunning, isActivityRunning } from '../helpers/workflow-history';
 import { eventually } from '../../dev/poll';
 import { startMoto } from '../helpers/moto';
@@ -45,7 +53,9 @@ async function listen(app: ReturnType<typeof createApp>): Promise<{ server: Serv
 
 beforeAll(async () => {
   h = await startHarness({ name: 'api' });
-  ({ server, base } = await listen(createApp({ agents: async () => h.agents, auth: authenticator({ secret: SECRET }) })));
+  ({ server, base } = await listen(
+    createApp({ agents: async () => h.agents, auth: authenticator({ secret: SECRET }) }),
+  ));
 });
 afterAll(async () => {
   await new Promise((r) => server?.close(r));
@@ -56,11 +66,23 @@ const token = (role: Role, sub = `${role}-user`) => devToken({ secret: SECRET, s
 const DONE = { text: 'Done.', usage: { inputTokens: 10, outputTokens: 5 } };
 const config = (turns: unknown[] = [DONE]) => scriptedConfig(writeScript(turns), makeWorkspace({ 'notes.md': 'hi\n' }));
 
-async function call(method: string, path: string, opts: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string>; base?: string } = {}) {
+async function call(
+  method: string,
+  path: string,
+  opts: { token?: string; body?: unknown; raw?: string; headers?: Record<string, string>; base?: string } = {},
+) {
   const res = await fetch(`${opts.base ?? base}${path}`, {
     method,
-    headers: { ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), ...(opts.body !== undefined || opts.raw !== undefined ? { 'content-type': 'application/json' } : {}), ...opts.headers },
-    ...(opts.raw !== undefined ? { body: opts.raw } : opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+    headers: {
+      ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+      ...(opts.body !== undefined || opts.raw !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...opts.headers,
+    },
+    ...(opts.raw !== undefined
+      ? { body: opts.raw }
+      : opts.body !== undefined
+        ? { body: JSON.stringify(opts.body) }
+        : {}),
   });
   const text = await res.text();
   let json: unknown;
@@ -78,11 +100,17 @@ describe('every route end to end', () => {
     const op = await token('operator');
     const viewer = await token('viewer');
 
-    const waited = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, { token: op, body: { goal: 'say done', config: config() } });
+    const waited = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, {
+      token: op,
+      body: { goal: 'say done', config: config() },
+    });
     expect(waited.status).toBe(200);
     expect(waited.json).toMatchObject({ agentId, taskId: 'task-1', outcome: 'COMPLETED', finalText: 'Done.' });
 
-    const queued = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body: { goal: 'again, with the agent config' } });
+    const queued = await call('POST', `/v1/agents/${agentId}/tasks`, {
+      token: op,
+      body: { goal: 'again, with the agent config' },
+    });
     expect(queued.status).toBe(202);
     expect(queued.json).toMatchObject({ taskId: 'task-2', workflowId: `agent-${agentId}-task-2` });
     expect(queued.headers.get('location')).toBe(`/v1/tasks/agent-${agentId}-task-2`);
@@ -94,7 +122,10 @@ describe('every route end to end', () => {
     expect(agent).toMatchObject({ status: 200, json: { agentId, agentState: 'WAITING_FOR_EVENT' } });
     expect((agent.json.tasks as unknown[]).length).toBe(2);
 
-    const message = await call('POST', `/v1/agents/${agentId}/messages`, { token: op, body: { text: 'for the next task' } });
+    const message = await call('POST', `/v1/agents/${agentId}/messages`, {
+      token: op,
+      body: { text: 'for the next task' },
+    });
     expect(message).toMatchObject({ status: 200, json: { delivered: 'next task' } });
 
     // The visibility store is eventually consistent: the agent shows up in the list within moments.
@@ -106,14 +137,19 @@ describe('every route end to end', () => {
       if (!listed) await new Promise((r) => setTimeout(r, 100));
     }
     expect(listed).toMatchObject({ agentId, workflowId: `agent-${agentId}`, agentState: 'WAITING_FOR_EVENT' });
-    expect((await call('GET', '/v1/agents?state=SAFETY_LOCKOUT&pageSize=200', { token: viewer })).json.agents).not.toContainEqual(expect.objectContaining({ agentId }));
+    expect(
+      (await call('GET', '/v1/agents?state=SAFETY_LOCKOUT&pageSize=200', { token: viewer })).json.agents,
+    ).not.toContainEqual(expect.objectContaining({ agentId }));
   });
 
   it('refuses with 409 a task config wider than the worker policy, naming the field, and queues nothing', async () => {
     const agentId = uniqueId('api-wider');
     const op = await token('operator');
     const wide = { ...config(), tools: { shellAllow: ['ls', 'sh'], httpAllow: [], maxOutputBytes: 1000 } };
-    const refused = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body: { goal: 'read the worker env', config: wide } });
+    const refused = await call('POST', `/v1/agents/${agentId}/tasks`, {
+      token: op,
+      body: { goal: 'read the worker env', config: wide },
+    });
     expect(refused.status).toBe(409);
     expect(refused.json.detail).toMatch(/tools.shellAllow: 'sh' not allowed by the worker/);
     // The agent the submit started ended with the refusal: there is no agent.
@@ -130,7 +166,11 @@ describe('every route end to end', () => {
     const again = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, { token: op, body, headers });
     expect(again).toMatchObject({ status: 200, json: { taskId: first.json.taskId, outcome: 'COMPLETED' } });
     expect((await h.agents.status(agentId)).tasks.map((t) => t.taskId)).toEqual([first.json.taskId]);
-    const bad = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body, headers: { 'idempotency-key': 'not a key' } });
+    const bad = await call('POST', `/v1/agents/${agentId}/tasks`, {
+      token: op,
+      body,
+      headers: { 'idempotency-key': 'not a key' },
+    });
     expect(bad.status).toBe(400);
     expect(bad.json.detail).toMatch(/idempotency key must be 1-255 visible ASCII characters/);
   });
@@ -139,29 +179,44 @@ describe('every route end to end', () => {
     const agentId = uniqueId('api-halt');
     const op = await token('operator', 'alice');
     const admin = await token('admin', 'bob');
-    const submitted = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body: { goal: 'slow', config: config([{ delayMs: 60_000, text: 'slow' }]) } });
+    const submitted = await call('POST', `/v1/agents/${agentId}/tasks`, {
+      token: op,
+      body: { goal: 'slow', config: config([{ delayMs: 60_000, text: 'slow' }]) },
+    });
     expect(submitted.status).toBe(202);
     await activityRunning(h.agents.client, taskWorkflowId(agentId, 'task-1'), 'llm');
 
     const halted = await call('POST', `/v1/agents/${agentId}/halt`, { token: op, body: { reason: 'drill' } });
     expect(halted).toMatchObject({ status: 202, json: { halted: true, agentId } });
     const s = await h.agents.status(agentId);
-    expect(s).toMatchObject({ agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT', message: 'SYSTEM_HALT by alice: drill' } });
+    expect(s).toMatchObject({
+      agentState: 'STOPPED',
+      reason: { code: 'SYSTEM_HALT', message: 'SYSTEM_HALT by alice: drill' },
+    });
     expect((await h.agents.waitForTask(agentId, 'task-1')).outcome).toBe('CANCELLED');
 
-    const refused = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body: { goal: 'refused while stopped' } });
+    const refused = await call('POST', `/v1/agents/${agentId}/tasks`, {
+      token: op,
+      body: { goal: 'refused while stopped' },
+    });
     expect(refused.status).toBe(409);
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
     expect(refused.json.detail).toMatch(/is STOPPED .*starry unlock/);
 
-    const unlocked = await call('POST', `/v1/agents/${agentId}/unlock`, { token: admin, body: { note: 'drill over', addTokens: 100 } });
+    const unlocked = await call('POST', `/v1/agents/${agentId}/unlock`, {
+      token: admin,
+      body: { note: 'drill over', addTokens: 100 },
+    });
     expect(unlocked).toMatchObject({ status: 200, json: { unlocked: true, agentState: 'WAITING_FOR_EVENT' } });
     expect((await h.agents.status(agentId)).unlocks.at(-1)).toMatchObject({ by: 'bob', note: 'drill over' });
     const again = await call('POST', `/v1/agents/${agentId}/unlock`, { token: admin });
     expect(again.status).toBe(409);
     expect(again.json.detail).toMatch(/is not locked \(WAITING_FOR_EVENT\): nothing to unlock/);
 
-    const next = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, { token: op, body: { goal: 'runs again', config: config() } });
+    const next = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, {
+      token: op,
+      body: { goal: 'runs again', config: config() },
+    });
     expect(next).toMatchObject({ status: 200, json: { outcome: 'COMPLETED' } });
   });
 
@@ -169,18 +224,33 @@ describe('every route end to end', () => {
     const agentId = uniqueId('api-halted');
     const op = await token('operator');
     const turns = [{ toolCalls: [{ name: 'fs.list', args: {} }] }, { delayMs: 60_000, text: 'never' }];
-    const submitted = await call('POST', `/v1/agents/${agentId}/tasks`, { token: op, body: { goal: 'list, then think long', config: config(turns) } });
+    const submitted = await call('POST', `/v1/agents/${agentId}/tasks`, {
+      token: op,
+      body: { goal: 'list, then think long', config: config(turns) },
+    });
     expect(submitted.status).toBe(202);
     const workflowId = taskWorkflowId(agentId, 'task-1');
     await eventually('the second LLM call in flight', async () =>
-      (await h.agents.status(agentId)).currentTask?.tick === 2 && (await isActivityRunning(h.agents.client, workflowId, 'llm')) ? true : undefined,
+      (await h.agents.status(agentId)).currentTask?.tick === 2 &&
+      (await isActivityRunning(h.agents.client, workflowId, 'llm'))
+        ? true
+        : undefined,
     );
-    expect((await call('POST', `/v1/agents/${agentId}/halt`, { token: op, body: { reason: 'drill' } })).status).toBe(202);
+    expect((await call('POST', `/v1/agents/${agentId}/halt`, { token: op, body: { reason: 'drill' } })).status).toBe(
+      202,
+    );
     await h.agents.waitForTask(agentId, 'task-1');
 
     const task = await call('GET', `/v1/tasks/${workflowId}`, { token: await token('viewer') });
     expect(task.status).toBe(200);
-    expect(task.json).toMatchObject({ agentId, taskId: 'task-1', workflowId, outcome: 'CANCELLED', agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT' } });
+    expect(task.json).toMatchObject({
+      agentId,
+      taskId: 'task-1',
+      workflowId,
+      outcome: 'CANCELLED',
+      agentState: 'STOPPED',
+      reason: { code: 'SYSTEM_HALT' },
+    });
     expect(task.json.toolCalls).toEqual([expect.objectContaining({ name: 'fs.list', status: 'ok' })]);
   });
 
@@ -197,10 +267,22 @@ describe('who may do what', () => {
     await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'exists', config: config() })).taskId);
   });
 
-  const expired = () => new SignJWT({ roles: ['admin'] }).setProtectedHeader({ alg: 'HS256' }).setSubject('old').setIssuedAt(0).setExpirationTime(60).sign(new TextEncoder().encode(SECRET));
-  const wrongSignature = () => devToken({ secret: 'another-secret-that-is-also-32-characters', sub: 'mallory', roles: ['admin'] });
-  const algNone = () => `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'x', roles: ['admin'], exp: 4e9 })).toString('base64url')}.`;
-  const noExp = () => new SignJWT({ roles: ['admin'] }).setProtectedHeader({ alg: 'HS256' }).setSubject('forever').sign(new TextEncoder().encode(SECRET));
+  const expired = () =>
+    new SignJWT({ roles: ['admin'] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('old')
+      .setIssuedAt(0)
+      .setExpirationTime(60)
+      .sign(new TextEncoder().encode(SECRET));
+  const wrongSignature = () =>
+    devToken({ secret: 'another-secret-that-is-also-32-characters', sub: 'mallory', roles: ['admin'] });
+  const algNone = () =>
+    `${Buffer.from(JSON.stringify({ alg: 'none', typ: 'JWT' })).toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'x', roles: ['admin'], exp: 4e9 })).toString('base64url')}.`;
+  const noExp = () =>
+    new SignJWT({ roles: ['admin'] })
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('forever')
+      .sign(new TextEncoder().encode(SECRET));
 
   // Routes that change nothing an assertion depends on (unlock of an unlocked agent is a 409, not a change).
   const routes = (id: string): [string, string, string, unknown?][] => [
@@ -218,14 +300,22 @@ describe('who may do what', () => {
     admin: ['submit', 'status', 'list', 'task', 'message', 'unlock'],
   };
 
-  it.each(['viewer', 'operator', 'admin'] as Role[])('gives a %s exactly its routes, and 403 for the others', async (role) => {
-    const t = await token(role);
-    for (const [name, method, path, body] of routes(agentId)) {
-      const r = await call(method, path, { token: t, ...(body !== undefined ? { body } : {}) });
-      if (allowed[role]!.includes(name)) expect([name, r.status < 300 || r.status === 409]).toEqual([name, true]);
-      else expect([name, r.status, r.json.detail]).toEqual([name, 403, expect.stringMatching(`needs the \\w+ role; this token has ${role}`)]);
-    }
-  });
+  it.each(['viewer', 'operator', 'admin'] as Role[])(
+    'gives a %s exactly its routes, and 403 for the others',
+    async (role) => {
+      const t = await token(role);
+      for (const [name, method, path, body] of routes(agentId)) {
+        const r = await call(method, path, { token: t, ...(body !== undefined ? { body } : {}) });
+        if (allowed[role]!.includes(name)) expect([name, r.status < 300 || r.status === 409]).toEqual([name, true]);
+        else
+          expect([name, r.status, r.json.detail]).toEqual([
+            name,
+            403,
+            expect.stringMatching(`needs the \\w+ role; this token has ${role}`),
+          ]);
+      }
+    },
+  );
 
   it('lets every operator halt (the kill switch), and no viewer', async () => {
     const id = uniqueId('api-halt-roles');
@@ -242,7 +332,10 @@ describe('who may do what', () => {
     ['no exp claim', noExp, /no exp/],
   ])('refuses %s with 401 on every route, with WWW-Authenticate', async (_what, make, message) => {
     const t = await make();
-    for (const [name, method, path, body] of [...routes(agentId), ['halt', 'POST', `/v1/agents/${agentId}/halt`, {}] as [string, string, string, unknown]]) {
+    for (const [name, method, path, body] of [
+      ...routes(agentId),
+      ['halt', 'POST', `/v1/agents/${agentId}/halt`, {}] as [string, string, string, unknown],
+    ]) {
       const r = await call(method, path, { ...(t ? { token: t } : {}), ...(body !== undefined ? { body } : {}) });
       expect([name, r.status]).toEqual([name, 401]);
       expect(r.json.detail).toMatch(message);
@@ -256,7 +349,9 @@ describe('tenants (a tenant claim configured)', () => {
   let tenantServer: ServerType;
   let tenantBase: string;
   beforeAll(async () => {
-    ({ server: tenantServer, base: tenantBase } = await listen(createApp({ agents: async () => h.agents, auth: authenticator({ secret: SECRET, tenantClaim: CLAIM }) })));
+    ({ server: tenantServer, base: tenantBase } = await listen(
+      createApp({ agents: async () => h.agents, auth: authenticator({ secret: SECRET, tenantClaim: CLAIM }) }),
+    ));
   });
   afterAll(async () => {
     await new Promise((r) => tenantServer?.close(r));
@@ -265,29 +360,44 @@ describe('tenants (a tenant claim configured)', () => {
   // Tenants of this run only: nobody else's agents are in their lists.
   const acme = uniqueId('acme');
   const globex = uniqueId('globex');
-  const tokenOf = (tenant: string, role: Role, sub = `${role}-of-${tenant}`) => devToken({ secret: SECRET, sub, roles: [role], claims: { [CLAIM]: tenant } });
-  const as = (t: string) => (method: string, path: string, body?: unknown) => call(method, path, { token: t, base: tenantBase, ...(body !== undefined ? { body } : {}) });
+  const tokenOf = (tenant: string, role: Role, sub = `${role}-of-${tenant}`) =>
+    devToken({ secret: SECRET, sub, roles: [role], claims: { [CLAIM]: tenant } });
+  const as = (t: string) => (method: string, path: string, body?: unknown) =>
+    call(method, path, { token: t, base: tenantBase, ...(body !== undefined ? { body } : {}) });
   const listOf = async (t: string) => {
     const page = await call('GET', '/v1/agents?pageSize=200', { token: t, base: tenantBase });
     expect(page.status).toBe(200);
     return page.json.agents as { agentId: string; workflowId: string }[];
   };
 
-  it("gives another tenant 404 for an agent, its task and every route on them, as for a missing agent, and lists none of it", async () => {
+  it('gives another tenant 404 for an agent, its task and every route on them, as for a missing agent, and lists none of it', async () => {
     const x = 'their-agent';
     const acmeOp = as(await tokenOf(acme, 'operator'));
     const done = await acmeOp('POST', `/v1/agents/${x}/tasks?wait=60`, { goal: 'say done', config: config() });
-    expect(done).toMatchObject({ status: 200, json: { agentId: x, taskId: 'task-1', workflowId: `agent-${acme}:${x}-task-1`, outcome: 'COMPLETED' } });
+    expect(done).toMatchObject({
+      status: 200,
+      json: { agentId: x, taskId: 'task-1', workflowId: `agent-${acme}:${x}-task-1`, outcome: 'COMPLETED' },
+    });
     const workflowId = done.json.workflowId as string;
     // Once acme's list shows it, the visibility store has it: globex's list is then truly without it.
-    await eventually('listed for acme', async () => ((await listOf(await tokenOf(acme, 'viewer'))).some((a) => a.agentId === x) ? true : undefined), 30_000, 100);
-    expect(await listOf(await tokenOf(acme, 'viewer'))).toEqual([expect.objectContaining({ agentId: x, workflowId: `agent-${acme}:${x}` })]);
+    await eventually(
+      'listed for acme',
+      async () => ((await listOf(await tokenOf(acme, 'viewer'))).some((a) => a.agentId === x) ? true : undefined),
+      30_000,
+      100,
+    );
+    expect(await listOf(await tokenOf(acme, 'viewer'))).toEqual([
+      expect.objectContaining({ agentId: x, workflowId: `agent-${acme}:${x}` }),
+    ]);
     expect(await listOf(await tokenOf(globex, 'viewer'))).toEqual([]);
 
     // Every route, as globex's viewer (reads) and admin (changes), on acme's agent and on one nobody has.
     const viewer = as(await tokenOf(globex, 'viewer'));
     const admin = as(await tokenOf(globex, 'admin'));
-    const routes = (id: string, task: string): [string, (m: string, p: string, b?: unknown) => ReturnType<typeof call>, string, string, unknown?][] => [
+    const routes = (
+      id: string,
+      task: string,
+    ): [string, (m: string, p: string, b?: unknown) => ReturnType<typeof call>, string, string, unknown?][] => [
       ['status', viewer, 'GET', `/v1/agents/${id}`],
       ['task', viewer, 'GET', `/v1/tasks/${task}`],
       ['submit', admin, 'POST', `/v1/agents/${id}/tasks`, { goal: 'to an agent that exists' }],
@@ -310,8 +420,15 @@ describe('tenants (a tenant claim configured)', () => {
 
     // Nothing reached acme's agent: no message, no halt.
     const acmeViewer = as(await tokenOf(acme, 'viewer'));
-    expect((await acmeViewer('GET', `/v1/agents/${x}`)).json).toMatchObject({ agentId: x, agentState: 'WAITING_FOR_EVENT', tasks: [expect.objectContaining({ agentId: x })] });
-    expect((await acmeViewer('GET', `/v1/tasks/${workflowId}`)).json).toMatchObject({ agentId: x, outcome: 'COMPLETED' });
+    expect((await acmeViewer('GET', `/v1/agents/${x}`)).json).toMatchObject({
+      agentId: x,
+      agentState: 'WAITING_FOR_EVENT',
+      tasks: [expect.objectContaining({ agentId: x })],
+    });
+    expect((await acmeViewer('GET', `/v1/tasks/${workflowId}`)).json).toMatchObject({
+      agentId: x,
+      outcome: 'COMPLETED',
+    });
     expect((await h.agents.status(`${acme}:${x}`)).unlocks).toEqual([]);
     // The Web UI's filter: the agent carries its tenant.
     const tagged: string[] = [];
@@ -326,8 +443,14 @@ describe('tenants (a tenant claim configured)', () => {
       a('POST', `/v1/agents/${name}/tasks?wait=60`, { goal: 'for acme', config: config([{ text: 'acme here' }]) }),
       g('POST', `/v1/agents/${name}/tasks?wait=60`, { goal: 'for globex', config: config([{ text: 'globex here' }]) }),
     ]);
-    expect(ra).toMatchObject({ status: 200, json: { agentId: name, taskId: 'task-1', workflowId: `agent-${acme}:${name}-task-1`, finalText: 'acme here' } });
-    expect(rg).toMatchObject({ status: 200, json: { agentId: name, taskId: 'task-1', workflowId: `agent-${globex}:${name}-task-1`, finalText: 'globex here' } });
+    expect(ra).toMatchObject({
+      status: 200,
+      json: { agentId: name, taskId: 'task-1', workflowId: `agent-${acme}:${name}-task-1`, finalText: 'acme here' },
+    });
+    expect(rg).toMatchObject({
+      status: 200,
+      json: { agentId: name, taskId: 'task-1', workflowId: `agent-${globex}:${name}-task-1`, finalText: 'globex here' },
+    });
     const [sa, sg] = [await a('GET', `/v1/agents/${name}`), await g('GET', `/v1/agents/${name}`)];
     expect((sa.json.tasks as { finalText?: string }[]).map((t) => t.finalText)).toEqual(['acme here']);
     expect((sg.json.tasks as { finalText?: string }[]).map((t) => t.finalText)).toEqual(['globex here']);
@@ -336,11 +459,20 @@ describe('tenants (a tenant claim configured)', () => {
   it.each([
     ['no tenant claim', {}, /the token has no custom:tenant claim naming its tenant: ask for a token with one/],
     ['an empty one', { [CLAIM]: '' }, /no custom:tenant claim/],
-    ['one with the separator', { [CLAIM]: 'acme:x' }, /the token's custom:tenant claim is not a tenant id: tenant may hold only letters/],
+    [
+      'one with the separator',
+      { [CLAIM]: 'acme:x' },
+      /the token's custom:tenant claim is not a tenant id: tenant may hold only letters/,
+    ],
     ['a number', { [CLAIM]: 7 }, /the token's custom:tenant claim is not a tenant id: tenant must be a string/],
   ])('refuses a token with %s with 403 on every route, never as all tenants', async (_what, claims, detail) => {
     const t = await devToken({ secret: SECRET, sub: 'nobody-knows', roles: ['admin'], claims });
-    for (const [method, path] of [['GET', '/v1/agents'], ['GET', '/v1/agents/x'], ['GET', `/v1/tasks/agent-${acme}:x-task-1`], ['POST', '/v1/agents/x/halt']]) {
+    for (const [method, path] of [
+      ['GET', '/v1/agents'],
+      ['GET', '/v1/agents/x'],
+      ['GET', `/v1/tasks/agent-${acme}:x-task-1`],
+      ['POST', '/v1/agents/x/halt'],
+    ]) {
       const r = await call(method!, path!, { token: t, base: tenantBase });
       expect([path, r.status, r.headers.get('content-type')]).toEqual([path, 403, 'application/problem+json']);
       expect(r.json.detail).toMatch(detail);
@@ -348,16 +480,28 @@ describe('tenants (a tenant claim configured)', () => {
   });
 
   it("keeps a tenant's agent in its tenant's list after it continues as new", async () => {
-    const agents = new AgentClient({ connection: h.connection, taskQueue: h.taskQueue, continueAsNewAfterEvents: 10, tenant: acme });
+    const agents = new AgentClient({
+      connection: h.connection,
+      taskQueue: h.taskQueue,
+      continueAsNewAfterEvents: 10,
+      tenant: acme,
+    });
     const name = uniqueId('can');
-    for (const goal of ['one', 'two']) await agents.waitForTask(name, (await agents.submit(name, { goal, config: config() })).taskId);
+    for (const goal of ['one', 'two'])
+      await agents.waitForTask(name, (await agents.submit(name, { goal, config: config() })).taskId);
     const handle = agents.client.workflow.getHandle(`agent-${acme}:${name}`);
     await eventually('a new run', async () => {
       const d = await handle.describe();
       return d.runId !== d.raw.workflowExecutionInfo?.firstRunId ? d : undefined;
     });
     expect((await handle.describe()).typedSearchAttributes.get(TenantKey)).toBe(acme);
-    await eventually('listed after continue-as-new', async () => ((await agents.listAgents({ pageSize: 200 })).agents.some((a) => a.agentId === name) ? true : undefined), 30_000, 100);
+    await eventually(
+      'listed after continue-as-new',
+      async () =>
+        (await agents.listAgents({ pageSize: 200 })).agents.some((a) => a.agentId === name) ? true : undefined,
+      30_000,
+      100,
+    );
   });
 });
 
@@ -372,8 +516,18 @@ describe('bad input', () => {
     ['a goal of the wrong type', { body: { goal: 7 } }, 400, /goal/],
     ['an unknown field', { body: { goal: 'g', shell: 'sh' } }, 400, /shell/],
     ['a priority of 0', { body: { goal: 'g', priority: 0 } }, 400, /priority/],
-    ['a bad config number', { body: { goal: 'g', config: { safety: { maxTicks: -1 } }, llm: 'scripted:/x.json' } }, 400, /safety\.maxTicks: must be > 0/],
-    ['an unknown guide', { body: { goal: 'g', config: { guide: 'zen' }, llm: 'scripted:/x.json' } }, 400, /unknown guide \\+"zen/],
+    [
+      'a bad config number',
+      { body: { goal: 'g', config: { safety: { maxTicks: -1 } }, llm: 'scripted:/x.json' } },
+      400,
+      /safety\.maxTicks: must be > 0/,
+    ],
+    [
+      'an unknown guide',
+      { body: { goal: 'g', config: { guide: 'zen' }, llm: 'scripted:/x.json' } },
+      400,
+      /unknown guide \\+"zen/,
+    ],
     ['a 2 MiB body', { body: { goal: 'x'.repeat(2 * 1024 * 1024) } }, 413, /over 1048576 bytes/],
   ])('answers %s with a 4xx problem+json that says what is wrong', async (_what, req, status, detail) => {
     const r = await call('POST', `/v1/agents/${uniqueId('api-bad')}/tasks`, { token: op, ...(req as object) });
@@ -384,21 +538,36 @@ describe('bad input', () => {
   });
 
   it('lists every invalid field, not only the first', async () => {
-    const r = await call('POST', `/v1/agents/${uniqueId('api-bad')}/tasks`, { token: op, body: { goal: 7, priority: 'high' } });
+    const r = await call('POST', `/v1/agents/${uniqueId('api-bad')}/tasks`, {
+      token: op,
+      body: { goal: 7, priority: 'high' },
+    });
     expect(r.status).toBe(400);
-    expect(r.json.errors).toEqual(expect.arrayContaining([expect.stringMatching(/^goal:/), expect.stringMatching(/^priority:/)]));
+    expect(r.json.errors).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^goal:/), expect.stringMatching(/^priority:/)]),
+    );
   });
 
-  it.each(['..%2F..%2Fetc%2Fpasswd', '%C3%A9t%C3%A9', 'a%20b', 'x-task-1', '-leading', 'a'.repeat(65)])('refuses the agent id %s with 400 and creates nothing', async (id) => {
-    const r = await call('POST', `/v1/agents/${id}/tasks`, { token: op, body: { goal: 'g', config: config() } });
-    expect(r.status).toBe(400);
-    expect(JSON.stringify(r.json.errors)).toMatch(/agentId/);
-  });
+  it.each(['..%2F..%2Fetc%2Fpasswd', '%C3%A9t%C3%A9', 'a%20b', 'x-task-1', '-leading', 'a'.repeat(65)])(
+    'refuses the agent id %s with 400 and creates nothing',
+    async (id) => {
+      const r = await call('POST', `/v1/agents/${id}/tasks`, { token: op, body: { goal: 'g', config: config() } });
+      expect(r.status).toBe(400);
+      expect(JSON.stringify(r.json.errors)).toMatch(/agentId/);
+    },
+  );
 
   it('answers an unknown agent with 404 and an unknown route with 404, never a 500', async () => {
     const viewer = await token('viewer');
     expect((await call('GET', `/v1/agents/${uniqueId('nobody')}`, { token: viewer })).status).toBe(404);
-    expect((await call('POST', `/v1/agents/${uniqueId('nobody')}/tasks`, { token: op, body: { goal: 'no config, no agent' } })).status).toBe(404);
+    expect(
+      (
+        await call('POST', `/v1/agents/${uniqueId('nobody')}/tasks`, {
+          token: op,
+          body: { goal: 'no config, no agent' },
+        })
+      ).status,
+    ).toBe(404);
     expect((await call('GET', `/v1/tasks/agent-${uniqueId('nobody')}-task-1`, { token: viewer })).status).toBe(404);
     expect((await call('GET', '/v1/nothing', { token: viewer })).status).toBe(404);
   });
@@ -427,7 +596,9 @@ describe('the Lambda handler', () => {
     const script = `require(${JSON.stringify(path.join(projectRoot(), 'lib/api/lambda.js'))}); process.stdout.write(JSON.stringify(Object.keys(require.cache)))`;
     const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as string[];
     expect(loaded.some((f) => f.includes('/@temporalio/client/'))).toBe(true);
-    expect(loaded.filter((f) => f.includes('/@temporalio/worker/') || f.includes('/@temporalio/core-bridge/'))).toEqual([]);
+    expect(loaded.filter((f) => f.includes('/@temporalio/worker/') || f.includes('/@temporalio/core-bridge/'))).toEqual(
+      [],
+    );
   });
 
   /** An API Gateway HTTP API (payload 2.0) event, as AWS sends it. */
@@ -437,7 +608,11 @@ describe('the Lambda handler', () => {
       routeKey: '$default',
       rawPath,
       rawQueryString: opts.query ?? '',
-      headers: { host: 'abc123.execute-api.eu-west-1.amazonaws.com', 'content-type': 'application/json', ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}) },
+      headers: {
+        host: 'abc123.execute-api.eu-west-1.amazonaws.com',
+        'content-type': 'application/json',
+        ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+      },
       requestContext: {
         accountId: '123456789012',
         apiId: 'abc123',
@@ -462,15 +637,31 @@ describe('the Lambda handler', () => {
     try {
       Object.assign(process.env, moto.env);
       const sm = new SecretsManagerClient({});
-      const { ARN } = await sm.send(new CreateSecretCommand({ Name: uniqueId('starry-api-jwt'), SecretString: SECRET }));
-      Object.assign(process.env, { TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: h.taskQueue, STARRY_API_JWT_SECRET_ARN: ARN });
+      const { ARN } = await sm.send(
+        new CreateSecretCommand({ Name: uniqueId('starry-api-jwt'), SecretString: SECRET }),
+      );
+      Object.assign(process.env, {
+        TEMPORAL_ADDRESS: address(),
+        STARRY_TASK_QUEUE: h.taskQueue,
+        STARRY_API_JWT_SECRET_ARN: ARN,
+      });
       const lambda = await import('../../api/lambda');
       const agentId = uniqueId('api-lambda');
       const op = await token('operator');
-      const first = await lambda.handler(event('POST', `/v1/agents/${agentId}/tasks`, { token: op, query: 'wait=60', body: { goal: 'via lambda', config: config() } }) as never, context as never);
+      const first = await lambda.handler(
+        event('POST', `/v1/agents/${agentId}/tasks`, {
+          token: op,
+          query: 'wait=60',
+          body: { goal: 'via lambda', config: config() },
+        }) as never,
+        context as never,
+      );
       expect(first.statusCode).toBe(200);
       expect(JSON.parse(first.body)).toMatchObject({ agentId, outcome: 'COMPLETED' });
-      const second = await lambda.handler(event('GET', `/v1/agents/${agentId}`, { token: await token('viewer') }) as never, context as never);
+      const second = await lambda.handler(
+        event('GET', `/v1/agents/${agentId}`, { token: await token('viewer') }) as never,
+        context as never,
+      );
       expect(second.statusCode).toBe(200);
       expect(JSON.parse(second.body)).toMatchObject({ agentId, agentState: 'WAITING_FOR_EVENT' });
       const unauthorized = await lambda.handler(event('GET', `/v1/agents/${agentId}`) as never, context as never);
@@ -488,19 +679,29 @@ describe('when no worker polls the task queue', () => {
   it('answers a submit 503 with Retry-After within seconds, naming the queue, starts no agent, and takes the same submit once a worker runs', async () => {
     const taskQueue = uniqueId('tq-api-nobody');
     const { server: lone, base: loneBase } = await listen(
-      createApp({ agents: async () => new AgentClient({ connection: h.connection, taskQueue }), auth: authenticator({ secret: SECRET }) }),
+      createApp({
+        agents: async () => new AgentClient({ connection: h.connection, taskQueue }),
+        auth: authenticator({ secret: SECRET }),
+      }),
     );
     try {
       const agentId = uniqueId('api-nobody');
       const op = await token('operator');
-      const req = { token: op, base: loneBase, body: { goal: 'anyone?', config: config() }, headers: { 'idempotency-key': uniqueId('key') } };
+      const req = {
+        token: op,
+        base: loneBase,
+        body: { goal: 'anyone?', config: config() },
+        headers: { 'idempotency-key': uniqueId('key') },
+      };
       const started = Date.now();
       const r = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, req);
       expect(r.status).toBe(503);
       expect(Date.now() - started).toBeLessThan(10_000);
       expect(r.headers.get('retry-after')).toBe('5');
       expect(r.json.detail).toMatch(new RegExp(`^no worker polls task queue ${taskQueue} .*: nothing was submitted`));
-      expect((await call('GET', `/v1/agents/${agentId}`, { token: await token('viewer'), base: loneBase })).status).toBe(404);
+      expect(
+        (await call('GET', `/v1/agents/${agentId}`, { token: await token('viewer'), base: loneBase })).status,
+      ).toBe(404);
 
       const worker = await startHarness({ name: 'api-late', taskQueue });
       try {
@@ -521,7 +722,11 @@ describe('when Temporal or the issuer is elsewhere', () => {
     const { connectClient } = await import('../../client/connection');
     const { AgentClient } = await import('../../client/agent-client');
     const down = createApp({
-      agents: async () => new AgentClient({ connection: await connectClient({ address: '127.0.0.1:1', namespace: 'default' }), taskQueue: 'none' }),
+      agents: async () =>
+        new AgentClient({
+          connection: await connectClient({ address: '127.0.0.1:1', namespace: 'default' }),
+          taskQueue: 'none',
+        }),
       auth: authenticator({ secret: SECRET }),
     });
     const health = await down.request('/healthz');
@@ -530,7 +735,10 @@ describe('when Temporal or the issuer is elsewhere', () => {
     const r = await down.request('/v1/agents/a1', { headers: { authorization: `Bearer ${await token('viewer')}` } });
     expect(r.status).toBe(503);
     expect(r.headers.get('retry-after')).toBe('5');
-    expect(await r.json()).toMatchObject({ status: 503, detail: expect.stringMatching(/Temporal cannot be reached: cannot reach Temporal at 127\.0\.0\.1:1/) });
+    expect(await r.json()).toMatchObject({
+      status: 503,
+      detail: expect.stringMatching(/Temporal cannot be reached: cannot reach Temporal at 127\.0\.0\.1:1/),
+    });
   });
 
   it('verifies tokens against an issuer’s JWKS (RS256), with iss, aud and Cognito groups', async () => {
@@ -538,17 +746,36 @@ describe('when Temporal or the issuer is elsewhere', () => {
     const { createServer } = await import('node:http');
     const { publicKey, privateKey } = await generateKeyPair('RS256');
     const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' };
-    const jwks = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })));
+    const jwks = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })),
+    );
     await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r));
     const port = (jwks.address() as { port: number }).port;
     try {
-      const auth = authenticator({ jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`, issuer: 'https://issuer.example', audience: 'starry' });
+      const auth = authenticator({
+        jwksUrl: `http://127.0.0.1:${port}/.well-known/jwks.json`,
+        issuer: 'https://issuer.example',
+        audience: 'starry',
+      });
       const sign = (claims: Record<string, unknown>, iss = 'https://issuer.example') =>
-        new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('carol').setIssuer(iss).setAudience('starry').setExpirationTime('5m').sign(privateKey);
-      expect(await auth.verify(`Bearer ${await sign({ 'cognito:groups': ['operator', 'other-group'] })}`)).toEqual({ sub: 'carol', roles: ['operator'] });
-      await expect(auth.verify(`Bearer ${await sign({ roles: ['admin'] }, 'https://evil.example')}`)).rejects.toThrow(/claim iss is not accepted/);
+        new SignJWT(claims)
+          .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+          .setSubject('carol')
+          .setIssuer(iss)
+          .setAudience('starry')
+          .setExpirationTime('5m')
+          .sign(privateKey);
+      expect(await auth.verify(`Bearer ${await sign({ 'cognito:groups': ['operator', 'other-group'] })}`)).toEqual({
+        sub: 'carol',
+        roles: ['operator'],
+      });
+      await expect(auth.verify(`Bearer ${await sign({ roles: ['admin'] }, 'https://evil.example')}`)).rejects.toThrow(
+        /claim iss is not accepted/,
+      );
       // An HS256 token made with the public key as a secret (the classic confusion) is refused.
-      await expect(auth.verify(`Bearer ${await devToken({ secret: JSON.stringify(jwk), sub: 'x', roles: ['admin'] })}`)).rejects.toThrow(/refused/);
+      await expect(
+        auth.verify(`Bearer ${await devToken({ secret: JSON.stringify(jwk), sub: 'x', roles: ['admin'] })}`),
+      ).rejects.toThrow(/refused/);
     } finally {
       jwks.close();
     }

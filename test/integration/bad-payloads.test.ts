@@ -88,7 +88,11 @@ const corpus: Record<string, [string, unknown][]> = {
     ['text of the wrong type', { text: { nested: true } }],
     ['an unknown field', { text: 'hi', urgent: true }],
   ],
-  taskProgress: [...common, ['a fractional tick', { tick: 1.5, tokensUsed: 1 }], ['negative tokens', { tick: 1, tokensUsed: -10 }]],
+  taskProgress: [
+    ...common,
+    ['a fractional tick', { tick: 1.5, tokensUsed: 1 }],
+    ['negative tokens', { tick: 1, tokensUsed: -10 }],
+  ],
   SYSTEM_HALT: [...common, ['a 1 MB note', { note: huge }], ['an unknown field', { now: true }]],
 };
 
@@ -115,13 +119,19 @@ describe('a live agent under a corpus of malformed payloads', () => {
 
     const messages: string[] = [];
     for (const [what, payload] of corpus.submitTask!) {
-      messages.push(`submitTask ${what}: ${await refusedAsInvalid(handle.executeUpdate(submitTaskUpdate, { args: [payload as never] }))}`);
+      messages.push(
+        `submitTask ${what}: ${await refusedAsInvalid(handle.executeUpdate(submitTaskUpdate, { args: [payload as never] }))}`,
+      );
     }
     for (const [what, payload] of corpus['admin:unlock']!) {
-      messages.push(`admin:unlock ${what}: ${await refusedAsInvalid(handle.executeUpdate(unlockUpdate, { args: [payload as never] }))}`);
+      messages.push(
+        `admin:unlock ${what}: ${await refusedAsInvalid(handle.executeUpdate(unlockUpdate, { args: [payload as never] }))}`,
+      );
     }
     for (const [what, payload] of corpus.message!) {
-      messages.push(`sendMessage ${what}: ${await refusedAsInvalid(handle.executeUpdate(messageUpdate, { args: [payload as never] }))}`);
+      messages.push(
+        `sendMessage ${what}: ${await refusedAsInvalid(handle.executeUpdate(messageUpdate, { args: [payload as never] }))}`,
+      );
     }
     // Each refusal names what was wrong, not a stack trace.
     for (const m of messages) expect(m).not.toMatch(/\n\s+at /);
@@ -137,8 +147,15 @@ describe('a live agent under a corpus of malformed payloads', () => {
     // It still answers, nothing of the above reached its state, and it runs the next task.
     const after = await h.agents.status(agentId);
     // Each dropped signal was logged as such (counted, not printed).
-    expect(seenWarnings(IGNORED)).toBeGreaterThanOrEqual(corpus['admin:unlock']!.length + corpus.message!.length + corpus.taskProgress!.length);
-    expect(after).toMatchObject({ agentState: before.agentState, tokensUsed: before.tokensUsed, queue: [], unlocks: before.unlocks });
+    expect(seenWarnings(IGNORED)).toBeGreaterThanOrEqual(
+      corpus['admin:unlock']!.length + corpus.message!.length + corpus.taskProgress!.length,
+    );
+    expect(after).toMatchObject({
+      agentState: before.agentState,
+      tokensUsed: before.tokensUsed,
+      queue: [],
+      unlocks: before.unlocks,
+    });
     const next = await h.agents.submit(agentId, { goal: 'after the corpus', config: config() });
     expect((await h.agents.waitForTask(agentId, next.taskId)).outcome).toBe('COMPLETED');
 
@@ -165,7 +182,14 @@ describe('a first submit the agent refuses', () => {
       args: [{ agentId, config: config() }],
       workflowIdConflictPolicy: 'USE_EXISTING',
     });
-    expect(await refusedAsInvalid(h.agents.client.workflow.executeUpdateWithStart(submitTaskUpdate, { args: [{ goal: ' ' } as never], startWorkflowOperation }))).toMatch(/non-empty goal/);
+    expect(
+      await refusedAsInvalid(
+        h.agents.client.workflow.executeUpdateWithStart(submitTaskUpdate, {
+          args: [{ goal: ' ' } as never],
+          startWorkflowOperation,
+        }),
+      ),
+    ).toMatch(/non-empty goal/);
     const ended = await eventually('the agent to end', async () => {
       const d = await h.agents.client.workflow.getHandle(workflowId).describe();
       return d.status.name === 'RUNNING' ? undefined : d;
@@ -183,7 +207,16 @@ describe('what an agent carries stays bounded', () => {
     const agents = new AgentClient({ connection: h.connection, taskQueue: h.taskQueue, continueAsNewAfterEvents: 300 });
     const agentId = uniqueId('big-writes');
     const content = 'w'.repeat(100_000);
-    const cfg = scriptedConfig(writeScript([{ toolCalls: [{ name: 'fs.write', args: { path: 'out.txt', content } }], usage: { inputTokens: 1, outputTokens: 1 } }, DONE]), makeWorkspace());
+    const cfg = scriptedConfig(
+      writeScript([
+        {
+          toolCalls: [{ name: 'fs.write', args: { path: 'out.txt', content } }],
+          usage: { inputTokens: 1, outputTokens: 1 },
+        },
+        DONE,
+      ]),
+      makeWorkspace(),
+    );
     const handle = agents.client.workflow.getHandle(agentWorkflowId(agentId));
     let last;
     let firstRun: string | undefined;
@@ -198,7 +231,9 @@ describe('what an agent carries stays bounded', () => {
     const s = await agents.status(agentId);
     expect(s.tasks).toHaveLength(LIMITS.keptResults);
     expect(jsonBytes(s)).toBeLessThan(LIMITS.keptResults * LIMITS.keptResultBytes + 50_000);
-    expect((s.tasks.at(-1)?.toolCalls[0]?.args as { content: string }).content).toMatch(/^w{2000}…\[98000 more characters left out\]$/);
+    expect((s.tasks.at(-1)?.toolCalls[0]?.args as { content: string }).content).toMatch(
+      /^w{2000}…\[98000 more characters left out\]$/,
+    );
     // It continued as new on the way, carrying that state.
     expect((await handle.describe()).runId).not.toBe(firstRun);
   });
@@ -209,7 +244,11 @@ describe('Temporal’s payload limit inside the config’s own bounds', () => {
     const agentId = uniqueId('big-context');
     // 100 results of 20 KB: 1.6 MB of context once, more than an LLM call's payload could ever carry.
     const reads = Array.from({ length: 100 }, () => ({ name: 'fs.read', args: { path: 'big.txt' } }));
-    const cfg = scriptedConfig(writeScript([{ toolCalls: reads }, DONE]), makeWorkspace({ 'big.txt': 'b'.repeat(20_000) }), { contextWindow: 200 });
+    const cfg = scriptedConfig(
+      writeScript([{ toolCalls: reads }, DONE]),
+      makeWorkspace({ 'big.txt': 'b'.repeat(20_000) }),
+      { contextWindow: 200 },
+    );
     const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'read it all', config: cfg });
     const r = await h.agents.waitForTask(agentId, taskId);
     expect(r).toMatchObject({ outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: 2 });
@@ -223,7 +262,9 @@ describe('Temporal’s payload limit inside the config’s own bounds', () => {
     const sent = await resolveLlmInput(second);
     const results = sent.messages.filter((m) => m.role === 'tool');
     expect(results).toHaveLength(100);
-    expect(results.every((m) => 'text' in m && /cut to fit the context window: \d+ of \d+ characters left out/.test(m.text))).toBe(true);
+    expect(
+      results.every((m) => 'text' in m && /cut to fit the context window: \d+ of \d+ characters left out/.test(m.text)),
+    ).toBe(true);
     // A quarter of the 1.6 MB the results would have been whole.
     expect(JSON.stringify(sent.messages).length).toBeLessThan(400_000);
   });
@@ -235,7 +276,9 @@ describe('a bug inside a task workflow', () => {
     const handle = await h.agents.client.workflow.start('taskWorkflow', {
       taskQueue: h.taskQueue,
       workflowId: uniqueId('buggy-task'),
-      args: [{ agentId: 'nobody', taskId: 'task-1', goal: 'g', config: {}, counters: {}, agentTokensUsed: 0, messages: [] }],
+      args: [
+        { agentId: 'nobody', taskId: 'task-1', goal: 'g', config: {}, counters: {}, agentTokensUsed: 0, messages: [] },
+      ],
     });
     const err = await handle.result().then(
       () => undefined,
@@ -259,7 +302,9 @@ describe('a bug inside a task workflow', () => {
     expect(s.reason).toMatchObject({ code: 'FATAL' });
     expect(s.reason?.message).toMatch(/^E_INTERNAL: .*Terminated/i);
     // The alert follows the pause (the agent records the lock, then runs its alert activity).
-    await eventually('the alert', async () => (alerts.some((a) => a.includes(agentId) && a.includes('"FATAL"')) ? true : undefined));
+    await eventually('the alert', async () =>
+      alerts.some((a) => a.includes(agentId) && a.includes('"FATAL"')) ? true : undefined,
+    );
     // It refuses work until a human unlocks it, then runs again.
     await expect(h.agents.submit(agentId, { goal: 'refused', config: config() })).rejects.toThrow(/ERROR_PAUSED/);
     await h.agents.unlock(agentId, { note: 'looked at it' });

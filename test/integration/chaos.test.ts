@@ -55,7 +55,13 @@ describe('a worker SIGKILLed during side-effecting tasks', () => {
 
     worker = await startWorkerProcess(h.taskQueue);
     const tasks = await Promise.all(
-      agents.map(async (a) => ({ ...a, ...(await h.agents.submit(a.agentId, { goal: 'write the lines', config: scriptedConfig(script, a.workspace, { retry }) })) })),
+      agents.map(async (a) => ({
+        ...a,
+        ...(await h.agents.submit(a.agentId, {
+          goal: 'write the lines',
+          config: scriptedConfig(script, a.workspace, { retry }),
+        })),
+      })),
     );
 
     let orphans = 0;
@@ -67,12 +73,16 @@ describe('a worker SIGKILLed during side-effecting tasks', () => {
       worker = undefined;
       worker = await startWorkerProcess(h.taskQueue);
       // Most die with the worker at once; one killed while still starting is reaped by its successor.
-      await until('the dead worker\'s sandboxes to end', () => shellProcesses(`${dead}.`).length === 0, 2_000).catch(() => {
-        orphans += shellProcesses(`${dead}.`).length;
-      });
+      await until("the dead worker's sandboxes to end", () => shellProcesses(`${dead}.`).length === 0, 2_000).catch(
+        () => {
+          orphans += shellProcesses(`${dead}.`).length;
+        },
+      );
     }
 
-    const results = await Promise.all(tasks.map((t) => h.agents.waitForTask(t.agentId, t.taskId, { timeoutMs: 240_000 })));
+    const results = await Promise.all(
+      tasks.map((t) => h.agents.waitForTask(t.agentId, t.taskId, { timeoutMs: 240_000 })),
+    );
     expect(orphans).toBe(0);
     const expected = Array.from({ length: TURNS }, (_, i) => `${i + 1}\n`).join('');
     let lostCalls = 0;
@@ -100,11 +110,18 @@ describe('a worker SIGKILLed while its MCP server works', () => {
   /** Cgroups of sandboxes of the worker with this pid (where the host lets workers make them). */
   const cgroupsOf = async (pid: number | undefined) => {
     const host = await cgroupHost();
-    return [host?.pids, host?.memory].flatMap((dir) => (dir ? readdirSync(dir).filter((name) => name.startsWith(`starry-${pid}.`)) : []));
+    return [host?.pids, host?.memory].flatMap((dir) =>
+      dir ? readdirSync(dir).filter((name) => name.startsWith(`starry-${pid}.`)) : [],
+    );
   };
 
   it('takes the server with it, and its successor removes the server’s cgroups', async () => {
-    const policy = { roots: [path.dirname(makeWorkspace())], mcpCommands: [{ command: 'node', readOnly: [path.dirname(SERVER), path.resolve(__dirname, '../../node_modules')] }] };
+    const policy = {
+      roots: [path.dirname(makeWorkspace())],
+      mcpCommands: [
+        { command: 'node', readOnly: [path.dirname(SERVER), path.resolve(__dirname, '../../node_modules')] },
+      ],
+    };
     const saved = process.env.STARRY_WORKER_POLICY;
     process.env.STARRY_WORKER_POLICY = JSON.stringify(policy);
     try {
@@ -112,7 +129,9 @@ describe('a worker SIGKILLed while its MCP server works', () => {
       if (worker) await killWorker(worker);
       worker = await startWorkerProcess(h.taskQueue);
       const script = writeScript([{ toolCalls: [{ name: 'files.slow', args: { ms: 60_000 } }] }, { text: 'done' }]);
-      const config = scriptedConfig(script, makeWorkspace(), { tools: { mcp: { files: { command: 'node', args: [SERVER, '--tag', TAG] } } } });
+      const config = scriptedConfig(script, makeWorkspace(), {
+        tools: { mcp: { files: { command: 'node', args: [SERVER, '--tag', TAG] } } },
+      });
       await h.agents.submit(uniqueId('chaos-mcp'), { goal: 'wait on the server', config });
       await until('the MCP server to run', () => serverProcesses().length > 0, 60_000);
       const dead = worker.pid;

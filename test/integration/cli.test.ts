@@ -1,5 +1,6 @@
 /**
- * The `starry` CLI as a user meets it (docs/ARCHITECTURE.md#configuration): the compiled bin against the test server, with its
+ * The `starry` CLI as a user meets it (docs/ARCHITECTURE.md#configuration): the compiled bin against the test server,
+ * with its
  * embedded worker. Exit codes: 0 completed, 1 failed, 2 locked/stopped/refused, 64 usage.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -26,9 +27,11 @@ function envFor(queue: string, extra: NodeJS.ProcessEnv = {}) {
 
 // What an attacker puts in a goal, a message, a note, model text or tool output to act on the reader's
 // terminal: colours, a bell, an OSC 8 link, an OSC 52 clipboard write, a C1 CSI that clears the screen.
-const EVIL = '\x1b[31mred\x1b[0m \x07 \x1b]8;;https://evil.example/\x07link\x1b]8;;\x07 \x1b]52;c;cm0gLXJmIH4K\x07 \u009b2J';
+const EVIL =
+  '\x1b[31mred\x1b[0m \x07 \x1b]8;;https://evil.example/\x07link\x1b]8;;\x07 \x1b]52;c;cm0gLXJmIH4K\x07 \u009b2J';
 /** How EVIL prints: every control character escaped visibly. */
-const EVIL_SHOWN = '\\x1b[31mred\\x1b[0m \\x07 \\x1b]8;;https://evil.example/\\x07link\\x1b]8;;\\x07 \\x1b]52;c;cm0gLXJmIH4K\\x07 \\u009b2J';
+const EVIL_SHOWN =
+  '\\x1b[31mred\\x1b[0m \\x07 \\x1b]8;;https://evil.example/\\x07link\\x1b]8;;\\x07 \\x1b]52;c;cm0gLXJmIH4K\\x07 \\u009b2J';
 /** Any character a terminal acts on, but newline and tab. */
 // eslint-disable-next-line no-control-regex -- finding raw control characters is the point
 const RAW_CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
@@ -39,7 +42,11 @@ function starry(args: string[], queue = QUEUE): { code: number; stdout: string; 
 }
 
 /** `starry` without blocking this process: needed while a worker runs in it (spawnSync would starve it). */
-async function starryAsync(args: string[], queue: string, env: NodeJS.ProcessEnv = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+async function starryAsync(
+  args: string[],
+  queue: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const p = starryLive(args, queue, env);
   const code = await p.exited;
   return { code, ...p.out() };
@@ -54,7 +61,8 @@ function starryLive(args: string[], queue: string, env: NodeJS.ProcessEnv = {}) 
   child.stderr.on('data', (d) => (stderr += String(d)));
   const exited = new Promise<number>((resolve) => child.on('exit', (code, sig) => resolve(code ?? (sig ? 128 : -1))));
   const until = async (what: 'stdout' | 'stderr', re: RegExp) => {
-    for (let i = 0; i < 1200 && !re.test(what === 'stdout' ? stdout : stderr); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 1200 && !re.test(what === 'stdout' ? stdout : stderr); i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect(what === 'stdout' ? stdout : stderr).toMatch(re);
   };
   return { child, exited, until, out: () => ({ stdout, stderr }) };
@@ -74,7 +82,14 @@ function withWorkerOn(queue: string): () => Harness {
 
 describe('starry run', () => {
   it('prints each tick as it happens: the model text, tool calls and results, the pain, then the outcome', () => {
-    const r = starry(['run', 'Tell me what /root/secret.txt says.', '--agent', uniqueId('cli-live'), '--config', path.join(projectRoot(), 'examples/eperm/agent.json')]);
+    const r = starry([
+      'run',
+      'Tell me what /root/secret.txt says.',
+      '--agent',
+      uniqueId('cli-live'),
+      '--config',
+      path.join(projectRoot(), 'examples/eperm/agent.json'),
+    ]);
     expect(r.code).toBe(0);
     const lines = r.stdout.split('\n');
     const at = (re: RegExp) => lines.findIndex((l) => re.test(l));
@@ -90,7 +105,19 @@ describe('starry run', () => {
 
   it('detaches at once on Ctrl-C, says the task goes on and how to follow, halt or resume it', async () => {
     const agent = uniqueId('cli-detach');
-    const live = starryLive(['run', 'slow', '--agent', agent, '--llm', `scripted:${writeScript([{ delayMs: 60_000, text: 'slow' }])}`, '--workspace', makeWorkspace()], uniqueId('cli-detach-q'));
+    const live = starryLive(
+      [
+        'run',
+        'slow',
+        '--agent',
+        agent,
+        '--llm',
+        `scripted:${writeScript([{ delayMs: 60_000, text: 'slow' }])}`,
+        '--workspace',
+        makeWorkspace(),
+      ],
+      uniqueId('cli-detach-q'),
+    );
     await live.until('stderr', /submitted task-1/);
     live.child.kill('SIGINT');
     expect(await live.exited).toBe(130);
@@ -104,25 +131,69 @@ describe('starry run', () => {
 
   it('prints the contract JSON for the EPERM scenario and exits 0', () => {
     const agent = uniqueId('cli');
-    const r = starry(['run', 'Tell me what /root/secret.txt says.', '--agent', agent, '--config', path.join(projectRoot(), 'examples/eperm/agent.json'), '--json']);
+    const r = starry([
+      'run',
+      'Tell me what /root/secret.txt says.',
+      '--agent',
+      agent,
+      '--config',
+      path.join(projectRoot(), 'examples/eperm/agent.json'),
+      '--json',
+    ]);
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
     const result = JSON.parse(lines[0] as string);
     expect(Object.keys(result).sort()).toEqual(
-      ['agentId', 'agentState', 'finalText', 'injections', 'outcome', 'taskId', 'ticks', 'tokensUsed', 'toolCalls', 'transcript', 'workflowId'].sort(),
+      [
+        'agentId',
+        'agentState',
+        'finalText',
+        'injections',
+        'outcome',
+        'taskId',
+        'ticks',
+        'tokensUsed',
+        'toolCalls',
+        'transcript',
+        'workflowId',
+      ].sort(),
     );
-    expect(result).toMatchObject({ agentId: agent, taskId: 'task-1', workflowId: `agent-${agent}-task-1`, outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: 5 });
+    expect(result).toMatchObject({
+      agentId: agent,
+      taskId: 'task-1',
+      workflowId: `agent-${agent}-task-1`,
+      outcome: 'COMPLETED',
+      agentState: 'WAITING_FOR_EVENT',
+      ticks: 5,
+    });
     // The example runs with the defaults, so the verification step asked once more after tick 4.
     expect(result.injections.map((i: { kind: string }) => i.kind)).toEqual(['PAIN', 'VERIFY']);
-    expect(result.toolCalls[0]).toMatchObject({ tick: 1, name: 'fs.read', status: 'failed', error: { code: 'EPERM', kind: 'execution', source: 'fs.read' } });
+    expect(result.toolCalls[0]).toMatchObject({
+      tick: 1,
+      name: 'fs.read',
+      status: 'failed',
+      error: { code: 'EPERM', kind: 'execution', source: 'fs.read' },
+    });
     expect(result.injections[0].kind).toBe('PAIN');
   });
 
   it("escapes the control characters of the goal, the model's text and a tool's arguments and error in run and logs, and keeps them JSON-escaped with --json", () => {
     const agent = uniqueId('cli-escapes');
-    const script = writeScript([{ text: `thinking ${EVIL}`, toolCalls: [{ name: 'fs.read', args: { path: `${EVIL}.txt` } }] }, { text: `answer ${EVIL}` }]);
-    const r = starry(['run', `goal ${EVIL}`, '--agent', agent, '--llm', `scripted:${script}`, '--workspace', makeWorkspace()]);
+    const script = writeScript([
+      { text: `thinking ${EVIL}`, toolCalls: [{ name: 'fs.read', args: { path: `${EVIL}.txt` } }] },
+      { text: `answer ${EVIL}` },
+    ]);
+    const r = starry([
+      'run',
+      `goal ${EVIL}`,
+      '--agent',
+      agent,
+      '--llm',
+      `scripted:${script}`,
+      '--workspace',
+      makeWorkspace(),
+    ]);
     expect(r.code).toBe(0);
     expect(r.stdout).not.toMatch(RAW_CONTROL);
     expect(r.stdout).toContain(`│ thinking ${EVIL_SHOWN}`);
@@ -130,13 +201,18 @@ describe('starry run', () => {
     expect(r.stdout).toMatch(/← fs\.read FAILED ENOENT: .*\\u001b\[31mred|← fs\.read FAILED ENOENT: .*\\x1b\[31mred/);
     expect(r.stdout).toContain(`final answer: answer ${EVIL_SHOWN}`);
 
-    for (const args of [['logs', taskWorkflowId(agent, 'task-1')], ['logs', taskWorkflowId(agent, 'task-1'), '--transcript']]) {
+    for (const args of [
+      ['logs', taskWorkflowId(agent, 'task-1')],
+      ['logs', taskWorkflowId(agent, 'task-1'), '--transcript'],
+    ]) {
       const logs = starry(args);
       expect([args, logs.code]).toEqual([args, 0]);
       expect(logs.stdout).not.toMatch(RAW_CONTROL);
       expect(logs.stdout).toContain(`answer ${EVIL_SHOWN}`);
     }
-    expect(starry(['logs', taskWorkflowId(agent, 'task-1'), '--transcript']).stdout).toContain(`[user]\ngoal ${EVIL_SHOWN}\n`);
+    expect(starry(['logs', taskWorkflowId(agent, 'task-1'), '--transcript']).stdout).toContain(
+      `[user]\ngoal ${EVIL_SHOWN}\n`,
+    );
 
     const json = starry(['logs', taskWorkflowId(agent, 'task-1'), '--json']);
     expect(json.stdout).not.toMatch(RAW_CONTROL);
@@ -146,7 +222,17 @@ describe('starry run', () => {
 
   it('exits 1 when the task fails', () => {
     const script = writeScript([{ error: { status: 400, message: 'bad request from the model' } }]);
-    const r = starry(['run', 'fail', '--agent', uniqueId('cli-fail'), '--llm', `scripted:${script}`, '--workspace', makeWorkspace(), '--json']);
+    const r = starry([
+      'run',
+      'fail',
+      '--agent',
+      uniqueId('cli-fail'),
+      '--llm',
+      `scripted:${script}`,
+      '--workspace',
+      makeWorkspace(),
+      '--json',
+    ]);
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toMatchObject({ outcome: 'FAILED', error: { code: 'EINVAL' } });
   });
@@ -158,14 +244,23 @@ describe('with a worker polling (as under `starry dev`)', () => {
 
   it('exits 2 with a SUSPENDED result when a breaker locks the agent, refuses the next task, and unlocks', async () => {
     const agent = uniqueId('cli-lock');
-    const script = writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }, { toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'never reached' }]);
+    const script = writeScript([
+      { toolCalls: [{ name: 'fs.list', args: {} }] },
+      { toolCalls: [{ name: 'fs.list', args: {} }] },
+      { text: 'never reached' },
+    ]);
     const ws = makeWorkspace();
     const config = path.join(ws, '..', `${path.basename(ws)}-agent.json`);
     writeFileSync(config, JSON.stringify({ llm: `scripted:${script}`, workspace: [ws], safety: { maxTicks: 1 } }));
 
     const run = await starryAsync(['run', 'loop forever', '--agent', agent, '--config', config, '--json'], queue);
     expect(run.code).toBe(2);
-    expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', reason: { code: 'LOOP_CAP' }, ticks: 1 });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      outcome: 'SUSPENDED',
+      agentState: 'SAFETY_LOCKOUT',
+      reason: { code: 'LOOP_CAP' },
+      ticks: 1,
+    });
 
     const refused = await starryAsync(['run', 'another task', '--agent', agent, '--config', config, '--json'], queue);
     expect(refused.code).toBe(2);
@@ -174,11 +269,22 @@ describe('with a worker polling (as under `starry dev`)', () => {
 
     const status = await starryAsync(['status', agent, '--json'], queue);
     expect(status.code).toBe(0);
-    expect(JSON.parse(status.stdout)).toMatchObject({ agentState: 'SAFETY_LOCKOUT', suspendedTask: { taskId: 'task-1' } });
+    expect(JSON.parse(status.stdout)).toMatchObject({
+      agentState: 'SAFETY_LOCKOUT',
+      suspendedTask: { taskId: 'task-1' },
+    });
 
     // `starry list` reads the visibility store (eventually consistent): the agent shows as locked.
-    const listed = async (state: string) => JSON.parse((await starryAsync(['list', '--state', state, '--json'], queue)).stdout).agents.map((a: { agentId: string }) => a.agentId) as string[];
-    await eventually('listed as locked', async () => ((await listed('SAFETY_LOCKOUT')).includes(agent) ? true : undefined), 30_000, 200);
+    const listed = async (state: string) =>
+      JSON.parse((await starryAsync(['list', '--state', state, '--json'], queue)).stdout).agents.map(
+        (a: { agentId: string }) => a.agentId,
+      ) as string[];
+    await eventually(
+      'listed as locked',
+      async () => ((await listed('SAFETY_LOCKOUT')).includes(agent) ? true : undefined),
+      30_000,
+      200,
+    );
 
     const unlock = await starryAsync(['unlock', agent, '--note', 'checked the loop', '--by', 'jest'], queue);
     expect(unlock.code).toBe(0);
@@ -190,18 +296,36 @@ describe('with a worker polling (as under `starry dev`)', () => {
 
     // Once unlocked, nothing of this agent matches AgentState="SAFETY_LOCKOUT" any more: not the agent,
     // and not its closed task (tasks drop AgentState when they close).
-    await eventually('no longer listed as locked', async () => {
-      const stale = [];
-      for await (const w of harness().agents.client.workflow.list({ query: `AgentState = 'SAFETY_LOCKOUT' AND AgentId = '${agent}'` })) stale.push(w.workflowId);
-      return stale.length === 0 ? true : undefined;
-    }, 30_000, 200);
+    await eventually(
+      'no longer listed as locked',
+      async () => {
+        const stale = [];
+        for await (const w of harness().agents.client.workflow.list({
+          query: `AgentState = 'SAFETY_LOCKOUT' AND AgentId = '${agent}'`,
+        }))
+          stale.push(w.workflowId);
+        return stale.length === 0 ? true : undefined;
+      },
+      30_000,
+      200,
+    );
     expect(await listed('SAFETY_LOCKOUT')).not.toContain(agent);
     expect(await listed('WAITING_FOR_EVENT')).toContain(agent);
   });
 
   it('prints a 100 KB answer whole when stdout is a pipe', () => {
     const answer = 'a'.repeat(100_000);
-    const r = starry(['run', 'answer at length', '--agent', uniqueId('cli-big'), '--llm', `scripted:${writeScript([{ text: answer }])}`, '--workspace', makeWorkspace(), '--json']);
+    const r = starry([
+      'run',
+      'answer at length',
+      '--agent',
+      uniqueId('cli-big'),
+      '--llm',
+      `scripted:${writeScript([{ text: answer }])}`,
+      '--workspace',
+      makeWorkspace(),
+      '--json',
+    ]);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).finalText).toBe(answer);
   });
@@ -210,10 +334,18 @@ describe('with a worker polling (as under `starry dev`)', () => {
     const agent = uniqueId('cli-halted');
     const workflowId = taskWorkflowId(agent, 'task-1');
     beforeAll(async () => {
-      const config = { llm: `scripted:${writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }, { delayMs: 60_000, text: 'never' }])}`, workspace: [makeWorkspace()] };
-      expect((await starryAsync(['submit', `goal ${EVIL}`, '--agent', agent, '--config', writeConfig(config)], queue)).code).toBe(0);
+      const config = {
+        llm: `scripted:${writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }, { delayMs: 60_000, text: 'never' }])}`,
+        workspace: [makeWorkspace()],
+      };
+      expect(
+        (await starryAsync(['submit', `goal ${EVIL}`, '--agent', agent, '--config', writeConfig(config)], queue)).code,
+      ).toBe(0);
       await eventually('the second LLM call in flight', async () =>
-        (await harness().agents.status(agent)).currentTask?.tick === 2 && (await isActivityRunning(harness().agents.client, workflowId, 'llm')) ? true : undefined,
+        (await harness().agents.status(agent)).currentTask?.tick === 2 &&
+        (await isActivityRunning(harness().agents.client, workflowId, 'llm'))
+          ? true
+          : undefined,
       );
       expect((await starryAsync(['message', agent, `message ${EVIL}`, '--by', 'jest'], queue)).code).toBe(0);
       expect((await starryAsync(['halt', agent, '--note', `note ${EVIL}`, '--by', 'jest'], queue)).code).toBe(0);
@@ -225,26 +357,37 @@ describe('with a worker polling (as under `starry dev`)', () => {
       expect(logs).toMatchObject({ code: 0, stderr: '' });
       expect(logs.stdout).toMatch(/^tick 1 · \d+ tokens\n {2}→ fs\.list \{\}\n {2}← fs\.list ok\n/);
       expect(logs.stdout).toContain(`  ✉ message from jest: message ${EVIL_SHOWN}\n`);
-      expect(logs.stdout).toMatch(/ {2}task workflow canceled\noutcome CANCELLED · agent STOPPED \(SYSTEM_HALT: .*\)\n2 tick\(s\) · \d+ tokens · 1 tool call\(s\)\n/);
+      expect(logs.stdout).toMatch(
+        / {2}task workflow canceled\noutcome CANCELLED · agent STOPPED \(SYSTEM_HALT: .*\)\n2 tick\(s\) · \d+ tokens · 1 tool call\(s\)\n/,
+      );
       expect(logs.stdout).not.toMatch(RAW_CONTROL);
 
       const json = await starryAsync(['logs', workflowId, '--json'], queue);
       expect(json.code).toBe(0);
       expect(json.stdout).not.toMatch(RAW_CONTROL);
-      expect(JSON.parse(json.stdout)).toMatchObject({ outcome: 'CANCELLED', toolCalls: [{ name: 'fs.list', status: 'ok' }] });
+      expect(JSON.parse(json.stdout)).toMatchObject({
+        outcome: 'CANCELLED',
+        toolCalls: [{ name: 'fs.list', status: 'ok' }],
+      });
     });
 
     it('prints its transcript with `logs --transcript`, the goal escaped', async () => {
       const transcript = await starryAsync(['logs', workflowId, '--transcript'], queue);
       expect(transcript).toMatchObject({ code: 0, stderr: '' });
-      expect(transcript.stdout).toMatch(new RegExp(`\\[user\\]\\ngoal ${EVIL_SHOWN.replace(/[\\[\]().*+?^$|{}]/g, '\\$&')}\\n[\\s\\S]*\\[assistant\\]\\n {2}→ fs\\.list \\{\\}`));
+      expect(transcript.stdout).toMatch(
+        new RegExp(
+          `\\[user\\]\\ngoal ${EVIL_SHOWN.replace(/[\\[\]().*+?^$|{}]/g, '\\$&')}\\n[\\s\\S]*\\[assistant\\]\\n {2}→ fs\\.list \\{\\}`,
+        ),
+      );
       expect(transcript.stdout).not.toMatch(RAW_CONTROL);
     });
 
     it('refuses the next task naming the halt once, as the agent state says it', async () => {
       const refused = await starryAsync(['submit', 'after the halt', '--agent', agent], queue);
       expect(refused.code).toBe(2);
-      expect(refused.stderr).toBe(`starry: task refused: agent ${agent} is STOPPED (SYSTEM_HALT by jest: note ${EVIL_SHOWN}) and refuses tasks until a human unlocks it: starry unlock ${agent}\n`);
+      expect(refused.stderr).toBe(
+        `starry: task refused: agent ${agent} is STOPPED (SYSTEM_HALT by jest: note ${EVIL_SHOWN}) and refuses tasks until a human unlocks it: starry unlock ${agent}\n`,
+      );
     });
 
     it('escapes the halt note in `status` and `watch`, and keeps it JSON-escaped in `status --json`', async () => {
@@ -270,51 +413,87 @@ describe('with a worker polling (as under `starry dev`)', () => {
     // A name of this test's own: other tests' plain agents (the README's a1) share the server.
     const a1 = uniqueId('a1');
     const config = writeConfig({ llm: `scripted:${writeScript([{ text: 'Done.' }])}`, workspace: [makeWorkspace()] });
-    const run = await starryAsync(['run', 'hello', '--tenant', tenant, '--agent', a1, '--config', config, '--json'], queue);
+    const run = await starryAsync(
+      ['run', 'hello', '--tenant', tenant, '--agent', a1, '--config', config, '--json'],
+      queue,
+    );
     expect(run.code).toBe(0);
-    expect(JSON.parse(run.stdout)).toMatchObject({ agentId: a1, workflowId: `agent-${tenant}:${a1}-task-1`, outcome: 'COMPLETED' });
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      agentId: a1,
+      workflowId: `agent-${tenant}:${a1}-task-1`,
+      outcome: 'COMPLETED',
+    });
 
     // The same agent: by the tenant's own id, from the environment; by its full id, without a tenant.
     const status = await starryAsync(['status', a1, '--json'], queue, { STARRY_TENANT: tenant });
     expect(JSON.parse(status.stdout)).toMatchObject({ agentId: a1, tasks: [{ agentId: a1 }] });
-    expect(JSON.parse((await starryAsync(['status', `${tenant}:${a1}`, '--json'], queue)).stdout)).toMatchObject({ agentId: `${tenant}:${a1}` });
-    expect(await starryAsync(['status', a1], queue)).toMatchObject({ code: 1, stderr: expect.stringMatching(new RegExp(`unknown agent "${a1}"`)) });
+    expect(JSON.parse((await starryAsync(['status', `${tenant}:${a1}`, '--json'], queue)).stdout)).toMatchObject({
+      agentId: `${tenant}:${a1}`,
+    });
+    expect(await starryAsync(['status', a1], queue)).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(new RegExp(`unknown agent "${a1}"`)),
+    });
 
-    await eventually('listed in its tenant', async () => {
-      const listed = JSON.parse((await starryAsync(['list', '--tenant', tenant, '--json'], queue)).stdout).agents;
-      return listed.length ? listed : undefined;
-    }, 30_000, 200).then((agents) => expect(agents).toEqual([expect.objectContaining({ agentId: a1, workflowId: `agent-${tenant}:${a1}` })]));
+    await eventually(
+      'listed in its tenant',
+      async () => {
+        const listed = JSON.parse((await starryAsync(['list', '--tenant', tenant, '--json'], queue)).stdout).agents;
+        return listed.length ? listed : undefined;
+      },
+      30_000,
+      200,
+    ).then((agents) =>
+      expect(agents).toEqual([expect.objectContaining({ agentId: a1, workflowId: `agent-${tenant}:${a1}` })]),
+    );
 
     const other = await starryAsync(['logs', `agent-${tenant}:${a1}-task-1`, '--tenant', uniqueId('globex')], queue);
     expect(other).toMatchObject({ code: 1, stderr: expect.stringMatching(/no task workflow agent-.*:a1-.*-task-1/) });
     const bad = await starryAsync(['status', a1, '--tenant', 'acme:x'], queue);
-    expect(bad).toMatchObject({ code: 64, stderr: expect.stringMatching(/invalid --tenant \(or STARRY_TENANT\): tenant may hold only letters/) });
+    expect(bad).toMatchObject({
+      code: 64,
+      stderr: expect.stringMatching(/invalid --tenant \(or STARRY_TENANT\): tenant may hold only letters/),
+    });
   });
 
   it('follows an agent live with `watch`, task after task, and prints a finished task with `logs`', async () => {
     const agent = uniqueId('cli-watch');
-    const config = { llm: `scripted:${writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Listed.' }])}`, workspace: [makeWorkspace()] };
+    const config = {
+      llm: `scripted:${writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Listed.' }])}`,
+      workspace: [makeWorkspace()],
+    };
     const first = await starryAsync(['submit', 'first', '--agent', agent, '--config', writeConfig(config)], queue);
     expect(first.code).toBe(0);
     await harness().agents.waitForTask(agent, 'task-1');
     const watch = starryLive(['watch', agent], queue);
     await watch.until('stdout', new RegExp(`agent ${agent}: WAITING_FOR_EVENT`));
-    expect((await starryAsync(['submit', 'second', '--agent', agent, '--config', writeConfig(config)], queue)).code).toBe(0);
+    expect(
+      (await starryAsync(['submit', 'second', '--agent', agent, '--config', writeConfig(config)], queue)).code,
+    ).toBe(0);
     await watch.until('stdout', /◀ outcome COMPLETED/);
     watch.child.kill('SIGINT');
     await watch.exited;
     const { stdout } = watch.out();
-    expect(stdout).toMatch(/▶ task-2 \(agent-.*-task-2\)\n[\s\S]*→ fs\.list \{\}\n {2}← fs\.list ok\n[\s\S]*│ Listed\.[\s\S]*◀ outcome COMPLETED/);
+    expect(stdout).toMatch(
+      /▶ task-2 \(agent-.*-task-2\)\n[\s\S]*→ fs\.list \{\}\n {2}← fs\.list ok\n[\s\S]*│ Listed\.[\s\S]*◀ outcome COMPLETED/,
+    );
 
     const logs = await starryAsync(['logs', taskWorkflowId(agent, 'task-1')], queue);
     expect(logs.code).toBe(0);
-    expect(logs.stdout).toMatch(/^tick 1 · \d+ tokens\n {2}→ fs\.list \{\}\n {2}← fs\.list ok\ntick 2 [\s\S]*│ Listed\.\noutcome COMPLETED/);
-    expect(await starryAsync(['logs', taskWorkflowId(agent, 'task-9')], queue)).toMatchObject({ code: 1, stderr: expect.stringMatching(/no task workflow agent-.*-task-9/) });
+    expect(logs.stdout).toMatch(
+      /^tick 1 · \d+ tokens\n {2}→ fs\.list \{\}\n {2}← fs\.list ok\ntick 2 [\s\S]*│ Listed\.\noutcome COMPLETED/,
+    );
+    expect(await starryAsync(['logs', taskWorkflowId(agent, 'task-9')], queue)).toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/no task workflow agent-.*-task-9/),
+    });
 
     // The whole transcript, from the store: system prompt, goal, the model's call, the tool's result, the answer.
     const transcript = await starryAsync(['logs', taskWorkflowId(agent, 'task-1'), '--transcript'], queue);
     expect(transcript.code).toBe(0);
-    expect(transcript.stdout).toMatch(/^\[system\]\nYou are an OpenStarry agent[\s\S]*\n\[user\]\nfirst\n\n\[assistant\]\n {2}→ fs\.list \{\}\n\n\[tool fs\.list\]\n\{"path":[\s\S]*\[assistant\]\nListed\.\n/);
+    expect(transcript.stdout).toMatch(
+      /^\[system\]\nYou are an OpenStarry agent[\s\S]*\n\[user\]\nfirst\n\n\[assistant\]\n {2}→ fs\.list \{\}\n\n\[tool fs\.list\]\n\{"path":[\s\S]*\[assistant\]\nListed\.\n/,
+    );
   });
 });
 
@@ -323,19 +502,52 @@ describe('with no worker polling', () => {
 
   it('starts no worker for status, halt, unlock, message or submit, and says what to do; status, --json too, answers from the visibility store', () => {
     const agent = uniqueId('cli-idle');
-    const run = starry(['run', 'x', '--agent', agent, '--llm', `scripted:${writeScript([{ text: 'ok' }])}`, '--workspace', makeWorkspace()], queue);
+    const run = starry(
+      [
+        'run',
+        'x',
+        '--agent',
+        agent,
+        '--llm',
+        `scripted:${writeScript([{ text: 'ok' }])}`,
+        '--workspace',
+        makeWorkspace(),
+      ],
+      queue,
+    );
     expect(run.code).toBe(0);
 
     const status = starry(['status', agent], queue);
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(new RegExp(`agent ${agent}: WAITING_FOR_EVENT · \\d+ tokens — from the visibility store`));
+    expect(status.stdout).toMatch(
+      new RegExp(`agent ${agent}: WAITING_FOR_EVENT · \\d+ tokens — from the visibility store`),
+    );
     expect(status.stderr).toMatch(/no worker is polling task queue .* start one with `starry dev`/);
     // --json falls back the same way, and says where its answer comes from.
     const json = starry(['status', agent, '--json'], queue);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({ agentId: agent, workflowId: `agent-${agent}`, agentState: 'WAITING_FOR_EVENT', tokensUsed: expect.any(Number), source: 'visibility store' });
+    expect(JSON.parse(json.stdout)).toEqual({
+      agentId: agent,
+      workflowId: `agent-${agent}`,
+      agentState: 'WAITING_FOR_EVENT',
+      tokensUsed: expect.any(Number),
+      source: 'visibility store',
+    });
     expect(json.stderr).toMatch(/no worker is polling task queue .* start one with `starry dev`/);
-    for (const args of [['unlock', agent], ['message', agent, 'hi'], ['submit', 'y', '--agent', agent, '--llm', `scripted:${writeScript([{ text: 'ok' }])}`, '--workspace', makeWorkspace()]]) {
+    for (const args of [
+      ['unlock', agent],
+      ['message', agent, 'hi'],
+      [
+        'submit',
+        'y',
+        '--agent',
+        agent,
+        '--llm',
+        `scripted:${writeScript([{ text: 'ok' }])}`,
+        '--workspace',
+        makeWorkspace(),
+      ],
+    ]) {
       const r = starry(args, queue);
       expect(r.code).toBe(1);
       expect(r.stderr).toMatch(/no worker is polling task queue .*`starry run` starts one itself/);
@@ -360,13 +572,31 @@ describe('bad input', () => {
     [['run'], /a goal is required/],
     [['run', 'x', '--workspace', ws], /no LLM given/],
     [['run', 'x', '--llm', 'gpt:4', '--workspace', ws], /unknown provider "gpt"/],
-    [['run', 'x', '--llm', `scripted:${script}`, '--workspace', ws, '--guide', 'zen'], /unknown guide "zen": use one of pain/],
-    [['run', 'x', '--llm', `scripted:${script}`, '--workspace', '/no/such/dir'], /workspace root \/no\/such\/dir does not exist/],
-    [['run', 'x', '--llm', 'scripted:/no/such/turns.json', '--workspace', ws], /scripted controller file .* does not exist/],
-    [['run', 'x', '--llm', 'local:/no/such/model.gguf', '--workspace', ws], /local model \/no\/such\/model.gguf does not exist. .*`npm run setup`/],
+    [
+      ['run', 'x', '--llm', `scripted:${script}`, '--workspace', ws, '--guide', 'zen'],
+      /unknown guide "zen": use one of pain/,
+    ],
+    [
+      ['run', 'x', '--llm', `scripted:${script}`, '--workspace', '/no/such/dir'],
+      /workspace root \/no\/such\/dir does not exist/,
+    ],
+    [
+      ['run', 'x', '--llm', 'scripted:/no/such/turns.json', '--workspace', ws],
+      /scripted controller file .* does not exist/,
+    ],
+    [
+      ['run', 'x', '--llm', 'local:/no/such/model.gguf', '--workspace', ws],
+      /local model \/no\/such\/model.gguf does not exist. .*`npm run setup`/,
+    ],
     [['unlock', 'a', '--add-tokens', '-5'], /--add-tokens must be a whole number/],
-    [['run', 'x', '--llm', 'scripted:/etc/passwd', '--workspace', ws], /scripted controller file \/etc\/passwd is not valid JSON \(Unexpected token\)/],
-    [['run', 'x', '--llm', `scripted:${writeScript([{ txet: 'typo' }])}`, '--workspace', ws], /scripted controller file .* is invalid:\n.*Unrecognized key: "txet"/],
+    [
+      ['run', 'x', '--llm', 'scripted:/etc/passwd', '--workspace', ws],
+      /scripted controller file \/etc\/passwd is not valid JSON \(Unexpected token\)/,
+    ],
+    [
+      ['run', 'x', '--llm', `scripted:${writeScript([{ txet: 'typo' }])}`, '--workspace', ws],
+      /scripted controller file .* is invalid:\n.*Unrecognized key: "txet"/,
+    ],
     [['frobnicate'], /unknown command/],
   ])('starry %j exits 64 and says what is wrong', (args, message) => {
     const r = starry(args as string[]);
@@ -376,7 +606,18 @@ describe('bad input', () => {
 
   it.each(['0', '10', '-1', '1.5', 'abc'])('refuses --priority %s with 64 and starts no agent', (priority) => {
     const agent = uniqueId('cli-prio');
-    const r = starry(['run', 'x', '--agent', agent, '--llm', `scripted:${script}`, '--workspace', ws, '--priority', priority]);
+    const r = starry([
+      'run',
+      'x',
+      '--agent',
+      agent,
+      '--llm',
+      `scripted:${script}`,
+      '--workspace',
+      ws,
+      '--priority',
+      priority,
+    ]);
     expect(r.code).toBe(64);
     expect(r.stderr).toMatch(/--priority.*must be a whole number from 1 \(first\) to 9/);
     expect(starry(['status', agent]).stderr).toMatch(/unknown agent/);
@@ -406,7 +647,15 @@ describe('bad input', () => {
 describe('starry replay', () => {
   it('replays a finished task from the server against the current code', () => {
     const agent = uniqueId('cli-replay');
-    const run = starry(['run', 'x', '--agent', agent, '--config', path.join(projectRoot(), 'examples/eperm/agent.json'), '--json']);
+    const run = starry([
+      'run',
+      'x',
+      '--agent',
+      agent,
+      '--config',
+      path.join(projectRoot(), 'examples/eperm/agent.json'),
+      '--json',
+    ]);
     expect(run.code).toBe(0);
     const r = starry(['replay', taskWorkflowId(agent, 'task-1')]);
     expect(r.stderr).toBe('');
@@ -441,7 +690,8 @@ describe('starry watch when its server stops answering', () => {
     // A server of this test's own (SQLite, so it comes back with the agent), and a worker process on it.
     const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-watch-'));
     const [port, uiPort] = [await freePort(), await freePort()];
-    const start = () => startDevServer({ port, uiPort, dbFile: path.join(dir, 'dev.db'), logFile: path.join(dir, 'server.log') });
+    const start = () =>
+      startDevServer({ port, uiPort, dbFile: path.join(dir, 'dev.db'), logFile: path.join(dir, 'server.log') });
     let server = await start();
     const queue = uniqueId('cli-lost-q');
     const env = { TEMPORAL_ADDRESS: server.address };
@@ -449,14 +699,27 @@ describe('starry watch when its server stops answering', () => {
     try {
       const agent = uniqueId('cli-lost');
       // The second call is still in flight while the server is away.
-      const config = writeConfig({ llm: `scripted:${writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }, { delayMs: 20_000, text: 'Listed.' }])}`, workspace: [makeWorkspace()] });
-      expect((await starryAsync(['submit', 'list slowly', '--agent', agent, '--config', config], queue, env)).code).toBe(0);
+      const config = writeConfig({
+        llm: `scripted:${writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }, { delayMs: 20_000, text: 'Listed.' }])}`,
+        workspace: [makeWorkspace()],
+      });
+      expect(
+        (await starryAsync(['submit', 'list slowly', '--agent', agent, '--config', config], queue, env)).code,
+      ).toBe(0);
       const watch = starryLive(['watch', agent], queue, env);
       await watch.until('stdout', /← fs\.list ok\n/);
       await server.stop();
-      await watch.until('stderr', new RegExp(`^starry: lost the Temporal server at ${server.address}: it does not answer; trying to reach it again for 60 s \\(Ctrl-C stops\\)\n`));
+      await watch.until(
+        'stderr',
+        new RegExp(
+          `^starry: lost the Temporal server at ${server.address}: it does not answer; trying to reach it again for 60 s \\(Ctrl-C stops\\)\n`,
+        ),
+      );
       server = await start();
-      await watch.until('stderr', new RegExp(`\nstarry: the Temporal server at ${server.address} answers again; watching on\n$`));
+      await watch.until(
+        'stderr',
+        new RegExp(`\nstarry: the Temporal server at ${server.address} answers again; watching on\n$`),
+      );
       await watch.until('stdout', /│ Listed\.\n[\s\S]*◀ outcome COMPLETED/);
       watch.child.kill('SIGINT');
       expect(await watch.exited).toBe(0);
@@ -488,11 +751,19 @@ describe("the local dev server, one per folder's SQLite file", () => {
     const queue = uniqueId('cli-dev-q');
     const dev = starryLive(['dev', '--port', String(a), '--api-port', '0'], queue, inFolder(dir));
     try {
-      await dev.until('stderr', new RegExp(`^started Temporal dev server at 127\\.0\\.0\\.1:${a}\\nWeb UI: http://127\\.0\\.0\\.1:${a + 1000}\\nworker running on task queue ${queue}; Ctrl-C stops all\\n`));
+      await dev.until(
+        'stderr',
+        new RegExp(
+          `^started Temporal dev server at 127\\.0\\.0\\.1:${a}\\nWeb UI: http://127\\.0\\.0\\.1:${a + 1000}\\nworker running on task queue ${queue}; Ctrl-C stops all\\n`,
+        ),
+      );
       const refusal = new RegExp(
         `^starry: the SQLite file ${dir}/dev\\.db is in use by the Temporal dev server at 127\\.0\\.0\\.1:${a} \\(pid ${pidOf(dir, a)}, Web UI http://127\\.0\\.0\\.1:${a + 1000}\\), and two servers must not share one file: use that one \\(--port ${a}, or TEMPORAL_ADDRESS=127\\.0\\.0\\.1:${a}\\), stop it first .*, or give this one a file of its own \\(\`starry dev --db FILE\`\\)\\n$`,
       );
-      for (const args of [['server', 'start', '--port', String(b)], ['dev', '--port', String(b), '--api-port', '0']]) {
+      for (const args of [
+        ['server', 'start', '--port', String(b)],
+        ['dev', '--port', String(b), '--api-port', '0'],
+      ]) {
         const second = await starryAsync(args, queue, inFolder(dir));
         expect([args, second.code, second.stderr]).toEqual([args, 1, expect.stringMatching(refusal)]);
       }
@@ -500,8 +771,14 @@ describe("the local dev server, one per folder's SQLite file", () => {
       expect(await dev.exited).toBe(0);
       expect(dev.out().stderr).toContain(`stopped (agents are kept in ${dir}/dev.db)\n`);
       const after = await starryAsync(['server', 'start', '--port', String(b)], queue, inFolder(dir));
-      expect(after).toMatchObject({ code: 0, stdout: `started: 127.0.0.1:${b} · Web UI http://127.0.0.1:${b + 1000}\n` });
-      expect(await starryAsync(['server', 'stop', '--port', String(b)], queue, inFolder(dir))).toMatchObject({ code: 0, stdout: `stopped the dev server on port ${b}\n` });
+      expect(after).toMatchObject({
+        code: 0,
+        stdout: `started: 127.0.0.1:${b} · Web UI http://127.0.0.1:${b + 1000}\n`,
+      });
+      expect(await starryAsync(['server', 'stop', '--port', String(b)], queue, inFolder(dir))).toMatchObject({
+        code: 0,
+        stdout: `stopped the dev server on port ${b}\n`,
+      });
     } finally {
       dev.child.kill('SIGINT');
       await dev.exited;
@@ -513,12 +790,20 @@ describe("the local dev server, one per folder's SQLite file", () => {
     const dir = stateDir();
     const [a, b] = [await freePort(), await freePort()];
     try {
-      expect(await starryAsync(['server', 'start', '--port', String(a)], QUEUE, inFolder(dir))).toMatchObject({ code: 0 });
-      expect(await starryAsync(['server', 'start', '--port', String(b)], QUEUE, inFolder(dir))).toMatchObject({ code: 1, stderr: expect.stringMatching(/is in use by the Temporal dev server/) });
+      expect(await starryAsync(['server', 'start', '--port', String(a)], QUEUE, inFolder(dir))).toMatchObject({
+        code: 0,
+      });
+      expect(await starryAsync(['server', 'start', '--port', String(b)], QUEUE, inFolder(dir))).toMatchObject({
+        code: 1,
+        stderr: expect.stringMatching(/is in use by the Temporal dev server/),
+      });
       process.kill(pidOf(dir, a), 'SIGKILL');
       // Its sockets close with its other files, the lock's among them.
       await eventually('the killed server gone', async () => ((await isListening(a)) ? undefined : true));
-      expect(await starryAsync(['server', 'start', '--port', String(b)], QUEUE, inFolder(dir))).toMatchObject({ code: 0, stdout: expect.stringMatching(/^started: /) });
+      expect(await starryAsync(['server', 'start', '--port', String(b)], QUEUE, inFolder(dir))).toMatchObject({
+        code: 0,
+        stdout: expect.stringMatching(/^started: /),
+      });
     } finally {
       for (const port of [a, b]) await starryAsync(['server', 'stop', '--port', String(port)], QUEUE, inFolder(dir));
     }
@@ -528,27 +813,44 @@ describe("the local dev server, one per folder's SQLite file", () => {
 describe('starry demo', () => {
   it('says it uses a server that listens on its port already and was not started from this folder', async () => {
     const port = Number(address().split(':').pop());
-    const r = await starryAsync(['demo', '--port', String(port)], uniqueId('cli-demo-q'), { STARRY_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'starry-state-')) });
+    const r = await starryAsync(['demo', '--port', String(port)], uniqueId('cli-demo-q'), {
+      STARRY_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'starry-state-')),
+    });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(
-      new RegExp(`^using the Temporal server already listening on ${address()}, which starry did not start from this folder: the agents land in its data, any worker polling task queue .* there may run them, and its Web UI is its own; \`--port N\` \\(a free port\\) starts this folder's own dev server, with its Web UI on N \\+ 1000\\n`),
+      new RegExp(
+        `^using the Temporal server already listening on ${address()}, which starry did not start from this folder: the agents land in its data, any worker polling task queue .* there may run them, and its Web UI is its own; \`--port N\` \\(a free port\\) starts this folder's own dev server, with its Web UI on N \\+ 1000\\n`,
+      ),
     );
     expect(r.stderr).not.toMatch(/starting/);
     expect(r.stdout).toMatch(/^outcome COMPLETED · agent WAITING_FOR_EVENT$/m);
     expect(r.stdout).not.toMatch(/npm run stop/);
   });
 
-  it('starts this folder\'s own dev server on --port, with its Web UI on the port + 1000, and says how to stop it', async () => {
+  it("starts this folder's own dev server on --port, with its Web UI on the port + 1000, and says how to stop it", async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-state-'));
     const port = await freePort();
     try {
       const r = await starryAsync(['demo', '--port', String(port)], uniqueId('cli-demo-q'), { STARRY_STATE_DIR: dir });
       expect(r.code).toBe(0);
-      expect(r.stderr).toMatch(new RegExp(`^starting a Temporal dev server on 127\\.0\\.0\\.1:${port} \\(SQLite in ${dir}/, kept running for the Web UI on port ${port + 1000}\\)…\\n`));
+      expect(r.stderr).toMatch(
+        new RegExp(
+          `^starting a Temporal dev server on 127\\.0\\.0\\.1:${port} \\(SQLite in ${dir}/, kept running for the Web UI on port ${port + 1000}\\)…\\n`,
+        ),
+      );
       expect(r.stdout).toMatch(/^outcome COMPLETED · agent WAITING_FOR_EVENT$/m);
-      expect(r.stdout).toContain(`Agent workflow: http://127.0.0.1:${port + 1000}/namespaces/default/workflows/agent-demo-`);
-      expect(r.stdout).toContain(`The dev server keeps running for the Web UI; \`npm run stop -- --port ${port}\` stops it.\n`);
-      expect(await starryAsync(['server', 'start', '--port', String(port)], QUEUE, { STARRY_STATE_DIR: dir })).toMatchObject({ code: 0, stdout: `already running: 127.0.0.1:${port} · Web UI http://127.0.0.1:${port + 1000}\n` });
+      expect(r.stdout).toContain(
+        `Agent workflow: http://127.0.0.1:${port + 1000}/namespaces/default/workflows/agent-demo-`,
+      );
+      expect(r.stdout).toContain(
+        `The dev server keeps running for the Web UI; \`npm run stop -- --port ${port}\` stops it.\n`,
+      );
+      expect(
+        await starryAsync(['server', 'start', '--port', String(port)], QUEUE, { STARRY_STATE_DIR: dir }),
+      ).toMatchObject({
+        code: 0,
+        stdout: `already running: 127.0.0.1:${port} · Web UI http://127.0.0.1:${port + 1000}\n`,
+      });
     } finally {
       await starryAsync(['server', 'stop', '--port', String(port)], QUEUE, { STARRY_STATE_DIR: dir });
     }

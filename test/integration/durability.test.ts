@@ -43,14 +43,19 @@ describe('a worker killed mid-task', () => {
     ]);
     const agentId = uniqueId('durable');
     const first = await startWorkerProcess(h.taskQueue);
-    const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'write two lines', config: scriptedConfig(script, workspace) });
+    const { taskId, workflowId } = await h.agents.submit(agentId, {
+      goal: 'write two lines',
+      config: scriptedConfig(script, workspace),
+    });
 
     // Kill it while the second (slow) LLM call is running: the first write is done, the second is not.
     const task = h.agents.client.workflow.getHandle(workflowId);
     await until('the slow LLM turn to start', async () => {
       if (!existsSync(log)) return false;
       const d = await task.describe().catch(() => undefined);
-      return !!d?.raw.pendingActivities?.some((a) => a.activityType?.name === 'llm' && Number(a.state) === 2 /* STARTED */);
+      return !!d?.raw.pendingActivities?.some(
+        (a) => a.activityType?.name === 'llm' && Number(a.state) === 2 /* STARTED */,
+      );
     });
     first.kill('SIGKILL');
     await new Promise((r) => first.once('exit', r));
@@ -68,7 +73,9 @@ describe('a worker killed mid-task', () => {
     expect(readFileSync(log, 'utf8')).toBe('one\ntwo\n');
     // The slow LLM call was retried on the new worker (attempt 2), after the first worker's heartbeats stopped.
     const history = await task.fetchHistory();
-    const attempts = (history.events ?? []).filter((e) => e.activityTaskStartedEventAttributes).map((e) => e.activityTaskStartedEventAttributes?.attempt);
+    const attempts = (history.events ?? [])
+      .filter((e) => e.activityTaskStartedEventAttributes)
+      .map((e) => e.activityTaskStartedEventAttributes?.attempt);
     expect(attempts).toContain(2);
   }, 120_000);
 });
@@ -77,10 +84,14 @@ describe('a dev server restart', () => {
   it('keeps the agent, its results and its counters in the SQLite file, and the agent takes the next task', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-restart-'));
     const [port, uiPort] = [await freePort(), await freePort()];
-    const start = () => startDevServer({ port, uiPort, dbFile: path.join(dir, 'dev.db'), logFile: path.join(dir, 'server.log') });
+    const start = () =>
+      startDevServer({ port, uiPort, dbFile: path.join(dir, 'dev.db'), logFile: path.join(dir, 'server.log') });
     const agentId = uniqueId('restart');
     // One failed tool call, then an answer: the agent carries consecutiveFailures 1 into its next task.
-    const config = scriptedConfig(writeScript([{ toolCalls: [{ name: 'fs.read', args: { path: 'missing.txt' } }] }, { text: 'done' }]), makeWorkspace());
+    const config = scriptedConfig(
+      writeScript([{ toolCalls: [{ name: 'fs.read', args: { path: 'missing.txt' } }] }, { text: 'done' }]),
+      makeWorkspace(),
+    );
 
     let server: DevServer | undefined = await start();
     let harness: Harness | undefined = await startHarness({ name: 'restart', address: server.address });
@@ -98,7 +109,11 @@ describe('a dev server restart', () => {
       expect(server.started).toBe(true);
       harness = await startHarness({ name: 'restart', address: server.address, taskQueue });
       const after = await harness.agents.status(agentId);
-      expect(after).toMatchObject({ agentState: 'WAITING_FOR_EVENT', tokensUsed: before.tokensUsed, counters: before.counters });
+      expect(after).toMatchObject({
+        agentState: 'WAITING_FOR_EVENT',
+        tokensUsed: before.tokensUsed,
+        counters: before.counters,
+      });
       expect(after.tasks).toEqual(before.tasks);
 
       const second = await harness.agents.submit(agentId, { goal: 'after the restart', config });

@@ -19,13 +19,23 @@ describe('the EPERM pain scenario', () => {
     const workspace = makeWorkspace({ 'notes.md': '# Notes\nagents work only inside ./workspace.\n' });
     const config = scriptedConfig(path.join(projectRoot(), 'examples/eperm/turns.json'), workspace, { verify: true });
     const agentId = uniqueId('eperm');
-    const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'Tell me what /root/secret.txt says.', config });
+    const { taskId, workflowId } = await h.agents.submit(agentId, {
+      goal: 'Tell me what /root/secret.txt says.',
+      config,
+    });
     expect(taskId).toBe('task-1');
     expect(workflowId).toBe(`agent-${agentId}-task-1`);
 
     const result = await h.agents.waitForTask(agentId, taskId);
     // Four scripted ticks, then the verification step (on by default): the model stands by its answer.
-    expect(result).toMatchObject({ agentId, taskId, workflowId, outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: 5 });
+    expect(result).toMatchObject({
+      agentId,
+      taskId,
+      workflowId,
+      outcome: 'COMPLETED',
+      agentState: 'WAITING_FOR_EVENT',
+      ticks: 5,
+    });
     expect(result.tokensUsed).toBeGreaterThan(1910);
     expect(result.reason).toBeUndefined();
     expect(result.toolCalls.map((c) => [c.name, c.status, c.error?.code])).toEqual([
@@ -33,7 +43,11 @@ describe('the EPERM pain scenario', () => {
       ['fs.list', 'ok', undefined],
       ['fs.read', 'ok', undefined],
     ]);
-    expect(result.toolCalls[0]).toMatchObject({ tick: 1, args: { path: '/root/secret.txt' }, error: { kind: 'execution', source: 'fs.read' } });
+    expect(result.toolCalls[0]).toMatchObject({
+      tick: 1,
+      args: { path: '/root/secret.txt' },
+      error: { kind: 'execution', source: 'fs.read' },
+    });
     expect(result.toolCalls[0]?.fingerprint).toMatch(/^[0-9a-f]{16}$/);
     expect(result.injections.map((i) => [i.tick, i.kind])).toEqual([
       [1, 'PAIN'],
@@ -44,7 +58,12 @@ describe('the EPERM pain scenario', () => {
     expect(result.finalText).toMatch(/^Done\./);
 
     const status = await h.agents.status(agentId);
-    expect(status).toMatchObject({ agentState: 'WAITING_FOR_EVENT', tokensUsed: result.tokensUsed, tokenBudget: 100000, queue: [] });
+    expect(status).toMatchObject({
+      agentState: 'WAITING_FOR_EVENT',
+      tokensUsed: result.tokensUsed,
+      tokenBudget: 100000,
+      queue: [],
+    });
     expect(status.counters.consecutiveFailures).toBe(0);
 
     // In the Web UI the refused read is a failed (red) activity carrying the normalized error, tried
@@ -57,24 +76,42 @@ describe('the EPERM pain scenario', () => {
       ['fs.read', 'completed'],
     ]);
     const failed = events.find((e) => e.kind === 'activityTaskFailed')?.activityTaskFailedEventAttributes;
-    expect(failed?.failure?.message).toBe("EPERM: operation not permitted, access outside the workspace: '/root/secret.txt'");
+    expect(failed?.failure?.message).toBe(
+      "EPERM: operation not permitted, access outside the workspace: '/root/secret.txt'",
+    );
     expect(failed?.failure?.applicationFailureInfo).toMatchObject({ type: 'EPERM', nonRetryable: true });
     expect(failed?.retryState).toBe(temporal.api.enums.v1.RetryState.RETRY_STATE_NON_RETRYABLE_FAILURE);
-    expect(events.filter((e) => e.kind === 'activityTaskStarted').map((e) => e.activityTaskStartedEventAttributes?.attempt)).not.toContain(2);
+    expect(
+      events.filter((e) => e.kind === 'activityTaskStarted').map((e) => e.activityTaskStartedEventAttributes?.attempt),
+    ).not.toContain(2);
   });
 
   it('runs the same scenario without the verification step when the config turns it off', async () => {
-    const config = scriptedConfig(path.join(projectRoot(), 'examples/eperm/turns.json'), makeWorkspace({ 'notes.md': '# Notes\n' }), { verify: false });
+    const config = scriptedConfig(
+      path.join(projectRoot(), 'examples/eperm/turns.json'),
+      makeWorkspace({ 'notes.md': '# Notes\n' }),
+      { verify: false },
+    );
     const agentId = uniqueId('eperm-noverify');
-    const result = await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'Tell me what /root/secret.txt says.', config })).taskId);
+    const result = await h.agents.waitForTask(
+      agentId,
+      (await h.agents.submit(agentId, { goal: 'Tell me what /root/secret.txt says.', config })).taskId,
+    );
     expect(result).toMatchObject({ outcome: 'COMPLETED', ticks: 4, tokensUsed: 1910 });
     expect(result.injections.map((i) => i.kind)).toEqual(['PAIN']);
   });
 
   it('tells the guide about the failure it is explaining: the first one counts as 1 consecutive failure', async () => {
-    const config = scriptedConfig(path.join(projectRoot(), 'examples/eperm/turns.json'), makeWorkspace({ 'notes.md': '# Notes\n' }), { guide: 'debugging' });
+    const config = scriptedConfig(
+      path.join(projectRoot(), 'examples/eperm/turns.json'),
+      makeWorkspace({ 'notes.md': '# Notes\n' }),
+      { guide: 'debugging' },
+    );
     const agentId = uniqueId('eperm-debugging');
-    const result = await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'Tell me what /root/secret.txt says.', config })).taskId);
+    const result = await h.agents.waitForTask(
+      agentId,
+      (await h.agents.submit(agentId, { goal: 'Tell me what /root/secret.txt says.', config })).taskId,
+    );
     expect(result.injections[0]?.kind).toBe('PAIN');
     expect(result.injections[0]?.text).toContain('tick: 1, consecutive failures: 1');
   });

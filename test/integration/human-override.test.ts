@@ -8,9 +8,23 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { AgentClient, InvalidArgumentError, RefusedError } from '../../client/agent-client';
 import type { AgentConfigInput } from '../../core/config';
 import type { AgentWorkflowInput } from '../../workflows/agent';
-import { agentWorkflowId, haltSignal, submitTaskUpdate, taskStateQuery, taskWorkflowId } from '../../workflows/messages';
+import {
+  agentWorkflowId,
+  haltSignal,
+  submitTaskUpdate,
+  taskStateQuery,
+  taskWorkflowId,
+} from '../../workflows/messages';
 import { startGatedHarness, type LlmGate } from '../helpers/gated-llm';
-import { alertFor, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import {
+  alertFor,
+  makeWorkspace,
+  scriptedConfig,
+  startHarness,
+  uniqueId,
+  writeScript,
+  type Harness,
+} from '../helpers/harness';
 import { eventually } from '../../dev/poll';
 import { activitiesIn, activityRunning, eventIdOf, firstPayload, historyOf } from '../helpers/workflow-history';
 
@@ -35,7 +49,11 @@ function configFor(turns: unknown[], overrides: AgentConfigInput = {}) {
 }
 
 /** Submit and expect a refusal; returns its message. */
-async function refusal(agents: AgentClient, agentId: string, input: Parameters<AgentClient['submit']>[1]): Promise<string> {
+async function refusal(
+  agents: AgentClient,
+  agentId: string,
+  input: Parameters<AgentClient['submit']>[1],
+): Promise<string> {
   const err = await agents.submit(agentId, input).then(
     () => undefined,
     (e: unknown) => e,
@@ -61,7 +79,10 @@ const notSuspended = { after: (r: { outcome: string }) => r.outcome !== 'SUSPEND
 describe('SYSTEM_HALT', () => {
   it('stops the agent at once with 100 tasks queued and an LLM call in flight, cancels the call and records every queued task', async () => {
     const agentId = uniqueId('halt-llm');
-    const config = configFor([{ delayMs: 30_000, text: 'slow turn', toolCalls: [{ name: 'fs.list', args: {} }] }, DONE]);
+    const config = configFor([
+      { delayMs: 30_000, text: 'slow turn', toolCalls: [{ name: 'fs.list', args: {} }] },
+      DONE,
+    ]);
     const { taskId } = await h.agents.submit(agentId, { goal: 'a slow task', config });
     const taskWf = taskWorkflowId(agentId, taskId);
     await activityRunning(h.agents.client, taskWf, 'llm');
@@ -79,7 +100,11 @@ describe('SYSTEM_HALT', () => {
       counters: { consecutiveFailures: 0 },
     });
 
-    const queued = Array.from({ length: 100 }, (_, i) => ({ taskId: `task-q-${String(i + 1).padStart(3, '0')}`, goal: `queued goal ${i + 1}`, priority: 1 + (i % 9) }));
+    const queued = Array.from({ length: 100 }, (_, i) => ({
+      taskId: `task-q-${String(i + 1).padStart(3, '0')}`,
+      goal: `queued goal ${i + 1}`,
+      priority: 1 + (i % 9),
+    }));
     for (const q of queued) await h.agents.submit(agentId, { ...q, config });
     const before = await h.agents.status(agentId);
     expect(before).toMatchObject({ agentState: 'EXECUTING', currentTask: { taskId } });
@@ -93,10 +118,19 @@ describe('SYSTEM_HALT', () => {
     expect(after.reason?.message).toContain('test operator');
     expect(after.queue).toEqual([]);
     expect(after.cancelledTasks).toHaveLength(100);
-    expect(new Map(after.cancelledTasks.map((c) => [c.taskId, c.goal]))).toEqual(new Map(queued.map((q) => [q.taskId, q.goal])));
+    expect(new Map(after.cancelledTasks.map((c) => [c.taskId, c.goal]))).toEqual(
+      new Map(queued.map((q) => [q.taskId, q.goal])),
+    );
 
     const result = await h.agents.waitForTask(agentId, taskId);
-    expect(result).toMatchObject({ taskId, outcome: 'CANCELLED', agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT' }, ticks: 1, toolCalls: [] });
+    expect(result).toMatchObject({
+      taskId,
+      outcome: 'CANCELLED',
+      agentState: 'STOPPED',
+      reason: { code: 'SYSTEM_HALT' },
+      ticks: 1,
+      toolCalls: [],
+    });
 
     // The LLM activity saw the cancellation and acknowledged it; it never ran to its end; no tool started.
     const events = await historyOf(h.agents.client, taskWf);
@@ -110,7 +144,9 @@ describe('SYSTEM_HALT', () => {
     expect(haltAt).toBeDefined();
     expect(events.at(-1)?.kind).toBe('workflowExecutionCanceled');
     expect((await h.agents.client.workflow.getHandle(taskWf).describe()).status.name).toBe('CANCELLED');
-    const scheduledAfterHalt = events.filter((e) => e.kind === 'activityTaskScheduled' && Number(e.eventId) > (haltAt ?? 0));
+    const scheduledAfterHalt = events.filter(
+      (e) => e.kind === 'activityTaskScheduled' && Number(e.eventId) > (haltAt ?? 0),
+    );
     expect(scheduledAfterHalt).toEqual([]);
 
     const final = await h.agents.status(agentId);
@@ -123,7 +159,12 @@ describe('SYSTEM_HALT', () => {
   it('cancels a running shell.run and starts nothing after it in the same turn', async () => {
     const agentId = uniqueId('halt-tool');
     const config = configFor([
-      { toolCalls: [{ name: 'shell.run', args: { command: 'sleep', args: ['30'] } }, { name: 'fs.list', args: {} }] },
+      {
+        toolCalls: [
+          { name: 'shell.run', args: { command: 'sleep', args: ['30'] } },
+          { name: 'fs.list', args: {} },
+        ],
+      },
       DONE,
     ]);
     const { taskId } = await h.agents.submit(agentId, { goal: 'sleep, then list', config });
@@ -159,7 +200,11 @@ describe('SYSTEM_HALT', () => {
     const { agentId, first, second, taskWf } = await slowTaskThenAnother('cancel-outside');
 
     await h.agents.client.workflow.getHandle(taskWf).cancel();
-    expect(await h.agents.waitForTask(agentId, first.taskId)).toMatchObject({ outcome: 'CANCELLED', ticks: 1, toolCalls: [] });
+    expect(await h.agents.waitForTask(agentId, first.taskId)).toMatchObject({
+      outcome: 'CANCELLED',
+      ticks: 1,
+      toolCalls: [],
+    });
     expect((await h.agents.client.workflow.getHandle(taskWf).describe()).status.name).toBe('CANCELLED');
     const llm = activitiesIn(await historyOf(h.agents.client, taskWf))[0];
     expect(llm?.events).toEqual(expect.arrayContaining(['cancelRequested', 'canceled']));
@@ -172,7 +217,11 @@ describe('SYSTEM_HALT', () => {
     const { agentId, first, second, taskWf } = await slowTaskThenAnother('halt-own');
 
     await h.agents.client.workflow.getHandle(taskWf).signal(haltSignal, { by: 'web ui' });
-    expect(await h.agents.waitForTask(agentId, first.taskId)).toMatchObject({ outcome: 'CANCELLED', ticks: 1, toolCalls: [] });
+    expect(await h.agents.waitForTask(agentId, first.taskId)).toMatchObject({
+      outcome: 'CANCELLED',
+      ticks: 1,
+      toolCalls: [],
+    });
     const events = await historyOf(h.agents.client, taskWf);
     const activities = activitiesIn(events);
     expect(activities.map((a) => a.activityType)).toEqual(['llm']);
@@ -200,7 +249,10 @@ describe('SYSTEM_HALT', () => {
     const unlocked = await h.agents.unlock(agentId, { by: 'ops', note: 'drill over' });
     expect(unlocked).toMatchObject({ unlocked: true, agentState: 'WAITING_FOR_EVENT' });
     const { taskId } = await h.agents.submit(agentId, { goal: 'accepted', config });
-    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT' });
+    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({
+      outcome: 'COMPLETED',
+      agentState: 'WAITING_FOR_EVENT',
+    });
   });
 
   it('resubmits a task the halt cancelled, in one call, with its id, goal, priority and own config', async () => {
@@ -214,7 +266,9 @@ describe('SYSTEM_HALT', () => {
     await expect(h.agents.resubmit(agentId, 'task-keep')).rejects.toThrow(RefusedError);
     await h.agents.unlock(agentId, { note: 'resume work' });
 
-    await expect(h.agents.resubmit(agentId, 'task-nope')).rejects.toThrow(/has no cancelled task task-nope: its cancelled tasks are task-keep/);
+    await expect(h.agents.resubmit(agentId, 'task-nope')).rejects.toThrow(
+      /has no cancelled task task-nope: its cancelled tasks are task-keep/,
+    );
     const again = await h.agents.resubmit(agentId, 'task-keep');
     expect(again.taskId).toBe('task-keep');
     expect((await h.agents.status(agentId)).cancelledTasks).toEqual([]);
@@ -234,7 +288,14 @@ describe('the priority inbox', () => {
     await g.gate.arrived(agentId);
 
     const submitted = [];
-    for (const [goal, priority] of [['a p5', 5], ['b p1', 1], ['c p9', 9], ['d p1', 1], ['e p5', 5], ['f default', undefined]] as const) {
+    for (const [goal, priority] of [
+      ['a p5', 5],
+      ['b p1', 1],
+      ['c p9', 9],
+      ['d p1', 1],
+      ['e p5', 5],
+      ['f default', undefined],
+    ] as const) {
       submitted.push(await g.agents.submit(agentId, { goal, config, ...(priority !== undefined ? { priority } : {}) }));
     }
     expect(submitted.map((s) => s.taskId)).toEqual(['task-2', 'task-3', 'task-4', 'task-5', 'task-6', 'task-7']);
@@ -255,7 +316,15 @@ describe('the priority inbox', () => {
       const s = await g.agents.status(agentId);
       return s.tasks.length === 7 && !s.currentTask ? s : undefined;
     });
-    expect(done.tasks.map((t) => t.taskId)).toEqual(['task-1', 'task-3', 'task-5', 'task-2', 'task-6', 'task-7', 'task-4']);
+    expect(done.tasks.map((t) => t.taskId)).toEqual([
+      'task-1',
+      'task-3',
+      'task-5',
+      'task-2',
+      'task-6',
+      'task-7',
+      'task-4',
+    ]);
     expect(done.tasks.every((t) => t.outcome === 'COMPLETED')).toBe(true);
   });
 
@@ -263,17 +332,31 @@ describe('the priority inbox', () => {
     const agentId = uniqueId('priority-bad');
     const config = configFor([DONE, DONE]);
     await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'first', config })).taskId);
-    await expect(h.agents.submit(agentId, { goal: 'halt-like', config, priority: 0 })).rejects.toThrow(InvalidArgumentError);
-    await expect(h.agents.submit(agentId, { goal: 'halt-like', config, priority: 0 })).rejects.toThrow(/priority: .*0 is reserved for SYSTEM_HALT/);
+    await expect(h.agents.submit(agentId, { goal: 'halt-like', config, priority: 0 })).rejects.toThrow(
+      InvalidArgumentError,
+    );
+    await expect(h.agents.submit(agentId, { goal: 'halt-like', config, priority: 0 })).rejects.toThrow(
+      /priority: .*0 is reserved for SYSTEM_HALT/,
+    );
     // A client that skips the check meets the workflow's own validator: a typed failure, nothing queued.
-    const raw = h.agents.client.workflow.getHandle(agentWorkflowId(agentId)).executeUpdate(submitTaskUpdate, { args: [{ goal: 'too low', priority: 10 }] });
-    const err = await raw.then(() => undefined, (e: unknown) => e);
+    const raw = h.agents.client.workflow
+      .getHandle(agentWorkflowId(agentId))
+      .executeUpdate(submitTaskUpdate, { args: [{ goal: 'too low', priority: 10 }] });
+    const err = await raw.then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(WorkflowUpdateFailedError);
-    expect((err as WorkflowUpdateFailedError).cause).toMatchObject({ type: 'InvalidArgument', message: expect.stringMatching(/priority: priority must be 1..9/) });
+    expect((err as WorkflowUpdateFailedError).cause).toMatchObject({
+      type: 'InvalidArgument',
+      message: expect.stringMatching(/priority: priority must be 1..9/),
+    });
     const s = await h.agents.status(agentId);
     expect(s.queue).toEqual([]);
     expect(s.agentState).toBe('WAITING_FOR_EVENT');
-    expect((await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'next', config })).taskId)).outcome).toBe('COMPLETED');
+    expect(
+      (await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'next', config })).taskId)).outcome,
+    ).toBe('COMPLETED');
   });
 });
 
@@ -298,7 +381,16 @@ const SUSPENDING = [
   {
     code: 'ERROR_CASCADE',
     agentState: 'ERROR_PAUSED',
-    turns: [{ toolCalls: [{ name: 'fs.read', args: { path: 'a.txt' } }, { name: 'fs.read', args: { path: 'b.txt' } }, { name: 'fs.list', args: {} }] }, DONE],
+    turns: [
+      {
+        toolCalls: [
+          { name: 'fs.read', args: { path: 'a.txt' } },
+          { name: 'fs.read', args: { path: 'b.txt' } },
+          { name: 'fs.list', args: {} },
+        ],
+      },
+      DONE,
+    ],
     overrides: { safety: { cascadeWindow: 3, cascadeErrors: 2 } },
     unlock: {},
     resumedTicks: 2,
@@ -335,18 +427,32 @@ describe('lockout and admin:unlock', () => {
       expect(message).toContain(code);
       expect(message).toContain(locked.reason?.message);
 
-      const unlocked = await h.agents.unlock(agentId, { ...unlock, resume: true, by: 'test', note: `resume after ${code}` });
+      const unlocked = await h.agents.unlock(agentId, {
+        ...unlock,
+        resume: true,
+        by: 'test',
+        note: `resume after ${code}`,
+      });
       expect(unlocked).toMatchObject({ unlocked: true, agentState: 'WAITING_FOR_EVENT' });
       expect(unlocked.message).toContain(`task ${taskId} resumes with a fresh tick allowance`);
 
       const resumed = await h.agents.waitForTask(agentId, taskId, notSuspended);
-      expect(resumed).toMatchObject({ taskId, outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: resumedTicks, finalText: 'Done.' });
+      expect(resumed).toMatchObject({
+        taskId,
+        outcome: 'COMPLETED',
+        agentState: 'WAITING_FOR_EVENT',
+        ticks: resumedTicks,
+        finalText: 'Done.',
+      });
       expect(resumed.reason).toBeUndefined();
       // The transcript runs on from where the task stopped.
       expect(resumed.toolCalls.length).toBe(suspended.toolCalls.length);
       expect(resumed.toolCalls).toEqual(suspended.toolCalls);
 
-      const next = await h.agents.submit(agentId, { goal: 'accepted after unlock', config: configFor([DONE], overrides as AgentConfigInput) });
+      const next = await h.agents.submit(agentId, {
+        goal: 'accepted after unlock',
+        config: configFor([DONE], overrides as AgentConfigInput),
+      });
       expect(await h.agents.waitForTask(agentId, next.taskId)).toMatchObject({ outcome: 'COMPLETED' });
       const s = await h.agents.status(agentId);
       expect(s).toMatchObject({ agentState: 'WAITING_FOR_EVENT', queue: [] });
@@ -356,9 +462,20 @@ describe('lockout and admin:unlock', () => {
 
   it('refuses tasks while ERROR_PAUSED after a fatal LLM error, and accepts them after unlock', async () => {
     const agentId = uniqueId('lock-fatal');
-    const { taskId } = await h.agents.submit(agentId, { goal: 'auth fails', config: configFor([{ error: { status: 401 } }]) });
-    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
-    expect(await alertFor(h, agentId)).toMatchObject({ type: 'openstarry.alert', agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
+    const { taskId } = await h.agents.submit(agentId, {
+      goal: 'auth fails',
+      config: configFor([{ error: { status: 401 } }]),
+    });
+    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({
+      outcome: 'FAILED',
+      agentState: 'ERROR_PAUSED',
+      reason: { code: 'FATAL' },
+    });
+    expect(await alertFor(h, agentId)).toMatchObject({
+      type: 'openstarry.alert',
+      agentState: 'ERROR_PAUSED',
+      reason: { code: 'FATAL' },
+    });
 
     const message = await refusal(h.agents, agentId, { goal: 'refused', config: configFor([DONE]) });
     expect(message).toContain('ERROR_PAUSED');
@@ -376,7 +493,11 @@ describe('lockout and admin:unlock', () => {
     const config = configFor([LIST, LIST, DONE], { safety: { maxTicks: 2 } });
     const { taskId } = await h.agents.submit(agentId, { goal: 'loops', config });
     const suspended = await h.agents.waitForTask(agentId, taskId);
-    expect(suspended).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', reason: { code: 'LOOP_CAP' } });
+    expect(suspended).toMatchObject({
+      outcome: 'SUSPENDED',
+      agentState: 'SAFETY_LOCKOUT',
+      reason: { code: 'LOOP_CAP' },
+    });
 
     const unlocked = await h.agents.unlock(agentId, { by: 'alice', note: 'it was looping on fs.list' });
     expect(unlocked).toMatchObject({ unlocked: true, agentState: 'WAITING_FOR_EVENT' });
@@ -391,21 +512,36 @@ describe('lockout and admin:unlock', () => {
     expect(aborted?.toolCalls).toEqual(suspended.toolCalls);
     expect(aborted?.toolCalls).toHaveLength(2);
     expect(s.unlocks).toEqual([
-      { by: 'alice', note: 'it was looping on fs.list', from: 'SAFETY_LOCKOUT', reason: suspended.reason, resume: false, addTokens: 0 },
+      {
+        by: 'alice',
+        note: 'it was looping on fs.list',
+        from: 'SAFETY_LOCKOUT',
+        reason: suspended.reason,
+        resume: false,
+        addTokens: 0,
+      },
     ]);
     expect(s.counters).toEqual({ consecutiveFailures: 0, repeat: null, window: [] });
 
     // The update, with who and why, is in the agent's history.
     const events = await historyOf(h.agents.client, agentWorkflowId(agentId));
-    const accepted = events.filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'admin:unlock');
+    const accepted = events.filter(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'admin:unlock',
+    );
     expect(accepted).toHaveLength(1);
-    expect(firstPayload(accepted[0]?.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args)).toEqual({
+    expect(
+      firstPayload(accepted[0]?.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args),
+    ).toEqual({
       by: 'alice',
       note: 'it was looping on fs.list',
     });
     const updateId = accepted[0]?.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.meta?.updateId;
-    const completed = events.find((e) => e.workflowExecutionUpdateCompletedEventAttributes?.meta?.updateId === updateId);
-    expect(firstPayload(completed?.workflowExecutionUpdateCompletedEventAttributes?.outcome?.success)).toMatchObject({ unlocked: true });
+    const completed = events.find(
+      (e) => e.workflowExecutionUpdateCompletedEventAttributes?.meta?.updateId === updateId,
+    );
+    expect(firstPayload(completed?.workflowExecutionUpdateCompletedEventAttributes?.outcome?.success)).toMatchObject({
+      unlocked: true,
+    });
 
     // The agent takes tasks again; the aborted one stays aborted.
     const next = await h.agents.submit(agentId, { goal: 'next', config: configFor([DONE]) });
@@ -420,7 +556,11 @@ describe('lockout and admin:unlock', () => {
     const before = await h.agents.status(agentId);
 
     const out = await h.agents.unlock(agentId, { resume: true, addTokens: 1000, by: 'bob' });
-    expect(out).toEqual({ unlocked: false, agentState: 'WAITING_FOR_EVENT', message: `agent ${agentId} is not locked (WAITING_FOR_EVENT): nothing to unlock` });
+    expect(out).toEqual({
+      unlocked: false,
+      agentState: 'WAITING_FOR_EVENT',
+      message: `agent ${agentId} is not locked (WAITING_FOR_EVENT): nothing to unlock`,
+    });
     expect(await h.agents.status(agentId)).toEqual(before);
   });
 
@@ -433,24 +573,41 @@ describe('lockout and admin:unlock', () => {
     ];
     const config = configFor(turns, { safety: { tokenBudget: 1000 } });
     const { taskId } = await h.agents.submit(agentId, { goal: 'spend', config });
-    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'SUSPENDED', agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED' } });
+    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({
+      outcome: 'SUSPENDED',
+      agentState: 'STOPPED',
+      reason: { code: 'BUDGET_EXHAUSTED' },
+    });
 
     const unlocked = await h.agents.unlock(agentId, { addTokens: 5000, note: 'more budget' });
     expect(unlocked.message).toContain('ended ABORTED');
     expect(unlocked.message).not.toContain('will stop again');
-    expect(await h.agents.status(agentId)).toMatchObject({ agentState: 'WAITING_FOR_EVENT', tokensUsed: 1200, tokenBudget: 6000 });
+    expect(await h.agents.status(agentId)).toMatchObject({
+      agentState: 'WAITING_FOR_EVENT',
+      tokensUsed: 1200,
+      tokenBudget: 6000,
+    });
 
     // The next submit carries the same config (tokenBudget 1000): the tokens a human added still count.
     const next = await h.agents.submit(agentId, { goal: 'spend more', config });
     expect(await h.agents.waitForTask(agentId, next.taskId)).toMatchObject({ outcome: 'COMPLETED', tokensUsed: 1215 });
-    expect(await h.agents.status(agentId)).toMatchObject({ agentState: 'WAITING_FOR_EVENT', tokensUsed: 2415, tokenBudget: 6000 });
+    expect(await h.agents.status(agentId)).toMatchObject({
+      agentState: 'WAITING_FOR_EVENT',
+      tokensUsed: 2415,
+      tokenBudget: 6000,
+    });
   });
 
   it('says plainly that the next LLM call will stop again when a budget stop is unlocked without addTokens', async () => {
     const agentId = uniqueId('budget-noadd');
-    const config = configFor([{ ...LIST, usage: { inputTokens: 900, outputTokens: 200 } }, DONE], { safety: { tokenBudget: 1000 } });
+    const config = configFor([{ ...LIST, usage: { inputTokens: 900, outputTokens: 200 } }, DONE], {
+      safety: { tokenBudget: 1000 },
+    });
     const { taskId } = await h.agents.submit(agentId, { goal: 'spend it all', config });
-    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'SUSPENDED', reason: { code: 'BUDGET_EXHAUSTED' } });
+    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({
+      outcome: 'SUSPENDED',
+      reason: { code: 'BUDGET_EXHAUSTED' },
+    });
 
     const unlocked = await h.agents.unlock(agentId, { resume: true });
     expect(unlocked).toMatchObject({ unlocked: true, agentState: 'WAITING_FOR_EVENT' });
@@ -460,12 +617,23 @@ describe('lockout and admin:unlock', () => {
     const taskWf = taskWorkflowId(agentId, taskId);
     await eventually('the resumed run to end', async () => {
       const events = await historyOf(h.agents.client, agentWorkflowId(agentId));
-      const ended = events.filter((e) => e.childWorkflowExecutionCompletedEventAttributes?.workflowExecution?.workflowId === taskWf);
+      const ended = events.filter(
+        (e) => e.childWorkflowExecutionCompletedEventAttributes?.workflowExecution?.workflowId === taskWf,
+      );
       return ended.length === 2 ? true : undefined;
     });
     const s = await h.agents.status(agentId);
-    expect(s).toMatchObject({ agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED' }, tokensUsed: 1100, suspendedTask: { taskId } });
-    expect(s.tasks.find((t) => t.taskId === taskId)).toMatchObject({ outcome: 'SUSPENDED', reason: { code: 'BUDGET_EXHAUSTED' }, tokensUsed: 1100 });
+    expect(s).toMatchObject({
+      agentState: 'STOPPED',
+      reason: { code: 'BUDGET_EXHAUSTED' },
+      tokensUsed: 1100,
+      suspendedTask: { taskId },
+    });
+    expect(s.tasks.find((t) => t.taskId === taskId)).toMatchObject({
+      outcome: 'SUSPENDED',
+      reason: { code: 'BUDGET_EXHAUSTED' },
+      tokensUsed: 1100,
+    });
   });
 });
 
@@ -482,7 +650,11 @@ describe('the message signal', () => {
     // Delivered to the running task (forwarded by the agent) before its LLM call answers.
     await eventually('the message in the task history', async () => {
       const events = await historyOf(g.agents.client, taskWf);
-      return eventIdOf(events, 'workflowExecutionSignaled', (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'message');
+      return eventIdOf(
+        events,
+        'workflowExecutionSignaled',
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'message',
+      );
     });
     // Let call 1 answer and hold again at once, so call 2 is inspected at the gate.
     g.gate.release(agentId);
@@ -496,7 +668,9 @@ describe('the message signal', () => {
 
     const result = await g.agents.waitForTask(agentId, taskId);
     expect(result).toMatchObject({ outcome: 'COMPLETED', ticks: 2 });
-    expect(result.injections).toEqual([{ tick: 2, kind: 'MESSAGE', text: 'Message from bob: Please also read notes.md.' }]);
+    expect(result.injections).toEqual([
+      { tick: 2, kind: 'MESSAGE', text: 'Message from bob: Please also read notes.md.' },
+    ]);
   });
 
   it('keeps a message sent between tasks for the next task', async () => {
@@ -513,12 +687,19 @@ describe('the message signal', () => {
     const agentId = uniqueId('message-late');
     g.gate.hold(agentId);
     // maxTicks 1: after tick 1 the loop cap suspends the task before its next LLM call would show the message.
-    const { taskId } = await g.agents.submit(agentId, { goal: 'list, then answer', config: configFor([LIST, DONE], { safety: { maxTicks: 1 } }) });
+    const { taskId } = await g.agents.submit(agentId, {
+      goal: 'list, then answer',
+      config: configFor([LIST, DONE], { safety: { maxTicks: 1 } }),
+    });
     await g.gate.arrived(agentId);
     await g.agents.message(agentId, 'Read notes.md too.', 'carol');
     await eventually('the message in the task history', async () => {
       const events = await historyOf(g.agents.client, taskWorkflowId(agentId, taskId));
-      return eventIdOf(events, 'workflowExecutionSignaled', (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'message');
+      return eventIdOf(
+        events,
+        'workflowExecutionSignaled',
+        (e) => e.workflowExecutionSignaledEventAttributes?.signalName === 'message',
+      );
     });
     g.gate.release(agentId);
 
@@ -529,7 +710,9 @@ describe('the message signal', () => {
     await g.agents.unlock(agentId, { resume: true, by: 'test' });
     const resumed = await g.agents.waitForTask(agentId, taskId, notSuspended);
     expect(resumed).toMatchObject({ outcome: 'COMPLETED', ticks: 2 });
-    expect(resumed.injections.filter((i) => i.kind === 'MESSAGE')).toEqual([{ tick: 2, kind: 'MESSAGE', text: 'Message from carol: Read notes.md too.' }]);
+    expect(resumed.injections.filter((i) => i.kind === 'MESSAGE')).toEqual([
+      { tick: 2, kind: 'MESSAGE', text: 'Message from carol: Read notes.md too.' },
+    ]);
   });
 });
 
@@ -544,7 +727,11 @@ describe('continue-as-new', () => {
     const { runId } = await handle.describe();
     const events = await historyOf(client.client, agentWorkflowId(agentId), runId);
     const started = events[0]?.workflowExecutionStartedEventAttributes;
-    return { runId, firstRunId: started?.firstExecutionRunId ?? '', input: firstPayload<AgentWorkflowInput>(started?.input) };
+    return {
+      runId,
+      firstRunId: started?.firstExecutionRunId ?? '',
+      input: firstPayload<AgentWorkflowInput>(started?.input),
+    };
   }
 
   it('carries the queue, counters, tokens, budget, lock state and cancelled tasks to the new run', async () => {
@@ -562,16 +749,35 @@ describe('continue-as-new', () => {
     await agents.unlock(agentId, { by: 'ops', note: 'back to work' });
 
     // 2. A task that fails once, then trips the loop cap with two tasks behind it, under a raised budget.
-    const config = configFor([{ toolCalls: [{ name: 'fs.read', args: { path: 'missing.txt' } }], usage: { inputTokens: 300, outputTokens: 30 } }, DONE], {
-      safety: { maxTicks: 1, tokenBudget: 50_000 },
-    });
+    const config = configFor(
+      [
+        {
+          toolCalls: [{ name: 'fs.read', args: { path: 'missing.txt' } }],
+          usage: { inputTokens: 300, outputTokens: 30 },
+        },
+        DONE,
+      ],
+      {
+        safety: { maxTicks: 1, tokenBudget: 50_000 },
+      },
+    );
     const t4 = await agents.submit(agentId, { goal: 'trips the cap', config });
     await g.gate.arrived(agentId);
     await agents.submit(agentId, { goal: 'queued low', config: configFor([DONE]), taskId: 'task-q-low', priority: 7 });
-    await agents.submit(agentId, { goal: 'queued high', config: configFor([DONE]), taskId: 'task-q-high', priority: 2 });
+    await agents.submit(agentId, {
+      goal: 'queued high',
+      config: configFor([DONE]),
+      taskId: 'task-q-high',
+      priority: 2,
+    });
     g.gate.release(agentId);
     const suspended = await agents.waitForTask(agentId, t4.taskId);
-    expect(suspended).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', reason: { code: 'LOOP_CAP' }, tokensUsed: 330 });
+    expect(suspended).toMatchObject({
+      outcome: 'SUSPENDED',
+      agentState: 'SAFETY_LOCKOUT',
+      reason: { code: 'LOOP_CAP' },
+      tokensUsed: 330,
+    });
 
     // 3. The agent continues as new while locked: the new run starts from the carried lock.
     const run = await eventually('a run continued from the locked state', async () => {
@@ -610,7 +816,10 @@ describe('continue-as-new', () => {
 
     // 4. The carried state works: resume finishes the suspended task, then the queue drains in order.
     await agents.unlock(agentId, { resume: true });
-    expect(await agents.waitForTask(agentId, t4.taskId, notSuspended)).toMatchObject({ outcome: 'COMPLETED', ticks: 2 });
+    expect(await agents.waitForTask(agentId, t4.taskId, notSuspended)).toMatchObject({
+      outcome: 'COMPLETED',
+      ticks: 2,
+    });
     await agents.waitForTask(agentId, 'task-q-low');
     const end = await agents.status(agentId);
     expect(end.tasks.map((t) => t.taskId)).toEqual([t1.taskId, t4.taskId, 'task-q-high', 'task-q-low']);
@@ -620,9 +829,12 @@ describe('continue-as-new', () => {
     const agentId = uniqueId('can-busy');
     const agents = canClient(h, 10);
     const config = configFor([DONE]);
-    const ids = await Promise.all(Array.from({ length: 12 }, (_, i) => agents.submit(agentId, { goal: `goal ${i}`, config, taskId: `task-t${i}` })));
+    const ids = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => agents.submit(agentId, { goal: `goal ${i}`, config, taskId: `task-t${i}` })),
+    );
     expect(ids.map((r) => r.taskId).sort()).toEqual(Array.from({ length: 12 }, (_, i) => `task-t${i}`).sort());
-    for (const { taskId } of ids) expect(await agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'COMPLETED' });
+    for (const { taskId } of ids)
+      expect(await agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'COMPLETED' });
 
     const s = await agents.status(agentId);
     expect(s.tasks.map((t) => t.taskId).sort()).toEqual(ids.map((r) => r.taskId).sort());

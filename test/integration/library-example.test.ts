@@ -16,19 +16,37 @@ jest.setTimeout(300_000);
 const root = projectRoot();
 
 beforeAll(() => {
-  const missing = ['lib/index.js', 'lib/index.d.ts', 'lib/workflow-bundle.js'].filter((f) => !existsSync(path.join(root, f)));
-  if (missing.length) throw new Error(`${missing.join(', ')} missing: the example uses the compiled package, run \`npm run build\` first`);
+  const missing = ['lib/index.js', 'lib/index.d.ts', 'lib/workflow-bundle.js'].filter(
+    (f) => !existsSync(path.join(root, f)),
+  );
+  if (missing.length)
+    throw new Error(
+      `${missing.join(', ')} missing: the example uses the compiled package, run \`npm run build\` first`,
+    );
 });
 
 /** The environment a user has: the server's address, none of the test run's worker settings. */
 function userEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: address() };
-  for (const name of ['STARRY_LLM', 'STARRY_WORKER_POLICY', 'STARRY_WORKFLOW_BUNDLE', 'STARRY_STORE_DIR', 'STARRY_TASK_QUEUE']) delete env[name];
+  for (const name of [
+    'STARRY_LLM',
+    'STARRY_WORKER_POLICY',
+    'STARRY_WORKFLOW_BUNDLE',
+    'STARRY_STORE_DIR',
+    'STARRY_TASK_QUEUE',
+  ])
+    delete env[name];
   return env;
 }
 
 it('runs: a task with an MCP server’s tools and a worker’s own tool, then halt (STOPPED), unlock and a task that completes; and leaves no agent running on its queue', async () => {
-  const r = spawnSync('npm', ['run', '--silent', 'example'], { cwd: root, env: userEnv(), stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 240_000 });
+  const r = spawnSync('npm', ['run', '--silent', 'example'], {
+    cwd: root,
+    env: userEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    timeout: 240_000,
+  });
   const out = r.stdout ?? '';
   expect(r.status === 0 ? 'exit 0' : `exit ${r.status} (${r.signal})\n${out}\n${r.stderr}`).toBe('exit 0');
   // Each line the example prints at its step, in this order.
@@ -75,8 +93,23 @@ it('is a package: npm pack publishes the compiled entry with its declarations, a
   expect(pack.status).toBe(0);
   const [manifest] = JSON.parse(pack.stdout) as Array<{ name: string; files: Array<{ path: string }> }>;
   const files = manifest!.files.map((f) => f.path);
-  expect(files).toEqual(expect.arrayContaining(['lib/index.js', 'lib/index.d.ts', 'lib/workflow-bundle.js', 'lib/workers/worker.d.ts', 'lib/activities/tools/define.d.ts', 'bin/starry.js', 'docs/LIBRARY.md']));
-  expect(files.filter((f) => /^(test|node_modules|\.tools|\.temporal|examples|lib\/infra|lib\/bench)\//.test(f) || f.endsWith('.test.js'))).toEqual([]);
+  expect(files).toEqual(
+    expect.arrayContaining([
+      'lib/index.js',
+      'lib/index.d.ts',
+      'lib/workflow-bundle.js',
+      'lib/workers/worker.d.ts',
+      'lib/activities/tools/define.d.ts',
+      'bin/starry.js',
+      'docs/LIBRARY.md',
+    ]),
+  );
+  expect(
+    files.filter(
+      (f) =>
+        /^(test|node_modules|\.tools|\.temporal|examples|lib\/infra|lib\/bench)\//.test(f) || f.endsWith('.test.js'),
+    ),
+  ).toEqual([]);
 
   // The package imports itself by name (as a dependency would be imported): only the `exports` entry.
   const probe = [
@@ -89,7 +122,17 @@ it('is a package: npm pack publishes the compiled entry with its declarations, a
   expect(JSON.parse(r.stdout)).toEqual({
     resolved: path.join(root, 'lib', 'index.js'),
     deep: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
-    kinds: { createWorker: 'function', AgentClient: 'function', defineTool: 'function', ToolError: 'function', connectClient: 'function', connectWorker: 'function', parseAgentConfig: 'function', workerConfigFromEnv: 'function', runWorker: 'function' },
+    kinds: {
+      createWorker: 'function',
+      AgentClient: 'function',
+      defineTool: 'function',
+      ToolError: 'function',
+      connectClient: 'function',
+      connectWorker: 'function',
+      parseAgentConfig: 'function',
+      workerConfigFromEnv: 'function',
+      runWorker: 'function',
+    },
     codes: expect.any(Number),
   });
 });

@@ -9,7 +9,12 @@ import { CancelledFailure } from '@temporalio/common';
 import { parseAgentConfig } from '../../core/config';
 import type { LlmResponse } from '../../core/llm';
 import { TOOL_NAMES } from '../../core/tools';
-import { createLocalProvider, DEFAULT_LOCAL_MODEL, localModelProcesses, stopLocalModels } from '../../activities/llm/local';
+import {
+  createLocalProvider,
+  DEFAULT_LOCAL_MODEL,
+  localModelProcesses,
+  stopLocalModels,
+} from '../../activities/llm/local';
 import { callLlm } from '../../activities/llm/provider';
 import { projectRoot } from '../../dev/paths';
 import { makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
@@ -25,7 +30,8 @@ const ONE_CALL = 8192;
 let h: Harness;
 // jest reads testTimeout only globally, not per project: a model on 2 cores needs explicit timeouts.
 beforeAll(async () => {
-  if (!existsSync(modelPath)) throw new Error(`${modelPath} is missing: run \`npm run setup\` (scripts/fetch-model.sh fetches it)`);
+  if (!existsSync(modelPath))
+    throw new Error(`${modelPath} is missing: run \`npm run setup\` (scripts/fetch-model.sh fetches it)`);
   h = await startHarness({ name: 'local' });
 }, 60_000);
 afterAll(async () => {
@@ -40,12 +46,19 @@ describe('the local model', () => {
       'todo.txt': '1. read notes.md\n2. answer in one sentence\n',
     });
     const config = parseAgentConfig(
-      { workspace: [workspace], safety: { maxTicks: MAX_TICKS, tokenBudget: TOKEN_BUDGET }, retry: { initialIntervalMs: 100, maximumAttempts: 2 } },
+      {
+        workspace: [workspace],
+        safety: { maxTicks: MAX_TICKS, tokenBudget: TOKEN_BUDGET },
+        retry: { initialIntervalMs: 100, maximumAttempts: 2 },
+      },
       `local:${modelPath}`,
     );
     const agentId = uniqueId('local');
     const started = Date.now();
-    const { taskId } = await h.agents.submit(agentId, { goal: 'Read notes.md in the workspace and tell me in one sentence when the launch is.', config });
+    const { taskId } = await h.agents.submit(agentId, {
+      goal: 'Read notes.md in the workspace and tell me in one sentence when the launch is.',
+      config,
+    });
     const result = await h.agents.waitForTask(agentId, taskId);
     const seconds = (Date.now() - started) / 1000;
 
@@ -74,7 +87,11 @@ describe('the local model', () => {
     for (const n of perTick.values()) expect(n).toBe(1);
 
     const status = await h.agents.status(agentId);
-    expect(status).toMatchObject({ agentState: result.agentState, tokensUsed: result.tokensUsed, tokenBudget: TOKEN_BUDGET });
+    expect(status).toMatchObject({
+      agentState: result.agentState,
+      tokensUsed: result.tokensUsed,
+      tokenBudget: TOKEN_BUDGET,
+    });
 
     // One model process served every tick of the run.
     const procs = localModelProcesses().filter((p) => p.modelPath === modelPath);

@@ -36,7 +36,12 @@ interface Provider {
   workers(url: string): { good: HarnessOptions['activities']; wrongKey: HarnessOptions['activities'] };
   messages: { rateLimit: string; bad: string; badShown: string; wrongKey: string; notFound: (model: string) => string };
   /** The round trip: the model's two replies, the tokens they state, and what the provider must send. */
-  roundtrip: { first: FakeReply; second: FakeReply; tokens: number; checkWire(first: WireBody, second: WireBody): void };
+  roundtrip: {
+    first: FakeReply;
+    second: FakeReply;
+    tokens: number;
+    checkWire(first: WireBody, second: WireBody): void;
+  };
   /** What else the 401 request shows (Vertex's express mode has no project in the path). */
   check401?(last: FakeRequest): void;
 }
@@ -49,7 +54,8 @@ const openai: Provider = {
   name: 'openai',
   route(req) {
     if (req.path !== '/v1/chat/completions') return openAiError(404, `no route for ${req.path}`);
-    if (req.headers.authorization !== `Bearer ${OPENAI_KEY}`) return openAiError(401, 'Incorrect API key provided: sk-wr***ey.');
+    if (req.headers.authorization !== `Bearer ${OPENAI_KEY}`)
+      return openAiError(401, 'Incorrect API key provided: sk-wr***ey.');
     return req.body?.model;
   },
   modelOf: (req) => req.body?.model,
@@ -70,7 +76,12 @@ const openai: Provider = {
     notFound: (model) => `The model \`${model}\` does not exist.`,
   },
   roundtrip: {
-    first: { json: openAiCompletion({ toolCalls: [{ id: 'call_rt_1', name: 'fs_read', arguments: '{"path":"notes.md"}' }], usage: { prompt: 120, completion: 15 } }) },
+    first: {
+      json: openAiCompletion({
+        toolCalls: [{ id: 'call_rt_1', name: 'fs_read', arguments: '{"path":"notes.md"}' }],
+        usage: { prompt: 120, completion: 15 },
+      }),
+    },
     second: { json: openAiCompletion({ text: FINAL, usage: { prompt: 210, completion: 12 } }) },
     tokens: 120 + 15 + 210 + 12,
     checkWire(first, second) {
@@ -78,7 +89,12 @@ const openai: Provider = {
       expect(first.max_tokens).toBeGreaterThan(0);
       // The second call carries the model's tool call and its result, linked by the call id.
       const messages = second.messages as WireBody[];
-      expect(messages.at(-2)).toMatchObject({ role: 'assistant', tool_calls: [{ id: 'call_rt_1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"notes.md"}' } }] });
+      expect(messages.at(-2)).toMatchObject({
+        role: 'assistant',
+        tool_calls: [
+          { id: 'call_rt_1', type: 'function', function: { name: 'fs_read', arguments: '{"path":"notes.md"}' } },
+        ],
+      });
       expect(messages.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_rt_1' });
       expect(messages.at(-1)?.content).toContain(notes);
     },
@@ -97,16 +113,26 @@ const gemini: Provider = {
     const model = vertexModelOf(req.path);
     if (req.method !== 'POST' || !model) return geminiError(404, `no route for ${req.method} ${req.path}`);
     if (req.headers['x-goog-api-key'] !== VERTEX_KEY) {
-      return geminiError(401, 'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.');
+      return geminiError(
+        401,
+        'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+      );
     }
     return model;
   },
   modelOf: (req) => vertexModelOf(req.path),
-  reply: (text, usage) => ({ json: geminiResponse({ parts: [{ text }], ...(usage ? { usage: { prompt: usage.prompt, candidates: usage.completion } } : {}) }) }),
+  reply: (text, usage) => ({
+    json: geminiResponse({
+      parts: [{ text }],
+      ...(usage ? { usage: { prompt: usage.prompt, candidates: usage.completion } } : {}),
+    }),
+  }),
   error: geminiError,
   spec: (model) => `gemini:${model}`,
   workers: (url) => ({
-    good: { llm: { gemini: { baseUrl: url, apiKey: VERTEX_KEY, project: 'starry-test', location: 'us-central1', env: {} } } },
+    good: {
+      llm: { gemini: { baseUrl: url, apiKey: VERTEX_KEY, project: 'starry-test', location: 'us-central1', env: {} } },
+    },
     // A wrong Vertex API key in the worker's environment (express mode: no project).
     wrongKey: { llm: { gemini: { env: { GOOGLE_API_KEY: 'wrong-key', STARRY_GEMINI_BASE_URL: url } } } },
   }),
@@ -129,7 +155,9 @@ const gemini: Provider = {
       const contents = second.contents as Array<{ role: string; parts: WireBody[] }>;
       expect(contents.at(-2)).toEqual({ role: 'model', parts: ROUNDTRIP_PARTS });
       expect(contents.at(-1)?.role).toBe('user');
-      expect(contents.at(-1)?.parts).toEqual([{ functionResponse: { name: 'fs.read', response: { result: expect.stringContaining(notes) } } }]);
+      expect(contents.at(-1)?.parts).toEqual([
+        { functionResponse: { name: 'fs.read', response: { result: expect.stringContaining(notes) } } },
+      ]);
     },
   },
   check401: (last) => expect(last.path).toBe('/v1beta1/publishers/google/models/roundtrip:generateContent'),
@@ -150,7 +178,9 @@ describe.each([openai, gemini])('the $name provider', (p) => {
       case 'roundtrip':
         return n === 1 ? p.roundtrip.first : p.roundtrip.second;
       case 'ratelimit':
-        return n === 1 ? p.error(429, p.messages.rateLimit, { 'retry-after': '1' }) : p.reply('ok after a 429', { prompt: 30, completion: 4 });
+        return n === 1
+          ? p.error(429, p.messages.rateLimit, { 'retry-after': '1' })
+          : p.reply('ok after a 429', { prompt: 30, completion: 4 });
       case 'down':
         return p.error(503, 'The model is overloaded. Please try again later.');
       case 'bad':
@@ -182,12 +212,22 @@ describe.each([openai, gemini])('the $name provider', (p) => {
   function config(model: string, workspace = makeWorkspace(), overrides: AgentConfigInput = {}): AgentConfig {
     return parseAgentConfig(
       // The verification step would ask each model once more; these tests are about the provider.
-      { workspace: [workspace], verify: false, retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 3 }, ...overrides },
+      {
+        workspace: [workspace],
+        verify: false,
+        retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 3 },
+        ...overrides,
+      },
       p.spec(model, server.url),
     );
   }
 
-  async function run(harness: Harness, model: string, goal = 'Read notes.md and tell me what it says.', overrides: AgentConfigInput = {}) {
+  async function run(
+    harness: Harness,
+    model: string,
+    goal = 'Read notes.md and tell me what it says.',
+    overrides: AgentConfigInput = {},
+  ) {
     const agentId = uniqueId(`${p.name}-${model}`);
     const workspace = makeWorkspace({ 'notes.md': `${notes}\n` });
     const { taskId } = await harness.agents.submit(agentId, { goal, config: config(model, workspace, overrides) });
@@ -196,8 +236,16 @@ describe.each([openai, gemini])('the $name provider', (p) => {
 
   it('runs a tool call round trip, sends what its wire format needs, and counts exactly the usage the server reported', async () => {
     const { result } = await run(h, 'roundtrip');
-    expect(result).toMatchObject({ outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ticks: 2, tokensUsed: p.roundtrip.tokens, finalText: FINAL });
-    expect(result.toolCalls).toEqual([expect.objectContaining({ name: 'fs.read', args: { path: 'notes.md' }, status: 'ok' })]);
+    expect(result).toMatchObject({
+      outcome: 'COMPLETED',
+      agentState: 'WAITING_FOR_EVENT',
+      ticks: 2,
+      tokensUsed: p.roundtrip.tokens,
+      finalText: FINAL,
+    });
+    expect(result.toolCalls).toEqual([
+      expect.objectContaining({ name: 'fs.read', args: { path: 'notes.md' }, status: 'ok' }),
+    ]);
     const [first, second] = seen('roundtrip');
     p.roundtrip.checkWire(first?.body ?? {}, second?.body ?? {});
   });
@@ -213,7 +261,11 @@ describe.each([openai, gemini])('the $name provider', (p) => {
 
   it('fails the task with the provider’s message once the retry policy gives up on a 503', async () => {
     const { agentId, result } = await run(h, 'down', 'Say ok.');
-    expect(result).toMatchObject({ outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error: { code: 'E_UNAVAILABLE', source: `llm ${p.name}` } });
+    expect(result).toMatchObject({
+      outcome: 'FAILED',
+      agentState: 'WAITING_FOR_EVENT',
+      error: { code: 'E_UNAVAILABLE', source: `llm ${p.name}` },
+    });
     expect(result.error?.message).toContain('The model is overloaded. Please try again later.');
     // Three attempts, all Temporal's: the SDK made one request per attempt.
     expect(seen('down')).toHaveLength(3);
@@ -223,17 +275,29 @@ describe.each([openai, gemini])('the $name provider', (p) => {
   it('pauses the agent on 401, naming the credential the worker used, and raises the daemon alert', async () => {
     const before = server.requests.length;
     const { agentId, result } = await run(wrongKey, 'roundtrip', 'Say ok.');
-    expect(result).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' }, error: { code: 'E_AUTH', kind: 'fatal' } });
+    expect(result).toMatchObject({
+      outcome: 'FAILED',
+      agentState: 'ERROR_PAUSED',
+      reason: { code: 'FATAL' },
+      error: { code: 'E_AUTH', kind: 'fatal' },
+    });
     expect(result.reason?.message).toContain(p.messages.wrongKey);
     expect(server.requests.length - before).toBe(1); // never retried
     p.check401?.(server.requests.at(-1) as FakeRequest);
-    expect(await wrongKey.agents.status(agentId)).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'FATAL' } });
+    expect(await wrongKey.agents.status(agentId)).toMatchObject({
+      agentState: 'ERROR_PAUSED',
+      reason: { code: 'FATAL' },
+    });
     expect(await alertFor(wrongKey, agentId)).toMatchObject({ agentState: 'ERROR_PAUSED', error: { code: 'E_AUTH' } });
   });
 
   it('fails the task on 400 with the provider’s message, without retrying', async () => {
     const { result } = await run(h, 'bad', 'Say ok.');
-    expect(result).toMatchObject({ outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error: { code: 'EINVAL', kind: 'execution' } });
+    expect(result).toMatchObject({
+      outcome: 'FAILED',
+      agentState: 'WAITING_FOR_EVENT',
+      error: { code: 'EINVAL', kind: 'execution' },
+    });
     expect(result.error?.message).toContain(p.messages.badShown);
     expect(result.reason).toBeUndefined();
     expect(seen('bad')).toHaveLength(1);
@@ -244,14 +308,22 @@ describe.each([openai, gemini])('the $name provider', (p) => {
     ['negative-usage', /inputTokens is -1000000, not a whole number >= 0/],
   ])('fails the task with E_SCHEMA when the server reports %s, and counts none of it', async (model, message) => {
     const { agentId, result } = await run(h, model);
-    expect(result).toMatchObject({ outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', tokensUsed: 0, error: { code: 'E_SCHEMA', kind: 'execution' } });
+    expect(result).toMatchObject({
+      outcome: 'FAILED',
+      agentState: 'WAITING_FOR_EVENT',
+      tokensUsed: 0,
+      error: { code: 'E_SCHEMA', kind: 'execution' },
+    });
     expect(result.error?.message).toMatch(message);
     // The agent still answers and its budget is intact.
     expect((await h.agents.status(agentId)).tokensUsed).toBe(0);
   });
 
   it('gives a hung server one llmTimeoutMs per attempt, then fails the task as a timeout, in seconds not an hour', async () => {
-    const { result } = await run(h, 'hung', 'Answer.', { safety: { llmTimeoutMs: 1500 }, retry: { initialIntervalMs: 100, maximumIntervalMs: 200, maximumAttempts: 2 } });
+    const { result } = await run(h, 'hung', 'Answer.', {
+      safety: { llmTimeoutMs: 1500 },
+      retry: { initialIntervalMs: 100, maximumIntervalMs: 200, maximumAttempts: 2 },
+    });
     expect(result).toMatchObject({ outcome: 'FAILED', error: { code: 'ETIMEDOUT', kind: 'transient' } });
     expect(seen('hung')).toHaveLength(2);
   });

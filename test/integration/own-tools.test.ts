@@ -21,9 +21,13 @@ let slow: { started: () => void; aborted: boolean; reason?: unknown } = { starte
 const forecast = defineTool({
   name: 'weather.forecast',
   description: 'The forecast for a city.',
-  input: z.object({ city: z.string().describe('City name, in English.'), days: z.number().int().min(1).max(7).default(1) }),
+  input: z.object({
+    city: z.string().describe('City name, in English.'),
+    days: z.number().int().min(1).max(7).default(1),
+  }),
   run({ city, days }) {
-    if (city === 'Atlantis') throw ToolError.of({ code: 'ENOENT', message: `no city named ${city}`, suggestion: 'Try a city on a map.' });
+    if (city === 'Atlantis')
+      throw ToolError.of({ code: 'ENOENT', message: `no city named ${city}`, suggestion: 'Try a city on a map.' });
     if (city === 'Nowhere') throw new Error('the forecast service said no');
     return { city, days, sky: 'clear', highC: 21 };
   },
@@ -88,8 +92,16 @@ it('offers the worker’s own tools with their schemas and turns what they throw
     ['flaky.fetch', 'ok', undefined],
   ]);
   const [, typed, plain, schema] = result.toolCalls;
-  expect(typed?.error).toMatchObject({ kind: 'execution', source: 'weather.forecast', message: 'no city named Atlantis', suggestion: 'Try a city on a map.' });
-  expect(plain?.error).toMatchObject({ kind: 'execution', message: 'weather.forecast failed: the forecast service said no' });
+  expect(typed?.error).toMatchObject({
+    kind: 'execution',
+    source: 'weather.forecast',
+    message: 'no city named Atlantis',
+    suggestion: 'Try a city on a map.',
+  });
+  expect(plain?.error).toMatchObject({
+    kind: 'execution',
+    message: 'weather.forecast failed: the forecast service said no',
+  });
   expect(schema?.error?.suggestion).toBe('Expected parameters: weather.forecast({ city: string, days?: integer }).');
   // The transient error was retried by Temporal, twice, within the same call.
   expect([...attempts.values()]).toEqual([3]);
@@ -103,15 +115,25 @@ it('offers the worker’s own tools with their schemas and turns what they throw
     description: 'The forecast for a city.',
     parameters: {
       type: 'object',
-      properties: { city: { type: 'string', description: 'City name, in English.' }, days: { type: 'integer', minimum: 1, maximum: 7, default: 1 } },
+      properties: {
+        city: { type: 'string', description: 'City name, in English.' },
+        days: { type: 'integer', minimum: 1, maximum: 7, default: 1 },
+      },
       required: ['city'],
     },
   });
   const system = requests[0]?.messages[0];
   expect(system && 'text' in system ? system.text : '').toContain('Tools: fs.list, weather.forecast, flaky.fetch.');
   // The model reads the pain of each failure: the code, the message and the tool's suggestion.
-  const pain = requests.flatMap((r) => r.messages).filter((m) => m.role === 'tool').map((m) => ('text' in m ? m.text : ''));
-  expect(pain.some((t) => t.includes('ENOENT') && t.includes('no city named Atlantis') && t.includes('Try a city on a map.'))).toBe(true);
+  const pain = requests
+    .flatMap((r) => r.messages)
+    .filter((m) => m.role === 'tool')
+    .map((m) => ('text' in m ? m.text : ''));
+  expect(
+    pain.some(
+      (t) => t.includes('ENOENT') && t.includes('no city named Atlantis') && t.includes('Try a city on a map.'),
+    ),
+  ).toBe(true);
   expect(pain.some((t) => t.includes('E_TOOL_FAILED') && t.includes('the forecast service said no'))).toBe(true);
   expect(pain.at(-1)).toContain('the report after 3 attempts');
 });
@@ -121,7 +143,10 @@ it('aborts a running tool’s signal on SYSTEM_HALT and records nothing of it af
   const started = new Promise<void>((resolve) => {
     slow = { started: resolve, aborted: false };
   });
-  const config = scriptedConfig(writeScript([turn({ name: 'slow.wait', args: {} }, { name: 'weather.forecast', args: { city: 'Oslo' } }), done()]), makeWorkspace({}));
+  const config = scriptedConfig(
+    writeScript([turn({ name: 'slow.wait', args: {} }, { name: 'weather.forecast', args: { city: 'Oslo' } }), done()]),
+    makeWorkspace({}),
+  );
   const { taskId } = await h.agents.submit(agentId, { goal: 'Wait.', config });
   const taskWf = taskWorkflowId(agentId, taskId);
   await started;
@@ -141,8 +166,12 @@ it('aborts a running tool’s signal on SYSTEM_HALT and records nothing of it af
 });
 
 it('refuses at submit a tools.allow entry that is not a tool of the worker, naming the ones it has', async () => {
-  const config = scriptedConfig(writeScript([done()]), makeWorkspace({}), { tools: { allow: ['weather.forecast', 'weather.radar'] } });
+  const config = scriptedConfig(writeScript([done()]), makeWorkspace({}), {
+    tools: { allow: ['weather.forecast', 'weather.radar'] },
+  });
   const err = await h.agents.submit(uniqueId('own-refused'), { goal: 'x', config }).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(RefusedError);
-  expect((err as Error).message).toContain("tools.allow: 'weather.radar' is not a tool of this worker (its tools: fs.read, fs.write, fs.list, shell.run, http.get, weather.forecast, flaky.fetch, slow.wait");
+  expect((err as Error).message).toContain(
+    "tools.allow: 'weather.radar' is not a tool of this worker (its tools: fs.read, fs.write, fs.list, shell.run, http.get, weather.forecast, flaky.fetch, slow.wait",
+  );
 });

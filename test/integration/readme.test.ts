@@ -5,7 +5,16 @@
  * Also as written: the quick start's setup (`npm run demo`'s) and docs/DEPLOY.md's `cdk synth`.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
@@ -19,7 +28,10 @@ const NOT_RUN: Array<[RegExp, string]> = [
   [/^npx starry dev\b/, 'runs until Ctrl-C (test/integration/cli.test.ts runs `starry dev`)'],
   [/^npx starry watch\b/, 'follows until Ctrl-C (test/integration/cli.test.ts runs `starry watch`)'],
   [/--llm gemini:/, 'needs Vertex AI credentials (test/integration/llm-providers.test.ts speaks its wire protocol)'],
-  [/--llm openai:.*api\.openai\.com/, 'needs an OpenAI key (test/integration/llm-providers.test.ts speaks its wire protocol)'],
+  [
+    /--llm openai:.*api\.openai\.com/,
+    'needs an OpenAI key (test/integration/llm-providers.test.ts speaks its wire protocol)',
+  ],
 ];
 
 /** The commands of the README's "Using it" block, optional `[...]` parts dropped, comments cut. */
@@ -29,7 +41,12 @@ function readmeCommands(): string[] {
   const block = /```bash\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
   return block
     .split('\n')
-    .map((l) => l.replace(/\s+#.*$/, '').replace(/\s*\[[^\]]*\]/g, '').trim())
+    .map((l) =>
+      l
+        .replace(/\s+#.*$/, '')
+        .replace(/\s*\[[^\]]*\]/g, '')
+        .trim(),
+    )
     .filter((l) => l.startsWith('npx starry '));
 }
 
@@ -65,19 +82,26 @@ describe("the README's commands", () => {
     }
     const byCommand = (name: string) => ran.filter((r) => r.line.startsWith(`npx starry ${name} `));
     // A usage error (64) or a crash means the README lies.
-    expect(ran.filter((r) => ![0, 1, 2].includes(r.code)).map((r) => `${r.line} → ${r.code}: ${r.out.slice(0, 300)}`)).toEqual([]);
+    expect(
+      ran.filter((r) => ![0, 1, 2].includes(r.code)).map((r) => `${r.line} → ${r.code}: ${r.out.slice(0, 300)}`),
+    ).toEqual([]);
     for (const name of ['submit', 'list', 'status', 'logs', 'message', 'halt', 'unlock', 'replay']) {
       expect(byCommand(name).map((r) => [r.line, r.code])).toEqual(byCommand(name).map((r) => [r.line, 0]));
     }
     // The scripted run completes; the offline 135M model ends as it may (completed, or locked by a breaker: exit 2).
     const runs = byCommand('run');
-    expect(runs.map((r) => /--config examples\/eperm\/agent\.json/.test(r.line) ? r.code : 'any')).toEqual([0, 'any']);
+    expect(runs.map((r) => (/--config examples\/eperm\/agent\.json/.test(r.line) ? r.code : 'any'))).toEqual([
+      0,
+      'any',
+    ]);
     for (const r of runs) expect(r.out).toMatch(/^outcome (COMPLETED|SUSPENDED|FAILED) · agent /m);
     expect(byCommand('logs')[0]?.out).toMatch(/fs\.read FAILED EPERM/);
     expect(byCommand('logs')[1]?.out).toMatch(/^\[system\]\n[\s\S]*\[tool fs\.read\]\n【System Pain Alert】/);
     expect(byCommand('replay')[0]?.out).toMatch(/replay ok/);
     // resubmit names a task only a halt could have cancelled: as written there is none, and it says so.
-    expect(byCommand('resubmit').map((r) => [r.code, r.out.trim()])).toEqual([[1, 'starry: agent a1 has no cancelled task task-3: a halt cancelled none of its tasks']]);
+    expect(byCommand('resubmit').map((r) => [r.code, r.out.trim()])).toEqual([
+      [1, 'starry: agent a1 has no cancelled task task-3: a halt cancelled none of its tasks'],
+    ]);
   });
 });
 
@@ -109,10 +133,18 @@ describe("`npm run demo`'s setup", () => {
 describe("docs/DEPLOY.md's `cdk synth`", () => {
   it('synthesizes the stack as written, offline', () => {
     const deploy = readFileSync(path.join(projectRoot(), 'docs', 'DEPLOY.md'), 'utf8');
-    const commands = [...deploy.matchAll(/^(npx cdk synth\b.*)$|`(npx cdk synth\b[^`]*)`/gm)].map((m) => m[1] ?? m[2] ?? '');
+    const commands = [...deploy.matchAll(/^(npx cdk synth\b.*)$|`(npx cdk synth\b[^`]*)`/gm)].map(
+      (m) => m[1] ?? m[2] ?? '',
+    );
     expect(commands.length).toBeGreaterThanOrEqual(1);
     for (const line of commands) {
-      const r = spawnSync('bash', ['-c', line], { cwd: projectRoot(), env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' }, encoding: 'utf8', timeout: 180_000, maxBuffer: 64 * 1024 * 1024 });
+      const r = spawnSync('bash', ['-c', line], {
+        cwd: projectRoot(),
+        env: { ...process.env, CDK_DISABLE_CLI_TELEMETRY: 'true' },
+        encoding: 'utf8',
+        timeout: 180_000,
+        maxBuffer: 64 * 1024 * 1024,
+      });
       expect([line, r.status, r.stderr.match(/Error: .*/)?.[0]]).toEqual([line, 0, undefined]);
       expect(r.stdout).toMatch(/AWS::ECS::Service/);
     }

@@ -17,7 +17,9 @@ import { done, WORKSPACE_FILES } from '../helpers/scenarios';
 import { storeFromEnv } from '../../activities/store';
 
 const dir = path.join(__dirname, '..', 'fixtures', 'histories');
-const files = readdirSync(dir).filter((f) => f.endsWith('.json')).sort();
+const files = readdirSync(dir)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 let h: Harness;
 beforeAll(async () => {
@@ -40,8 +42,11 @@ describe('committed histories', () => {
   it('names the first non-deterministic event when the code no longer matches the history', async () => {
     const history = loadHistoryFile(path.join(dir, 'eperm-task.json'));
     // Pretend the code used to call another activity at this point: the replayer must notice.
-    const scheduled = history.events?.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'tool');
-    if (!scheduled?.activityTaskScheduledEventAttributes?.activityType) throw new Error('the EPERM history has no tool activity');
+    const scheduled = history.events?.find(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'tool',
+    );
+    if (!scheduled?.activityTaskScheduledEventAttributes?.activityType)
+      throw new Error('the EPERM history has no tool activity');
     scheduled.activityTaskScheduledEventAttributes.activityType.name = 'toolRenamed';
     const report = await replayHistory(history, 'eperm-task-tampered');
     expect(report.ok).toBe(false);
@@ -59,7 +64,10 @@ describe('committed histories', () => {
     const agentId = uniqueId('carried');
     // The scripted controller answers by call number: the resumed run's first call is the task's fifth.
     const calls = recorded.carried?.suspended?.checkpoint.callNumber ?? 0;
-    const script = writeScript([...Array.from({ length: calls }, () => done('never asked')), done('Resumed on the current code.')]);
+    const script = writeScript([
+      ...Array.from({ length: calls }, () => done('never asked')),
+      done('Resumed on the current code.'),
+    ]);
     const workspace = makeWorkspace(WORKSPACE_FILES);
     const json = JSON.stringify(recorded)
       .split(recorded.agentId)
@@ -69,11 +77,20 @@ describe('committed histories', () => {
     const input = JSON.parse(json) as AgentWorkflowInput;
     // The transcript its suspended task refers to, as the store of the deployment that ran it holds it.
     const blobs = path.join(dir, 'carried-blobs');
-    for (const hash of readdirSync(blobs)) expect(await storeFromEnv().put(readFileSync(path.join(blobs, hash)))).toBe(hash);
+    for (const hash of readdirSync(blobs))
+      expect(await storeFromEnv().put(readFileSync(path.join(blobs, hash)))).toBe(hash);
     delete input.continueAsNewAfterEvents;
-    await h.agents.client.workflow.start('agentWorkflow', { taskQueue: h.taskQueue, workflowId: agentWorkflowId(agentId), args: [input] });
+    await h.agents.client.workflow.start('agentWorkflow', {
+      taskQueue: h.taskQueue,
+      workflowId: agentWorkflowId(agentId),
+      args: [input],
+    });
 
-    expect(await h.agents.status(agentId)).toMatchObject({ agentState: 'SAFETY_LOCKOUT', reason: { code: 'REPEATED_FAILURE' }, suspendedTask: { taskId: 'task-1' } });
+    expect(await h.agents.status(agentId)).toMatchObject({
+      agentState: 'SAFETY_LOCKOUT',
+      reason: { code: 'REPEATED_FAILURE' },
+      suspendedTask: { taskId: 'task-1' },
+    });
     await h.agents.unlock(agentId, { resume: true });
     const result = await h.agents.waitForTask(agentId, 'task-1', { after: (r) => r.outcome !== 'SUSPENDED' });
     expect(result).toMatchObject({ outcome: 'COMPLETED', finalText: 'Resumed on the current code.' });

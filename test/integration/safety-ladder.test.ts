@@ -1,5 +1,6 @@
 /**
- * The SafetyMonitor through real workflows (docs/ARCHITECTURE.md#the-safety-ladder): every rung of the ladder, driven by scripted
+ * The SafetyMonitor through real workflows (docs/ARCHITECTURE.md#the-safety-ladder): every rung of the ladder, driven
+ * by scripted
  * controllers on a real Temporal dev server, reported as `starry run --json` prints it (§6), and
  * decided the same way again on replay.
  */
@@ -8,7 +9,14 @@ import type { ChatMessage } from '../../core/llm';
 import type { TaskResult } from '../../core/types';
 import { startHarness, type Harness } from '../helpers/harness';
 import { contractViolations, expectLocked, runScenario, SCENARIOS, type ScenarioRun } from '../helpers/scenarios';
-import { llmInputs, llmRequests, replayAll, resolveLlmInput, settledHistory, toolInputs } from '../helpers/workflow-history';
+import {
+  llmInputs,
+  llmRequests,
+  replayAll,
+  resolveLlmInput,
+  settledHistory,
+  toolInputs,
+} from '../helpers/workflow-history';
 import { agentWorkflowId } from '../../workflows/messages';
 
 // Replays start a replay worker each: more than jest's default 5 s.
@@ -151,7 +159,9 @@ describe('frustration and the error cascade', () => {
       ...[7, 8, 9].map(() => [2, 'fs.read', 'failed', 'ENOENT']),
       [2, 'fs.read', 'skipped', 'E_SKIPPED'],
     ]);
-    expect(r.toolCalls.map((c) => (c.args as { path: string }).path)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) => `missing-${n}.txt`));
+    expect(r.toolCalls.map((c) => (c.args as { path: string }).path)).toEqual(
+      [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) => `missing-${n}.txt`),
+    );
     expect(injections(r)).toEqual([
       ...[1, 2, 3, 4, 5].map(() => [1, 'PAIN']),
       [1, 'FRUSTRATION'],
@@ -161,7 +171,9 @@ describe('frustration and the error cascade', () => {
 
     const history = await taskHistory(run);
     // Skipped calls never reach a tool activity.
-    expect(toolInputs(history).map((t) => (t.args as { path: string }).path)).toEqual([1, 2, 3, 4, 5, 7, 8, 9].map((n) => `missing-${n}.txt`));
+    expect(toolInputs(history).map((t) => (t.args as { path: string }).path)).toEqual(
+      [1, 2, 3, 4, 5, 7, 8, 9].map((n) => `missing-${n}.txt`),
+    );
     // The second call sees: the 6 tool results (5 pain, 1 skipped), then the intervention.
     const seen = (await llmRequests(history))[1]?.messages ?? [];
     expect(tail(seen, r, 8)).toEqual(['assistant', 'tool', 'tool', 'tool', 'tool', 'tool', 'tool', 'user:FRUSTRATION']);
@@ -192,7 +204,18 @@ describe('frustration and the error cascade', () => {
     const r = run.result;
     await expectLocked(h, run, { agentState: 'ERROR_PAUSED', code: 'ERROR_CASCADE', ticks: 1 });
     expect(r.reason?.message).toMatch(/^EMERGENCY_HALT: 8 failures among the last 10 operations/);
-    expect(calls(r).map((c) => c[2])).toEqual(['failed', 'failed', 'failed', 'failed', 'ok', 'failed', 'failed', 'failed', 'failed', 'skipped']);
+    expect(calls(r).map((c) => c[2])).toEqual([
+      'failed',
+      'failed',
+      'failed',
+      'failed',
+      'ok',
+      'failed',
+      'failed',
+      'failed',
+      'failed',
+      'skipped',
+    ]);
     expect(injections(r).map((i) => i[1])).toEqual(Array(8).fill('PAIN'));
   });
 });
@@ -273,7 +296,12 @@ describe('counters across tasks', () => {
     const second = await runScenario(h, SCENARIOS.carriedSecond, { agentId: first.agentId });
     const r = second.result;
     expect(contractViolations(r)).toEqual([]);
-    expect(r).toMatchObject({ outcome: 'COMPLETED', taskId: 'task-2', agentState: 'WAITING_FOR_EVENT', finalText: 'Still denied.' });
+    expect(r).toMatchObject({
+      outcome: 'COMPLETED',
+      taskId: 'task-2',
+      agentState: 'WAITING_FOR_EVENT',
+      finalText: 'Still denied.',
+    });
     expect(calls(r)).toEqual([[1, 'fs.read', 'failed', 'EPERM']]);
     expect(injections(r)).toEqual([
       [1, 'PAIN'],

@@ -3,7 +3,13 @@
  * a worker writes, any worker reads back; content is stored once under its hash; a missing key is a
  * BlobMissingError that names the bucket and prefix; the environment picks S3 when it names a bucket.
  */
-import { CreateBucketCommand, DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import {
+  CreateBucketCommand,
+  DeleteObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { BlobMissingError, s3Store, sha256Hex, storeFromEnv } from '../../activities/store';
 import { uniqueId } from '../helpers/harness';
 import { startMoto, type Moto } from '../helpers/moto';
@@ -13,7 +19,12 @@ let s3: S3Client;
 
 beforeAll(async () => {
   moto = await startMoto();
-  s3 = new S3Client({ endpoint: moto.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' } });
+  s3 = new S3Client({
+    endpoint: moto.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  });
 });
 afterAll(async () => {
   s3?.destroy();
@@ -22,7 +33,10 @@ afterAll(async () => {
 
 /** A new bucket (moto keeps buckets for the life of the server). */
 async function bucket(): Promise<string> {
-  const name = uniqueId('starry-blobs').toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 63);
+  const name = uniqueId('starry-blobs')
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 63);
   await s3.send(new CreateBucketCommand({ Bucket: name }));
   return name;
 }
@@ -47,7 +61,10 @@ describe('the S3 blob store', () => {
   it('stores the same content once, for sequential and concurrent puts', async () => {
     const name = await bucket();
     const store = s3Store({ bucket: name, client: s3 });
-    const hashes = [await store.put('same'), ...(await Promise.all([store.put('same'), store.put(Buffer.from('same')), store.put('same')]))];
+    const hashes = [
+      await store.put('same'),
+      ...(await Promise.all([store.put('same'), store.put(Buffer.from('same')), store.put('same')])),
+    ];
     expect(new Set(hashes)).toEqual(new Set([sha256Hex('same')]));
     expect(await keys(name)).toEqual([sha256Hex('same')]);
   });
@@ -60,7 +77,9 @@ describe('the S3 blob store', () => {
     const err = await store.get(hash).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BlobMissingError);
     expect(err).toMatchObject({ code: 'E_BLOB_MISSING', hash, where: `s3://${name}/blobs/` });
-    expect((err as Error).message).toContain(`transcript blob sha256:${hash} is missing from s3://${name}/blobs/: it was deleted`);
+    expect((err as Error).message).toContain(
+      `transcript blob sha256:${hash} is missing from s3://${name}/blobs/: it was deleted`,
+    );
   });
 
   it('refuses an object whose bytes are not its name, and a missing bucket is not a missing blob', async () => {
@@ -68,7 +87,10 @@ describe('the S3 blob store', () => {
     const store = s3Store({ bucket: name, client: s3 });
     const hash = sha256Hex('the original');
     await s3.send(new PutObjectCommand({ Bucket: name, Key: hash, Body: 'the tampered' }));
-    await expect(store.get(hash)).rejects.toMatchObject({ code: 'E_BLOB_CORRUPTED', message: expect.stringContaining(`sha256:${hash} in s3://${name}/ is corrupted`) });
+    await expect(store.get(hash)).rejects.toMatchObject({
+      code: 'E_BLOB_CORRUPTED',
+      message: expect.stringContaining(`sha256:${hash} in s3://${name}/ is corrupted`),
+    });
     await expect(store.get('../other-bucket/key')).rejects.toThrow(RangeError);
     const nowhere = s3Store({ bucket: `${name}-none`, client: s3 });
     await expect(nowhere.get(hash)).rejects.toMatchObject({ name: 'NoSuchBucket' });
@@ -87,9 +109,13 @@ describe('the S3 blob store', () => {
       const hash = await store.put('through the environment');
       expect(await keys(name)).toEqual([`blobs/${hash}`]);
       // Another process (no cache) reads it back through its own store.
-      expect((await s3Store({ bucket: name, prefix: 'blobs/', client: s3 }).get(hash)).toString()).toBe('through the environment');
+      expect((await s3Store({ bucket: name, prefix: 'blobs/', client: s3 }).get(hash)).toString()).toBe(
+        'through the environment',
+      );
       expect(storeFromEnv({ ...env, STARRY_STORE_PREFIX: 'other/' }).where).toBe(`s3://${name}/other/`);
-      expect(storeFromEnv({ ...env, STARRY_STORE_BUCKET: '', STARRY_STORE_DIR: '/tmp/starry-blobs-x' }).where).toBe('directory /tmp/starry-blobs-x');
+      expect(storeFromEnv({ ...env, STARRY_STORE_BUCKET: '', STARRY_STORE_DIR: '/tmp/starry-blobs-x' }).where).toBe(
+        'directory /tmp/starry-blobs-x',
+      );
     } finally {
       for (const k of Object.keys(moto.env)) if (saved[k] === undefined) delete process.env[k];
       Object.assign(process.env, saved);

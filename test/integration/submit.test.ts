@@ -27,8 +27,13 @@ afterAll(async () => {
 const DONE = { text: 'Done.', usage: { inputTokens: 10, outputTokens: 5 } };
 const config = () => scriptedConfig(writeScript([DONE]), makeWorkspace());
 /** A client of `taskQueue` that waits 2 s for a worker to take a submit. */
-const clientOf = (taskQueue: string) => new AgentClient({ connection: h.connection, taskQueue, acceptTimeoutMs: 2_000 });
-const failureOf = (p: Promise<unknown>) => p.then(() => new Error('no failure'), (e: unknown) => e as Error);
+const clientOf = (taskQueue: string) =>
+  new AgentClient({ connection: h.connection, taskQueue, acceptTimeoutMs: 2_000 });
+const failureOf = (p: Promise<unknown>) =>
+  p.then(
+    () => new Error('no failure'),
+    (e: unknown) => e as Error,
+  );
 
 async function exists(agentId: string): Promise<boolean> {
   try {
@@ -55,9 +60,16 @@ describe('the config of a submit', () => {
     const { taskId } = await h.agents.submit(agentId, { goal: 'say done', config: cfg });
     expect((await h.agents.waitForTask(agentId, taskId)).outcome).toBe('COMPLETED');
     const { events } = await h.agents.client.workflow.getHandle(agentWorkflowId(agentId)).fetchHistory();
-    expect(firstPayload<AgentWorkflowInput>(events?.[0]?.workflowExecutionStartedEventAttributes?.input)).toEqual({ agentId });
-    const accepted = events?.find((e) => e.workflowExecutionUpdateAcceptedEventAttributes)?.workflowExecutionUpdateAcceptedEventAttributes;
-    expect(firstPayload(accepted?.acceptedRequest?.input?.args)).toMatchObject({ goal: 'say done', config: { llm: cfg.llm, workspace: cfg.workspace } });
+    expect(firstPayload<AgentWorkflowInput>(events?.[0]?.workflowExecutionStartedEventAttributes?.input)).toEqual({
+      agentId,
+    });
+    const accepted = events?.find(
+      (e) => e.workflowExecutionUpdateAcceptedEventAttributes,
+    )?.workflowExecutionUpdateAcceptedEventAttributes;
+    expect(firstPayload(accepted?.acceptedRequest?.input?.args)).toMatchObject({
+      goal: 'say done',
+      config: { llm: cfg.llm, workspace: cfg.workspace },
+    });
   });
 });
 
@@ -68,7 +80,9 @@ describe('a submit no worker takes', () => {
     const started = Date.now();
     const err = await failureOf(clientOf(taskQueue).submit(agentId, { goal: 'anyone?', config: config() }));
     expect(err).toBeInstanceOf(NoWorkerError);
-    expect(err.message).toMatch(new RegExp(`^no worker polls task queue ${taskQueue} \\(namespace default\\): nothing was submitted`));
+    expect(err.message).toMatch(
+      new RegExp(`^no worker polls task queue ${taskQueue} \\(namespace default\\): nothing was submitted`),
+    );
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(await exists(agentId)).toBe(false);
   });
@@ -78,7 +92,9 @@ describe('a submit no worker takes', () => {
     const agentId = uniqueId('untaken');
     const err = await failureOf(clientOf(gone.taskQueue).submit(agentId, { goal: 'abandoned', config: config() }));
     expect(err).toBeInstanceOf(NoWorkerError);
-    expect(err.message).toMatch(/^no worker took the submit within 2 s, though one polled task queue .*: nothing was submitted/);
+    expect(err.message).toMatch(
+      /^no worker took the submit within 2 s, though one polled task queue .*: nothing was submitted/,
+    );
     await until('the untaken agent to be removed', async () => !(await exists(agentId)));
 
     const late = await startHarness({ name: 'late', taskQueue: gone.taskQueue });
@@ -95,7 +111,10 @@ describe('a submit no worker takes', () => {
   it('is refused by an existing agent when a worker takes it after its client gave up: it never runs', async () => {
     const before = await startHarness({ name: 'before' });
     const agentId = uniqueId('abandoned');
-    await before.agents.waitForTask(agentId, (await before.agents.submit(agentId, { goal: 'first', config: config() })).taskId);
+    await before.agents.waitForTask(
+      agentId,
+      (await before.agents.submit(agentId, { goal: 'first', config: config() })).taskId,
+    );
     await before.stop();
 
     const err = await failureOf(clientOf(before.taskQueue).submitExisting(agentId, { goal: 'abandoned' }));
@@ -132,10 +151,15 @@ describe('a submit sent again', () => {
   it('after a try no worker took, runs once when a worker came', async () => {
     const before = await startHarness({ name: 'retry-before' });
     const agentId = uniqueId('retry');
-    await before.agents.waitForTask(agentId, (await before.agents.submit(agentId, { goal: 'first', config: config() })).taskId);
+    await before.agents.waitForTask(
+      agentId,
+      (await before.agents.submit(agentId, { goal: 'first', config: config() })).taskId,
+    );
     await before.stop();
     const key = uniqueId('key');
-    expect(await failureOf(clientOf(before.taskQueue).submitExisting(agentId, { goal: 'retried', idempotencyKey: key }))).toBeInstanceOf(NoWorkerError);
+    expect(
+      await failureOf(clientOf(before.taskQueue).submitExisting(agentId, { goal: 'retried', idempotencyKey: key })),
+    ).toBeInstanceOf(NoWorkerError);
 
     const after = await startHarness({ name: 'retry-after', taskQueue: before.taskQueue });
     try {
@@ -150,6 +174,8 @@ describe('a submit sent again', () => {
   });
 
   it('refuses an idempotency key that is not one', async () => {
-    await expect(h.agents.submit(uniqueId('bad-key'), { goal: 'g', config: config(), idempotencyKey: 'has spaces' })).rejects.toThrow(/idempotency key must be 1-255 visible ASCII characters/);
+    await expect(
+      h.agents.submit(uniqueId('bad-key'), { goal: 'g', config: config(), idempotencyKey: 'has spaces' }),
+    ).rejects.toThrow(/idempotency key must be 1-255 visible ASCII characters/);
   });
 });

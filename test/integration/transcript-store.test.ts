@@ -18,10 +18,18 @@ import { replayHistory } from '../../dev/replay';
 import { taskWorkflowId } from '../../workflows/messages';
 
 /** 50 KB: under the tools' 64 KB output cap, three times what a result keeps in the context. */
-const BIG = Array.from({ length: 1000 }, (_, i) => `line ${String(i).padStart(5, '0')} of a file the agent reads at every tick\n`).join('').slice(0, 50_000);
+const BIG = Array.from(
+  { length: 1000 },
+  (_, i) => `line ${String(i).padStart(5, '0')} of a file the agent reads at every tick\n`,
+)
+  .join('')
+  .slice(0, 50_000);
 
 /** The history of every run of a task workflow: events and bytes, as the server counts them. */
-async function historySize(client: Client, workflowId: string): Promise<{ events: number; bytes: number; runs: number }> {
+async function historySize(
+  client: Client,
+  workflowId: string,
+): Promise<{ events: number; bytes: number; runs: number }> {
   const total = { events: 0, bytes: 0, runs: 0 };
   for await (const run of client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
     const info = (await client.workflow.getHandle(workflowId, run.runId).describe()).raw.workflowExecutionInfo;
@@ -45,7 +53,10 @@ describe('the transcript in the content store', () => {
 
   async function runTicks(ticks: number, file: string): Promise<{ result: TaskResult; workflowId: string }> {
     const workspace = makeWorkspace({ 'big.txt': file });
-    const turns: ScriptedTurn[] = [...Array.from({ length: ticks - 1 }, () => turn(read('big.txt'))), done('Read it all.')];
+    const turns: ScriptedTurn[] = [
+      ...Array.from({ length: ticks - 1 }, () => turn(read('big.txt'))),
+      done('Read it all.'),
+    ];
     const agentId = uniqueId('history');
     const config = scriptedConfig(writeScript(turns), workspace, { safety: { maxTicks: ticks + 5 } });
     const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'Read big.txt again and again.', config });
@@ -72,7 +83,10 @@ describe('the transcript in the content store', () => {
     expect(inputs.every((i) => i.messages === undefined && i.context !== undefined)).toBe(true);
 
     // The whole transcript is in the store: every answer and every result, the big one cut to 16,000 characters.
-    const transcript = await transcriptStore(localDirStore(storeDir)).transcript(long.result.transcript?.manifest as string, []);
+    const transcript = await transcriptStore(localDirStore(storeDir)).transcript(
+      long.result.transcript?.manifest as string,
+      [],
+    );
     expect(transcript.filter((m) => m.role === 'assistant')).toHaveLength(60);
     const results = transcript.filter((m) => m.role === 'tool');
     expect(results).toHaveLength(59);
@@ -86,14 +100,23 @@ describe('the transcript in the content store', () => {
     const workspace = makeWorkspace({ 'notes.md': 'notes\n' });
     const agentId = uniqueId('lost-blob');
     // The loop cap suspends it after 2 ticks; the resumed run's first call extends the stored context.
-    const config = scriptedConfig(writeScript([turn(read('notes.md')), turn(read('notes.md')), done()]), workspace, { safety: { maxTicks: 2 } });
+    const config = scriptedConfig(writeScript([turn(read('notes.md')), turn(read('notes.md')), done()]), workspace, {
+      safety: { maxTicks: 2 },
+    });
     const { taskId } = await h.agents.submit(agentId, { goal: 'Read the notes.', config });
-    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'SUSPENDED', reason: { code: 'LOOP_CAP' } });
+    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({
+      outcome: 'SUSPENDED',
+      reason: { code: 'LOOP_CAP' },
+    });
 
     for (const d of readdirSync(storeDir)) rmSync(path.join(storeDir, d), { recursive: true, force: true });
     await h.agents.unlock(agentId, { resume: true, by: 'test' });
     const result = await h.agents.waitForTask(agentId, taskId, { after: (r) => r.outcome !== 'SUSPENDED' });
-    expect(result).toMatchObject({ outcome: 'FAILED', agentState: 'ERROR_PAUSED', error: { code: 'E_BLOB_MISSING', kind: 'fatal' } });
+    expect(result).toMatchObject({
+      outcome: 'FAILED',
+      agentState: 'ERROR_PAUSED',
+      error: { code: 'E_BLOB_MISSING', kind: 'fatal' },
+    });
     expect(result.error?.message).toMatch(/transcript blob sha256:[0-9a-f]{64} is missing from directory /);
     expect(result.error?.message).toContain(storeDir);
   });
@@ -106,7 +129,13 @@ describe('a task longer than one history', () => {
   beforeAll(async () => {
     // A server that suggests continue-as-new early, so a short task moves through several histories.
     const port = await freePort();
-    server = await startDevServer({ port, uiPort: await freePort(), dbFile: null, logFile: path.join(os.tmpdir(), `starry-can-${port}.log`), dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 } });
+    server = await startDevServer({
+      port,
+      uiPort: await freePort(),
+      dbFile: null,
+      logFile: path.join(os.tmpdir(), `starry-can-${port}.log`),
+      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 },
+    });
     h = await startHarness({ name: 'continue-as-new', address: server.address });
   });
   afterAll(async () => {
@@ -136,12 +165,19 @@ describe('a task longer than one history', () => {
     expect(size.runs).toBeGreaterThan(2);
     // Every run, the ones that ended by continuing as new included, replays against the current code.
     for await (const run of h.agents.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
-      const report = await replayHistory(await h.agents.client.workflow.getHandle(workflowId, run.runId).fetchHistory(), `${workflowId}/${run.runId}`);
+      const report = await replayHistory(
+        await h.agents.client.workflow.getHandle(workflowId, run.runId).fetchHistory(),
+        `${workflowId}/${run.runId}`,
+      );
       expect(report).toMatchObject({ ok: true });
     }
     // The third identical failure raised the repeat alert, wherever the runs were cut.
     expect(result.injections.filter((i) => i.kind === 'REPEAT_ALERT')).toHaveLength(1);
-    expect(result.toolCalls.map((c) => c.status)).toEqual([...Array(3).fill('ok'), ...Array(3).fill('failed'), ...Array(9).fill('ok')]);
+    expect(result.toolCalls.map((c) => c.status)).toEqual([
+      ...Array(3).fill('ok'),
+      ...Array(3).fill('failed'),
+      ...Array(9).fill('ok'),
+    ]);
     const status = await h.agents.status(agentId);
     expect(status.tokensUsed).toBe(result.tokensUsed);
 
@@ -154,7 +190,9 @@ describe('a task longer than one history', () => {
   it('still counts the loop cap from the task’s start across runs', async () => {
     const workspace = makeWorkspace({ 'notes.md': 'notes\n' });
     const agentId = uniqueId('capped');
-    const config = scriptedConfig(writeScript(Array.from({ length: 20 }, () => turn(read('notes.md')))), workspace, { safety: { maxTicks: 12 } });
+    const config = scriptedConfig(writeScript(Array.from({ length: 20 }, () => turn(read('notes.md')))), workspace, {
+      safety: { maxTicks: 12 },
+    });
     const { taskId } = await h.agents.submit(agentId, { goal: 'Read forever.', config });
     const result = await h.agents.waitForTask(agentId, taskId, { timeoutMs: 120_000 });
     expect(result).toMatchObject({ outcome: 'SUSPENDED', ticks: 12, reason: { code: 'LOOP_CAP' } });

@@ -9,12 +9,23 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAgentConfig } from '../../core/config';
-import { geminiResponse, openAiCompletion, startFakeServer, vertexModelOf, type FakeReply, type FakeRequest, type FakeServer } from '../helpers/fake-llm-server';
+import {
+  geminiResponse,
+  openAiCompletion,
+  startFakeServer,
+  vertexModelOf,
+  type FakeReply,
+  type FakeRequest,
+  type FakeServer,
+} from '../helpers/fake-llm-server';
 import { makeWorkspace, startHarness, uniqueId, type Harness, type HarnessOptions } from '../helpers/harness';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'wire');
 const small = 'a line of notes\n'.repeat(128); // 2 KB
-const big = Array.from({ length: 1200 }, (_, i) => `line ${String(i).padStart(5, '0')} of a large file, forty characters\n`).join(''); // 54 KB: under the 64 KB output cap, over the 16,000 characters a result keeps
+const big = Array.from(
+  { length: 1200 },
+  (_, i) => `line ${String(i).padStart(5, '0')} of a large file, forty characters\n`,
+).join(''); // 54 KB: under the 64 KB output cap, over the 16,000 characters a result keeps
 
 const workspaces: string[] = [];
 
@@ -33,26 +44,48 @@ interface Wire {
   name: 'openai' | 'gemini';
   spec(url: string): string;
   activities(url: string): HarnessOptions['activities'];
-  /** The model's replies, in order: read two files (one missing), read the big one, answer, answer again after VERIFY. */
+  /**
+   * The model's replies, in order: read two files (one missing), read the big one, answer, answer again after VERIFY.
+   */
   replies: FakeReply[];
 }
 
 const openai: Wire = {
   name: 'openai',
   spec: (url) => `openai:wire@${url}/v1`,
-  activities: (url) => ({ llm: { openai: { env: { STARRY_OPENAI_API_KEY: 'sk-wire', OPENAI_BASE_URL: `${url}/v1` } } } }),
+  activities: (url) => ({
+    llm: { openai: { env: { STARRY_OPENAI_API_KEY: 'sk-wire', OPENAI_BASE_URL: `${url}/v1` } } },
+  }),
   replies: [
-    { json: openAiCompletion({ text: 'Reading.', toolCalls: [{ id: 'c1', name: 'fs_read', arguments: '{"path":"notes.md"}' }, { id: 'c2', name: 'fs_read', arguments: '{"path":"missing.md"}' }], usage: { prompt: 900, completion: 20 } }) },
-    { json: openAiCompletion({ toolCalls: [{ id: 'c3', name: 'fs_read', arguments: '{"path":"big.txt"}' }], usage: { prompt: 1500, completion: 10 } }) },
+    {
+      json: openAiCompletion({
+        text: 'Reading.',
+        toolCalls: [
+          { id: 'c1', name: 'fs_read', arguments: '{"path":"notes.md"}' },
+          { id: 'c2', name: 'fs_read', arguments: '{"path":"missing.md"}' },
+        ],
+        usage: { prompt: 900, completion: 20 },
+      }),
+    },
+    {
+      json: openAiCompletion({
+        toolCalls: [{ id: 'c3', name: 'fs_read', arguments: '{"path":"big.txt"}' }],
+        usage: { prompt: 1500, completion: 10 },
+      }),
+    },
     { json: openAiCompletion({ text: 'The notes repeat one line.', usage: { prompt: 5800, completion: 8 } }) },
-    { json: openAiCompletion({ text: 'Verified: the notes repeat one line.', usage: { prompt: 5900, completion: 9 } }) },
+    {
+      json: openAiCompletion({ text: 'Verified: the notes repeat one line.', usage: { prompt: 5900, completion: 9 } }),
+    },
   ],
 };
 
 const gemini: Wire = {
   name: 'gemini',
   spec: () => 'gemini:wire',
-  activities: (url) => ({ llm: { gemini: { baseUrl: url, apiKey: 'vertex-wire', project: 'starry-test', location: 'us-central1', env: {} } } }),
+  activities: (url) => ({
+    llm: { gemini: { baseUrl: url, apiKey: 'vertex-wire', project: 'starry-test', location: 'us-central1', env: {} } },
+  }),
   replies: [
     {
       json: geminiResponse({
@@ -64,16 +97,31 @@ const gemini: Wire = {
         usage: { prompt: 900, candidates: 20 },
       }),
     },
-    { json: geminiResponse({ parts: [{ functionCall: { name: 'fs.read', args: { path: 'big.txt' } }, thoughtSignature: 'c2lnbmF0dXJlLXR3bw==' }], usage: { prompt: 1500, candidates: 10 } }) },
-    { json: geminiResponse({ parts: [{ text: 'The notes repeat one line.' }], usage: { prompt: 5800, candidates: 8 } }) },
-    { json: geminiResponse({ parts: [{ text: 'Verified: the notes repeat one line.' }], usage: { prompt: 5900, candidates: 9 } }) },
+    {
+      json: geminiResponse({
+        parts: [
+          { functionCall: { name: 'fs.read', args: { path: 'big.txt' } }, thoughtSignature: 'c2lnbmF0dXJlLXR3bw==' },
+        ],
+        usage: { prompt: 1500, candidates: 10 },
+      }),
+    },
+    {
+      json: geminiResponse({ parts: [{ text: 'The notes repeat one line.' }], usage: { prompt: 5800, candidates: 8 } }),
+    },
+    {
+      json: geminiResponse({
+        parts: [{ text: 'Verified: the notes repeat one line.' }],
+        usage: { prompt: 5900, candidates: 9 },
+      }),
+    },
   ],
 };
 
 describe.each([openai, gemini])('the $name wire', (w) => {
   let server: FakeServer;
   let h: Harness;
-  const model = (req: FakeRequest) => (w.name === 'gemini' ? vertexModelOf(req.path) : (req.body?.model as string | undefined));
+  const model = (req: FakeRequest) =>
+    w.name === 'gemini' ? vertexModelOf(req.path) : (req.body?.model as string | undefined);
 
   beforeAll(async () => {
     server = await startFakeServer((req) => {
@@ -92,13 +140,21 @@ describe.each([openai, gemini])('the $name wire', (w) => {
   it('sends the same request bodies as when the whole context was the activity input', async () => {
     const workspace = recordedLengthWorkspace();
     const agentId = uniqueId(`wire-${w.name}`);
-    const config = parseAgentConfig({ workspace: [workspace], retry: { initialIntervalMs: 100, maximumAttempts: 2 } }, w.spec(server.url));
-    const { taskId } = await h.agents.submit(agentId, { goal: 'Read notes.md, missing.md and big.txt, then say what the notes say.', config });
+    const config = parseAgentConfig(
+      { workspace: [workspace], retry: { initialIntervalMs: 100, maximumAttempts: 2 } },
+      w.spec(server.url),
+    );
+    const { taskId } = await h.agents.submit(agentId, {
+      goal: 'Read notes.md, missing.md and big.txt, then say what the notes say.',
+      config,
+    });
     const result = await h.agents.waitForTask(agentId, taskId, { timeoutMs: 60_000 });
     expect(result).toMatchObject({ outcome: 'COMPLETED', ticks: 4, finalText: 'Verified: the notes repeat one line.' });
 
     // The workspace is a fresh folder per run: the only part of a body that differs between runs.
-    const bodies = server.requests.filter((r) => model(r) === 'wire').map((r) => JSON.stringify(r.body).split(workspace).join('<workspace>'));
+    const bodies = server.requests
+      .filter((r) => model(r) === 'wire')
+      .map((r) => JSON.stringify(r.body).split(workspace).join('<workspace>'));
     expect(bodies).toHaveLength(4);
     const file = path.join(FIXTURES, `${w.name}.json`);
     if (process.env.STARRY_RECORD_WIRE === '1') {

@@ -1,5 +1,6 @@
 /**
- * The three kinds of pain through real workflows (docs/ARCHITECTURE.md#the-error-taxonomy): transient errors are retried by
+ * The three kinds of pain through real workflows (docs/ARCHITECTURE.md#the-error-taxonomy): transient errors are
+ * retried by
  * Temporal with backoff; a tool's exhausted retries become execution pain; the LLM's own failures end
  * the task FAILED.
  */
@@ -41,7 +42,10 @@ describe('transient failures', () => {
   it('retries a 429 from the LLM twice with backoff, then completes with no pain injected', async () => {
     const script = writeScript([{ error: { status: 429, retryAfterMs: 200, attempts: 2 }, text: 'ok after two 429s' }]);
     const agentId = uniqueId('retry');
-    const { taskId } = await h.agents.submit(agentId, { goal: 'say ok', config: scriptedConfig(script, makeWorkspace()) });
+    const { taskId } = await h.agents.submit(agentId, {
+      goal: 'say ok',
+      config: scriptedConfig(script, makeWorkspace()),
+    });
     const result = await h.agents.waitForTask(agentId, taskId);
 
     expect(result).toMatchObject({ outcome: 'COMPLETED', finalText: 'ok after two 429s', ticks: 1 });
@@ -66,7 +70,10 @@ describe('transient failures', () => {
     const slowPort = (slowDown.address() as AddressInfo).port;
     try {
       const script = writeScript([
-        { error: { status: 429, retryAfterMs: 3_600_000, attempts: 1 }, toolCalls: [{ name: 'http.get', args: { url: `http://127.0.0.1:${slowPort}/` } }] },
+        {
+          error: { status: 429, retryAfterMs: 3_600_000, attempts: 1 },
+          toolCalls: [{ name: 'http.get', args: { url: `http://127.0.0.1:${slowPort}/` } }],
+        },
         { text: 'The service says all good.' },
       ]);
       const agentId = uniqueId('retry-cap');
@@ -90,7 +97,10 @@ describe('transient failures', () => {
   it('turns a tool failure that exhausted its retries into execution pain with the retry history', async () => {
     hits = 0;
     const url = `http://127.0.0.1:${port}/status`;
-    const script = writeScript([{ toolCalls: [{ name: 'http.get', args: { url } }] }, { text: 'The status service is down; I stopped.' }]);
+    const script = writeScript([
+      { toolCalls: [{ name: 'http.get', args: { url } }] },
+      { text: 'The status service is down; I stopped.' },
+    ]);
     const agentId = uniqueId('exhausted');
     const config = scriptedConfig(script, makeWorkspace(), {
       tools: { httpAllow: [`127.0.0.1:${port}`] },
@@ -102,7 +112,11 @@ describe('transient failures', () => {
     expect(result.outcome).toBe('COMPLETED');
     expect(hits).toBe(3);
     expect(result.toolCalls).toHaveLength(1);
-    expect(result.toolCalls[0]).toMatchObject({ name: 'http.get', status: 'failed', error: { code: 'E_UNAVAILABLE', kind: 'execution' } });
+    expect(result.toolCalls[0]).toMatchObject({
+      name: 'http.get',
+      status: 'failed',
+      error: { code: 'E_UNAVAILABLE', kind: 'execution' },
+    });
     expect(result.toolCalls[0]?.error?.suggestion).toMatch(/^Tried 3 times with exponential backoff/);
     expect(result.injections.map((i) => i.kind)).toEqual(['PAIN']);
     expect(result.injections[0]?.text).toContain('Tried 3 times');
@@ -119,7 +133,11 @@ describe("the controller's own failures", () => {
     const { taskId } = await h.agents.submit(agentId, { goal: 'anything', config });
     const result = await h.agents.waitForTask(agentId, taskId);
 
-    expect(result).toMatchObject({ outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error: { code: 'E_UNAVAILABLE' } });
+    expect(result).toMatchObject({
+      outcome: 'FAILED',
+      agentState: 'WAITING_FOR_EVENT',
+      error: { code: 'E_UNAVAILABLE' },
+    });
     expect(result.error?.message).toContain('the model is overloaded');
     expect(result.injections).toEqual([]);
     const describe = await h.agents.client.workflow.getHandle(result.workflowId).describe();
@@ -129,7 +147,10 @@ describe("the controller's own failures", () => {
   it('ends the task FAILED with a clear error when the scripted controller runs out of turns', async () => {
     const script = writeScript([{ toolCalls: [{ name: 'fs.list', args: {} }] }]);
     const agentId = uniqueId('outofturns');
-    const { taskId } = await h.agents.submit(agentId, { goal: 'list', config: scriptedConfig(script, makeWorkspace()) });
+    const { taskId } = await h.agents.submit(agentId, {
+      goal: 'list',
+      config: scriptedConfig(script, makeWorkspace()),
+    });
     const result = await h.agents.waitForTask(agentId, taskId);
 
     expect(result.outcome).toBe('FAILED');

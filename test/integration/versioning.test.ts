@@ -11,7 +11,15 @@ import { makeVersionCurrent } from '../../workers/versioning';
 import { connectWorker } from '../../workers/connection';
 import { agentWorkflowId } from '../../workflows/messages';
 import { LlmGate } from '../helpers/gated-llm';
-import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import {
+  address,
+  makeWorkspace,
+  scriptedConfig,
+  startHarness,
+  uniqueId,
+  writeScript,
+  type Harness,
+} from '../helpers/harness';
 import { eventually } from '../../dev/poll';
 import { expectWarnings } from '../helpers/expected-logs';
 
@@ -27,23 +35,43 @@ afterEach(async () => {
 });
 
 /** A worker of `buildId` in `deploymentName` on `taskQueue`. */
-async function version(deploymentName: string, buildId: string, taskQueue: string | undefined, makeCurrent: 'if-none' | 'always' | 'take-over', gate?: LlmGate): Promise<Harness> {
-  const h = await startHarness({ name: `v-${buildId}`, ...(taskQueue ? { taskQueue } : {}), versioning: { deploymentName, buildId, makeCurrent }, ...(gate ? { interceptors: { activity: [gate.interceptor()] } } : {}) });
+async function version(
+  deploymentName: string,
+  buildId: string,
+  taskQueue: string | undefined,
+  makeCurrent: 'if-none' | 'always' | 'take-over',
+  gate?: LlmGate,
+): Promise<Harness> {
+  const h = await startHarness({
+    name: `v-${buildId}`,
+    ...(taskQueue ? { taskQueue } : {}),
+    versioning: { deploymentName, buildId, makeCurrent },
+    ...(gate ? { interceptors: { activity: [gate.interceptor()] } } : {}),
+  });
   harnesses.push(h);
   return h;
 }
 
 /** The version a workflow's latest run is on, and how it moves. */
-async function versionOf(client: Client, workflowId: string): Promise<{ buildId?: string; behavior?: string; runId: string }> {
+async function versionOf(
+  client: Client,
+  workflowId: string,
+): Promise<{ buildId?: string; behavior?: string; runId: string }> {
   const d = await client.workflow.getHandle(workflowId).describe();
   const v = d.raw.workflowExecutionInfo?.versioningInfo;
-  return { buildId: v?.deploymentVersion?.buildId ?? undefined, behavior: decodeVersioningBehavior(v?.behavior), runId: d.runId };
+  return {
+    buildId: v?.deploymentVersion?.buildId ?? undefined,
+    behavior: decodeVersioningBehavior(v?.behavior),
+    runId: d.runId,
+  };
 }
 
 /** Wait until `buildId` is the deployment's current version. */
 async function currentIs(client: Client, deploymentName: string, buildId: string): Promise<void> {
   await eventually(`${buildId} to be current`, async () => {
-    const d = await client.workflowService.describeWorkerDeployment({ namespace: 'default', deploymentName }).catch(() => undefined);
+    const d = await client.workflowService
+      .describeWorkerDeployment({ namespace: 'default', deploymentName })
+      .catch(() => undefined);
     return d?.workerDeploymentInfo?.routingConfig?.currentDeploymentVersion?.buildId === buildId ? true : undefined;
   });
 }
@@ -90,12 +118,20 @@ describe('Worker Deployment Versioning', () => {
     const a = await version(deployment, 'a', undefined, 'always');
     await currentIs(a.agents.client, deployment, 'a');
     const agentId = uniqueId('idle');
-    const { taskId } = await a.agents.submit(agentId, { goal: 'answer', config: scriptedConfig(writeScript([DONE]), ws()) });
+    const { taskId } = await a.agents.submit(agentId, {
+      goal: 'answer',
+      config: scriptedConfig(writeScript([DONE]), ws()),
+    });
     await a.agents.waitForTask(agentId, taskId);
     expect(await versionOf(a.agents.client, agentWorkflowId(agentId))).toMatchObject({ buildId: 'a' });
 
     await version(deployment, 'b', a.taskQueue, 'always');
-    await eventually('the idle agent on b', async () => ((await versionOf(a.agents.client, agentWorkflowId(agentId))).buildId === 'b' ? true : undefined), 60_000, 250);
+    await eventually(
+      'the idle agent on b',
+      async () => ((await versionOf(a.agents.client, agentWorkflowId(agentId))).buildId === 'b' ? true : undefined),
+      60_000,
+      250,
+    );
     expect((await a.agents.status(agentId)).tasks.map((t) => t.taskId)).toEqual([taskId]);
   });
 
@@ -107,15 +143,28 @@ describe('Worker Deployment Versioning', () => {
     const connection = await connectWorker({ address: address(), namespace: 'default' });
     const said: string[] = [];
     try {
-      const outcome = await makeVersionCurrent(connection, 'default', { deploymentName: deployment, buildId: 'b' }, 'if-none', { info: (m) => said.push(m), warn: (m) => said.push(m) });
+      const outcome = await makeVersionCurrent(
+        connection,
+        'default',
+        { deploymentName: deployment, buildId: 'b' },
+        'if-none',
+        { info: (m) => said.push(m), warn: (m) => said.push(m) },
+      );
       expect(outcome).toBe('waits');
     } finally {
       await connection.close();
     }
-    expect(said.join('\n')).toMatch(new RegExp(`worker version b is not the current version of deployment ${deployment} \\(a is\\) and gets no new work until it is: \`starry worker --set-current\``));
+    expect(said.join('\n')).toMatch(
+      new RegExp(
+        `worker version b is not the current version of deployment ${deployment} \\(a is\\) and gets no new work until it is: \`starry worker --set-current\``,
+      ),
+    );
     // New work goes to a.
     const agentId = uniqueId('stays');
-    const { workflowId, taskId } = await a.agents.submit(agentId, { goal: 'answer', config: scriptedConfig(writeScript([DONE]), ws()) });
+    const { workflowId, taskId } = await a.agents.submit(agentId, {
+      goal: 'answer',
+      config: scriptedConfig(writeScript([DONE]), ws()),
+    });
     await a.agents.waitForTask(agentId, taskId);
     expect(await versionOf(a.agents.client, workflowId)).toMatchObject({ buildId: 'a' });
   });

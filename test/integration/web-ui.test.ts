@@ -4,7 +4,15 @@
  */
 import { existsSync } from 'node:fs';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { alertFor, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import {
+  alertFor,
+  makeWorkspace,
+  scriptedConfig,
+  startHarness,
+  uniqueId,
+  writeScript,
+  type Harness,
+} from '../helpers/harness';
 import { activityRunning } from '../helpers/workflow-history';
 import { agentWorkflowId, taskWorkflowId } from '../../workflows/messages';
 
@@ -12,7 +20,16 @@ jest.setTimeout(180_000);
 
 const CHROMIUM = process.env.STARRY_CHROMIUM ?? '/usr/bin/chromium';
 // Without the background-networking flags Chromium keeps dialling Google's hosts, which a closed network refuses.
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const DONE = { text: 'Done.', usage: { inputTokens: 10, outputTokens: 5 } };
 const LIST = { toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 100, outputTokens: 10 } };
 
@@ -22,27 +39,55 @@ let page: Page;
 const ui = () => process.env.STARRY_UI_URL ?? '';
 /** One prefix for this run's agents: the list is filtered to them, whatever else the server holds. */
 const run = uniqueId('ui');
-const ids = { locked: `${run}-locked`, unlocked: `${run}-unlocked`, halted: `${run}-halted`, eperm: `${run}-eperm`, fatal: `${run}-fatal` };
+const ids = {
+  locked: `${run}-locked`,
+  unlocked: `${run}-unlocked`,
+  halted: `${run}-halted`,
+  eperm: `${run}-eperm`,
+  fatal: `${run}-fatal`,
+};
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: run \`npm run setup\` (it installs Debian's chromium) or set STARRY_CHROMIUM`);
-  if (!ui()) throw new Error('STARRY_UI_URL is not set: the integration run starts the dev server with its Web UI (test/global-setup.ts)');
+  if (!existsSync(CHROMIUM))
+    throw new Error(
+      `${CHROMIUM} is missing: run \`npm run setup\` (it installs Debian's chromium) or set STARRY_CHROMIUM`,
+    );
+  if (!ui())
+    throw new Error(
+      'STARRY_UI_URL is not set: the integration run starts the dev server with its Web UI (test/global-setup.ts)',
+    );
   h = await startHarness({ name: 'web-ui' });
   const ws = () => makeWorkspace({ 'notes.md': '# Notes\n' });
-  const looping = (maxTicks: number) => scriptedConfig(writeScript(Array.from({ length: 5 }, () => LIST)), ws(), { safety: { maxTicks } });
+  const looping = (maxTicks: number) =>
+    scriptedConfig(writeScript(Array.from({ length: 5 }, () => LIST)), ws(), { safety: { maxTicks } });
 
   // Locked by the loop cap, and another locked then unlocked (its closed task must not look locked).
-  await h.agents.waitForTask(ids.locked, (await h.agents.submit(ids.locked, { goal: 'loop', config: looping(2) })).taskId);
-  await h.agents.waitForTask(ids.unlocked, (await h.agents.submit(ids.unlocked, { goal: 'loop', config: looping(2) })).taskId);
+  await h.agents.waitForTask(
+    ids.locked,
+    (await h.agents.submit(ids.locked, { goal: 'loop', config: looping(2) })).taskId,
+  );
+  await h.agents.waitForTask(
+    ids.unlocked,
+    (await h.agents.submit(ids.unlocked, { goal: 'loop', config: looping(2) })).taskId,
+  );
   await h.agents.unlock(ids.unlocked, { note: 'seen' });
   // Halted mid-call.
-  const slow = await h.agents.submit(ids.halted, { goal: 'slow', config: scriptedConfig(writeScript([{ delayMs: 30_000, text: 'slow' }, DONE]), ws()) });
+  const slow = await h.agents.submit(ids.halted, {
+    goal: 'slow',
+    config: scriptedConfig(writeScript([{ delayMs: 30_000, text: 'slow' }, DONE]), ws()),
+  });
   await activityRunning(h.agents.client, slow.workflowId, 'llm');
   await h.agents.halt(ids.halted, { by: 'ops' });
   await h.agents.waitForTask(ids.halted, slow.taskId);
   // A refused read, then success.
-  const eperm = scriptedConfig(writeScript([{ toolCalls: [{ name: 'fs.read', args: { path: '/etc/hostname' } }] }, DONE]), ws());
-  await h.agents.waitForTask(ids.eperm, (await h.agents.submit(ids.eperm, { goal: 'read outside', config: eperm })).taskId);
+  const eperm = scriptedConfig(
+    writeScript([{ toolCalls: [{ name: 'fs.read', args: { path: '/etc/hostname' } }] }, DONE]),
+    ws(),
+  );
+  await h.agents.waitForTask(
+    ids.eperm,
+    (await h.agents.submit(ids.eperm, { goal: 'read outside', config: eperm })).taskId,
+  );
   // A fatal LLM error.
   const fatal = scriptedConfig(writeScript([{ error: { status: 401, message: 'invalid API key' } }]), ws());
   await h.agents.waitForTask(ids.fatal, (await h.agents.submit(ids.fatal, { goal: 'no key', config: fatal })).taskId);
@@ -65,7 +110,10 @@ async function listed(query: string): Promise<string[][]> {
   for (;;) {
     const parsed = (await rows.allInnerTexts()).map((r) => {
       const words = r.split(/\s+/);
-      return [words.find((w) => /^(RUNNING|COMPLETED|FAILED|CANCELED|TERMINATED)$/.test(w)) ?? '?', words.find((w) => w.startsWith('agent-')) ?? '?'];
+      return [
+        words.find((w) => /^(RUNNING|COMPLETED|FAILED|CANCELED|TERMINATED)$/.test(w)) ?? '?',
+        words.find((w) => w.startsWith('agent-')) ?? '?',
+      ];
     });
     if (parsed.every(([status, id]) => status !== '?' && id !== '?') || Date.now() > deadline) return parsed;
     await page.waitForTimeout(250);
@@ -73,13 +121,22 @@ async function listed(query: string): Promise<string[][]> {
 }
 
 /** The text of a workflow's page (its latest run) once it shows `expected` (the UI loads in parts). */
-async function openWorkflow(workflowId: string, expected: RegExp, tab: 'history' | 'user-metadata' = 'history'): Promise<string> {
+async function openWorkflow(
+  workflowId: string,
+  expected: RegExp,
+  tab: 'history' | 'user-metadata' = 'history',
+): Promise<string> {
   const { runId } = await h.agents.client.workflow.getHandle(workflowId).describe();
   await page.goto(`${ui()}/namespaces/default/workflows/${workflowId}/${runId}/${tab}`);
   const deadline = Date.now() + 30_000;
   for (;;) {
     // User markdown (summaries, details) renders in sandboxed frames: read them too.
-    const frames = await Promise.all(page.frames().filter((f) => f !== page.mainFrame()).map((f) => f.innerText('body').catch(() => '')));
+    const frames = await Promise.all(
+      page
+        .frames()
+        .filter((f) => f !== page.mainFrame())
+        .map((f) => f.innerText('body').catch(() => '')),
+    );
     const text = [await page.innerText('main'), ...frames].join('\n');
     if (expected.test(text) || Date.now() > deadline) return text;
     await page.waitForTimeout(250);
@@ -88,10 +145,18 @@ async function openWorkflow(workflowId: string, expected: RegExp, tab: 'history'
 
 describe('the Web UI', () => {
   it('lists exactly the locked agents for AgentState="SAFETY_LOCKOUT": running, no task, none unlocked since', async () => {
-    expect(await listed(`AgentState="SAFETY_LOCKOUT" AND AgentId STARTS_WITH "${run}"`)).toEqual([['RUNNING', agentWorkflowId(ids.locked)]]);
+    expect(await listed(`AgentState="SAFETY_LOCKOUT" AND AgentId STARTS_WITH "${run}"`)).toEqual([
+      ['RUNNING', agentWorkflowId(ids.locked)],
+    ]);
     // Every agent of the run is one running workflow; its tasks ended each with its own status.
     const all = await listed(`AgentId STARTS_WITH "${run}"`);
-    expect(all.filter(([, id]) => !id?.includes('-task-')).map(([status]) => status)).toEqual(['RUNNING', 'RUNNING', 'RUNNING', 'RUNNING', 'RUNNING']);
+    expect(all.filter(([, id]) => !id?.includes('-task-')).map(([status]) => status)).toEqual([
+      'RUNNING',
+      'RUNNING',
+      'RUNNING',
+      'RUNNING',
+      'RUNNING',
+    ]);
     expect(new Map(all.filter(([, id]) => id?.includes('-task-')).map(([status, id]) => [id, status]))).toEqual(
       new Map([
         [taskWorkflowId(ids.locked, 'task-1'), 'COMPLETED'],
@@ -105,7 +170,8 @@ describe('the Web UI', () => {
 
   it('shows a halted task as CANCELED, and a failed tool call as a failed activity with its error', async () => {
     expect(await openWorkflow(taskWorkflowId(ids.halted, 'task-1'), /CANCELED/)).toMatch(/CANCELED/);
-    const failedRead = /Activity Task Failed\s+Failure Message\s+EPERM: operation not permitted, access outside the workspace: '\/etc\/hostname'/;
+    const failedRead =
+      /Activity Task Failed\s+Failure Message\s+EPERM: operation not permitted, access outside the workspace: '\/etc\/hostname'/;
     const eperm = await openWorkflow(taskWorkflowId(ids.eperm, 'task-1'), failedRead);
     expect(eperm).toMatch(failedRead);
     expect(eperm).toMatch(/COMPLETED/);

@@ -20,8 +20,13 @@ jest.setTimeout(300_000);
 let dir: string;
 beforeAll(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'starry-image-'));
-  for (const f of ['package.json', 'package-lock.json', 'bin', 'lib']) cpSync(path.join(projectRoot(), f), path.join(dir, f), { recursive: true });
-  const install = spawnSync('npm', ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, encoding: 'utf8' });
+  for (const f of ['package.json', 'package-lock.json', 'bin', 'lib'])
+    cpSync(path.join(projectRoot(), f), path.join(dir, f), { recursive: true });
+  const install = spawnSync(
+    'npm',
+    ['ci', '--omit=dev', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'],
+    { cwd: dir, encoding: 'utf8' },
+  );
   if (install.status !== 0) throw new Error(`npm ci --omit=dev failed: ${install.stderr}`);
 });
 afterAll(() => {
@@ -41,8 +46,17 @@ describe('the worker image’s command', () => {
     const taskQueue = uniqueId('image');
     // The workers of a task queue share one transcript store (on AWS, the bucket).
     const storeDir = mkdtempSync(path.join(os.tmpdir(), 'starry-image-store-'));
-    const env = { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: taskQueue, STARRY_STORE_DIR: storeDir };
-    const worker = spawn(process.execPath, ['bin/starry.js', 'worker'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const env = {
+      ...process.env,
+      TEMPORAL_ADDRESS: address(),
+      STARRY_TASK_QUEUE: taskQueue,
+      STARRY_STORE_DIR: storeDir,
+    };
+    const worker = spawn(process.execPath, ['bin/starry.js', 'worker'], {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stderr = '';
     worker.stderr.on('data', (d) => (stderr += String(d)));
     const exited = new Promise<number | null>((r) => worker.on('exit', (code) => r(code)));
@@ -50,14 +64,21 @@ describe('the worker image’s command', () => {
     const agents = new AgentClient({ connection, taskQueue });
     try {
       const agentId = uniqueId('sigterm');
-      const config = scriptedConfig(writeScript([{ delayMs: 3000, toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Done.' }]), makeWorkspace());
+      const config = scriptedConfig(
+        writeScript([{ delayMs: 3000, toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Done.' }]),
+        makeWorkspace(),
+      );
       const { taskId, workflowId } = await agents.submit(agentId, { goal: 'slow first call', config });
       await activityRunning(agents.client, workflowId, 'llm');
       worker.kill('SIGTERM');
       expect(await exited).toBe(0);
       expect(stderr).toMatch(/stopping the worker/);
 
-      const second = await startHarness({ name: 'image-second', taskQueue, activities: { store: localDirStore(storeDir) } });
+      const second = await startHarness({
+        name: 'image-second',
+        taskQueue,
+        activities: { store: localDirStore(storeDir) },
+      });
       try {
         const result = await agents.waitForTask(agentId, taskId);
         expect(result).toMatchObject({ outcome: 'COMPLETED', finalText: 'Done.' });
