@@ -86,7 +86,7 @@ describe('the transcript store', () => {
     ]);
   });
 
-  it('passes a whole context recorded before the store through unchanged', async () => {
+  it('passes a whole context (a direct call) through unchanged', async () => {
     const t = transcriptStore(localDirStore(dir));
     const old = await t.resolve(call({ messages: head, tools: [] }));
     expect(old.request.messages).toEqual(head);

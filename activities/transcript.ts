@@ -77,7 +77,7 @@ export function transcriptStore(store: BlobStore) {
   ): Promise<{ request: LlmRequest; answer(response: LlmResponse): Promise<LlmResponse> }> {
     const { context, messages, tools, ...rest } = input;
     if (!context) {
-      // Recorded before the store: the whole context is in the input, the answer goes back whole.
+      // A whole context (a direct call): nothing to read from the store, the answer goes back whole.
       return { request: { ...rest, messages: messages ?? [], tools: tools ?? [] }, answer: async (r) => r };
     }
     const resolved = await manifestFor(context, tools);

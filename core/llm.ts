@@ -90,8 +90,8 @@ export interface LlmRequest {
 }
 
 /**
- * Input of the LLM activity: an `LlmRequest` whose context is either whole (`messages` and `tools`, as
- * recorded before the transcript store) or references (`context`; `tools` only when it has no base).
+ * Input of the LLM activity: an `LlmRequest` whose context is either whole (`messages` and `tools`: a direct
+ * call, or a run without the transcript store) or references (`context`; `tools` only when it has no base).
  * The activity resolves it into the `LlmRequest` a provider receives.
  */
 export type LlmCallInput = Omit<LlmRequest, 'messages' | 'tools'> & {

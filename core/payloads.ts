@@ -42,7 +42,7 @@ export const LIMITS = {
   keptResultBytes: 16_000,
   taskResultBytes: 512_000,
   /**
-   * Bytes (JSON) of the messages one LLM call carries in its input (runs recorded before the transcript store); more
+   * Bytes (JSON) of the messages one LLM call carries whole in its input (a run without the transcript store); more
    * fails the task, named.
    */
   llmInputBytes: 1_500_000,

@@ -91,8 +91,8 @@ export interface Continued {
 /** How a run keeps its transcript. */
 export interface TaskRunOptions {
   /**
-   * Large content in the content store, the history carrying references (every run since the patch);
-   * without it, each LLM call carries the whole context, as recorded before.
+   * Large content in the content store, the history carrying references (the task workflow's runs); without it
+   * (the pure tests), each LLM call carries the whole context.
    */
   store?: boolean;
 }

@@ -86,7 +86,7 @@ export function createLlmActivities(deps: LlmProviderOptions, transcripts: Trans
           }),
         );
       }
-      // A whole context (recorded before the store) resolves to itself, with no store access.
+      // A whole context (no references: a direct call) resolves to itself, with no store access.
       const { request, answer } = await withStore(() => transcripts.resolve(input));
       const response = await callLlm(providerFor(providers, spec), request, spec);
       return withStore(() => answer(response));

@@ -51,7 +51,7 @@ export interface ToolRequest {
   maxRetryDelayMs?: number;
   /**
    * The call's place in its task (`t<tick>.<index>`): with the workflow's id and run, the stable id a
-   * side-effecting tool applies once by. Absent in histories recorded before it: the activity id then.
+   * side-effecting tool applies once by. Absent in a direct call: the activity id then.
    */
   callId?: string;
   /**
