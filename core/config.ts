@@ -5,7 +5,7 @@
  * config parses to itself). The schemas are built on first use (core/lazy.ts).
  */
 import { z } from 'zod';
-import { guideIds } from './guides';
+import { GUIDE_IDS } from './guides/ids';
 import { once } from './lazy';
 import { llmSpecSchema, type LlmSpec } from './llm-spec';
 import { ConfigError } from './errors';
@@ -160,8 +160,8 @@ export const agentConfigSchema = once(() =>
     .object({
       guide: z
         .string()
-        .refine((id) => guideIds().includes(id), {
-          error: (i) => `unknown guide ${JSON.stringify(i.input)}: use one of ${guideIds().join(', ')}`,
+        .refine((id) => GUIDE_IDS.includes(id), {
+          error: (i) => `unknown guide ${JSON.stringify(i.input)}: use one of ${GUIDE_IDS.join(', ')}`,
         })
         .default('pain'),
       /** `"openai:gpt-4o-mini"` as a user writes it, or the `LlmSpec` a parsed config carries. */

@@ -44,6 +44,11 @@ export const messageSignal = defineSignal<[HumanMessage]>('message');
 /** The same human message as an update, so a refused one (too many) reaches its sender. */
 export const messageUpdate = defineUpdate<MessageResult, [HumanMessage]>('sendMessage');
 export const agentStateQuery = defineQuery<AgentStatus>('state');
+export const taskStatusQuery = defineQuery<TaskStatus>('taskStatus');
+/**
+ * @deprecated The task's status query under its 0.1 name, which it shared with the agent's `state`;
+ * answered until 0.2. Use taskStatusQuery.
+ */
 export const taskStateQuery = defineQuery<TaskStatus>('state');
 export const taskProgressSignal = defineSignal<[TaskProgress]>('taskProgress');
 /**

@@ -37,6 +37,7 @@ import {
   taskProgressQuery,
   taskProgressSignal,
   taskStateQuery,
+  taskStatusQuery,
 } from './messages';
 import { searchAttributes, TickIndexKey, TokensUsedKey } from './search-attributes';
 
@@ -258,10 +259,11 @@ function listen(run: TaskRun, calls: CancellationScope): void {
   setHandler(taskProgressQuery, () => run.progress(), {
     description: 'The task’s live counts: tick, tokens (this run and in all), counters, last error code.',
   });
-  setHandler(taskStateQuery, () => run.status(), {
+  setHandler(taskStatusQuery, () => run.status(), {
     description:
       'The task so far: everything its result has yet, its counters, the last error code and whether a halt arrived.',
   });
+  setHandler(taskStateQuery, () => run.status(), { description: 'Deprecated: taskStatus, under its 0.1 name.' });
 }
 
 /**

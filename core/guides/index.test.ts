@@ -37,6 +37,8 @@ describe('guide registry', () => {
   it('ships pain, safety, learning, debugging and neutral, each under its own id', () => {
     expect(guideIds()).toEqual(['pain', 'safety', 'learning', 'debugging', 'neutral']);
     for (const id of guideIds()) expect(getGuide(id).id).toBe(id);
+    // The id list the config's schema checks against is the registry's, in its order.
+    expect(Object.keys(GUIDES)).toEqual(guideIds());
   });
 
   it('names the unknown id and lists the known ones when a guide does not exist', () => {

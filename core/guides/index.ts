@@ -8,6 +8,7 @@ import { neutralGuide } from './neutral';
 import { painGuide } from './pain';
 import { safetyGuide } from './safety';
 import { ConfigError } from '../errors';
+import { GUIDE_IDS } from './ids';
 
 export type { Guide, PainContext, SafetyAlert } from './guide';
 export { calculateSeverity } from './pain';
@@ -37,7 +38,7 @@ export const GUIDES: Readonly<Record<string, Guide>> = Object.freeze({
  * ```
  */
 export function guideIds(): string[] {
-  return Object.keys(GUIDES);
+  return [...GUIDE_IDS];
 }
 
 /**

@@ -13,6 +13,7 @@ import {
   haltSignal,
   submitTaskUpdate,
   taskStateQuery,
+  taskStatusQuery,
   taskWorkflowId,
 } from '../../workflows/messages';
 import { startGatedHarness, type LlmGate } from '../helpers/gated-llm';
@@ -86,8 +87,9 @@ describe('SYSTEM_HALT', () => {
     const { taskId } = await h.agents.submit(agentId, { goal: 'a slow task', config });
     const taskWf = taskWorkflowId(agentId, taskId);
     await activityRunning(h.agents.client, taskWf, 'llm');
-    // The running task's own state query: its result so far, with its counters.
-    expect(await h.agents.client.workflow.getHandle(taskWf).query(taskStateQuery)).toMatchObject({
+    // The running task's own status query: its result so far, with its counters.
+    const status = await h.agents.client.workflow.getHandle(taskWf).query(taskStatusQuery);
+    expect(status).toMatchObject({
       running: true,
       halted: false,
       agentId,
@@ -99,6 +101,8 @@ describe('SYSTEM_HALT', () => {
       injections: [],
       counters: { consecutiveFailures: 0 },
     });
+    // Its 0.1 name, `state` (the agent's query's too), still answers until 0.2.
+    expect(await h.agents.client.workflow.getHandle(taskWf).query(taskStateQuery)).toEqual(status);
 
     const queued = Array.from({ length: 100 }, (_, i) => ({
       taskId: `task-q-${String(i + 1).padStart(3, '0')}`,
