@@ -3,20 +3,9 @@ import { normalizedError } from '../errors';
 import { debuggingGuide } from './debugging';
 import { REPEAT_ALERT_SENTENCE } from './failure-facts';
 import type { PainContext, SafetyAlert } from './guide';
+import { ctx as secretRead, eperm } from './test-support';
 
-const ctx: PainContext = {
-  tick: 2,
-  toolName: 'fs.read',
-  args: { path: '/root/secret.txt' },
-  consecutiveFailures: 1,
-  workspace: ['/w'],
-};
-const eperm = normalizedError({
-  code: 'EPERM',
-  message: 'Permission Denied',
-  source: 'fs.read',
-  suggestion: 'Permitted roots: /w',
-});
+const ctx: PainContext = { ...secretRead, tick: 2 };
 
 describe('debugging guide', () => {
   it('reads EPERM as diagnostic data about permissions', () => {

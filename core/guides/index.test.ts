@@ -1,23 +1,11 @@
 import fc from 'fast-check';
 import { parseAgentConfig } from '../config';
 import { ERROR_CODES, normalizedError } from '../errors';
-import type { PainContext, SafetyAlert } from './guide';
+import type { SafetyAlert } from './guide';
 import { getGuide, GUIDES, guideIds, REPEAT_ALERT_SENTENCE } from './index';
+import { ctx, eperm } from './test-support';
 
 const agent = parseAgentConfig({ workspace: ['/w'] }, 'scripted:/x.json');
-const ctx: PainContext = {
-  tick: 1,
-  toolName: 'fs.read',
-  args: { path: '/root/secret.txt' },
-  consecutiveFailures: 1,
-  workspace: ['/w'],
-};
-const eperm = normalizedError({
-  code: 'EPERM',
-  message: 'Permission Denied',
-  source: 'fs.read',
-  suggestion: 'Permitted roots: /w',
-});
 const repeat: SafetyAlert = {
   kind: 'REPEAT_ALERT',
   toolName: 'fs.read',

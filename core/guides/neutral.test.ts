@@ -1,16 +1,10 @@
 import { parseAgentConfig } from '../config';
 import { ERROR_CODES, normalizedError } from '../errors';
 import { REPEAT_ALERT_SENTENCE } from './failure-facts';
-import type { PainContext, SafetyAlert } from './guide';
+import type { SafetyAlert } from './guide';
 import { neutralGuide } from './neutral';
+import { ctx } from './test-support';
 
-const ctx: PainContext = {
-  tick: 1,
-  toolName: 'fs.read',
-  args: { path: '/root/secret.txt' },
-  consecutiveFailures: 1,
-  workspace: ['/w'],
-};
 const eperm = normalizedError({ code: 'EPERM', message: 'operation not permitted', source: 'fs.read' });
 const PAIN_WORDS = /pain|discomfort|🔥|⚡|💧|hurt|feel/i;
 

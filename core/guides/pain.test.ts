@@ -1,17 +1,11 @@
 import { parseAgentConfig } from '../config';
 import { normalizedError } from '../errors';
 import { REPEAT_ALERT_SENTENCE } from './failure-facts';
-import type { PainContext, SafetyAlert } from './guide';
+import type { SafetyAlert } from './guide';
 import { calculateSeverity, painGuide } from './pain';
+import { ctx } from './test-support';
 
 // The seeds' Concrete Scenario: fs.read on /root/secret.txt fails with EPERM.
-const ctx: PainContext = {
-  tick: 1,
-  toolName: 'fs.read',
-  args: { path: '/root/secret.txt' },
-  consecutiveFailures: 1,
-  workspace: ['/w'],
-};
 const eperm = normalizedError({ code: 'EPERM', message: 'Permission Denied: /root/secret.txt', source: 'fs.read' });
 
 /** Assert that each expected line occurs in `text`, in this order. */

@@ -1,22 +1,9 @@
 import { parseAgentConfig } from '../config';
 import { normalizedError } from '../errors';
 import { REPEAT_ALERT_SENTENCE } from './failure-facts';
-import type { PainContext, SafetyAlert } from './guide';
+import type { SafetyAlert } from './guide';
 import { safetyGuide } from './safety';
-
-const ctx: PainContext = {
-  tick: 1,
-  toolName: 'fs.read',
-  args: { path: '/root/secret.txt' },
-  consecutiveFailures: 1,
-  workspace: ['/w'],
-};
-const eperm = normalizedError({
-  code: 'EPERM',
-  message: 'Permission Denied',
-  source: 'fs.read',
-  suggestion: 'Permitted roots: /w',
-});
+import { ctx, eperm } from './test-support';
 
 describe('safety guide', () => {
   it('reads EPERM as a violation the agent should not have attempted', () => {
