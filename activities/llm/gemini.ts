@@ -219,9 +219,13 @@ export function fromGeminiResponse(
   const candidate = resp.candidates?.[0];
   const parts = candidate?.content?.parts ?? [];
   if (!candidate || (parts.length === 0 && candidate.finishReason && !NORMAL_FINISH.has(candidate.finishReason))) {
+    const { blockReason, blockReasonMessage } = resp.promptFeedback ?? {};
+    const blocked = blockReason
+      ? ` (prompt blocked: ${[blockReason, blockReasonMessage].filter(Boolean).join(', ')})`
+      : '';
     const why = candidate
       ? `finished with ${candidate.finishReason}${candidate.finishMessage ? `: ${candidate.finishMessage}` : ''}`
-      : `returned no candidate${resp.promptFeedback?.blockReason ? ` (prompt blocked: ${resp.promptFeedback.blockReason}${resp.promptFeedback.blockReasonMessage ? `, ${resp.promptFeedback.blockReasonMessage}` : ''})` : ''}`;
+      : `returned no candidate${blocked}`;
     return {
       ok: false,
       error: normalizedError({
