@@ -96,6 +96,9 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** grpc.status.UNIMPLEMENTED: the listener has no such service. */
+const GRPC_UNIMPLEMENTED = 12;
+
 /** Wait until the frontend answers gRPC, or fail with what the log says. */
 async function waitReady(
   address: string,
@@ -118,6 +121,13 @@ async function waitReady(
       }
     } catch (err) {
       lastError = err;
+      // Something that speaks gRPC but not Temporal's API holds the port (another program, or one of
+      // another dev server's internal services): waiting will not change that.
+      if (!child && (err as { code?: unknown }).code === GRPC_UNIMPLEMENTED) {
+        throw new Error(
+          `port ${address.split(':').pop()} is in use by a program that is not a Temporal server (it answered: ${(err as Error).message}): choose a free port (--port N)`,
+        );
+      }
       await new Promise((r) => setTimeout(r, 250));
     }
   }

@@ -5,6 +5,7 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
@@ -747,7 +748,8 @@ describe("the local dev server, one per folder's SQLite file", () => {
 
   it('refuses a second server on the file, naming the running one, while `starry dev` runs; Ctrl-C stops it and frees the file', async () => {
     const dir = stateDir();
-    const [a, b] = [await freePort(), await freePort()];
+    const a = await freePort();
+    let b = 0; // chosen once a runs: its internal services take free ports of their own
     const queue = uniqueId('cli-dev-q');
     const dev = starryLive(['dev', '--port', String(a), '--api-port', '0'], queue, inFolder(dir));
     try {
@@ -757,6 +759,7 @@ describe("the local dev server, one per folder's SQLite file", () => {
           `^started Temporal dev server at 127\\.0\\.0\\.1:${a}\\nWeb UI: http://127\\.0\\.0\\.1:${a + 1000}\\nworker running on task queue ${queue}; Ctrl-C stops all\\n`,
         ),
       );
+      b = await freePort();
       const refusal = new RegExp(
         `^starry: the SQLite file ${dir}/dev\\.db is in use by the Temporal dev server at 127\\.0\\.0\\.1:${a} \\(pid ${pidOf(dir, a)}, Web UI http://127\\.0\\.0\\.1:${a + 1000}\\), and two servers must not share one file: use that one \\(--port ${a}, or TEMPORAL_ADDRESS=127\\.0\\.0\\.1:${a}\\), stop it first .*, or give this one a file of its own \\(\`starry dev --db FILE\`\\)\\n$`,
       );
@@ -782,17 +785,41 @@ describe("the local dev server, one per folder's SQLite file", () => {
     } finally {
       dev.child.kill('SIGINT');
       await dev.exited;
-      await starryAsync(['server', 'stop', '--port', String(b)], queue, inFolder(dir));
+      if (b) await starryAsync(['server', 'stop', '--port', String(b)], queue, inFolder(dir));
+    }
+  });
+
+  it('says at once that a port held by a gRPC program other than Temporal is not a server to use', async () => {
+    // An HTTP/2 listener that answers every call as a gRPC server without Temporal's services does.
+    const other = http2.createServer();
+    other.on('stream', (stream) =>
+      stream.respond(
+        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '12', 'grpc-message': 'unknown service' },
+        { endStream: true },
+      ),
+    );
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const port = (other.address() as { port: number }).port;
+    try {
+      const r = await starryAsync(['server', 'start', '--port', String(port)], QUEUE, inFolder(stateDir()));
+      expect(r).toMatchObject({
+        code: 1,
+        stderr: `starry: port ${port} is in use by a program that is not a Temporal server (it answered: 12 UNIMPLEMENTED: unknown service): choose a free port (--port N)\n`,
+      });
+    } finally {
+      await new Promise((resolve) => other.close(resolve));
     }
   });
 
   it('leaves no lock behind a server killed with SIGKILL: the next one starts on the file', async () => {
     const dir = stateDir();
-    const [a, b] = [await freePort(), await freePort()];
+    const a = await freePort();
+    let b = 0; // chosen once a runs: its internal services take free ports of their own
     try {
       expect(await starryAsync(['server', 'start', '--port', String(a)], QUEUE, inFolder(dir))).toMatchObject({
         code: 0,
       });
+      b = await freePort();
       expect(await starryAsync(['server', 'start', '--port', String(b)], QUEUE, inFolder(dir))).toMatchObject({
         code: 1,
         stderr: expect.stringMatching(/is in use by the Temporal dev server/),
@@ -805,7 +832,8 @@ describe("the local dev server, one per folder's SQLite file", () => {
         stdout: expect.stringMatching(/^started: /),
       });
     } finally {
-      for (const port of [a, b]) await starryAsync(['server', 'stop', '--port', String(port)], QUEUE, inFolder(dir));
+      for (const port of [a, b].filter(Boolean))
+        await starryAsync(['server', 'stop', '--port', String(port)], QUEUE, inFolder(dir));
     }
   });
 });
