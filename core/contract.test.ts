@@ -162,6 +162,18 @@ describe('result schemas', () => {
       counters: { consecutiveFailures: 0, repeat: null, window: [] },
       tasks: [result],
       unlocks: [],
+      limits: {
+        maxTicks: 50,
+        tokenBudget: 100000,
+        repeatThreshold: 3,
+        frustrationThreshold: 5,
+        cascadeWindow: 10,
+        cascadeErrors: 8,
+        toolTimeoutMs: 30000,
+        llmTimeoutMs: 120000,
+        maxOutputTokens: 8192,
+      },
+      limitChanges: [{ by: 'alice', from: { tokenBudget: 1000 }, to: { tokenBudget: 100000 } }],
       guide: 'pain',
       llm: 'scripted:/x.json',
     };
