@@ -68,7 +68,11 @@ export const limitsInputSchema = once(() =>
   z
     .object({
       /** The limits to change (the agent's `safety` fields), each to its new value; the others stay. */
-      safety: partialSafetySchema().refine((s) => Object.keys(s).length > 0, 'give at least one limit to change'),
+      safety: partialSafetySchema().refine((s) => Object.keys(s).length > 0, {
+        message: 'give at least one limit to change',
+        // Only when nothing else is wrong: an unknown field is the one thing to say.
+        when: (payload) => payload.issues.length === 0,
+      }),
       note: note().optional(),
       by: by().optional(),
     })
