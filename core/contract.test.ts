@@ -1,3 +1,4 @@
+import { parseAgentConfig } from './config';
 import {
   AgentIdSchema,
   AgentStatusSchema,
@@ -162,17 +163,7 @@ describe('result schemas', () => {
       counters: { consecutiveFailures: 0, repeat: null, window: [] },
       tasks: [result],
       unlocks: [],
-      limits: {
-        maxTicks: 50,
-        tokenBudget: 100000,
-        repeatThreshold: 3,
-        frustrationThreshold: 5,
-        cascadeWindow: 10,
-        cascadeErrors: 8,
-        toolTimeoutMs: 30000,
-        llmTimeoutMs: 120000,
-        maxOutputTokens: 8192,
-      },
+      limits: parseAgentConfig({}, 'scripted:/x.json').safety,
       limitChanges: [{ by: 'alice', from: { tokenBudget: 1000 }, to: { tokenBudget: 100000 } }],
       guide: 'pain',
       llm: 'scripted:/x.json',
