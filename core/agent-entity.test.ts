@@ -194,7 +194,7 @@ describe('AgentEntity: lockout', () => {
     expect(agent.data.unlocks).toEqual([]);
   });
 
-  it('adds tokens to the budget of later tasks, even those submitted with their own config', () => {
+  it('adds tokens to the budget of later tasks, even those submitted with their own budget, until an admin sets it', () => {
     const agent = agentOf();
     suspendOne(agent, {
       agentState: 'STOPPED',
@@ -203,9 +203,22 @@ describe('AgentEntity: lockout', () => {
     });
     agent.unlock({ addTokens: 500 });
     expect(agent.data.config?.safety.tokenBudget).toBe(1500);
-    agent.submit(agent.parseSubmit({ goal: 'own config', config: { guide: 'safety', llm: 'scripted:y.json' } }));
+    const own = (safety: Record<string, number>) =>
+      agent.parseSubmit({ goal: 'own config', config: { guide: 'safety', llm: 'scripted:y.json', safety } }).config!;
+    agent.submit({ goal: 'no budget of its own', config: own({}) });
     expect(agent.startNext()?.config.safety.tokenBudget).toBe(1500);
     expect(agent.data.config).toMatchObject({ guide: 'safety', safety: { tokenBudget: 1500 } });
+    agent.finish(runOutput(agent));
+    // Its own budget counts before the tokens a human added: 1000 is the agent's, 1001 is more.
+    expect(() => agent.validateSubmit({ goal: 'more', config: own({ tokenBudget: 1001 }) })).toThrow(
+      /safety\.tokenBudget: 1001 is looser than agent a1's limit 1000/,
+    );
+    agent.submit({ goal: 'its own budget', config: own({ tokenBudget: 1000 }) });
+    expect(agent.startNext()?.config.safety.tokenBudget).toBe(1500);
+    agent.finish(runOutput(agent));
+    agent.setLimits({ safety: { tokenBudget: 1200 } });
+    agent.submit({ goal: 'after the admin set it', config: own({ tokenBudget: 1200 }) });
+    expect(agent.startNext()?.config.safety.tokenBudget).toBe(1200);
   });
 
   it('warns that a budget stop unlocked without tokens will stop again', () => {

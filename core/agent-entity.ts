@@ -92,7 +92,10 @@ export interface AgentData {
   tasks: TaskResult[];
   unlocks: UnlockRecord[];
   pendingMessages: HumanMessage[];
-  /** Tokens humans added with `unlock --add-tokens` (in the agent's budget; before its first config, added to it). */
+  /**
+   * Tokens humans added with `unlock --add-tokens` since the budget was last set (by the first config or
+   * `admin:limits`): in the agent's budget, and added to a task's own `tokenBudget` too, so they stay added.
+   */
   addedTokens?: number;
   /** Admins' changes of the agent's limits (`admin:limits`), the newest. */
   limitChanges?: LimitsRecord[];
@@ -254,7 +257,7 @@ export class AgentEntity {
     if (!d.config && !input.config)
       throw new RefusedError(`agent ${d.agentId} has no config yet: submit its first task with one (it names the LLM)`);
     // Only an admin loosens an agent's limits; its first task sets them.
-    if (input.config && d.config) refuseLooserLimits(d.agentId, d.config.safety, input.config.safety);
+    if (input.config && d.config) refuseLooserLimits(d.agentId, this.limitsBeforeAdded(), input.config.safety);
     else if (input.config) firstLimits(input.config.safety);
     if (d.inbox.items.length >= LIMITS.queuedTasks) {
       throw new RefusedError(
@@ -354,7 +357,19 @@ export class AgentEntity {
     d.current = { task: next.task, workflowId: next.workflowId, tick: next.checkpoint?.ticks ?? 0, runTokens: 0 };
     d.agentState = 'EXECUTING';
     d.reason = undefined;
-    return { ...next, config: { ...d.config, safety: runLimits(d.config.safety, own?.safety) } };
+    const asked = own?.safety ?? {};
+    const added = d.addedTokens ?? 0;
+    const safety = runLimits(
+      d.config.safety,
+      asked.tokenBudget !== undefined && added > 0 ? { ...asked, tokenBudget: asked.tokenBudget + added } : asked,
+    );
+    return { ...next, config: { ...d.config, safety } };
+  }
+
+  /** The agent's limits as a task's config counts them: its budget without the tokens humans added since it was set. */
+  private limitsBeforeAdded(): AgentConfig['safety'] {
+    const safety = this.data.config!.safety;
+    return { ...safety, tokenBudget: safety.tokenBudget - (this.data.addedTokens ?? 0) };
   }
 
   /** Human messages waiting for the next task. */
@@ -551,6 +566,8 @@ export class AgentEntity {
     const { limits, from, to } = changeLimits(config.safety, input.safety);
     const changed = LIMIT_FIELDS.filter((f) => f in to);
     d.config = { ...config, safety: limits };
+    // The budget set now holds the tokens added before.
+    if (input.safety.tokenBudget !== undefined) d.addedTokens = 0;
     if (changed.length) {
       const record: LimitsRecord = { by: input.by ?? 'an admin', from, to };
       if (input.note) record.note = input.note;
