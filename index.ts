@@ -12,6 +12,7 @@ export {
   InvalidArgumentError,
   isRequestError,
   NotFoundError,
+  PermissionDeniedError,
   RefusedError,
   RequestError,
   type RequestErrorType,
@@ -35,7 +36,9 @@ export { defineTool, ToolError, type ToolContext, type ToolDefinition } from './
 // ---- agent configuration -------------------------------------------------------------------------------
 export {
   parseAgentConfig,
+  parseTaskConfig,
   type AgentConfig,
+  type TaskConfig,
   type AgentConfigInput,
   type McpServerConfig,
   type RetryConfig,
@@ -57,6 +60,9 @@ export type {
   InjectionKind,
   LockReason,
   LockReasonCode,
+  LimitsInput,
+  LimitsRecord,
+  LimitsResult,
   MessageResult,
   SubmitTaskResult,
   TaskOutcome,

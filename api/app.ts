@@ -11,7 +11,7 @@ import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
 import { NoWorkerError, type AgentClient } from '../client/agent-client';
-import { parseAgentConfig } from '../core/config';
+import { parseTaskConfig } from '../core/config';
 import {
   AgentIdSchema,
   AgentListSchema,
@@ -22,6 +22,8 @@ import {
   DecisionInputSchema,
   HaltInputSchema,
   HumanMessageSchema,
+  LimitsInputSchema,
+  LimitsResultSchema,
   MessageResultSchema,
   SubmitTaskInputSchema,
   SubmitTaskResultSchema,
@@ -72,7 +74,11 @@ const SubmitBodySchema = z
     goal: SubmitTaskInputSchema.shape.goal,
     priority: SubmitTaskInputSchema.shape.priority,
     taskId: TaskIdSchema.optional(),
-    /** The agent config (all fields optional); only needed to create an agent or to override its config. */
+    /**
+     * The agent config (all fields optional); only needed to create an agent or to override its config.
+     * Its `safety` limits may only tighten an existing agent's (a looser one is 403); the limits it leaves
+     * out are the agent's.
+     */
     config: z.record(z.string(), z.unknown()).optional(),
     /** The `--llm` spec, e.g. `gemini:gemini-2.5-flash`; needed to create an agent unless config.llm has it. */
     llm: z.string().max(2048).optional(),
@@ -98,6 +104,10 @@ const DecisionBodySchema = z
   })
   .strict()
   .openapi('Decision');
+const LimitsBodySchema = z
+  .object({ safety: LimitsInputSchema.shape.safety, note: LimitsInputSchema.shape.note })
+  .strict()
+  .openapi('Limits');
 const MessageBodySchema = z.object({ text: HumanMessageSchema.shape.text }).strict().openapi('Message');
 const RunningSchema = z.object({ workflowId: z.string(), status: z.literal('RUNNING') }).openapi('TaskRunning');
 
@@ -253,9 +263,27 @@ const routes = {
       ...problems(400, 404, 409, 413, ...common),
     },
   }),
+  limits: createRoute({
+    method: 'patch',
+    path: '/v1/agents/{agentId}/limits',
+    summary:
+      "admin:limits: change an agent's limits (its safety fields), raising or lowering them; recorded with who did it",
+    security: secured,
+    request: {
+      params: agentPath,
+      body: { content: { 'application/json': { schema: LimitsBodySchema } }, required: true },
+    },
+    responses: {
+      200: json(LimitsResultSchema, "The agent's limits now; its next task runs with them"),
+      ...problems(400, 404, 409, 413, ...common),
+    },
+  }),
 };
 
-/** The role each route needs: the kill switch is in every operator's hands; unlock is an admin's. */
+/**
+ * The role each route needs: the kill switch is in every operator's hands; unlock and loosening limits
+ * are an admin's (an operator's task may only tighten them, core/limits.ts).
+ */
 const ROLE: Record<keyof typeof routes, Role> = {
   submit: 'operator',
   status: 'viewer',
@@ -266,6 +294,7 @@ const ROLE: Record<keyof typeof routes, Role> = {
   unlock: 'admin',
   approvals: 'viewer',
   decide: 'approver',
+  limits: 'admin',
 };
 
 /**
@@ -341,7 +370,7 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
     // config.
     const submitted =
       body.config !== undefined || body.llm !== undefined
-        ? await agents.submit(agentId, { ...task, config: parseAgentConfig(body.config ?? {}, body.llm, 'config') })
+        ? await agents.submit(agentId, { ...task, config: parseTaskConfig(body.config ?? {}, body.llm, 'config') })
         : await agents.submitExisting(agentId, task);
     c.header('Location', `/v1/tasks/${submitted.workflowId}`);
     if (wait) {
@@ -404,12 +433,24 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
     return c.json(await agents.decide(agentId, { ...body, callId, by: p.sub }), 200);
   });
 
+  app.openapi(routes.limits, async (c) => {
+    const { p, agents } = await allow('limits', c);
+    const body = c.req.valid('json');
+    const r = await agents.setLimits(c.req.valid('param').agentId, {
+      safety: body.safety,
+      by: p.sub,
+      ...(body.note ? { note: body.note } : {}),
+    });
+    return c.json(r, 200);
+  });
+
   app.doc31('/openapi.json', {
     openapi: '3.1.0',
     info: {
       title: 'OpenStarry on Temporal',
       version: '1',
-      description: 'Start, watch, halt and unlock durable, self-correcting agents. See docs/API.md.',
+      description:
+        'Start, watch, halt and unlock durable, self-correcting agents, and change their limits. See docs/API.md.',
     },
   });
 
@@ -454,7 +495,7 @@ function errorResponse(c: Context, err: unknown): Response {
     return problem(c, err.status, err.message);
   }
   if (isRequestError(err)) {
-    const status = err.type === 'InvalidArgument' ? 400 : err.type === 'NotFound' ? 404 : 409;
+    const status = { InvalidArgument: 400, NotFound: 404, PermissionDenied: 403, Refused: 409 }[err.type];
     return problem(c, status, err.message, err.issues.length ? [...err.issues] : undefined);
   }
   if (err instanceof HTTPException) return problem(c, err.status, err.message || TITLES[err.status] || 'error');

@@ -92,6 +92,18 @@ export function formatStatus(s: AgentStatus): string {
   const lines = [
     `agent ${s.agentId}: ${s.agentState}${s.reason ? ` (${reasonText(s.reason)})` : ''}`,
     `tokens ${s.tokensUsed} / ${s.tokenBudget} · guide ${s.guide} · llm ${s.llm}`,
+    s.limits
+      ? `limits: ${Object.entries(s.limits)
+          .filter(([f]) => f !== 'tokenBudget')
+          .map(([f, v]) => `${f} ${v}`)
+          .join(' · ')}`
+      : '',
+    ...s.limitChanges.slice(-3).map(
+      (c) =>
+        `limits changed by ${c.by}: ${Object.keys(c.to)
+          .map((f) => `${f} ${c.from[f as keyof typeof c.from]} → ${c.to[f as keyof typeof c.to]}`)
+          .join(', ')}${c.note ? ` (${c.note})` : ''}`,
+    ),
     s.currentTask
       ? `running ${s.currentTask.taskId} at tick ${s.currentTask.tick} (${s.currentTask.workflowId})`
       : 'no task running',

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { ConfigError, parseAgentConfig, type AgentConfig } from '../core/config';
+import { ConfigError, parseTaskConfig, type TaskConfig } from '../core/config';
 import { getGuide } from '../core/guides';
 import { parseJsonText, parseScript } from '../core/script';
 
@@ -17,10 +17,11 @@ export interface ConfigFlags {
 }
 
 /**
- * Build the agent config for a task.
+ * Build the agent config for a task; of `safety` it keeps the limits the file gives (the others are the
+ * agent's, core/limits.ts).
  * @throws ConfigError (the CLI prints it and exits 64).
  */
-export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): AgentConfig {
+export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): TaskConfig {
   let raw: Record<string, unknown> = {};
   let base = cwd;
   if (flags.config) {
@@ -36,7 +37,7 @@ export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): AgentC
   if (flags.guide) merged.guide = flags.guide;
   if (flags.workspace?.length) merged.workspace = flags.workspace.map((w) => path.resolve(cwd, w));
   const origin = flags.config ? `config ${flags.config}` : 'agent config';
-  const config = parseAgentConfig(merged, flags.llm, origin);
+  const config = parseTaskConfig(merged, flags.llm, origin);
 
   try {
     getGuide(config.guide);

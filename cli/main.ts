@@ -75,9 +75,14 @@ function report(err: unknown): number {
     return err.code;
   }
   if (isRequestError(err)) {
-    // Typed, never read from the message: a bad request is a usage error, a refusal means the agent is locked.
+    // Typed, never read from the message: a bad request is a usage error; a refusal (the agent is locked, or
+    // only an admin may do it) is 2.
     sayErr(`starry: ${err.message}\n`);
-    return err.type === 'InvalidArgument' ? EXIT.USAGE : err.type === 'Refused' ? EXIT.LOCKED : EXIT.FAILED;
+    return err.type === 'InvalidArgument'
+      ? EXIT.USAGE
+      : err.type === 'Refused' || err.type === 'PermissionDenied'
+        ? EXIT.LOCKED
+        : EXIT.FAILED;
   }
   sayErr(`starry: ${err instanceof Error ? err.message : String(err)}\n`);
   return EXIT.FAILED;

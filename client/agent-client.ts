@@ -18,7 +18,7 @@ import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common'
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import { temporal } from '@temporalio/proto';
 import type { ApprovalDecision } from '../core/approval';
-import type { AgentConfig } from '../core/config';
+import type { TaskConfig } from '../core/config';
 import {
   AgentIdSchema,
   DecisionInputSchema,
@@ -30,11 +30,14 @@ import {
   parsePayload,
   SubmitTaskInputSchema,
   UnlockInputSchema,
+  LimitsInputSchema,
   type AgentList,
   type AgentState,
   type ApprovalList,
   type AgentStatus,
   type HaltInput,
+  type LimitsInput,
+  type LimitsResult,
   type MessageResult,
   type SubmitTaskInput,
   type SubmitTaskResult,
@@ -46,6 +49,7 @@ import {
   InvalidArgumentError,
   isRequestError,
   NotFoundError,
+  PermissionDeniedError,
   RefusedError,
   requestErrorType,
   type RequestError,
@@ -64,6 +68,7 @@ import {
   agentWorkflowId,
   decideApprovalUpdate,
   haltSignal,
+  limitsUpdate,
   messageUpdate,
   submitTaskUpdate,
   taskEndedSignal,
@@ -109,10 +114,14 @@ export class NoWorkerError extends Error {
   }
 }
 
-/** A task to submit: its config parsed at the edge (`parseAgentConfig`) and sent once, to the agent. */
+/**
+ * A task to submit: its config parsed at the edge and sent once, to the agent. `parseTaskConfig` keeps
+ * of `safety` only the limits the config gives, so the others are the agent's; a whole `AgentConfig`
+ * (`parseAgentConfig`) gives every limit, which must not be looser than an existing agent's.
+ */
 export interface SubmitInput {
   goal: string;
-  config: AgentConfig;
+  config: TaskConfig;
   /** 1 (first) .. 9; default 5. */
   priority?: number;
   /** The task's id (default `task-<n>`). A submit sent again with the same id is answered as the first was. */
@@ -197,9 +206,9 @@ export class AgentClient {
    * a new agent leaves no agent behind.
    *
    * ```ts
-   * const { taskId } = await agents.submit('a1', { goal: 'Summarise notes.md', config: parseAgentConfig({ workspace: ['/srv/ws'] }, 'gemini:gemini-2.5-flash') });
+   * const { taskId } = await agents.submit('a1', { goal: 'Summarise notes.md', config: parseTaskConfig({ workspace: ['/srv/ws'] }, 'gemini:gemini-2.5-flash') });
    * ```
-   * @throws InvalidArgumentError, RefusedError (the agent's refusal), NoWorkerError (no worker took it).
+   * @throws InvalidArgumentError, RefusedError (the agent's refusal), PermissionDeniedError (the config loosens the agent's limits), NoWorkerError (no worker took it).
    */
   async submit(agentId: string, input: SubmitInput): Promise<SubmitTaskResult> {
     const fullId = this.fullId(agentId);
@@ -241,7 +250,7 @@ export class AgentClient {
    */
   async submitExisting(
     agentId: string,
-    input: Omit<SubmitInput, 'config'> & { config?: AgentConfig },
+    input: Omit<SubmitInput, 'config'> & { config?: TaskConfig },
   ): Promise<SubmitTaskResult> {
     const payload = submitPayload(input);
     await this.ensureExists(agentId);
@@ -420,7 +429,7 @@ export class AgentClient {
       goal: cancelled.goal,
       priority: cancelled.priority,
       taskId,
-      ...(cancelled.config !== undefined ? { config: cancelled.config as AgentConfig } : {}),
+      ...(cancelled.config !== undefined ? { config: cancelled.config as TaskConfig } : {}),
     };
     // Its own update id, not the task id's: the task was submitted under that one before.
     return this.sendSubmit(this.agentWorkflowId(agentId), payload, undefined);
@@ -759,6 +768,27 @@ export class AgentClient {
     }
   }
 
+  /**
+   * `admin:limits`: set some of an agent's limits (its `safety` fields), raising or lowering them; the
+   * agent records who did it. An admin's act: the HTTP API allows it to the admin role only.
+   *
+   * ```ts
+   * await agents.setLimits('a1', { safety: { tokenBudget: 50_000 }, by: 'alice', note: 'for the migration' });
+   * ```
+   * @throws InvalidArgumentError (a bad field or value), RefusedError (the agent has no config yet), NotFoundError.
+   */
+  async setLimits(agentId: string, input: LimitsInput): Promise<LimitsResult> {
+    const payload = parsePayload(LimitsInputSchema, input, 'limits');
+    await this.ensureExists(agentId);
+    try {
+      return await this.client.workflow
+        .getHandle(this.agentWorkflowId(agentId))
+        .executeUpdate(limitsUpdate, { args: [payload] });
+    } catch (err) {
+      throw updateFailure(err, 'limits refused');
+    }
+  }
+
   /** A human message: to the running task, or kept for the next one. Refused when too many are waiting. */
   async message(agentId: string, text: string, by?: string): Promise<MessageResult> {
     const payload = parsePayload(HumanMessageSchema, { text, ...(by ? { by } : {}) }, 'message');
@@ -870,7 +900,7 @@ function tenantNotRegistered(err: unknown): Error | undefined {
 
 /**
  * A failed update as the family's error: the workflow's validators fail with an ApplicationFailure
- * whose type is `InvalidArgument`, `NotFound` or `Refused` (core/errors/request.ts); anything else is passed on.
+ * whose type is `InvalidArgument`, `NotFound`, `Refused` or `PermissionDenied` (core/errors/request.ts); anything else is passed on.
  */
 function updateFailure(err: unknown, what: string): unknown {
   if (!(err instanceof WorkflowUpdateFailedError)) return err;
@@ -882,6 +912,7 @@ function updateFailure(err: unknown, what: string): unknown {
     [];
   if (type === 'InvalidArgument') return new InvalidArgumentError(message, { cause: err, issues });
   if (type === 'NotFound') return new NotFoundError(message, { cause: err });
+  if (type === 'PermissionDenied') return new PermissionDeniedError(message, { cause: err, issues });
   return new RefusedError(message, { cause: err, issues }) as RequestError;
 }
 

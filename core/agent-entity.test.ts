@@ -1,6 +1,7 @@
 import { AgentEntity, newAgentData, RefusedError } from './agent-entity';
+import { PermissionDeniedError } from './errors';
 import type { TaskRunOutput } from './task-run';
-import { parseAgentConfig } from './config';
+import { parseAgentConfig, parseTaskConfig } from './config';
 import { jsonBytes } from './compact';
 import { LIMITS } from './contract';
 import { initialCounters } from './safety-counters';
@@ -193,7 +194,7 @@ describe('AgentEntity: lockout', () => {
     expect(agent.data.unlocks).toEqual([]);
   });
 
-  it('adds tokens to the budget of later tasks, even those submitted with their own config', () => {
+  it('adds tokens to the budget of later tasks, even those submitted with their own budget, until an admin sets it', () => {
     const agent = agentOf();
     suspendOne(agent, {
       agentState: 'STOPPED',
@@ -202,12 +203,22 @@ describe('AgentEntity: lockout', () => {
     });
     agent.unlock({ addTokens: 500 });
     expect(agent.data.config?.safety.tokenBudget).toBe(1500);
-    agent.submit({
-      goal: 'own config',
-      config: parseAgentConfig({ safety: { tokenBudget: 2000 } }, 'scripted:y.json'),
-    });
-    agent.startNext();
-    expect(agent.data.config?.safety.tokenBudget).toBe(2500);
+    const own = (safety: Record<string, number>) =>
+      agent.parseSubmit({ goal: 'own config', config: { guide: 'safety', llm: 'scripted:y.json', safety } }).config!;
+    agent.submit({ goal: 'no budget of its own', config: own({}) });
+    expect(agent.startNext()?.config.safety.tokenBudget).toBe(1500);
+    expect(agent.data.config).toMatchObject({ guide: 'safety', safety: { tokenBudget: 1500 } });
+    agent.finish(runOutput(agent));
+    // Its own budget counts before the tokens a human added: 1000 is the agent's, 1001 is more.
+    expect(() => agent.validateSubmit({ goal: 'more', config: own({ tokenBudget: 1001 }) })).toThrow(
+      /safety\.tokenBudget: 1001 is looser than agent a1's limit 1000/,
+    );
+    agent.submit({ goal: 'its own budget', config: own({ tokenBudget: 1000 }) });
+    expect(agent.startNext()?.config.safety.tokenBudget).toBe(1500);
+    agent.finish(runOutput(agent));
+    agent.setLimits({ safety: { tokenBudget: 1200 } });
+    agent.submit({ goal: 'after the admin set it', config: own({ tokenBudget: 1200 }) });
+    expect(agent.startNext()?.config.safety.tokenBudget).toBe(1200);
   });
 
   it('warns that a budget stop unlocked without tokens will stop again', () => {
@@ -324,6 +335,92 @@ describe('AgentEntity: started without a config', () => {
   });
 });
 
+describe('AgentEntity: only an admin loosens limits', () => {
+  const task = (safety: Record<string, number>) =>
+    agentOf().parseSubmit({ goal: 'g', config: { llm: 'scripted:x.json', safety } }).config!;
+
+  it('refuses a task config that raises the budget, naming the field, and queues nothing', () => {
+    const agent = agentOf();
+    const submit = { goal: 'more', config: task({ tokenBudget: 1_000_000_000 }) };
+    expect(() => agent.validateSubmit(submit)).toThrow(PermissionDeniedError);
+    expect(() => agent.submit(submit)).toThrow(
+      /^raising tokenBudget needs admin: a task's config may only tighten its agent's limits\.\n {2}- safety\.tokenBudget: 1000000000 is looser than agent a1's limit 1000/,
+    );
+    expect(() => agent.submit(submit)).toThrow('starry limits a1 --token-budget 1000000000');
+    expect(agent.data.inbox.items).toEqual([]);
+  });
+
+  it('names every looser field, a smaller cascade window among them', () => {
+    const agent = agentOf();
+    const submit = {
+      goal: 'g',
+      config: task({ maxTicks: 51, cascadeWindow: 9, cascadeErrors: 8, repeatThreshold: 2 }),
+    };
+    expect(() => agent.submit(submit)).toThrow(/^raising maxTicks, lowering cascadeWindow needs admin/);
+  });
+
+  it('runs a tightening task with its limits, and keeps the agent’s own', () => {
+    const agent = agentOf();
+    agent.submit({ goal: 'tight', config: task({ tokenBudget: 400, maxTicks: 5, cascadeWindow: 20 }) });
+    const run = agent.startNext()!;
+    expect(run.config.safety).toMatchObject({ tokenBudget: 400, maxTicks: 5, cascadeWindow: 20 });
+    expect(agent.data.config!.safety).toEqual(config.safety);
+    expect(agent.status()).toMatchObject({ tokenBudget: 1000, limits: config.safety });
+  });
+
+  it('gives a task whose config says nothing of safety the agent’s limits, not the defaults', () => {
+    const agent = agentOf();
+    const own = task({});
+    expect(own.safety).toEqual({});
+    agent.submit({ goal: 'plain', config: own });
+    expect(agent.startNext()!.config.safety).toEqual(config.safety);
+  });
+
+  it('runs a queued task with the tighter of its limits and the agent’s, which an admin may have changed since', () => {
+    const agent = agentOf();
+    agent.submit({ goal: 'queued', config: task({ tokenBudget: 900 }) });
+    agent.submit({ goal: 'inherits' });
+    agent.setLimits({ safety: { tokenBudget: 800, maxTicks: 10 }, by: 'alice' });
+    expect(agent.startNext()!.config.safety).toMatchObject({ tokenBudget: 800, maxTicks: 10 });
+    agent.finish(runOutput(agent));
+    agent.setLimits({ safety: { tokenBudget: 5000 }, by: 'alice' });
+    expect(agent.startNext()!.config.safety).toMatchObject({ tokenBudget: 5000, maxTicks: 10 });
+  });
+
+  it('lets the first task of a new agent set its limits, the defaults filling in the rest', () => {
+    const agent = new AgentEntity(newAgentData('a1'), (taskId) => `wf-${taskId}`);
+    agent.submit({ goal: 'first', config: task({ tokenBudget: 1e9 }) });
+    expect(agent.data.config!.safety).toMatchObject({ tokenBudget: 1e9, maxTicks: 50 });
+    expect(() => agent.validateSubmit({ goal: 'g', config: task({ cascadeErrors: 20 }) })).toThrow(
+      PermissionDeniedError,
+    );
+    const fresh = new AgentEntity(newAgentData('a2'), (taskId) => `wf-${taskId}`);
+    expect(() => fresh.submit({ goal: 'g', config: task({ cascadeErrors: 20 }) })).toThrow(
+      /safety\.cascadeErrors: cascadeErrors must be <= cascadeWindow/,
+    );
+  });
+
+  it('records who changed the limits and what from, bounded, and refuses bad changes', () => {
+    const agent = agentOf();
+    const r = agent.setLimits({ safety: { tokenBudget: 5000, cascadeWindow: 10 }, by: 'alice', note: 'migration' });
+    expect(r).toMatchObject({ changed: ['tokenBudget'], limits: { tokenBudget: 5000 } });
+    expect(r.message).toBe("agent a1's limits changed: tokenBudget 1000 → 5000");
+    expect(agent.status().limitChanges).toEqual([
+      { by: 'alice', note: 'migration', from: { tokenBudget: 1000 }, to: { tokenBudget: 5000 } },
+    ]);
+    expect(() => agent.setLimits({ safety: { cascadeErrors: 11 } })).toThrow(/cascadeErrors must be <= cascadeWindow/);
+    expect(() => agent.setLimits({ safety: { tokenBudget: 2e9 } })).toThrow(
+      /safety\.tokenBudget: must be <= 1000000000/,
+    );
+    for (let i = 0; i < LIMITS.limitChanges + 3; i++) agent.setLimits({ safety: { maxTicks: 10 + i } });
+    expect(agent.data.limitChanges).toHaveLength(LIMITS.limitChanges);
+    const none = new AgentEntity(newAgentData('a2'), (taskId) => `wf-${taskId}`);
+    expect(() => none.setLimits({ safety: { maxTicks: 5 } })).toThrow(
+      /agent a2 has no limits yet: its first task sets them/,
+    );
+  });
+});
+
 describe('AgentEntity: human messages', () => {
   it('forwards to the running task, and keeps for the next task when none runs', () => {
     const agent = agentOf();
@@ -371,7 +468,7 @@ describe('AgentEntity: what it carries', () => {
       try {
         agent.submit({
           goal,
-          config: parseAgentConfig({ workspace: ['a', 'b', 'c'].map((r) => r.repeat(3000)) }, 'scripted:x.json'),
+          config: parseTaskConfig({ workspace: ['a', 'b', 'c'].map((r) => r.repeat(3000)) }, 'scripted:x.json'),
         });
       } catch (err) {
         refused = err as Error;
@@ -386,10 +483,10 @@ describe('AgentEntity: what it carries', () => {
 });
 
 describe('AgentEntity: the contract at its door', () => {
-  it('checks a raw submit and fills in a partial config with the agent llm', () => {
+  it('checks a raw submit and fills in a partial config with the agent llm, keeping the limits it gives', () => {
     const parsed = agentOf().parseSubmit({ goal: 'g', priority: 2, config: { safety: { maxTicks: 3 } } });
     expect(parsed.config?.llm).toEqual({ provider: 'scripted', file: 'x.json' });
-    expect(parsed.config?.safety).toMatchObject({ maxTicks: 3, tokenBudget: 100000 });
+    expect(parsed.config?.safety).toEqual({ maxTicks: 3 });
     expect(() => agentOf().parseSubmit({ goal: 'g', config: { guide: 'nope' } })).toThrow(/unknown guide "nope"/);
     expect(() => agentOf().parseSubmit({ goal: 'g', priority: 0 })).toThrow(/priority: .*reserved for SYSTEM_HALT/);
   });
@@ -409,7 +506,7 @@ describe('AgentEntity: the contract at its door', () => {
 
   it("keeps a cancelled task's own config so it can be resubmitted as it was", () => {
     const agent = agentOf();
-    const own = parseAgentConfig({ guide: 'neutral' }, 'scripted:y.json');
+    const own = parseTaskConfig({ guide: 'neutral' }, 'scripted:y.json');
     agent.submit({ goal: 'with its config', priority: 3, config: own });
     agent.halt({ by: 'ops' });
     expect(agent.data.cancelledTasks).toEqual([

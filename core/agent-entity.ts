@@ -14,7 +14,8 @@ import {
   type DecisionInput,
   type PendingApproval,
 } from './approval';
-import { parseAgentConfig, type AgentConfig } from './config';
+import { parseTaskConfig, type AgentConfig } from './config';
+import { changeLimits, firstLimits, LIMIT_FIELDS, refuseLooserLimits, runLimits, type LimitsInput } from './limits';
 import { formatLlmSpec } from './llm-spec';
 import {
   clear,
@@ -27,7 +28,15 @@ import {
   type QueuedTask,
 } from './priority-inbox';
 import { initialCounters, type SafetyCounters } from './safety-monitor';
-import type { AgentStatus, CancelledTask, SubmitTaskResult, UnlockRecord, UnlockResult } from './contract';
+import type {
+  AgentStatus,
+  CancelledTask,
+  LimitsRecord,
+  LimitsResult,
+  SubmitTaskResult,
+  UnlockRecord,
+  UnlockResult,
+} from './contract';
 import {
   LIMITS,
   parsePayload,
@@ -49,7 +58,7 @@ export { RefusedError };
 /** Results and unlock records kept in state (the newest); older ones live in the task workflows' histories. */
 export const KEEP_RECENT = LIMITS.keptResults;
 
-export type { CancelledTask, HumanMessage, UnlockRecord };
+export type { CancelledTask, HumanMessage, LimitsRecord, UnlockRecord };
 
 export interface RunningTask {
   task: QueuedTask;
@@ -70,7 +79,10 @@ export interface SuspendedTask {
 /** Everything the agent carries across tasks and continue-as-new. */
 export interface AgentData {
   agentId: string;
-  /** The agent's config: its first task's, when it was started without one; each task's own replaces it. */
+  /**
+   * The agent's config: its first task's, when it was started without one; each task's own replaces it,
+   * but for its limits (`safety`), which only an admin changes (core/limits.ts).
+   */
   config?: AgentConfig;
   agentState: AgentState;
   reason?: LockReason;
@@ -88,8 +100,13 @@ export interface AgentData {
   tasks: TaskResult[];
   unlocks: UnlockRecord[];
   pendingMessages: HumanMessage[];
-  /** Tokens humans added with `unlock --add-tokens`: kept on top of the budget of every later task's config. */
+  /**
+   * Tokens humans added with `unlock --add-tokens` since the budget was last set (by the first config or
+   * `admin:limits`): in the agent's budget, and added to a task's own `tokenBudget` too, so they stay added.
+   */
   addedTokens?: number;
+  /** Admins' changes of the agent's limits (`admin:limits`), the newest. */
+  limitChanges?: LimitsRecord[];
   /**
    * The answers to the latest submits, by update id. Temporal may deliver an update again to the run
    * after a continue-as-new (temporalio/temporal#6375): the same update gets the same answer, once.
@@ -216,7 +233,8 @@ export class AgentEntity {
    * The one parse of a `submitTask` payload, shared by the update's validator and its handler (Temporal
    * runs no validator on replay, so the handler parses what the history holds): the contract's schema,
    * and the config's (the edge sends it parsed, which parses to itself; a config that names no `llm`
-   * takes the agent's). Pure: the same payload and agent give the same answer.
+   * takes the agent's; of `safety` it keeps the limits it gives). Pure: the same payload and agent give
+   * the same answer.
    *
    * @throws InvalidArgumentError (a ConfigError for the config) naming every invalid field.
    */
@@ -226,13 +244,15 @@ export class AgentEntity {
     if (input.priority !== undefined) out.priority = input.priority;
     if (input.taskId !== undefined) out.taskId = input.taskId;
     if (input.acceptBy !== undefined) out.acceptBy = input.acceptBy;
-    if (input.config !== undefined) out.config = parseAgentConfig(input.config, this.data.config?.llm, 'task config');
+    if (input.config !== undefined) out.config = parseTaskConfig(input.config, this.data.config?.llm, 'task config');
     return out;
   }
 
   /**
-   * Why the agent refuses a parsed submit now (its state, its queue, its size), or nothing; given the
-   * time `now` (the validator's), also one that came after its `acceptBy`.
+   * Why the agent refuses a parsed submit now (its state, its queue, its size, a config that loosens its
+   * limits), or nothing; given the time `now` (the validator's), also one that came after its `acceptBy`.
+   *
+   * @throws RefusedError; PermissionDeniedError for looser limits; ConfigError for a first task's limits that do not fit.
    */
   validateSubmit(input: ParsedSubmit, updateId?: string, now?: number): void {
     if (this.answered(updateId)) return;
@@ -251,6 +271,9 @@ export class AgentEntity {
     }
     if (!d.config && !input.config)
       throw new RefusedError(`agent ${d.agentId} has no config yet: submit its first task with one (it names the LLM)`);
+    // Only an admin loosens an agent's limits; its first task sets them.
+    if (input.config && d.config) refuseLooserLimits(d.agentId, this.limitsBeforeAdded(), input.config.safety);
+    else if (input.config) firstLimits(input.config.safety);
     if (d.inbox.items.length >= LIMITS.queuedTasks) {
       throw new RefusedError(
         `agent ${d.agentId} already has ${d.inbox.items.length} tasks queued (the most it takes): submit again when some have run`,
@@ -295,8 +318,9 @@ export class AgentEntity {
     if (again) return again;
     this.validateSubmit(input);
     const d = this.data;
-    // An agent started without a config takes its first task's.
-    if (!d.config && input.config) d.config = withAddedTokens(input.config, d.addedTokens ?? 0);
+    // An agent started without a config takes its first task's, its limits the defaults with the task's.
+    if (!d.config && input.config)
+      d.config = withAddedTokens({ ...input.config, safety: firstLimits(input.config.safety) }, d.addedTokens ?? 0);
     let taskId = input.taskId;
     // The agent's own numbering skips ids a caller chose, so two tasks never share a workflow id.
     while (taskId === undefined || (input.taskId === undefined && this.knows(taskId)))
@@ -339,8 +363,10 @@ export class AgentEntity {
       d.inbox = inbox;
       next = { task, workflowId: this.workflowIdOf(task.taskId) };
     }
-    // A task's own config replaces the agent's, but the tokens a human added stay added.
-    if (next.task.config) d.config = withAddedTokens(next.task.config, d.addedTokens ?? 0);
+    // A task's own config replaces the agent's but for its limits, which stay the agent's (tokens a human
+    // added included); the task runs with the tighter of its own and the agent's, field by field.
+    const own = next.task.config;
+    if (own) d.config = { ...own, safety: d.config?.safety ?? firstLimits(own.safety) };
     // Never without one: a submit is refused while neither the agent nor the task has a config.
     if (!d.config) throw new Error(`agent ${d.agentId} has no config for task ${next.task.taskId}`);
     d.current = { task: next.task, workflowId: next.workflowId, tick: next.checkpoint?.ticks ?? 0, runTokens: 0 };
@@ -348,7 +374,19 @@ export class AgentEntity {
     d.decided = undefined;
     d.agentState = 'EXECUTING';
     d.reason = undefined;
-    return { ...next, config: d.config };
+    const asked = own?.safety ?? {};
+    const added = d.addedTokens ?? 0;
+    const safety = runLimits(
+      d.config.safety,
+      asked.tokenBudget !== undefined && added > 0 ? { ...asked, tokenBudget: asked.tokenBudget + added } : asked,
+    );
+    return { ...next, config: { ...d.config, safety } };
+  }
+
+  /** The agent's limits as a task's config counts them: its budget without the tokens humans added since it was set. */
+  private limitsBeforeAdded(): AgentConfig['safety'] {
+    const safety = this.data.config!.safety;
+    return { ...safety, tokenBudget: safety.tokenBudget - (this.data.addedTokens ?? 0) };
   }
 
   /** Human messages waiting for the next task. */
@@ -596,6 +634,45 @@ export class AgentEntity {
   }
 
   /**
+   * Why an admin's change of the agent's limits is refused now (no limits yet, a change that does not
+   * fit), or nothing.
+   *
+   * @throws RefusedError before the agent has a config; ConfigError for limits that do not fit.
+   */
+  validateLimits(input: LimitsInput): void {
+    const d = this.data;
+    if (!d.config)
+      throw new RefusedError(
+        `agent ${d.agentId} has no limits yet: its first task sets them (submit it with a config), then an admin may change them`,
+      );
+    changeLimits(d.config.safety, input.safety);
+  }
+
+  /**
+   * `admin:limits`: an admin sets some of the agent's limits (raising or lowering them), recorded with who
+   * did it. A running task keeps the limits it started with; the next one runs with these.
+   */
+  setLimits(input: LimitsInput): LimitsResult {
+    this.validateLimits(input);
+    const d = this.data;
+    const config = d.config!;
+    const { limits, from, to } = changeLimits(config.safety, input.safety);
+    const changed = LIMIT_FIELDS.filter((f) => f in to);
+    d.config = { ...config, safety: limits };
+    // The budget set now holds the tokens added before.
+    if (input.safety.tokenBudget !== undefined) d.addedTokens = 0;
+    if (changed.length) {
+      const record: LimitsRecord = { by: input.by ?? 'an admin', from, to };
+      if (input.note) record.note = input.note;
+      d.limitChanges = [...(d.limitChanges ?? []), record].slice(-LIMITS.limitChanges);
+    }
+    const message = changed.length
+      ? `agent ${d.agentId}'s limits changed: ${changed.map((f) => `${f} ${from[f]} → ${to[f]}`).join(', ')}${d.current ? ` (task ${d.current.task.taskId} keeps the limits it started with; the next task runs with these)` : ''}`
+      : `agent ${d.agentId}'s limits already are these: nothing changed`;
+    return { limits, changed, message };
+  }
+
+  /**
    * What the agent's search attributes say: its state, lock reason and tokens (the running task's
    * included), and the running task's tick, else its latest task's last tick (so a locked agent shows
    * the tick its task stopped at).
@@ -628,9 +705,11 @@ export class AgentEntity {
       counters: d.counters,
       tasks: d.tasks,
       unlocks: d.unlocks,
+      limitChanges: d.limitChanges ?? [],
       guide: d.config?.guide ?? '',
       llm: d.config ? formatLlmSpec(d.config.llm) : '',
     };
+    if (d.config) s.limits = d.config.safety;
     if (d.reason) s.reason = d.reason;
     if (d.halt) s.halt = d.halt;
     if (d.current)
@@ -658,6 +737,8 @@ export class AgentEntity {
       c
         ? `- tokens **${d.tokensUsed}** / ${c.safety.tokenBudget} · guide \`${c.guide}\` · llm \`${formatLlmSpec(c.llm)}\``
         : `- tokens **${d.tokensUsed}** · no config yet`,
+      c ? `- limits: ${LIMIT_FIELDS.map((f) => `${f} ${c.safety[f]}`).join(' · ')}` : '',
+      d.limitChanges?.length ? `- limits last changed by ${d.limitChanges.at(-1)!.by}` : '',
       d.current ? `- running **${d.current.task.taskId}** at tick ${d.current.tick}` : '- no task running',
       ...(d.approvals ?? []).map((p) => approvalLine(d.agentId, p)),
       d.suspended

@@ -1,4 +1,4 @@
-import { ConfigError, parseAgentConfig } from './config';
+import { ConfigError, parseAgentConfig, parseTaskConfig } from './config';
 
 const catchError = (fn: () => unknown): ConfigError => {
   try {
@@ -140,5 +140,39 @@ describe('parseAgentConfig', () => {
 
   it('says how to give an LLM when none is given', () => {
     expect(catchError(() => parseAgentConfig({})).message).toMatch(/no LLM given. Pass --llm/);
+  });
+});
+
+describe('parseTaskConfig', () => {
+  it('keeps of safety only the limits the config gives, so the agent’s fill in the rest', () => {
+    expect(parseTaskConfig({}, 'scripted:x.json').safety).toEqual({});
+    expect(parseTaskConfig({ safety: { tokenBudget: 500 } }, 'scripted:x.json')).toMatchObject({
+      guide: 'pain',
+      contextWindow: 40,
+      safety: { tokenBudget: 500 },
+    });
+    const parsed = parseTaskConfig({ safety: { maxTicks: 3 } }, 'scripted:x.json');
+    expect(parseTaskConfig(JSON.parse(JSON.stringify(parsed)))).toEqual(parsed);
+  });
+
+  it('names every bad field at once, the safety fields with the others', () => {
+    let error: ConfigError | undefined;
+    try {
+      parseTaskConfig({ guide: 'nope', safety: { maxTicks: 0, tokenBudgett: 5 } }, 'scripted:x.json');
+    } catch (err) {
+      error = err as ConfigError;
+    }
+    expect(error?.issues).toEqual([
+      expect.stringMatching(/^guide: unknown guide "nope"/),
+      'safety.maxTicks: must be > 0',
+      'safety: Unrecognized key: "tokenBudgett"',
+    ]);
+  });
+
+  it('checks the cascade pair when both are given, and leaves a lone one to the agent', () => {
+    expect(() => parseTaskConfig({ safety: { cascadeWindow: 5, cascadeErrors: 6 } }, 'scripted:x.json')).toThrow(
+      /safety\.cascadeErrors: cascadeErrors must be <= cascadeWindow/,
+    );
+    expect(parseTaskConfig({ safety: { cascadeErrors: 20 } }, 'scripted:x.json').safety).toEqual({ cascadeErrors: 20 });
   });
 });

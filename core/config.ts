@@ -25,7 +25,8 @@ const positiveInt = (max: number) =>
     .positive('must be > 0')
     .max(max, `must be <= ${max}`);
 
-export const safetyConfigSchema = once(() =>
+/** The safety limits with their defaults (core/limits.ts says which way each is looser). */
+const safetyObject = once(() =>
   z
     .object({
       // Tasks continue as new when Temporal suggests it, so the loop cap is not bound by one history.
@@ -44,11 +45,29 @@ export const safetyConfigSchema = once(() =>
       /** Tokens an LLM call may produce at most, before the budget cap applies. */
       maxOutputTokens: positiveInt(1_000_000).default(8192),
     })
-    .strict()
-    .refine((s) => s.cascadeErrors <= s.cascadeWindow, {
-      message: 'cascadeErrors must be <= cascadeWindow',
-      path: ['cascadeErrors'],
-    }),
+    .strict(),
+);
+
+const cascadeFits = (s: { cascadeErrors?: number; cascadeWindow?: number }) =>
+  s.cascadeErrors === undefined || s.cascadeWindow === undefined || s.cascadeErrors <= s.cascadeWindow;
+const cascadeIssue = { message: 'cascadeErrors must be <= cascadeWindow', path: ['cascadeErrors'] };
+
+export const safetyConfigSchema = once(() => safetyObject().refine(cascadeFits, cascadeIssue));
+
+/**
+ * Some of the safety limits, as a task's config or an admin (`admin:limits`) gives them: each checked
+ * as in a whole config, none filled in (a field left out is the agent's own).
+ */
+export const partialSafetySchema = once(
+  (): z.ZodType<Partial<SafetyConfig>> =>
+    z
+      .object(
+        Object.fromEntries(
+          Object.entries(safetyObject().shape).map(([field, schema]) => [field, schema.unwrap().optional()]),
+        ),
+      )
+      .strict()
+      .refine(cascadeFits, cascadeIssue) as z.ZodType<Partial<SafetyConfig>>,
 );
 
 export const retryConfigSchema = once(() =>
@@ -218,12 +237,21 @@ export type AgentConfigInput = z.input<AgentConfigSchema>;
 /** A parsed config: every default filled in, `llm` the typed spec. */
 export type AgentConfig = z.output<AgentConfigSchema> & { llm: LlmSpec };
 export type SafetyConfig = z.output<ReturnType<typeof safetyConfigSchema>>;
+/**
+ * A task's config as the edge sends it (`parseTaskConfig`): complete but for `safety`, which holds only
+ * the limits the task gives; the agent's own fill in the rest (core/limits.ts). A whole `AgentConfig`
+ * is one too, giving every limit.
+ */
+export type TaskConfig = Omit<AgentConfig, 'safety'> & { safety: Partial<SafetyConfig> };
 export type RetryConfig = z.output<ReturnType<typeof retryConfigSchema>>;
 export type McpServerConfig = z.output<ReturnType<typeof mcpServerSchema>>;
 
 /** Format zod issues as `path: message` lines. */
-export function formatIssues(error: z.ZodError): string {
-  return error.issues.map((i) => `  - ${i.path.length ? i.path.join('.') : '(root)'}: ${i.message}`).join('\n');
+export function formatIssues(error: z.ZodError, under: PropertyKey[] = []): string {
+  return error.issues
+    .map((i) => [...under, ...i.path])
+    .map((path, n) => `  - ${path.length ? path.join('.') : '(root)'}: ${error.issues[n]!.message}`)
+    .join('\n');
 }
 
 /**
@@ -256,3 +284,39 @@ export function parseAgentConfig(raw: unknown, defaultLlm?: string | LlmSpec, or
     });
   return { ...parsed.data, llm: llm.data };
 }
+
+/**
+ * Validate a task's config like `parseAgentConfig`, keeping of `safety` only the fields it gives: the
+ * agent fills in the others with its own limits, never with defaults that could be looser than them
+ * (core/limits.ts). A task's config may only tighten its agent's limits.
+ *
+ * ```ts
+ * const cfg = parseTaskConfig({ safety: { maxTicks: 3 } }, 'scripted:/tmp/turns.json');
+ * cfg.safety // { maxTicks: 3 }
+ * ```
+ * @throws ConfigError naming every invalid field.
+ */
+export function parseTaskConfig(raw: unknown, defaultLlm?: string | LlmSpec, origin = 'task config'): TaskConfig {
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    return { ...parseAgentConfig(raw, defaultLlm, origin), safety: {} };
+  // The safety fields alone: the cascade pair is checked when both are given (the agent checks the rest).
+  const { safety: given, ...rest } = raw as Record<string, unknown>;
+  const safety = given === undefined ? { success: true as const, data: {} } : partialSafetySchema().safeParse(given);
+  let config: AgentConfig;
+  try {
+    config = parseAgentConfig(rest, defaultLlm, origin);
+  } catch (err) {
+    if (safety.success || !(err instanceof ConfigError)) throw err;
+    // Every invalid field at once, the safety fields with the others.
+    throw new ConfigError(`${err.message}\n${formatIssues(safety.error, ['safety'])}`, {
+      issues: [...err.issues, ...safetyIssues(safety.error)],
+    });
+  }
+  if (!safety.success)
+    throw new ConfigError(`Invalid ${origin}:\n${formatIssues(safety.error, ['safety'])}`, {
+      issues: safetyIssues(safety.error),
+    });
+  return { ...config, safety: safety.data };
+}
+
+const safetyIssues = (error: z.ZodError) => error.issues.map((i) => `${['safety', ...i.path].join('.')}: ${i.message}`);

@@ -1,3 +1,4 @@
+import { parseAgentConfig } from './config';
 import {
   AgentIdSchema,
   AgentStatusSchema,
@@ -162,6 +163,8 @@ describe('result schemas', () => {
       counters: { consecutiveFailures: 0, repeat: null, window: [] },
       tasks: [result],
       unlocks: [],
+      limits: parseAgentConfig({}, 'scripted:/x.json').safety,
+      limitChanges: [{ by: 'alice', from: { tokenBudget: 1000 }, to: { tokenBudget: 100000 } }],
       guide: 'pain',
       llm: 'scripted:/x.json',
     };

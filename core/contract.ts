@@ -29,6 +29,7 @@ import {
   toolCallRecordSchema,
   unlockInputSchema,
 } from './payloads';
+import { limitsInputSchema } from './limits';
 
 export { issueLines, LIMITS, parsePayload, SUBMIT_EXPIRED } from './payloads';
 export type {
@@ -121,6 +122,8 @@ export const IdempotencyKeySchema = z
 export const HaltInputSchema = haltInputSchema();
 export const UnlockInputSchema = unlockInputSchema();
 export const HumanMessageSchema = humanMessageSchema();
+export const LimitsInputSchema = limitsInputSchema();
+export type { LimitsInput } from './limits';
 export const TaskProgressSchema = taskProgressSchema();
 export const TaskEndedSchema = taskEndedSchema();
 
@@ -137,6 +140,27 @@ export const UnlockResultSchema = z.object({
   message: z.string(),
 });
 export type UnlockResult = z.infer<typeof UnlockResultSchema>;
+
+/** An agent's limits: the `safety` fields of its config (core/limits.ts). */
+export const LimitsSchema = z.object({
+  maxTicks: z.number().int(),
+  tokenBudget: z.number().int(),
+  repeatThreshold: z.number().int(),
+  frustrationThreshold: z.number().int(),
+  cascadeWindow: z.number().int(),
+  cascadeErrors: z.number().int(),
+  toolTimeoutMs: z.number().int(),
+  llmTimeoutMs: z.number().int(),
+  maxOutputTokens: z.number().int(),
+});
+
+/** What `admin:limits` answers: the agent's limits now, and which fields changed. */
+export const LimitsResultSchema = z.object({
+  limits: LimitsSchema,
+  changed: z.array(z.string()),
+  message: z.string(),
+});
+export type LimitsResult = z.infer<typeof LimitsResultSchema>;
 
 /** Where a human message went: to the running task, or kept for the agent's next task. */
 export const MessageResultSchema = z.object({
@@ -177,6 +201,15 @@ export const UnlockRecordSchema = z.object({
 });
 export type UnlockRecord = z.infer<typeof UnlockRecordSchema>;
 
+/** Who changed an agent's limits (`admin:limits`), from what to what (the changed fields only). */
+export const LimitsRecordSchema = z.object({
+  by: z.string(),
+  note: z.string().optional(),
+  from: LimitsSchema.partial(),
+  to: LimitsSchema.partial(),
+});
+export type LimitsRecord = z.infer<typeof LimitsRecordSchema>;
+
 export const AgentStatusSchema = z.object({
   agentId: z.string(),
   agentState: AgentStateSchema,
@@ -204,6 +237,10 @@ export const AgentStatusSchema = z.object({
   /** The latest results, newest last. */
   tasks: z.array(TaskResultSchema),
   unlocks: z.array(UnlockRecordSchema),
+  /** The agent's limits (absent before its first config); a task may tighten them for its own run. */
+  limits: LimitsSchema.optional(),
+  /** The latest changes of its limits by admins, newest last. */
+  limitChanges: z.array(LimitsRecordSchema),
   /** The agent's guide and LLM spec (`openai:gpt-4o-mini`); empty before its first config. */
   guide: z.string(),
   llm: z.string(),

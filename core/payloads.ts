@@ -6,7 +6,7 @@
  * schemas, built, from core/contract.ts.
  */
 import { z } from 'zod';
-import type { AgentConfig } from './config';
+import type { TaskConfig } from './config';
 import { ERROR_CODES, InvalidArgumentError } from './errors';
 import { once } from './lazy';
 import { MAX_TASK_PRIORITY, MIN_TASK_PRIORITY } from './priority-inbox';
@@ -55,6 +55,8 @@ export const LIMITS = {
   agentStateBytes: 1_500_000,
   /** Tokens one unlock may add to the budget. */
   addTokens: 100_000_000,
+  /** Changes of an agent's limits it remembers (the newest), with who made them. */
+  limitChanges: 20,
 } as const;
 
 // ---- ids and states -----------------------------------------------------------------------------
@@ -196,8 +198,10 @@ export const safetyCountersSchema = once(() =>
 
 // ---- messages to an agent ----------------------------------------------------------------------------
 
-const by = () => z.string().min(1).max(LIMITS.byChars, `by must be at most ${LIMITS.byChars} characters`);
-const note = () => z.string().max(LIMITS.noteChars, `note must be at most ${LIMITS.noteChars} characters`);
+/** Who acted (`by`), in any payload that names one. */
+export const by = () => z.string().min(1).max(LIMITS.byChars, `by must be at most ${LIMITS.byChars} characters`);
+/** Why (`note`), in any payload that has one. */
+export const note = () => z.string().max(LIMITS.noteChars, `note must be at most ${LIMITS.noteChars} characters`);
 
 /** A task's goal: what `submitTask` and the HTTP API take. */
 export const goalSchema = once(() =>
@@ -230,7 +234,10 @@ export const submitTaskInputSchema = once(() =>
     .object({
       goal: goalSchema(),
       priority: prioritySchema().optional(),
-      /** Replaces the agent's config from this task on. */
+      /**
+       * Replaces the agent's config from this task on, but for its limits (`safety`): a task may tighten
+       * them for its own run only, never loosen them (core/limits.ts).
+       */
       config: z.unknown().optional(),
       /** Caller-chosen id, for idempotent submits; default `task-<n>`. */
       taskId: taskIdSchema().optional(),
@@ -246,9 +253,12 @@ export const submitTaskInputSchema = once(() =>
     })
     .strict(),
 );
-/** What a client sends to submit a task: the edge's parsed config, or none for the agent's own. */
+/**
+ * What a client sends to submit a task: the edge's parsed config (`parseTaskConfig`: its `safety` only
+ * the limits it gives; a whole `AgentConfig` gives them all), or none for the agent's own.
+ */
 export type SubmitTaskInput = Omit<z.infer<ReturnType<typeof submitTaskInputSchema>>, 'config'> & {
-  config?: AgentConfig;
+  config?: TaskConfig;
 };
 
 /** The issue a refusal of a submit that came after its `acceptBy` carries: its client may send it again at once. */

@@ -3,7 +3,7 @@
  * priority. Priority 0 is reserved for SYSTEM_HALT, which never waits in the inbox: it is handled on
  * arrival. Plain data, so it passes through workflow state and continue-as-new unchanged.
  */
-import type { AgentConfig } from './config';
+import type { TaskConfig } from './config';
 
 /** Priorities a task may have; 0 is the kill switch's alone. */
 export const MIN_TASK_PRIORITY = 1;
@@ -16,8 +16,8 @@ export interface QueuedTask {
   priority: number;
   /** Arrival order, for FIFO within a priority. */
   seq: number;
-  /** The config the task was submitted with, when it differs from the agent's. */
-  config?: AgentConfig;
+  /** The config the task was submitted with, when it differs from the agent's (its `safety`: the limits it gives). */
+  config?: TaskConfig;
 }
 
 export interface PriorityInbox {

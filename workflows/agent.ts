@@ -37,6 +37,7 @@ import {
   type UnlockInput,
 } from '../core/payloads';
 import { RefusedError, isRequestError, normalizedError } from '../core/errors';
+import { limitsInputSchema } from '../core/limits';
 import { fatalLock } from '../core/safety-rungs';
 import type { TaskRunOutput } from '../core/task-run';
 import type { MessageResult } from '../core/contract';
@@ -46,6 +47,7 @@ import {
   approvalsSignal,
   decideApprovalUpdate,
   haltSignal,
+  limitsUpdate,
   messageSignal,
   messageUpdate,
   newVersionSignal,
@@ -256,6 +258,24 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
     (raw) =>
       ifValid(unlockInputSchema(), raw ?? {}, 'admin:unlock', (u) => refusedIsLogged('admin:unlock', () => unlock(u))),
     { description: unlockHelp },
+  );
+
+  // Only an admin (the HTTP API's role; whoever may send updates, on Temporal) changes the limits.
+  setHandler(
+    limitsUpdate,
+    (raw) =>
+      typed(() => {
+        const input = parsePayload(limitsInputSchema(), raw, 'admin:limits');
+        const out = agent.setLimits(input);
+        log.info('admin:limits', { changed: out.changed, by: input.by, note: input.note });
+        report();
+        return out;
+      }),
+    {
+      validator: (raw) => typed(() => agent.validateLimits(parsePayload(limitsInputSchema(), raw, 'admin:limits'))),
+      description:
+        "Change the agent's limits (its safety fields, raising or lowering them): {safety: {tokenBudget?, maxTicks?, …}, note?, by?}. The next task runs with them.",
+    },
   );
 
   const message = async (m: HumanMessage): Promise<MessageResult> => {

@@ -1,7 +1,7 @@
 /**
  * Every message the agent and task workflows accept, defined once and shared with the clients. Names
  * are the public contract (docs/ARCHITECTURE.md): `submitTask`, `SYSTEM_HALT` (alias `STOP`),
- * `admin:unlock`, `message`, `state`.
+ * `admin:unlock`, `admin:limits`, `message`, `state`.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalsReport, DecisionInput } from '../core/approval';
@@ -10,6 +10,8 @@ import type {
   AgentStatus,
   HaltInput,
   HumanMessage,
+  LimitsInput,
+  LimitsResult,
   MessageResult,
   SubmitTaskInput,
   SubmitTaskResult,
@@ -25,6 +27,9 @@ export type {
   CancelledTask,
   HaltInput,
   HumanMessage,
+  LimitsInput,
+  LimitsRecord,
+  LimitsResult,
   MessageResult,
   SubmitTaskInput,
   SubmitTaskResult,
@@ -41,6 +46,8 @@ export const haltSignal = defineSignal<[HaltInput?]>('SYSTEM_HALT');
 export const stopSignal = defineSignal<[HaltInput?]>('STOP');
 export const unlockUpdate = defineUpdate<UnlockResult, [UnlockInput]>('admin:unlock');
 export const unlockSignal = defineSignal<[UnlockInput?]>('admin:unlock');
+/** An admin changes an agent's limits (its `safety` fields); only this, and `--add-tokens`, loosens them. */
+export const limitsUpdate = defineUpdate<LimitsResult, [LimitsInput]>('admin:limits');
 export const messageSignal = defineSignal<[HumanMessage]>('message');
 /** The same human message as an update, so a refused one (too many) reaches its sender. */
 export const messageUpdate = defineUpdate<MessageResult, [HumanMessage]>('sendMessage');

@@ -1,10 +1,12 @@
-/** What a human does to a running agent: `starry halt`, `starry unlock`, `starry message`. */
-import { Command, Option } from 'commander';
+/** What a human does to a running agent: `starry halt`, `starry unlock`, `starry limits`, `starry message`. */
+import { Command, InvalidArgumentError as CommanderInvalidArgumentError, Option } from 'commander';
 import { hasLiveWorker, temporalEnv } from '../../client/connection';
+import type { SafetyConfig } from '../../core/config';
+import { kebab, LIMIT_FIELDS, LOOSER_WHEN } from '../../core/limits';
 import { EXIT, ExitError, withClient } from '../common';
 import { jsonLine, say } from '../format';
 
-/** Register halt, unlock and message. */
+/** Register halt, unlock, limits and message. */
 export function controlCommands(program: Command): void {
   program
     .command('halt')
@@ -57,6 +59,38 @@ export function controlCommands(program: Command): void {
       },
     );
 
+  const limits = program
+    .command('limits')
+    .description(
+      "show an agent's limits, or change them (an admin's act: only this and unlock --add-tokens loosen them; a task may only tighten them)",
+    )
+    .argument('<agent>', 'agent id');
+  for (const field of LIMIT_FIELDS)
+    limits.addOption(
+      new Option(`--${kebab(field)} <n>`, `set safety.${field} (looser when ${LOOSER_WHEN[field]})`).argParser(
+        wholeNumber,
+      ),
+    );
+  limits
+    .option('--note <text>', 'why (kept in the agent state)')
+    .option('--by <name>', 'who is changing them', process.env.USER ?? 'admin')
+    .option('--json', 'print the result as JSON')
+    .action(async (agentId: string, o: Partial<SafetyConfig> & { note?: string; by: string; json?: boolean }) => {
+      const safety = Object.fromEntries(
+        LIMIT_FIELDS.filter((f) => o[f] !== undefined).map((f) => [f, o[f]]),
+      ) as Partial<SafetyConfig>;
+      await withClient(async (agents) => {
+        if (!Object.keys(safety).length) {
+          const s = await agents.status(agentId);
+          if (o.json) return void say(jsonLine({ limits: s.limits ?? null, limitChanges: s.limitChanges }));
+          if (!s.limits) return void say(`agent ${agentId} has no limits yet: its first task sets them\n`);
+          return void say(`${LIMIT_FIELDS.map((f) => `${f} ${s.limits![f]}`).join('\n')}\n`);
+        }
+        const r = await agents.setLimits(agentId, { safety, by: o.by, ...(o.note ? { note: o.note } : {}) });
+        say(o.json ? jsonLine(r) : `${r.message}\n`);
+      }, 'required');
+    });
+
   program
     .command('message')
     .description('send a human follow-up to the running task (appended before its next LLM call)')
@@ -73,4 +107,11 @@ export function controlCommands(program: Command): void {
         );
       }, 'required');
     });
+}
+
+/** A limit flag's value: a whole number > 0 (the agent checks its bounds). */
+function wholeNumber(v: string): number {
+  if (!/^\d+$/.test(v.trim()) || Number(v) < 1)
+    throw new CommanderInvalidArgumentError(`must be a whole number > 0; got "${v}"`);
+  return Number(v);
 }

@@ -4,7 +4,7 @@
  */
 import { Command, InvalidArgumentError as CommanderInvalidArgumentError, Option } from 'commander';
 import type { AgentClient } from '../../client/agent-client';
-import { ConfigError, type AgentConfig } from '../../core/config';
+import { ConfigError, type TaskConfig } from '../../core/config';
 import { guideIds } from '../../core/guides';
 import { LLM_SPEC_HELP } from '../../core/llm-spec';
 import { isRequestError } from '../../core/errors';
@@ -175,7 +175,7 @@ async function submitWith(
   agents: AgentClient,
   agentId: string,
   goal: string,
-  config: AgentConfig | undefined,
+  config: TaskConfig | undefined,
   priority?: number,
 ) {
   const extra = priority !== undefined ? { priority } : {};

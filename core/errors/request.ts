@@ -2,12 +2,12 @@
  * Errors a caller can act on: a bad request, a refusal, an unknown id. Each carries a `type` that
  * survives the trip through Temporal (the workflow's update validators turn it into an
  * `ApplicationFailure` of the same type) so a client tells a bad request (HTTP 400, exit 64) from a
- * refusal (409, exit 2) by type, never by message text. Modelled on sdk-typescript's `failure.ts`: one
+ * refusal (409, exit 2) and from what only an admin may do (403, exit 2) by type, never by message text. Modelled on sdk-typescript's `failure.ts`: one
  * base class with a cause, named subclasses, marker-based checks.
  */
 
 /** The failure types clients map onto status codes. */
-export const REQUEST_ERROR_TYPES = ['InvalidArgument', 'Refused', 'NotFound'] as const;
+export const REQUEST_ERROR_TYPES = ['InvalidArgument', 'Refused', 'NotFound', 'PermissionDenied'] as const;
 export type RequestErrorType = (typeof REQUEST_ERROR_TYPES)[number];
 
 const MARKER = Symbol.for('openstarry.RequestError');
@@ -53,6 +53,16 @@ export class ConfigError extends InvalidArgumentError {
 export class RefusedError extends RequestError {
   constructor(message: string, options?: { cause?: unknown; issues?: readonly string[] }) {
     super('Refused', message, options);
+  }
+}
+
+/**
+ * The request is well formed but asks for what only an admin may do (a task's config that loosens its
+ * agent's limits, core/limits.ts): HTTP 403 whatever the caller's role, since an admin does it another way.
+ */
+export class PermissionDeniedError extends RequestError {
+  constructor(message: string, options?: { cause?: unknown; issues?: readonly string[] }) {
+    super('PermissionDenied', message, options);
   }
 }
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { AgentClient } from '../../client/agent-client';
-import { parseAgentConfig, type AgentConfig, type AgentConfigInput } from '../../core/config';
+import { parseTaskConfig, type AgentConfigInput, type TaskConfig } from '../../core/config';
 import { startEmbeddedWorker } from '../../dev/embedded';
 import type { CreateWorkerOptions } from '../../workers/worker';
 import type { ActivityDeps } from '../../activities';
@@ -111,12 +111,13 @@ export function makeWorkspace(files: Record<string, string> = {}, base = os.tmpd
 }
 
 /**
- * A validated config for a scripted run; fast retries so transient tests stay short. The verification
+ * A validated config for a scripted run, as an edge sends it (`parseTaskConfig`: its `safety` only what
+ * `overrides` gives, so a later task inherits its agent's limits); fast retries so transient tests stay short. The verification
  * step (on by default for users) is off unless a test turns it on: these tests count exact ticks and
  * calls of other rungs; the verification step has tests of its own (eperm-scenario, cli).
  */
-export function scriptedConfig(script: string, workspace: string, overrides: AgentConfigInput = {}): AgentConfig {
-  return parseAgentConfig(
+export function scriptedConfig(script: string, workspace: string, overrides: AgentConfigInput = {}): TaskConfig {
+  return parseTaskConfig(
     {
       workspace: [workspace],
       verify: false,

@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AgentConfig, AgentConfigInput } from '../../core/config';
+import type { TaskConfig, AgentConfigInput } from '../../core/config';
 import type { ScriptedTurn } from '../../core/script';
 import { RefusedError } from '../../client/agent-client';
 import type { AgentStatus } from '../../core/contract';
@@ -190,7 +190,7 @@ export interface ScenarioRun {
   workflowId: string;
   /** The task's result: what `starry run --json` prints. */
   result: TaskResult;
-  config: AgentConfig;
+  config: TaskConfig;
   workspace: string;
 }
 

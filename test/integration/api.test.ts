@@ -308,6 +308,121 @@ describe('every route end to end', () => {
   });
 });
 
+describe('only admins loosen limits', () => {
+  const USAGE = { inputTokens: 10, outputTokens: 5 };
+  /** A task config of its own script (a tool call, then an answer: two LLM calls of 15 tokens), and `over`. */
+  const own = (over: Record<string, unknown> = {}) => ({
+    llm: `scripted:${writeScript([
+      { toolCalls: [{ name: 'fs.list', args: {} }], usage: USAGE },
+      { text: 'Done.', usage: USAGE },
+    ])}`,
+    workspace: [makeWorkspace()],
+    verify: false,
+    ...over,
+  });
+
+  it("refuses an operator's task that raises the budget with 403 naming it; a task without safety runs with the agent's budget, a tighter one with its own", async () => {
+    const agentId = uniqueId('api-limits');
+    const op = await token('operator');
+    const admin = await token('admin', 'alice');
+    // The first task sets the agent's limits: a budget of 20 tokens.
+    const first = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, {
+      token: op,
+      body: { goal: 'say done', config: { ...config(), safety: { tokenBudget: 20 } } },
+    });
+    expect(first.json).toMatchObject({ outcome: 'COMPLETED', tokensUsed: 15 });
+
+    const raised = await call('POST', `/v1/agents/${agentId}/tasks`, {
+      token: op,
+      body: { goal: 'spend more', config: own({ safety: { tokenBudget: 1_000_000_000, maxTicks: 10 } }) },
+    });
+    expect(raised.status).toBe(403);
+    expect(raised.headers.get('content-type')).toBe('application/problem+json');
+    expect(raised.json.detail).toMatch(/raising tokenBudget needs admin/);
+    expect(raised.json.errors).toEqual([
+      `safety.tokenBudget: 1000000000 is looser than agent ${agentId}'s limit 20; raising tokenBudget needs admin`,
+    ]);
+    expect((await h.agents.status(agentId)).queue).toEqual([]);
+
+    // No safety in its config: the agent's budget of 20, not the default 100,000 (its second LLM call stops).
+    const inherits = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, {
+      token: op,
+      body: { goal: 'list, then answer', config: own() },
+    });
+    expect(inherits.json).toMatchObject({
+      agentState: 'STOPPED',
+      reason: { code: 'BUDGET_EXHAUSTED', message: 'Token budget exhausted: 30 tokens used of a budget of 20' },
+    });
+
+    const patched = await call('PATCH', `/v1/agents/${agentId}/limits`, {
+      token: admin,
+      body: { safety: { tokenBudget: 1000 }, note: 'more for the report' },
+    });
+    expect(patched).toMatchObject({
+      status: 200,
+      json: { changed: ['tokenBudget'], limits: { tokenBudget: 1000, maxTicks: 50 } },
+    });
+    await call('POST', `/v1/agents/${agentId}/unlock`, { token: admin });
+
+    // Tighter than the agent's 1,000: the task runs with its own 40 (30 used by now, 45 after one call).
+    const tighter = await call('POST', `/v1/agents/${agentId}/tasks?wait=60`, {
+      token: op,
+      body: { goal: 'list, then answer', config: own({ safety: { tokenBudget: 40 } }) },
+    });
+    expect(tighter.json).toMatchObject({
+      reason: { code: 'BUDGET_EXHAUSTED', message: 'Token budget exhausted: 45 tokens used of a budget of 40' },
+    });
+    const status = await h.agents.status(agentId);
+    expect(status).toMatchObject({ tokenBudget: 1000, limits: { tokenBudget: 1000 } });
+    expect(status.limitChanges).toEqual([
+      { by: 'alice', note: 'more for the report', from: { tokenBudget: 20 }, to: { tokenBudget: 1000 } },
+    ]);
+  });
+
+  it('refuses a limits change by an operator (403) and bad limits (400, named), and answers an unknown agent 404', async () => {
+    const agentId = uniqueId('api-limits-bad');
+    await h.agents.waitForTask(agentId, (await h.agents.submit(agentId, { goal: 'exists', config: config() })).taskId);
+    const op = await token('operator');
+    const admin = await token('admin');
+    const byOperator = await call('PATCH', `/v1/agents/${agentId}/limits`, {
+      token: op,
+      body: { safety: { tokenBudget: 1_000_000_000 } },
+    });
+    expect(byOperator).toMatchObject({
+      status: 403,
+      json: { detail: 'limits needs the admin role; this token has operator' },
+    });
+    const bad = async (body: unknown) =>
+      (await call('PATCH', `/v1/agents/${agentId}/limits`, { token: admin, body })).json;
+    expect(await bad({ safety: { tokenBudgett: 5 } })).toMatchObject({
+      status: 400,
+      errors: ['safety: Unrecognized key: "tokenBudgett"'],
+    });
+    expect(await bad({ safety: { maxTicks: 'many' } })).toMatchObject({
+      status: 400,
+      errors: ['safety.maxTicks: must be a number'],
+    });
+    expect(await bad({ safety: { maxTicks: 100_001 } })).toMatchObject({
+      status: 400,
+      errors: ['safety.maxTicks: must be <= 100000'],
+    });
+    expect(await bad({ safety: {} })).toMatchObject({
+      status: 400,
+      errors: ['safety: give at least one limit to change'],
+    });
+    expect(await bad({ safety: { cascadeErrors: 11 } })).toMatchObject({
+      status: 400,
+      errors: ['safety.cascadeErrors: cascadeErrors must be <= cascadeWindow'],
+    });
+    const missing = await call('PATCH', `/v1/agents/${uniqueId('none')}/limits`, {
+      token: admin,
+      body: { safety: { maxTicks: 5 } },
+    });
+    expect(missing.status).toBe(404);
+    expect((await h.agents.status(agentId)).limitChanges).toEqual([]);
+  });
+});
+
 describe('who may do what', () => {
   let agentId: string;
   beforeAll(async () => {
@@ -343,13 +458,14 @@ describe('who may do what', () => {
     ['approvals', 'GET', `/v1/approvals?agentId=${id}`],
     // No call waits: an allowed caller gets 404 for it.
     ['decide', 'POST', `/v1/agents/${id}/approvals/t1.0`, { decision: 'approve' }],
+    ['limits', 'PATCH', `/v1/agents/${id}/limits`, { safety: { maxTicks: 50 } }],
   ];
   // The status each caller gets: 2xx/409 means allowed through auth.
   const allowed: Record<string, string[]> = {
     viewer: ['status', 'list', 'task', 'approvals'],
     operator: ['submit', 'status', 'list', 'task', 'message', 'approvals'],
     approver: ['status', 'list', 'task', 'approvals', 'decide'],
-    admin: ['submit', 'status', 'list', 'task', 'message', 'unlock', 'approvals', 'decide'],
+    admin: ['submit', 'status', 'list', 'task', 'message', 'unlock', 'approvals', 'decide', 'limits'],
   };
 
   it.each(['viewer', 'operator', 'approver', 'admin'] as Role[])(
@@ -460,6 +576,7 @@ describe('tenants (a tenant claim configured)', () => {
       ['message', admin, 'POST', `/v1/agents/${id}/messages`, { text: 'hello' }],
       ['halt', admin, 'POST', `/v1/agents/${id}/halt`, { reason: 'mine now' }],
       ['unlock', admin, 'POST', `/v1/agents/${id}/unlock`, {}],
+      ['limits', admin, 'PATCH', `/v1/agents/${id}/limits`, { safety: { maxTicks: 1 } }],
     ];
     const missing = routes('no-agent', `agent-${globex}:no-agent-task-1`);
     for (const [i, [name, caller, method, path, body]] of routes(x, workflowId).entries()) {

@@ -314,6 +314,56 @@ describe('with a worker polling (as under `starry dev`)', () => {
     expect(await listed('WAITING_FOR_EVENT')).toContain(agent);
   });
 
+  it("refuses a task config that raises the agent's budget (exit 2, naming the field) until an admin raises it with starry limits", async () => {
+    const agent = uniqueId('cli-limits');
+    const done = { text: 'Done.', usage: { inputTokens: 10, outputTokens: 5 } };
+    const llm = `scripted:${writeScript([done, done, done])}`;
+    const ws = makeWorkspace();
+    const configWith = (name: string, safety: Record<string, number>) => {
+      const file = path.join(ws, '..', `${path.basename(ws)}-${name}.json`);
+      writeFileSync(file, JSON.stringify({ llm, workspace: [ws], verify: false, safety }));
+      return file;
+    };
+    const first = await starryAsync(
+      ['run', 'first', '--agent', agent, '--config', configWith('first', { tokenBudget: 1000 })],
+      queue,
+    );
+    expect(first.code).toBe(0);
+
+    const raised = configWith('raised', { tokenBudget: 1_000_000_000 });
+    const refused = await starryAsync(['submit', 'spend more', '--agent', agent, '--config', raised], queue);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `^starry: task refused: raising tokenBudget needs admin: .*\\n {2}- safety\\.tokenBudget: 1000000000 is looser than agent ${agent}'s limit 1000; raising tokenBudget needs admin\\n.*starry limits ${agent} --token-budget 1000000000`,
+      ),
+    );
+
+    const limits = await starryAsync(
+      ['limits', agent, '--token-budget', '1000000000', '--by', 'alice', '--note', 'the big job', '--json'],
+      queue,
+    );
+    expect(limits.code).toBe(0);
+    expect(JSON.parse(limits.stdout)).toMatchObject({
+      changed: ['tokenBudget'],
+      limits: { tokenBudget: 1_000_000_000 },
+    });
+    const accepted = await starryAsync(['run', 'spend more', '--agent', agent, '--config', raised, '--json'], queue);
+    expect(accepted.code).toBe(0);
+    const status = await starryAsync(['status', agent], queue);
+    expect(status.stdout).toContain('limits changed by alice: tokenBudget 1000 → 1000000000 (the big job)');
+    const shown = await starryAsync(['limits', agent], queue);
+    expect(shown.stdout).toMatch(/^maxTicks 50\ntokenBudget 1000000000\n/);
+
+    const notANumber = await starryAsync(['limits', agent, '--max-ticks', 'many'], queue);
+    expect(notANumber).toMatchObject({
+      code: 64,
+      stderr: expect.stringContaining('must be a whole number > 0; got "many"'),
+    });
+    const above = await starryAsync(['limits', agent, '--max-ticks', '100001'], queue);
+    expect(above).toMatchObject({ code: 64, stderr: expect.stringContaining('safety.maxTicks: must be <= 100000') });
+  });
+
   it('prints a 100 KB answer whole when stdout is a pipe', () => {
     const answer = 'a'.repeat(100_000);
     const r = starry([

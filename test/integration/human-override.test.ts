@@ -752,7 +752,8 @@ describe('continue-as-new', () => {
     expect(await agents.waitForTask(agentId, t1.taskId)).toMatchObject({ outcome: 'CANCELLED' });
     await agents.unlock(agentId, { by: 'ops', note: 'back to work' });
 
-    // 2. A task that fails once, then trips the loop cap with two tasks behind it, under a raised budget.
+    // 2. A task that fails once, then trips the loop cap with two tasks behind it, under a budget an admin set.
+    await agents.setLimits(agentId, { safety: { tokenBudget: 50_000 }, by: 'ops' });
     const config = configFor(
       [
         {

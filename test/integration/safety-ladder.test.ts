@@ -233,7 +233,7 @@ describe('loop cap and token budget', () => {
   it('stops (STOPPED, BUDGET_EXHAUSTED) before the call that would start over budget, with each call’s output capped to what is left', async () => {
     const run = await runScenario(h, SCENARIOS.budgetStop);
     const r = run.result;
-    const budget = run.config.safety.tokenBudget;
+    const budget = run.config.safety.tokenBudget!;
     expect(budget).toBe(1000);
     // The 4th tick starts, and stops at beforeLLMCall: no 4th call.
     const status = await expectLocked(h, run, { agentState: 'STOPPED', code: 'BUDGET_EXHAUSTED', ticks: 4 });

@@ -314,6 +314,8 @@ describe('unlock --resume after the worker policy narrowed', () => {
 
       // What the refusal says helps: unlock without resume, then the goal again within the policy.
       expect((await after.agents.unlock(asked)).message).toMatch(/task task-1 ended ABORTED/);
+      // Its loop cap of 1 is the agent's now: only an admin raises it for the goal's second run.
+      await after.agents.setLimits(asked, { safety: { maxTicks: 50 }, by: 'ops' });
       const again = await after.agents.submit(asked, { goal: 'list, then answer', config: configIn(turns) });
       expect(await after.agents.waitForTask(asked, again.taskId)).toMatchObject({ outcome: 'COMPLETED' });
     } finally {
