@@ -98,21 +98,20 @@ export function createAlertActivities(sinks: AlertSinks = {}) {
 }
 
 /**
- * Publish the alert to SNS: the JSON as the message, the id as a message attribute (and as the
- * deduplication id of a FIFO topic). Throttling and 5xx are transient (retried); any other refusal
+ * Publish the alert to SNS: the JSON as the message, the severity in the subject, the id, agent, kind
+ * and severity as message attributes (for subscription filter policies), the id also as the
+ * deduplication id of a FIFO topic. Throttling and 5xx are transient (retried); any other refusal
  * (access denied, a missing topic) fails the alert activity at once — never the agent, which logs it.
  */
 async function publishSns(client: SNSClient, topicArn: string, event: AlertEvent): Promise<void> {
   const fifo = topicArn.endsWith('.fifo');
+  // The severity first, so a mail client's list tells a warning from a critical alert.
+  const subject = `OpenStarry ${event.severity}: agent ${event.agentId} ${event.agentState} (${event.reason.code})`;
   try {
     await client.send(
       new PublishCommand({
         TopicArn: topicArn,
-        Subject:
-          `OpenStarry ${event.severity}: agent ${event.agentId} ${event.agentState} (${event.reason.code})`.slice(
-            0,
-            100,
-          ),
+        Subject: subject.slice(0, 100),
         Message: JSON.stringify(event),
         MessageAttributes: {
           alertId: { DataType: 'String', StringValue: event.id },
