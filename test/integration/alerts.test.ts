@@ -198,70 +198,34 @@ describe('every lockout is heard', () => {
     return delivered[0]!.body;
   }
 
-  it('raises one critical alert for the error cascade (EMERGENCY_HALT), with the command that resumes the task', async () => {
-    const run = await runScenario(h, SCENARIOS.frustrationCascade);
-    expect(run.result).toMatchObject({
-      outcome: 'SUSPENDED',
-      agentState: 'ERROR_PAUSED',
-      reason: { code: 'ERROR_CASCADE' },
-    });
-
-    const event = await oneAlert(run);
-    expect(event).toMatchObject({
-      type: 'openstarry.alert',
-      kind: 'lockout',
-      severity: 'critical',
-      agentId: run.agentId,
-      taskId: run.taskId,
-      agentState: 'ERROR_PAUSED',
-      reason: { code: 'ERROR_CASCADE', message: expect.stringMatching(/^EMERGENCY_HALT: /) },
-      command: `starry unlock ${run.agentId} --resume`,
-    });
-    expect(event.error).toBeUndefined();
-  });
-
   it.each([
-    ['the loop cap', SCENARIOS.loopCap, 'LOOP_CAP'],
-    ['a repeated failure', SCENARIOS.repeatLockout, 'REPEATED_FAILURE'],
+    ['the error cascade', 'ERROR_PAUSED', 'ERROR_CASCADE', 'critical', ' --resume', SCENARIOS.frustrationCascade],
+    ['the loop cap', 'SAFETY_LOCKOUT', 'LOOP_CAP', 'warning', ' --resume', SCENARIOS.loopCap],
+    ['a repeated failure', 'SAFETY_LOCKOUT', 'REPEATED_FAILURE', 'warning', ' --resume', SCENARIOS.repeatLockout],
+    ['a budget stop', 'STOPPED', 'BUDGET_EXHAUSTED', 'warning', ' --resume --add-tokens N', SCENARIOS.budgetStop],
   ] as const)(
-    'raises one warning for %s (SAFETY_LOCKOUT), with its reason and the unlock command',
-    async (_, scenario, code) => {
+    'raises one alert for %s: the agent %s (%s), severity %s, with the reason and `starry unlock <agent>%s`',
+    async (_, agentState, code, severity, flags, scenario) => {
       const run = await runScenario(h, scenario);
-      expect(run.result).toMatchObject({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', reason: { code } });
+      expect(run.result).toMatchObject({ outcome: 'SUSPENDED', agentState, reason: { code } });
 
       const event = await oneAlert(run);
+      const command = `starry unlock ${run.agentId}${flags}`;
       expect(event).toMatchObject({
         type: 'openstarry.alert',
         kind: 'lockout',
-        severity: 'warning',
+        severity,
         agentId: run.agentId,
         taskId: run.taskId,
         workflowId: run.workflowId,
-        agentState: 'SAFETY_LOCKOUT',
+        agentState,
         reason: run.result.reason,
-        command: `starry unlock ${run.agentId} --resume`,
+        command,
       });
-      expect(event.action).toContain(`\`starry unlock ${run.agentId} --resume\` continues the task`);
+      expect(event.action).toContain(`\`${command}\``);
+      expect(event.error).toBeUndefined();
     },
   );
-
-  it('raises one warning for a budget stop (STOPPED), whose command adds tokens', async () => {
-    const run = await runScenario(h, SCENARIOS.budgetStop);
-    expect(run.result).toMatchObject({
-      outcome: 'SUSPENDED',
-      agentState: 'STOPPED',
-      reason: { code: 'BUDGET_EXHAUSTED' },
-    });
-
-    const event = await oneAlert(run);
-    expect(event).toMatchObject({
-      kind: 'lockout',
-      severity: 'warning',
-      agentState: 'STOPPED',
-      reason: { code: 'BUDGET_EXHAUSTED', message: run.result.reason?.message },
-      command: `starry unlock ${run.agentId} --resume --add-tokens N`,
-    });
-  });
 
   it('raises one alert per lock episode: locked by the loop cap, resumed, locked again — two alerts, two ids', async () => {
     const run = await runScenario(h, { ...SCENARIOS.loopCap, name: 'loop-cap-twice', turns: times(10, LIST) });
