@@ -17,6 +17,9 @@ import {
   AgentListSchema,
   AgentStateSchema,
   AgentStatusSchema,
+  ApprovalDecisionSchema,
+  ApprovalListSchema,
+  DecisionInputSchema,
   HaltInputSchema,
   HumanMessageSchema,
   MessageResultSchema,
@@ -86,6 +89,15 @@ const UnlockBodySchema = z
   })
   .strict()
   .openapi('Unlock');
+const DecisionBodySchema = z
+  .object({
+    decision: DecisionInputSchema.shape.decision,
+    reason: DecisionInputSchema.shape.reason,
+    note: DecisionInputSchema.shape.note,
+    args: DecisionInputSchema.shape.args,
+  })
+  .strict()
+  .openapi('Decision');
 const MessageBodySchema = z.object({ text: HumanMessageSchema.shape.text }).strict().openapi('Message');
 const RunningSchema = z.object({ workflowId: z.string(), status: z.literal('RUNNING') }).openapi('TaskRunning');
 
@@ -219,6 +231,28 @@ const routes = {
     },
     responses: { 200: json(UnlockResultSchema, 'Unlocked'), ...problems(400, 404, 409, 413, ...common) },
   }),
+  approvals: createRoute({
+    method: 'get',
+    path: '/v1/approvals',
+    summary: 'Tool calls that wait for a human decision (of one agent with ?agentId=, else of every waiting agent)',
+    security: secured,
+    request: { query: z.object({ agentId: AgentIdSchema.optional() }) },
+    responses: { 200: json(ApprovalListSchema, 'The waiting calls, oldest first'), ...problems(400, 404, ...common) },
+  }),
+  decide: createRoute({
+    method: 'post',
+    path: '/v1/agents/{agentId}/approvals/{callId}',
+    summary: 'Approve (optionally with edited args) or deny a tool call that waits for approval',
+    security: secured,
+    request: {
+      params: agentPath.extend({ callId: DecisionInputSchema.shape.callId }),
+      body: { content: { 'application/json': { schema: DecisionBodySchema } }, required: true },
+    },
+    responses: {
+      200: json(ApprovalDecisionSchema, 'Decided: the call runs (approve) or is refused as pain (deny)'),
+      ...problems(400, 404, 409, 413, ...common),
+    },
+  }),
 };
 
 /** The role each route needs: the kill switch is in every operator's hands; unlock is an admin's. */
@@ -230,6 +264,8 @@ const ROLE: Record<keyof typeof routes, Role> = {
   message: 'operator',
   halt: 'operator',
   unlock: 'admin',
+  approvals: 'viewer',
+  decide: 'approver',
 };
 
 /**
@@ -354,6 +390,18 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
     // Unlocking an agent that is not locked is a conflict with its state: the agent's own message says so.
     if (!r.unlocked) throw new RefusedError(r.message);
     return c.json(r, 200);
+  });
+
+  app.openapi(routes.approvals, async (c) => {
+    const { agents } = await allow('approvals', c);
+    return c.json(await agents.approvals(c.req.valid('query').agentId), 200);
+  });
+
+  app.openapi(routes.decide, async (c) => {
+    const { p, agents } = await allow('decide', c);
+    const { agentId, callId } = c.req.valid('param');
+    const body = c.req.valid('json');
+    return c.json(await agents.decide(agentId, { ...body, callId, by: p.sub }), 200);
   });
 
   app.doc31('/openapi.json', {

@@ -2,7 +2,8 @@
  * Who may do what over HTTP: a bearer JWT verified with `jose` (an HS256 shared secret for local use,
  * or a JWKS URL for Cognito or any OIDC issuer), `exp`, `iss` and `aud` checked, `alg: none` and
  * unexpected algorithms refused. Roles come from the `roles` claim or Cognito's `cognito:groups`:
- * `viewer` reads, `operator` also submits, messages and halts, `admin` also unlocks. With a tenant
+ * `viewer` reads, `operator` also submits, messages and halts, `approver` also decides tool calls that wait
+ * for approval (it reads, but does not submit), `admin` may do everything, unlock included. With a tenant
  * claim configured, the token's tenant comes from that claim, and a token without one is refused.
  */
 import {
@@ -15,8 +16,14 @@ import {
 } from 'jose';
 import { TenantIdSchema } from '../core/tenant';
 
-export type Role = 'viewer' | 'operator' | 'admin';
-const RANK: Record<Role, number> = { viewer: 1, operator: 2, admin: 3 };
+export type Role = 'viewer' | 'operator' | 'approver' | 'admin';
+/** The roles each role holds: operator and approver are two duties (who starts work, who lets it act), admin all. */
+const HOLDS: Record<Role, readonly Role[]> = {
+  viewer: ['viewer'],
+  operator: ['operator', 'viewer'],
+  approver: ['approver', 'viewer'],
+  admin: ['admin', 'approver', 'operator', 'viewer'],
+};
 
 export interface Principal {
   /** The token's subject: recorded as the `by` of halts, messages and unlocks. */
@@ -42,9 +49,9 @@ export class AuthError extends Error {
   }
 }
 
-/** True when one of `roles` is at least `needed` (admin implies operator implies viewer). */
+/** True when one of `roles` holds `needed` (admin holds every role; operator and approver hold viewer). */
 export function roleAllows(roles: readonly Role[], needed: Role): boolean {
-  return roles.some((r) => RANK[r] >= RANK[needed]);
+  return roles.some((r) => HOLDS[r].includes(needed));
 }
 
 export interface AuthConfig {
@@ -143,7 +150,7 @@ function reasonOf(err: unknown): string {
 function rolesOf(payload: JWTPayload): Role[] {
   const raw = payload.roles ?? payload['cognito:groups'];
   const list = Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : [];
-  return list.filter((r): r is Role => typeof r === 'string' && r in RANK);
+  return list.filter((r): r is Role => typeof r === 'string' && r in HOLDS);
 }
 
 /**

@@ -44,7 +44,7 @@ export interface paths {
                             /** @enum {string} */
                             outcome: "COMPLETED" | "FAILED" | "CANCELLED" | "SUSPENDED" | "ABORTED";
                             /** @enum {string} */
-                            agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
+                            agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                             reason?: {
                                 /** @enum {string} */
                                 code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
@@ -61,12 +61,21 @@ export interface paths {
                                 status: "ok" | "failed" | "skipped";
                                 error?: {
                                     /** @enum {string} */
-                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_DENIED" | "E_BLOB_MISSING";
                                     message: string;
                                     source: string;
                                     suggestion?: string;
                                     /** @enum {string} */
                                     kind: "execution" | "transient" | "fatal";
+                                };
+                                approval?: {
+                                    /** @enum {string} */
+                                    decision: "approved" | "denied" | "expired";
+                                    by?: string;
+                                    at?: string;
+                                    reason?: string;
+                                    note?: string;
+                                    modelArgs?: unknown;
                                 };
                             }[];
                             injections: {
@@ -82,7 +91,7 @@ export interface paths {
                             };
                             error?: {
                                 /** @enum {string} */
-                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_DENIED" | "E_BLOB_MISSING";
                                 message: string;
                                 source: string;
                                 suggestion?: string;
@@ -215,7 +224,7 @@ export interface paths {
                         "application/json": {
                             agentId: string;
                             /** @enum {string} */
-                            agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
+                            agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                             reason?: {
                                 /** @enum {string} */
                                 code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
@@ -265,7 +274,7 @@ export interface paths {
                                 /** @enum {string} */
                                 outcome: "COMPLETED" | "FAILED" | "CANCELLED" | "SUSPENDED" | "ABORTED";
                                 /** @enum {string} */
-                                agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
+                                agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                                 reason?: {
                                     /** @enum {string} */
                                     code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
@@ -282,12 +291,21 @@ export interface paths {
                                     status: "ok" | "failed" | "skipped";
                                     error?: {
                                         /** @enum {string} */
-                                        code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                        code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_DENIED" | "E_BLOB_MISSING";
                                         message: string;
                                         source: string;
                                         suggestion?: string;
                                         /** @enum {string} */
                                         kind: "execution" | "transient" | "fatal";
+                                    };
+                                    approval?: {
+                                        /** @enum {string} */
+                                        decision: "approved" | "denied" | "expired";
+                                        by?: string;
+                                        at?: string;
+                                        reason?: string;
+                                        note?: string;
+                                        modelArgs?: unknown;
                                     };
                                 }[];
                                 injections: {
@@ -303,7 +321,7 @@ export interface paths {
                                 };
                                 error?: {
                                     /** @enum {string} */
-                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_DENIED" | "E_BLOB_MISSING";
                                     message: string;
                                     source: string;
                                     suggestion?: string;
@@ -326,7 +344,7 @@ export interface paths {
                                 by: string;
                                 note?: string;
                                 /** @enum {string} */
-                                from: "WAITING_FOR_EVENT" | "EXECUTING" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
+                                from: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                                 reason?: {
                                     /** @enum {string} */
                                     code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
@@ -337,6 +355,19 @@ export interface paths {
                             }[];
                             guide: string;
                             llm: string;
+                            approvals?: {
+                                callId: string;
+                                taskId: string;
+                                workflowId: string;
+                                tool: string;
+                                args?: unknown;
+                                tick: number;
+                                rule: string;
+                                /** @enum {string} */
+                                from: "config" | "worker";
+                                askedAt: string;
+                                expiresAt: string;
+                            }[];
                         };
                     };
                 };
@@ -406,7 +437,7 @@ export interface paths {
         get: {
             parameters: {
                 query?: {
-                    state?: "WAITING_FOR_EVENT" | "EXECUTING" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
+                    state?: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                     pageSize?: number;
                     nextPageToken?: string;
                 };
@@ -427,7 +458,7 @@ export interface paths {
                                 agentId: string;
                                 workflowId: string;
                                 /** @enum {string} */
-                                agentState?: "WAITING_FOR_EVENT" | "EXECUTING" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
+                                agentState?: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                                 lockReason?: string;
                                 tokensUsed?: number;
                             }[];
@@ -513,7 +544,7 @@ export interface paths {
                             /** @enum {string} */
                             outcome: "COMPLETED" | "FAILED" | "CANCELLED" | "SUSPENDED" | "ABORTED";
                             /** @enum {string} */
-                            agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
+                            agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                             reason?: {
                                 /** @enum {string} */
                                 code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
@@ -530,12 +561,21 @@ export interface paths {
                                 status: "ok" | "failed" | "skipped";
                                 error?: {
                                     /** @enum {string} */
-                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_DENIED" | "E_BLOB_MISSING";
                                     message: string;
                                     source: string;
                                     suggestion?: string;
                                     /** @enum {string} */
                                     kind: "execution" | "transient" | "fatal";
+                                };
+                                approval?: {
+                                    /** @enum {string} */
+                                    decision: "approved" | "denied" | "expired";
+                                    by?: string;
+                                    at?: string;
+                                    reason?: string;
+                                    note?: string;
+                                    modelArgs?: unknown;
                                 };
                             }[];
                             injections: {
@@ -551,7 +591,7 @@ export interface paths {
                             };
                             error?: {
                                 /** @enum {string} */
-                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_BLOB_MISSING";
+                                code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_DENIED" | "E_BLOB_MISSING";
                                 message: string;
                                 source: string;
                                 suggestion?: string;
@@ -875,8 +915,223 @@ export interface paths {
                         "application/json": {
                             unlocked: boolean;
                             /** @enum {string} */
-                            agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
+                            agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                             message: string;
+                        };
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not Found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Content Too Large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Tool calls that wait for a human decision (of one agent with ?agentId=, else of every waiting agent) */
+        get: {
+            parameters: {
+                query?: {
+                    agentId?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The waiting calls, oldest first */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            approvals: {
+                                callId: string;
+                                taskId: string;
+                                workflowId: string;
+                                tool: string;
+                                args?: unknown;
+                                tick: number;
+                                rule: string;
+                                /** @enum {string} */
+                                from: "config" | "worker";
+                                askedAt: string;
+                                expiresAt: string;
+                                agentId: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not Found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{agentId}/approvals/{callId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve (optionally with edited args) or deny a tool call that waits for approval */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    agentId: string;
+                    callId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Decision"];
+                };
+            };
+            responses: {
+                /** @description Decided: the call runs (approve) or is refused as pain (deny) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            callId: string;
+                            /** @enum {string} */
+                            decision: "approve" | "deny";
+                            by: string;
+                            at: string;
+                            reason?: string;
+                            note?: string;
+                            args?: {
+                                [key: string]: unknown;
+                            };
                         };
                     };
                 };
@@ -991,6 +1246,15 @@ export interface components {
             resume?: boolean;
             addTokens?: number;
             note?: string;
+        };
+        Decision: {
+            /** @enum {string} */
+            decision: "approve" | "deny";
+            reason?: string;
+            note?: string;
+            args?: {
+                [key: string]: unknown;
+            };
         };
     };
     responses: never;

@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { isRequestError } from '../core/errors';
 import { checkTenant } from '../core/tenant';
 import { actIn, EXIT, ExitError, sayErr } from './common';
+import { approvalCommands } from './commands/approvals';
 import { controlCommands } from './commands/control';
 import { devCommands } from './commands/dev';
 import { logsCommand } from './commands/logs';
@@ -25,6 +26,7 @@ const COMMANDS = [
   watchCommand,
   logsCommand,
   controlCommands,
+  approvalCommands,
   replayCommand,
   serveCommands,
   devCommands,

@@ -17,9 +17,11 @@ import {
 import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import { temporal } from '@temporalio/proto';
+import type { ApprovalDecision } from '../core/approval';
 import type { AgentConfig } from '../core/config';
 import {
   AgentIdSchema,
+  DecisionInputSchema,
   HaltInputSchema,
   IdempotencyKeySchema,
   SUBMIT_EXPIRED,
@@ -30,6 +32,7 @@ import {
   UnlockInputSchema,
   type AgentList,
   type AgentState,
+  type ApprovalList,
   type AgentStatus,
   type HaltInput,
   type MessageResult,
@@ -59,6 +62,7 @@ import {
   TASK_FAILED,
   agentStateQuery,
   agentWorkflowId,
+  decideApprovalUpdate,
   haltSignal,
   messageUpdate,
   submitTaskUpdate,
@@ -697,6 +701,64 @@ export class AgentClient {
     }
   }
 
+  /**
+   * The tool calls that wait for a human: one agent's, or those of every agent (of this client's
+   * tenant) in WAITING_FOR_APPROVAL, oldest first. The list of agents comes from the visibility
+   * store, which may lag a second behind an agent that just started waiting.
+   */
+  async approvals(agentId?: string): Promise<ApprovalList> {
+    let ids: string[];
+    if (agentId !== undefined) {
+      ids = [agentId];
+    } else {
+      ids = [];
+      let token: string | undefined;
+      do {
+        const page = await this.listAgents({
+          state: 'WAITING_FOR_APPROVAL',
+          pageSize: 200,
+          ...(token ? { nextPageToken: token } : {}),
+        });
+        ids.push(...page.agents.map((a) => a.agentId));
+        token = page.nextPageToken;
+      } while (token && ids.length < 1000);
+    }
+    const statuses = await Promise.all(
+      ids.map((id) => this.agentState(id).catch((err) => (agentId === undefined ? undefined : Promise.reject(err)))),
+    );
+    const approvals = statuses
+      .flatMap((s) => (s?.approvals ?? []).map((p) => ({ ...p, agentId: this.ownId(s!.agentId) })))
+      .sort((a, b) => a.askedAt.localeCompare(b.askedAt));
+    return { approvals };
+  }
+
+  /**
+   * Decide a call that waits for approval: approve it (with `args`, it runs with those instead of the
+   * model's) or deny it (its `reason` reaches the model as pain).
+   * @throws NotFoundError (no such call waits), RefusedError (decided already), InvalidArgumentError (bad args).
+   */
+  async decide(
+    agentId: string,
+    input: {
+      callId: string;
+      decision: 'approve' | 'deny';
+      reason?: string;
+      note?: string;
+      args?: Record<string, unknown>;
+      by?: string;
+    },
+  ): Promise<ApprovalDecision> {
+    const payload = parsePayload(DecisionInputSchema, input, 'decision');
+    await this.ensureExists(agentId);
+    try {
+      return await this.client.workflow
+        .getHandle(this.agentWorkflowId(agentId))
+        .executeUpdate(decideApprovalUpdate, { args: [payload] });
+    } catch (err) {
+      throw updateFailure(err, 'decision refused');
+    }
+  }
+
   /** A human message: to the running task, or kept for the next one. Refused when too many are waiting. */
   async message(agentId: string, text: string, by?: string): Promise<MessageResult> {
     const payload = parsePayload(HumanMessageSchema, { text, ...(by ? { by } : {}) }, 'message');
@@ -808,7 +870,7 @@ function tenantNotRegistered(err: unknown): Error | undefined {
 
 /**
  * A failed update as the family's error: the workflow's validators fail with an ApplicationFailure
- * whose type is `InvalidArgument` or `Refused` (core/errors/request.ts); anything else is passed on.
+ * whose type is `InvalidArgument`, `NotFound` or `Refused` (core/errors/request.ts); anything else is passed on.
  */
 function updateFailure(err: unknown, what: string): unknown {
   if (!(err instanceof WorkflowUpdateFailedError)) return err;
@@ -819,6 +881,7 @@ function updateFailure(err: unknown, what: string): unknown {
     (type ? ((cause as ApplicationFailure).details?.[0] as { issues?: string[] } | undefined)?.issues : undefined) ??
     [];
   if (type === 'InvalidArgument') return new InvalidArgumentError(message, { cause: err, issues });
+  if (type === 'NotFound') return new NotFoundError(message, { cause: err });
   return new RefusedError(message, { cause: err, issues }) as RequestError;
 }
 

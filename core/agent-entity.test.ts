@@ -414,3 +414,81 @@ describe('AgentEntity: the contract at its door', () => {
     ]);
   });
 });
+
+describe('AgentEntity: calls that wait for a human', () => {
+  const waiting = (taskId: string, callId = 't1.0') => ({
+    callId,
+    taskId,
+    workflowId: `wf-${taskId}`,
+    tool: 'fs.write',
+    args: { path: 'a.md', content: 'x' },
+    tick: 1,
+    rule: 'fs.write',
+    from: 'config' as const,
+    askedAt: '2026-01-01T00:00:00.000Z',
+    expiresAt: '2026-01-02T00:00:00.000Z',
+  });
+  const running = () => {
+    const agent = agentOf();
+    const { taskId } = agent.submit({ goal: 'write' });
+    agent.startNext();
+    return { agent, taskId };
+  };
+
+  it('is WAITING_FOR_APPROVAL while its task reports waiting calls, lists them, and says which are new', () => {
+    const { agent, taskId } = running();
+    expect(agent.approvalsReported({ taskId, waiting: [waiting(taskId)] })).toHaveLength(1);
+    expect(agent.data.agentState).toBe('WAITING_FOR_APPROVAL');
+    expect(agent.status().approvals).toEqual([waiting(taskId)]);
+    expect(agent.details()).toContain('`starry approve a1 t1.0`');
+    // The same list again (a re-sent report) alerts nobody twice.
+    expect(agent.approvalsReported({ taskId, waiting: [waiting(taskId)] })).toEqual([]);
+    expect(agent.approvalsReported({ taskId, waiting: [] })).toEqual([]);
+    expect(agent.data.agentState).toBe('EXECUTING');
+  });
+
+  it('takes one decision per call, recorded with who and when, and refuses the second by name (409)', () => {
+    const { agent, taskId } = running();
+    agent.approvalsReported({ taskId, waiting: [waiting(taskId)] });
+    const first = agent.decide({ callId: 't1.0', decision: 'deny', reason: 'no', by: 'alice' }, '2026-01-01T00:05:00Z');
+    expect(first).toEqual({
+      forwardTo: `wf-${taskId}`,
+      decision: { callId: 't1.0', decision: 'deny', reason: 'no', by: 'alice', at: '2026-01-01T00:05:00Z' },
+    });
+    expect(agent.data.agentState).toBe('EXECUTING');
+    expect(() => agent.decide({ callId: 't1.0', decision: 'approve', by: 'bob' }, 'later')).toThrow(
+      expect.objectContaining({
+        type: 'Refused',
+        message: expect.stringMatching(
+          /t1\.0 of agent a1 was decided already: denied by alice at 2026-01-01T00:05:00Z/,
+        ),
+      }),
+    );
+    // A report the task sent before the decision reached it does not list the call again.
+    agent.approvalsReported({ taskId, waiting: [waiting(taskId)] });
+    expect(agent.data.approvals).toBeUndefined();
+  });
+
+  it('refuses an unknown call (404) and edited args that do not fit the tool (400)', () => {
+    const { agent, taskId } = running();
+    agent.approvalsReported({ taskId, waiting: [waiting(taskId)] });
+    expect(() => agent.validateDecision({ callId: 't9.9', decision: 'approve' })).toThrow(
+      expect.objectContaining({ type: 'NotFound', message: expect.stringMatching(/no call t9\.9.*waiting: t1\.0/) }),
+    );
+    expect(() => agent.validateDecision({ callId: 't1.0', decision: 'approve', args: { path: 7 } })).toThrow(
+      expect.objectContaining({ type: 'InvalidArgument', message: expect.stringMatching(/do not fit fs\.write/) }),
+    );
+  });
+
+  it('forgets the waiting calls when the task ends or is halted', () => {
+    const { agent, taskId } = running();
+    agent.approvalsReported({ taskId, waiting: [waiting(taskId)] });
+    agent.halt({ by: 'carol' });
+    expect(agent.data.approvals).toBeUndefined();
+    expect(agent.data.agentState).toBe('STOPPED');
+    const other = running();
+    other.agent.approvalsReported({ taskId: other.taskId, waiting: [waiting(other.taskId)] });
+    other.agent.finish(runOutput(other.agent));
+    expect(other.agent.data).toMatchObject({ agentState: 'WAITING_FOR_EVENT', approvals: undefined });
+  });
+});

@@ -3,10 +3,17 @@
  * counters, cancelled and suspended tasks. Pure: the agent workflow holds one and calls it from its
  * handlers; its `data` is plain and is what continue-as-new carries.
  *
- * `WAITING_FOR_EVENT ⇄ EXECUTING`, `EXECUTING → SAFETY_LOCKOUT | ERROR_PAUSED | STOPPED`,
+ * `WAITING_FOR_EVENT ⇄ EXECUTING ⇄ WAITING_FOR_APPROVAL`, `EXECUTING → SAFETY_LOCKOUT | ERROR_PAUSED | STOPPED`,
  * `any → STOPPED` (halt; a locked agent keeps its state and reason, the halt recorded beside them),
  * `locked → WAITING_FOR_EVENT` (unlock).
  */
+import {
+  approvalLine,
+  type ApprovalDecision,
+  type ApprovalsReport,
+  type DecisionInput,
+  type PendingApproval,
+} from './approval';
 import { parseAgentConfig, type AgentConfig } from './config';
 import { formatLlmSpec } from './llm-spec';
 import {
@@ -31,9 +38,10 @@ import {
   type SubmitTaskInput,
   type UnlockInput,
 } from './payloads';
-import { RefusedError } from './errors';
+import { InvalidArgumentError, NotFoundError, RefusedError } from './errors';
 import { fitResult, jsonBytes } from './compact';
 import type { TaskRunOutput } from './task-run';
+import { validateToolCall } from './tools';
 import { isLocked, reasonText, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';
 
 export { RefusedError };
@@ -87,7 +95,14 @@ export interface AgentData {
    * after a continue-as-new (temporalio/temporal#6375): the same update gets the same answer, once.
    */
   submits?: { updateId: string; result: SubmitTaskResult }[];
+  /** Calls of the running task that wait for a human's decision, as the task last reported them. */
+  approvals?: PendingApproval[];
+  /** The decisions taken for the running task, newest last: a second decision for a call is refused by name. */
+  decided?: ApprovalDecision[];
 }
+
+/** Decisions of the running task the agent remembers (for the 409 of a second one). */
+const KEPT_DECISIONS = 50;
 
 /** A `submitTask` payload after checking: its config complete. */
 export type ParsedSubmit = SubmitTaskInput;
@@ -329,6 +344,8 @@ export class AgentEntity {
     // Never without one: a submit is refused while neither the agent nor the task has a config.
     if (!d.config) throw new Error(`agent ${d.agentId} has no config for task ${next.task.taskId}`);
     d.current = { task: next.task, workflowId: next.workflowId, tick: next.checkpoint?.ticks ?? 0, runTokens: 0 };
+    d.approvals = undefined;
+    d.decided = undefined;
     d.agentState = 'EXECUTING';
     d.reason = undefined;
     return { ...next, config: d.config };
@@ -359,6 +376,8 @@ export class AgentEntity {
     const d = this.data;
     const running = d.current;
     d.current = undefined;
+    d.approvals = undefined;
+    if (d.agentState === 'WAITING_FOR_APPROVAL') d.agentState = 'EXECUTING';
     d.tokensUsed += out.runTokens;
     d.counters = out.counters;
     // A human message is never dropped: what the task did not show its LLM goes to the next run.
@@ -404,6 +423,8 @@ export class AgentEntity {
       d.reason = { code: 'SYSTEM_HALT', message: `SYSTEM_HALT by ${by}${input.note ? `: ${input.note}` : ''}` };
     }
     d.resumeRequested = false;
+    // The running task ends CANCELED and its waiting calls never run: nothing is left to decide.
+    d.approvals = undefined;
     const { cleared, inbox } = clear(d.inbox);
     d.inbox = inbox;
     const reason = `cancelled by SYSTEM_HALT (${by}) before it started; resubmit it to run it`;
@@ -448,6 +469,78 @@ export class AgentEntity {
   /** A message that could not be forwarded (the task had just closed): keep it for the next run. */
   keepMessage(m: HumanMessage): void {
     this.data.pendingMessages.push(m);
+  }
+
+  /**
+   * The running task's waiting calls changed (asked, expired, settled): the agent lists them and is
+   * WAITING_FOR_APPROVAL while any waits. A call decided here already is not listed again (the task
+   * may have reported before the decision reached it). Returns the calls newly waiting, to alert on.
+   */
+  approvalsReported(report: ApprovalsReport): PendingApproval[] {
+    const d = this.data;
+    if (!d.current || d.current.task.taskId !== report.taskId || this.locked) return [];
+    const before = new Set((d.approvals ?? []).map((p) => p.callId));
+    const decided = new Set((d.decided ?? []).map((x) => x.callId));
+    const waiting = report.waiting.filter((p) => !decided.has(p.callId));
+    d.approvals = waiting.length ? waiting : undefined;
+    this.settleState();
+    return waiting.filter((p) => !before.has(p.callId));
+  }
+
+  /**
+   * Check a human's decision against what waits: an unknown call is NotFound (404), one decided already
+   * Refused (409), edited arguments that fail the tool's schema InvalidArgument (400). The tool's own
+   * schema is checked here for the built-in tools; another tool's by the tool itself when it runs.
+   */
+  validateDecision(input: DecisionInput): PendingApproval {
+    const d = this.data;
+    const pending = d.approvals?.find((p) => p.callId === input.callId);
+    if (!pending) {
+      const done = d.decided?.find((x) => x.callId === input.callId);
+      if (done)
+        throw new RefusedError(
+          `call ${input.callId} of agent ${d.agentId} was decided already: ${done.decision === 'approve' ? 'approved' : 'denied'} by ${done.by} at ${done.at}`,
+        );
+      const waiting = (d.approvals ?? []).map((p) => p.callId);
+      throw new NotFoundError(
+        `no call ${input.callId} of agent ${d.agentId} waits for approval (${waiting.length ? `waiting: ${waiting.join(', ')}` : 'none waits'}); \`starry approvals ${d.agentId}\` lists them`,
+      );
+    }
+    if (input.args) {
+      const checked = validateToolCall({ id: input.callId, name: pending.tool, args: input.args }, [pending.tool]);
+      if (!checked.ok)
+        throw new InvalidArgumentError(`the edited arguments do not fit ${pending.tool}: ${checked.error.message}`, {
+          issues: [`args: ${checked.error.message}`],
+        });
+    }
+    return pending;
+  }
+
+  /** Take a decision (checked again: another may have won the race): the task hears it from the workflow. */
+  decide(input: DecisionInput, at: string): { decision: ApprovalDecision; forwardTo: string } {
+    const pending = this.validateDecision(input);
+    const d = this.data;
+    const decision: ApprovalDecision = {
+      callId: input.callId,
+      decision: input.decision,
+      by: input.by ?? 'a human approver',
+      at,
+      ...(input.reason ? { reason: input.reason } : {}),
+      ...(input.note ? { note: input.note } : {}),
+      ...(input.args ? { args: input.args } : {}),
+    };
+    d.decided = [...(d.decided ?? []), decision].slice(-KEPT_DECISIONS);
+    const rest = (d.approvals ?? []).filter((p) => p.callId !== input.callId);
+    d.approvals = rest.length ? rest : undefined;
+    this.settleState();
+    return { decision, forwardTo: pending.workflowId };
+  }
+
+  /** EXECUTING ⇄ WAITING_FOR_APPROVAL, as calls start and stop waiting. */
+  private settleState(): void {
+    const d = this.data;
+    if (d.approvals?.length && d.agentState === 'EXECUTING') d.agentState = 'WAITING_FOR_APPROVAL';
+    else if (!d.approvals?.length && d.agentState === 'WAITING_FOR_APPROVAL') d.agentState = 'EXECUTING';
   }
 
   /** `admin:unlock`: leave any locked state; resume or abort the suspended task. */
@@ -548,6 +641,7 @@ export class AgentEntity {
         runTokens: d.current.runTokens,
       };
     if (d.suspended) s.suspendedTask = { taskId: d.suspended.task.taskId, workflowId: d.suspended.workflowId };
+    if (d.approvals?.length) s.approvals = d.approvals;
     return s;
   }
 
@@ -565,6 +659,7 @@ export class AgentEntity {
         ? `- tokens **${d.tokensUsed}** / ${c.safety.tokenBudget} · guide \`${c.guide}\` · llm \`${formatLlmSpec(c.llm)}\``
         : `- tokens **${d.tokensUsed}** · no config yet`,
       d.current ? `- running **${d.current.task.taskId}** at tick ${d.current.tick}` : '- no task running',
+      ...(d.approvals ?? []).map((p) => approvalLine(d.agentId, p)),
       d.suspended
         ? `- suspended **${d.suspended.task.taskId}**: \`starry unlock ${d.agentId} --resume\` continues it`
         : '',

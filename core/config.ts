@@ -5,6 +5,7 @@
  * config parses to itself). The schemas are built on first use (core/lazy.ts).
  */
 import { z } from 'zod';
+import { approvalConfigSchema } from './approval';
 import { GUIDE_IDS } from './guides/ids';
 import { once } from './lazy';
 import { llmSpecSchema, type LlmSpec } from './llm-spec';
@@ -133,6 +134,12 @@ export const toolsConfigSchema = once(() =>
         .min(1, 'allow needs at least one tool (leave it out to offer every tool)')
         .max(100)
         .optional(),
+      /**
+       * Calls that wait for a human's approval before they run (`ask`), calls refused unasked (`deny`):
+       * tool names, `prefix.*`, `*`, or `{tool, args: {name: regex}}`; and how long a call waits (`timeoutMs`).
+       * The worker's policy may add rules of its own, which a task cannot remove.
+       */
+      approval: approvalConfigSchema().optional(),
       /** MCP servers whose tools this agent is offered as `<server>.<tool>`; the worker's policy allows each. */
       mcp: z
         .record(z.string(), mcpServerSchema())

@@ -9,6 +9,7 @@
  * module builds it for the clients, under the contract's names.
  */
 import { z } from 'zod';
+import { approvalDecisionSchema, decisionInputSchema, pendingApprovalSchema } from './approval';
 import {
   agentStateSchema,
   haltInputSchema,
@@ -93,7 +94,20 @@ export const InjectionSchema = injectionSchema();
 export const TaskResultSchema = taskResultSchema();
 export const SafetyCountersSchema = safetyCountersSchema();
 
+/** A tool call waiting for a human: `starry approvals`, `GET /v1/approvals`. */
+export const PendingApprovalSchema = pendingApprovalSchema();
+/** Waiting calls of one agent or of all: `GET /v1/approvals`, `starry approvals --json`. */
+export const ApprovalListSchema = z.object({
+  approvals: z.array(PendingApprovalSchema.extend({ agentId: z.string() })),
+});
+export type ApprovalList = z.infer<typeof ApprovalListSchema>;
+/** A human's decision as the agent took it (the answer of `decideApproval`). */
+export const ApprovalDecisionSchema = approvalDecisionSchema();
+
 // ---- messages to an agent ----------------------------------------------------------------------------
+
+/** The `decideApproval` update's payload: approve (optionally with edited args) or deny a waiting call. */
+export const DecisionInputSchema = decisionInputSchema();
 
 export const SubmitTaskInputSchema = submitTaskInputSchema();
 
@@ -193,6 +207,8 @@ export const AgentStatusSchema = z.object({
   /** The agent's guide and LLM spec (`openai:gpt-4o-mini`); empty before its first config. */
   guide: z.string(),
   llm: z.string(),
+  /** Calls of the running task that wait for a human's decision (`starry approve` / `deny`). */
+  approvals: z.array(PendingApprovalSchema).optional(),
 });
 /** The agent's `state` query, `starry status --json` and `GET /v1/agents/{agentId}`. */
 export type AgentStatus = z.infer<typeof AgentStatusSchema>;

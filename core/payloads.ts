@@ -66,7 +66,15 @@ export const taskIdSchema = once(() =>
     .regex(/^task-[A-Za-z0-9_.-]{1,60}$/, 'taskId must be "task-" followed by 1-60 letters, digits, "_", "." or "-"'),
 );
 
-export const AGENT_STATES = ['WAITING_FOR_EVENT', 'EXECUTING', 'SAFETY_LOCKOUT', 'ERROR_PAUSED', 'STOPPED'] as const;
+export const AGENT_STATES = [
+  'WAITING_FOR_EVENT',
+  'EXECUTING',
+  /** A tool call of the running task waits for a human's decision (`starry approvals`). */
+  'WAITING_FOR_APPROVAL',
+  'SAFETY_LOCKOUT',
+  'ERROR_PAUSED',
+  'STOPPED',
+] as const;
 export const agentStateSchema = once(() => z.enum(AGENT_STATES));
 /** The agent state machine of the seeds. */
 export type AgentState = (typeof AGENT_STATES)[number];
@@ -112,6 +120,17 @@ export const toolCallRecordSchema = once(() =>
     fingerprint: z.string(),
     status: z.enum(['ok', 'failed', 'skipped']),
     error: normalizedErrorSchema().optional(),
+    /** A call that waited for a human: what was decided, by whom, when (and the model's own args, if edited). */
+    approval: z
+      .object({
+        decision: z.enum(['approved', 'denied', 'expired']),
+        by: z.string().optional(),
+        at: z.string().optional(),
+        reason: z.string().optional(),
+        note: z.string().optional(),
+        modelArgs: z.unknown().optional(),
+      })
+      .optional(),
   }),
 );
 /** One tool call as the loop saw it. */

@@ -5,6 +5,7 @@ import type { LlmCallInput, LlmResponse, LlmToolCall } from './llm';
 import { initialCounters } from './safety-counters';
 import { HISTORY_LIMITS } from './safety-rungs';
 import { CARRIED_RECORDS, TaskRun, type TaskEnd, type TaskRunInput } from './task-run';
+import { toolSpecs } from './tools';
 import type { TaskCheckpoint } from './types';
 
 const QUIET = { events: 10, bytes: 1000 };
@@ -649,5 +650,132 @@ describe('TaskRun: the transcript in the store', () => {
       toolCalls: 10,
       injections: 0,
     });
+  });
+});
+
+describe('TaskRun: calls that wait for a human', () => {
+  const T0 = Date.parse('2026-01-01T00:00:00Z');
+  const write = (id: string, path = 'src/a.ts'): LlmToolCall => ({
+    id,
+    name: 'fs.write',
+    args: { path, content: 'x' },
+  });
+  const decision = (callId: string, over: Record<string, unknown> = {}) => ({
+    callId,
+    decision: 'approve' as const,
+    by: 'alice',
+    at: '2026-01-01T00:01:00.000Z',
+    ...over,
+  });
+  const approvalRun = () =>
+    runOf({ tools: { approval: { ask: ['fs.write'], deny: ['http.get'], timeoutMs: 60_000 } } });
+
+  it('asks for every call of the turn a rule names, with its id, args, rule and expiry, and none when no rule names it', () => {
+    const run = approvalRun();
+    const calls = tickWith(run, [read('c1'), write('c2')]);
+    expect(run.askApprovals(calls, T0)).toEqual([
+      {
+        callId: 't1.1',
+        taskId: 'task-1',
+        workflowId: 'agent-a1-task-1',
+        tool: 'fs.write',
+        args: { path: 'src/a.ts', content: 'x' },
+        tick: 1,
+        rule: 'fs.write',
+        from: 'config',
+        askedAt: '2026-01-01T00:00:00.000Z',
+        expiresAt: '2026-01-01T00:01:00.000Z',
+      },
+    ]);
+    expect(run.approvalTimeLeft(T0 + 10_000)).toBe(50_000);
+    expect(runOf().askApprovals(tickWith(runOf(), [write('c1')]), T0)).toEqual([]);
+  });
+
+  it('runs an approved call with the approver’s edited args, recording who approved and the model’s own args', () => {
+    const run = approvalRun();
+    const calls = tickWith(run, [write('c1')]);
+    run.askApprovals(calls, T0);
+    expect(
+      run.decide(decision('t1.0', { args: { path: 'src/b.ts', content: 'y' }, note: 'b, not a' })),
+    ).toBeUndefined();
+    expect(run.waitingApprovals()).toEqual([]);
+    const step = run.beforeTool(calls[0]!, 0);
+    expect(step).toMatchObject({ run: true, args: { path: 'src/b.ts', content: 'y' } });
+    if (step.run) run.afterTool(step.pending, { success: true, data: 'written' });
+    expect(run.checkpoint.toolCalls[0]).toMatchObject({
+      args: { path: 'src/b.ts', content: 'y' },
+      status: 'ok',
+      approval: { decision: 'approved', by: 'alice', note: 'b, not a', modelArgs: { path: 'src/a.ts', content: 'x' } },
+    });
+  });
+
+  it('turns a denial into E_DENIED pain with the human’s reason, counted by the ladder', () => {
+    const run = approvalRun();
+    const calls = tickWith(run, [write('c1')]);
+    run.askApprovals(calls, T0);
+    run.decide(decision('t1.0', { decision: 'deny', reason: 'not on main' }));
+    expect(run.beforeTool(calls[0]!, 0)).toEqual({ run: false });
+    expect(run.checkpoint.toolCalls[0]).toMatchObject({
+      status: 'failed',
+      error: { code: 'E_DENIED', message: 'alice denied this fs.write call: not on main' },
+      approval: { decision: 'denied', by: 'alice', reason: 'not on main' },
+    });
+    expect(run.counters.consecutiveFailures).toBe(1);
+    expect(run.checkpoint.messages.at(-1)).toMatchObject({ role: 'tool', text: expect.stringMatching(/not on main/) });
+  });
+
+  it('counts a call nobody decided in time as denied, and refuses a decision that comes after', () => {
+    const run = approvalRun();
+    const calls = tickWith(run, [write('c1')]);
+    run.askApprovals(calls, T0);
+    run.expireApprovals(T0 + 59_999);
+    expect(run.waitingApprovals()).toHaveLength(1);
+    run.expireApprovals(T0 + 60_000);
+    expect(run.waitingApprovals()).toEqual([]);
+    expect(run.decide(decision('t1.0'))).toBe('call t1.0 expired before the decision arrived');
+    run.beforeTool(calls[0]!, 0);
+    expect(run.checkpoint.toolCalls[0]).toMatchObject({
+      error: { code: 'E_DENIED', message: 'no decision within 60 s: this fs.write call was not run' },
+      approval: { decision: 'expired' },
+    });
+  });
+
+  it('refuses a call a deny rule names without asking, and a decision for a call that does not wait', () => {
+    const run = approvalRun();
+    const calls = tickWith(run, [{ id: 'c1', name: 'http.get', args: { url: 'https://example.com/' } }]);
+    expect(run.askApprovals(calls, T0)).toEqual([]);
+    expect(run.decide(decision('t1.0'))).toBe('no call t1.0 waits in this turn');
+    expect(run.beforeTool(calls[0]!, 0)).toEqual({ run: false });
+    expect(run.checkpoint.toolCalls[0]?.error).toMatchObject({
+      code: 'E_DENIED',
+      message: expect.stringMatching(/agent's config/),
+    });
+  });
+
+  it('asks for 20 calls of one turn at most; the others are refused unasked, saying why', () => {
+    const run = approvalRun();
+    const calls = tickWith(
+      run,
+      Array.from({ length: 25 }, (_, i) => write(`c${i}`, `src/${i}.ts`)),
+    );
+    expect(run.askApprovals(calls, T0)).toHaveLength(20);
+    run.beforeTool(calls[24]!, 24);
+    expect(run.checkpoint.toolCalls[0]?.error?.message).toMatch(/more than 20 calls of one turn waited/);
+  });
+
+  it('shows the waiting calls and the commands that decide them in the Web UI details', () => {
+    const run = approvalRun();
+    run.askApprovals(tickWith(run, [write('c1')]), T0);
+    expect(run.details('WAITING_FOR_APPROVAL')).toContain(
+      '- **waiting for approval** `t1.0` · `fs.write` {"path":"src/a.ts","content":"x"} (rule fs.write, until 2026-01-01T00:01:00.000Z)\n  - approve: `starry approve a1 t1.0` · deny: `starry deny a1 t1.0 --reason "…"`',
+    );
+  });
+
+  it('carries the worker’s rules into the next run when it continues as new', () => {
+    const run = runOf();
+    run.offer(toolSpecs(), undefined, { ask: ['fs.read'], deny: [] });
+    expect(run.continuation().workerApproval).toEqual({ ask: ['fs.read'], deny: [] });
+    const next = new TaskRun(run.continuation(), 'agent-a1-task-1');
+    expect(next.askApprovals(tickWith(next, [read('c1')]), T0)).toHaveLength(1);
   });
 });

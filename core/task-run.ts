@@ -8,6 +8,16 @@
  * `beforeTool` → the tool activity → `afterTool` (or `toolCancelled` / `toolFailed`) → `endTurn`. Any step
  * may return a `TaskEnd`; `close` turns it into the run's output.
  */
+import {
+  approvalVerdict,
+  approvalLine,
+  DEFAULT_APPROVAL_TIMEOUT_MS,
+  deniedError,
+  MAX_WAITING_CALLS,
+  type ApprovalDecision,
+  type ApprovalRules,
+  type PendingApproval,
+} from './approval';
 import { cutStrings, fitResult, jsonBytes } from './compact';
 import type { AgentConfig } from './config';
 import {
@@ -74,6 +84,8 @@ export interface TaskRunInput {
    * the task's start and carried when it continues as new. Absent: the built-in tools `tools.allow` names.
    */
   tools?: ToolSpec[];
+  /** The worker's approval rules, as listed at the task's start (with the tools) and carried likewise. */
+  workerApproval?: ApprovalRules;
 }
 
 /** What a task's next run takes over when it continues as new, besides the checkpoint. */
@@ -141,6 +153,18 @@ interface Turn {
   alerts: Array<{ kind: Injection['kind']; text: string }>;
   skipReason?: string;
   lock?: LockVerdict;
+  /** The turn's calls that a rule stopped or that wait for a human, by their index in the turn. */
+  approvals?: Map<number, TurnApproval>;
+}
+
+/** A call of the turn under an approval rule: refused unasked, or asked (and then decided or expired). */
+type TurnApproval =
+  | { verdict: 'deny'; error: NormalizedError }
+  | { verdict: 'ask'; pending: PendingApproval; timeoutMs: number; decision?: ApprovalDecision; expired?: boolean };
+
+/** A call's id within its task: its tick and its index in the turn (also the tool activity's call id). */
+export function callIdOf(tick: number, index: number): string {
+  return `t${tick}.${index}`;
 }
 
 const HALTED_BEFORE = 'SYSTEM_HALT: stopped by a human before this call started';
@@ -242,8 +266,9 @@ export class TaskRun {
    * new task's system prompt names them, and the commands `shell.run` starts for it, which the worker
    * resolves when the config names none; a resumed one keeps the prompt it had).
    */
-  offer(tools: ToolSpec[], shellAllow?: string[]): void {
+  offer(tools: ToolSpec[], shellAllow?: string[], workerApproval?: ApprovalRules): void {
     this.tools = tools;
+    if (workerApproval) this.input.workerApproval = workerApproval;
     if (!this.input.checkpoint && this.checkpoint.callNumber === 0) {
       const config = shellAllow ? { ...this.config, tools: { ...this.config.tools, shellAllow } } : this.config;
       this.checkpoint.messages[0] = {
@@ -341,6 +366,7 @@ export class TaskRun {
         ? `- last tool: \`${last.name}\` ${last.status}${last.error ? ` (${last.error.code})` : ''}`
         : '- no tool call yet',
       lockReason ? `- **${lockReason}**` : '',
+      ...this.waitingApprovals().map((p) => approvalLine(agentId, p)),
     ].join('\n');
   }
 
@@ -452,10 +478,12 @@ export class TaskRun {
   }
 
   /**
-   * Before a tool call: skipped when a halt, a lock or a frustration intervention stopped the turn;
-   * rejected (recorded as pain) when the call is malformed; otherwise the workflow runs it.
+   * Before a tool call (the `index`-th of its turn): skipped when a halt, a lock or a frustration
+   * intervention stopped the turn; rejected (recorded as pain) when the call is malformed, or denied
+   * (a rule, a human, no decision in time: `E_DENIED` pain); otherwise the workflow runs it, with the
+   * approver's edited arguments when they gave some.
    */
-  beforeTool(call: LlmToolCall): ToolStep {
+  beforeTool(call: LlmToolCall, index?: number): ToolStep {
     const args = call.rawArguments !== undefined && call.args === undefined ? call.rawArguments : (call.args ?? {});
     const pending: PendingCall = {
       call,
@@ -472,7 +500,114 @@ export class TaskRun {
       return { run: false };
     }
     pending.record.args = checked.args;
-    return { run: true, pending, args: checked.args, summary: toolSummary(call.name, checked.args) };
+    const approval = index === undefined ? undefined : this.turn.approvals?.get(index);
+    const runWith = approval ? this.approved(approval, pending) : checked.args;
+    if (runWith === undefined) return { run: false };
+    return { run: true, pending, args: runWith, summary: toolSummary(call.name, runWith) };
+  }
+
+  /**
+   * Which of the turn's calls wait for a human before any of them runs (the config's `tools.approval`
+   * and the worker's rules): returns them, to list at the agent; none, and the turn runs as always. A
+   * call a rule denies, or one past `MAX_WAITING_CALLS`, is refused unasked when its turn comes.
+   */
+  askApprovals(calls: readonly LlmToolCall[], nowMs: number): PendingApproval[] {
+    const rules = this.config.tools.approval;
+    const worker = this.input.workerApproval;
+    if (!rules && !worker) return [];
+    const timeoutMs = rules?.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
+    const approvals = new Map<number, TurnApproval>();
+    const asked: PendingApproval[] = [];
+    for (const [index, call] of calls.entries()) {
+      const checked = validateToolCall(call, this.offeredNames());
+      if (!checked.ok) continue; // refused as pain by beforeTool, never asked
+      const v = approvalVerdict(rules, worker, call.name, checked.args);
+      if (v.verdict === 'run') continue;
+      if (v.verdict === 'deny' || asked.length >= MAX_WAITING_CALLS) {
+        const why = v.verdict === 'deny' ? v : { overflow: MAX_WAITING_CALLS };
+        approvals.set(index, { verdict: 'deny', error: deniedError(call.name, why) });
+        continue;
+      }
+      const pending: PendingApproval = {
+        callId: callIdOf(this.turn.tick, index),
+        taskId: this.input.taskId,
+        workflowId: this.workflowId,
+        tool: call.name,
+        args: cutStrings(checked.args),
+        tick: this.turn.tick,
+        rule: v.rule,
+        from: v.from,
+        askedAt: new Date(nowMs).toISOString(),
+        expiresAt: new Date(nowMs + timeoutMs).toISOString(),
+      };
+      approvals.set(index, { verdict: 'ask', pending, timeoutMs });
+      asked.push(pending);
+    }
+    this.turn.approvals = approvals;
+    return asked;
+  }
+
+  /** The turn's calls still waiting for a decision. */
+  waitingApprovals(): PendingApproval[] {
+    return [...(this.turn.approvals?.values() ?? [])].flatMap((a) =>
+      a.verdict === 'ask' && !a.decision && !a.expired ? [a.pending] : [],
+    );
+  }
+
+  /** Milliseconds until the first waiting call expires (0: one has). */
+  approvalTimeLeft(nowMs: number): number {
+    const ends = this.waitingApprovals().map((p) => Date.parse(p.expiresAt) - nowMs);
+    return Math.max(0, Math.min(...ends));
+  }
+
+  /** A human's decision, forwarded by the agent. Returns why it was not taken (no such call waits). */
+  decide(decision: ApprovalDecision): string | undefined {
+    const a = [...(this.turn.approvals?.values() ?? [])].find(
+      (x) => x.verdict === 'ask' && x.pending.callId === decision.callId,
+    );
+    if (!a || a.verdict !== 'ask') return `no call ${decision.callId} waits in this turn`;
+    if (a.expired) return `call ${decision.callId} expired before the decision arrived`;
+    if (a.decision) return `call ${decision.callId} was decided already`;
+    a.decision = decision;
+    return undefined;
+  }
+
+  /** The waiting calls whose time is up count as denied (`E_DENIED`, "no decision within …"). */
+  expireApprovals(nowMs: number): void {
+    for (const a of this.turn.approvals?.values() ?? []) {
+      if (a.verdict === 'ask' && !a.decision && Date.parse(a.pending.expiresAt) <= nowMs) a.expired = true;
+    }
+  }
+
+  /**
+   * A call under an approval rule at its turn: the arguments to run it with (the approver's edit, checked
+   * like the model's), or undefined when it is recorded as not run (denied, expired, an edit that fails).
+   */
+  private approved(approval: TurnApproval, pending: PendingCall): unknown {
+    const { call, record } = pending;
+    const refuse = (error: NormalizedError) => {
+      this.afterTool(pending, failure(error));
+      return undefined;
+    };
+    if (approval.verdict === 'deny') return refuse(approval.error);
+    const { decision } = approval;
+    if (approval.expired || !decision) {
+      record.approval = { decision: 'expired' };
+      return refuse(deniedError(call.name, { expiredAfterMs: approval.timeoutMs }));
+    }
+    const who = { by: decision.by, at: decision.at };
+    if (decision.decision === 'deny') {
+      record.approval = { decision: 'denied', ...who, ...(decision.reason ? { reason: decision.reason } : {}) };
+      return refuse(deniedError(call.name, decision.reason ? { by: decision.by, reason: decision.reason } : who));
+    }
+    record.approval = { decision: 'approved', ...who, ...(decision.note ? { note: decision.note } : {}) };
+    if (!decision.args) return record.args;
+    const edited = validateToolCall({ id: call.id, name: call.name, args: decision.args }, this.offeredNames());
+    if (!edited.ok)
+      return refuse({ ...edited.error, message: `the approver's edited arguments: ${edited.error.message}` });
+    record.approval.modelArgs = record.args;
+    record.args = edited.args;
+    return edited.args;
   }
 
   /** A halt cancelled the call while it ran: recorded as skipped; the rest of the turn is skipped too. */

@@ -5,6 +5,7 @@
  * Pure: the worker reads the policy (workers/env.ts) and the tool activity applies it.
  */
 import { z } from 'zod';
+import { approvalRulesSchema } from './approval';
 import type { LlmSpec } from './llm-spec';
 import { ConfigError, RefusedError } from './errors';
 
@@ -319,6 +320,11 @@ export const WorkerPolicySchema = z
     llmAllow: z.array(z.string().min(1)).default([]),
     /** Directories `scripted:FILE` scripts and `local:FILE.gguf` models may be read from, besides `roots`. */
     llmDirs: z.array(absolutePath).default([]),
+    /**
+     * Calls every task on this worker must have approved by a human (`ask`) or may never make (`deny`),
+     * on top of the task's own `tools.approval`: e.g. `{"ask": ["shell.run"]}`.
+     */
+    approval: approvalRulesSchema().optional(),
     /** Resource limits of every sandboxed program and of a task's workspace (the sandbox's block above). */
     limits: SandboxLimitsSchema.prefault({}),
   })

@@ -25,6 +25,7 @@ import {
 import type { createActivities } from '../activities';
 import { AgentEntity, newAgentData, type AgentData, type NextRun } from '../core/agent-entity';
 import { lockoutAlert } from '../core/alerts';
+import { approvalsReportSchema, decisionInputSchema, type PendingApproval } from '../core/approval';
 import type { AgentConfig } from '../core/config';
 import {
   haltInputSchema,
@@ -42,6 +43,9 @@ import type { TaskRunOutput } from '../core/task-run';
 import type { MessageResult } from '../core/contract';
 import {
   agentStateQuery,
+  approvalDecidedSignal,
+  approvalsSignal,
+  decideApprovalUpdate,
   haltSignal,
   messageSignal,
   messageUpdate,
@@ -280,6 +284,35 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
     { description: messageHelp },
   );
 
+  // A human's decision on a waiting call: checked against what waits (the validator, and the handler
+  // again, since two approvers may race), recorded with who decided, and forwarded to the task.
+  setHandler(
+    decideApprovalUpdate,
+    async (raw) => {
+      const input = typed(() => parsePayload(decisionInputSchema(), raw, 'decideApproval'));
+      const { decision, forwardTo } = typed(() => agent.decide(input, new Date().toISOString()));
+      report();
+      await signalTask(forwardTo, (handle) => handle.signal(approvalDecidedSignal, decision));
+      return decision;
+    },
+    {
+      validator: (raw) =>
+        typed(() => agent.validateDecision(parsePayload(decisionInputSchema(), raw, 'decideApproval'))),
+      description:
+        'Decide a tool call that waits for approval: {callId, decision: "approve"|"deny", reason?, note?, args?, by?}. `args` runs the call with edited arguments.',
+    },
+  );
+  setHandler(
+    approvalsSignal,
+    (raw) =>
+      ifValid(approvalsReportSchema(), raw, 'approvals', async (r) => {
+        const asked = agent.approvalsReported(r);
+        report();
+        await Promise.all(asked.map((p) => alertApproval(agent, p)));
+      }),
+    { description: 'Internal: the running task’s calls that wait for approval, whenever they change. Not for humans.' },
+  );
+
   setHandler(
     taskProgressSignal,
     (raw) =>
@@ -453,4 +486,10 @@ async function signalTask(
     log.warn('could not signal the running task (it may have just ended)', { workflowId, error: String(err) });
     return false;
   }
+}
+
+/** Page the agent's operators once for a call that waits for a human: which call, and the command that decides it. */
+async function alertApproval(agent: AgentEntity, p: PendingApproval): Promise<void> {
+  void agent;
+  void p; // MERGE-ALERTS: wire to core/alerts.ts approvalAlert
 }

@@ -4,6 +4,7 @@
  * `admin:unlock`, `message`, `state`.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ApprovalDecision, ApprovalsReport, DecisionInput } from '../core/approval';
 import type { TaskRunOutput } from '../core/task-run';
 import type {
   AgentStatus,
@@ -61,6 +62,16 @@ export const taskProgressQuery = defineQuery<TaskProgress>('progress');
  * running agent of an older one), so an idle agent wakes and continues as new onto it.
  */
 export const newVersionSignal = defineSignal('newVersion');
+/**
+ * A human's decision on a call that waits for approval (`starry approve` / `deny`, `POST
+ * /v1/agents/{id}/approvals/{callId}`): refused when no such call waits (NotFound) or it was decided
+ * already (Refused); answers the decision as taken.
+ */
+export const decideApprovalUpdate = defineUpdate<ApprovalDecision, [DecisionInput]>('decideApproval');
+/** Internal: the running task's waiting calls, whenever they change. */
+export const approvalsSignal = defineSignal<[ApprovalsReport]>('approvals');
+/** Internal: a decision the agent took, forwarded to the task whose call waits. */
+export const approvalDecidedSignal = defineSignal<[ApprovalDecision]>('approvalDecided');
 /** Internal: a cancelled task's output to its agent (TaskRunOutput), just before the task ends CANCELED. */
 export const taskEndedSignal = defineSignal<[TaskRunOutput]>('taskEnded');
 

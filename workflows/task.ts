@@ -8,6 +8,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
+  condition,
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
@@ -26,11 +27,14 @@ import type { ToolExecutionResult } from '../core/errors';
 import type { LlmResponse } from '../core/llm';
 import { llmLabel } from '../core/llm-spec';
 import { LIMITS } from '../core/payloads';
-import { TaskRun, type TaskEnd, type TaskRunInput, type TaskRunOutput } from '../core/task-run';
+import { approvalDecisionSchema } from '../core/approval';
+import { callIdOf, TaskRun, type TaskEnd, type TaskRunInput, type TaskRunOutput } from '../core/task-run';
 import type { AgentState, TaskOutcome } from '../core/types';
 import { factsOf, isWorkerLoss } from './activity-facts';
 import {
   TASK_FAILED,
+  approvalDecidedSignal,
+  approvalsSignal,
   haltSignal,
   messageSignal,
   taskEndedSignal,
@@ -113,7 +117,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
         const listed = await cancellable('tools', () =>
           listTools({ workspace: config.workspace, tools: config.tools }),
         );
-        run.offer(listed.specs, listed.shellAllow);
+        run.offer(listed.specs, listed.shellAllow, listed.approval);
       } catch (err) {
         if (halted() && isCancellation(err)) return finish(run.cancelled());
         return finish(run.setupFailed(factsOf(err, 'listTools').error));
@@ -148,8 +152,17 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
         continue;
       }
 
+      // Calls that need a human wait, all of the turn's together, before any of them runs.
+      if (run.askApprovals(next.calls, Date.now()).length) {
+        try {
+          await awaitApprovals(run, halted);
+        } catch (err) {
+          // A halt ends the wait: the turn's calls are recorded as never run, and the task ends CANCELED.
+          if (!(halted() && isCancellation(err))) throw err;
+        }
+      }
       for (const [index, toolCall] of next.calls.entries()) {
-        const step = run.beforeTool(toolCall);
+        const step = run.beforeTool(toolCall, index);
         if (!step.run) continue;
         const { tick } = step.pending.record;
         let result: ToolExecutionResult;
@@ -160,7 +173,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
                 name: toolCall.name,
                 args: step.args,
                 tick,
-                callId: `t${tick}.${index}`,
+                callId: callIdOf(tick, index),
                 workspace: config.workspace,
                 tools: config.tools,
                 toolTimeoutMs: config.safety.toolTimeoutMs,
@@ -204,6 +217,38 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     throw new CancelledFailure('SYSTEM_HALT: the task was halted');
   }
   return out;
+}
+
+/**
+ * Wait durably for the humans' decisions on the turn's waiting calls: nothing runs and no worker holds
+ * anything meanwhile (a timer and the decisions the agent forwards are all there is). The agent lists
+ * them (and alerts) when told; a call whose time runs out counts as denied.
+ */
+async function awaitApprovals(run: TaskRun, halted: () => boolean): Promise<void> {
+  report(run, 'WAITING_FOR_APPROVAL');
+  tellAgent(run);
+  let expired = false;
+  while (run.waitingApprovals().length && !halted()) {
+    const left = run.approvalTimeLeft(Date.now());
+    if (left > 0) await condition(() => !run.waitingApprovals().length || halted(), left);
+    const before = run.waitingApprovals().length;
+    run.expireApprovals(Date.now());
+    expired ||= run.waitingApprovals().length < before;
+  }
+  if (halted()) return;
+  // The agent took every decision itself; it hears only of the calls that expired.
+  if (expired) tellAgent(run);
+  report(run, 'EXECUTING');
+}
+
+/** The agent's copy of the waiting calls, not waited for (its handler lists them and alerts once per call). */
+function tellAgent(run: TaskRun): void {
+  const waiting = run.waitingApprovals();
+  CancellationScope.nonCancellable(() =>
+    sendToAgent((parent) =>
+      getExternalWorkflowHandle(parent).signal(approvalsSignal, { taskId: run.input.taskId, waiting }),
+    ),
+  ).catch(() => undefined);
 }
 
 /** The activities' options: the config's timeouts and retry policy; a cancellation waits for the activity. */
@@ -255,6 +300,15 @@ function listen(run: TaskRun, calls: CancellationScope): void {
       if (refused) log.warn('ignored a message signal', { reason: refused });
     },
     { description: 'A human follow-up {text, by?} (sent by its agent): appended before the next LLM call.' },
+  );
+  setHandler(
+    approvalDecidedSignal,
+    (raw) => {
+      const parsed = approvalDecisionSchema().safeParse(raw);
+      const refused = parsed.success ? run.decide(parsed.data) : parsed.error.message;
+      if (refused) log.warn('ignored an approval decision', { reason: refused });
+    },
+    { description: 'Internal: a human decision on a waiting call, forwarded by the agent. Not for humans.' },
   );
   setHandler(taskProgressQuery, () => run.progress(), {
     description: 'The task’s live counts: tick, tokens (this run and in all), counters, last error code.',

@@ -3,6 +3,7 @@
  * (a failed ToolExecutionResult, pain for the model); transient and fatal ones are thrown once, through
  * `throwAsFailure`, so Temporal retries or fails the task.
  */
+import type { ApprovalRules } from '../../core/approval';
 import { Context } from '@temporalio/activity';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -342,7 +343,11 @@ export function createToolActivities(
             })),
           );
         }
-        return { specs: offered(specs, req.tools), shellAllow: withWorkerDefaults(req.tools, policy).shellAllow };
+        return {
+          specs: offered(specs, req.tools),
+          shellAllow: withWorkerDefaults(req.tools, policy).shellAllow,
+          ...(policy?.approval ? { approval: policy.approval } : {}),
+        };
       } catch (err) {
         if (cancellationSignal.aborted) throw err;
         throwAsFailure(normalizeThrown(err, 'listTools'));
@@ -379,6 +384,8 @@ export interface ListToolsRequest {
 export interface ListedTools {
   specs: ToolSpec[];
   shellAllow: string[];
+  /** The worker's own approval rules (its policy's `approval`), which the task obeys besides its config's. */
+  approval?: ApprovalRules;
 }
 
 /**

@@ -44,7 +44,7 @@ export function serveCommands(program: Command): void {
     .description(
       'mint a bearer token for the HTTP API, signed with STARRY_API_JWT_SECRET (for local use and tests); with --tenant, for that tenant (its claim: STARRY_API_TENANT_CLAIM, default "tenant")',
     )
-    .requiredOption('--role <role>', 'viewer | operator | admin')
+    .requiredOption('--role <role>', 'viewer | operator | approver | admin')
     .option(
       '--sub <name>',
       'who the token is for (recorded as `by` of halts and unlocks)',
@@ -58,8 +58,8 @@ export function serveCommands(program: Command): void {
           'set STARRY_API_JWT_SECRET (at least 32 characters) to the secret the API checks tokens with',
           EXIT.USAGE,
         );
-      if (!['viewer', 'operator', 'admin'].includes(o.role))
-        throw new ExitError(`--role must be viewer, operator or admin, got "${o.role}"`, EXIT.USAGE);
+      if (!['viewer', 'operator', 'approver', 'admin'].includes(o.role))
+        throw new ExitError(`--role must be viewer, operator, approver or admin, got "${o.role}"`, EXIT.USAGE);
       if (!Number.isInteger(o.ttl) || o.ttl <= 0)
         throw new ExitError('--ttl must be a whole number of seconds > 0', EXIT.USAGE);
       // Loaded on use: the API's modules (jose is ESM-only) stay out of every other command's start.

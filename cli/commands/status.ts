@@ -5,6 +5,7 @@
 import { Command, Option } from 'commander';
 import { hasLiveWorker, temporalEnv } from '../../client/connection';
 import type { AgentList, AgentState } from '../../core/contract';
+import { AGENT_STATES } from '../../core/payloads';
 import { webUiLink } from '../../workflows/messages';
 import { noWorker, sayErr, uiBase, withClient } from '../common';
 import { formatStatus, jsonLine, say } from '../format';
@@ -48,15 +49,7 @@ export function statusCommands(program: Command): void {
   program
     .command('list')
     .description('running agents and their state, from the visibility store (needs no worker)')
-    .addOption(
-      new Option('--state <state>', 'only agents in this state').choices([
-        'WAITING_FOR_EVENT',
-        'EXECUTING',
-        'SAFETY_LOCKOUT',
-        'ERROR_PAUSED',
-        'STOPPED',
-      ]),
-    )
+    .addOption(new Option('--state <state>', 'only agents in this state').choices(AGENT_STATES))
     .option('--json', 'print {agents, nextPageToken?} as JSON')
     .action(async (o: { state?: AgentState; json?: boolean }) => {
       await withClient(async (agents) => {

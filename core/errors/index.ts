@@ -54,6 +54,8 @@ export const ERROR_CODES = [
   /** A tool reported that it failed (a user's tool threw, an MCP tool answered isError). */
   'E_TOOL_FAILED',
   'E_SKIPPED',
+  /** A call that did not run for want of approval: a rule or a human denied it, or nobody decided in time. */
+  'E_DENIED',
   /** A transcript blob the history refers to is not in the content store. */
   'E_BLOB_MISSING',
 ] as const;

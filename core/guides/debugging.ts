@@ -29,6 +29,7 @@ const DIAGNOSES: Partial<Record<ErrorCode, string>> = {
   E_LIMIT:
     'Resource limit reached: the message names which one. Do less per call: fewer processes, less data, smaller files.',
   E_SKIPPED: 'Not executed: the system stopped this turn before the call ran.',
+  E_DENIED: 'Not executed: approval was refused or never given. The message carries the reason; plan around it.',
   ETIMEDOUT: 'Timeout: the operation did not finish in time. Reduce the work per call.',
   ECONNREFUSED: NETWORK,
   ECONNRESET: NETWORK,

@@ -37,7 +37,7 @@ export function codeAndMessage(error: Pick<NormalizedError, 'code' | 'message'>)
  */
 export function describeFailure(error: NormalizedError, ctx: Pick<PainContext, 'toolName'>): string {
   // A skipped call never ran, so "failed" would misstate what happened.
-  const verb = error.code === 'E_SKIPPED' ? 'was not executed' : 'failed';
+  const verb = error.code === 'E_SKIPPED' || error.code === 'E_DENIED' ? 'was not executed' : 'failed';
   return `Tool ${ctx.toolName} ${verb}: ${codeAndMessage(error)} (source ${error.source}).`;
 }
 

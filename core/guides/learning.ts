@@ -24,6 +24,7 @@ const READINGS: Partial<Record<ErrorCode, string>> = {
   E_OUTPUT_TOO_LARGE: 'The answer was too big to bring back. Ask a narrower question.',
   E_LIMIT: 'You reached a limit of your sandbox; the message says which. Find a lighter way to do it.',
   E_SKIPPED: 'This call was not run. Take stock before the next step.',
+  E_DENIED: 'A person said no to this call, and told you why. Listen to the reason and find a way they would accept.',
   ETIMEDOUT: 'This took too long. Try a smaller or simpler step.',
   ECONNREFUSED: UNREACHABLE,
   ECONNRESET: UNREACHABLE,

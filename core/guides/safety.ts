@@ -24,6 +24,7 @@ const READINGS: Partial<Record<ErrorCode, string>> = {
   E_OUTPUT_TOO_LARGE: 'The output exceeded the allowed size. Ask for less: a narrower path or a smaller range.',
   E_LIMIT: 'You exceeded a resource limit of your sandbox. Do not repeat it: do less per call.',
   E_SKIPPED: 'This call was held back because the system stopped the turn.',
+  E_DENIED: 'This call was denied by a human or a rule and was not run. Do not ask for it again unchanged.',
   ETIMEDOUT: 'The operation timed out. Calling it again unchanged is unlikely to help.',
   ECONNREFUSED: NETWORK,
   ECONNRESET: NETWORK,

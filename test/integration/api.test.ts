@@ -254,6 +254,54 @@ describe('every route end to end', () => {
     expect(task.json.toolCalls).toEqual([expect.objectContaining({ name: 'fs.list', status: 'ok' })]);
   });
 
+  it('lists a call that waits for approval, and lets an approver decide it once: 404 unknown call, 400 bad args, 409 decided already', async () => {
+    const agentId = uniqueId('api-approve');
+    const write = { toolCalls: [{ name: 'fs.write', args: { path: 'a.md', content: 'x' } }] };
+    const cfg = scriptedConfig(writeScript([write, DONE]), makeWorkspace(), {
+      tools: { approval: { ask: ['fs.write'] } },
+    });
+    const { taskId } = await h.agents.submit(agentId, { goal: 'write', config: cfg });
+    const viewer = await token('viewer');
+    const listed = await eventually('the waiting call over HTTP', async () => {
+      const r = await call('GET', `/v1/approvals?agentId=${agentId}`, { token: viewer });
+      return (r.json.approvals as unknown[] | undefined)?.length ? r : undefined;
+    });
+    expect(listed.json.approvals).toEqual([
+      expect.objectContaining({ agentId, callId: 't1.0', tool: 'fs.write', args: { path: 'a.md', content: 'x' } }),
+    ]);
+    const all = await call('GET', '/v1/approvals', { token: viewer });
+    expect(all.status).toBe(200);
+
+    const approver = await token('approver', 'grace');
+    const path = `/v1/agents/${agentId}/approvals`;
+    expect(await call('POST', `${path}/t9.0`, { token: approver, body: { decision: 'approve' } })).toMatchObject({
+      status: 404,
+      json: { detail: expect.stringMatching(/no call t9\.0 .* waits for approval/) },
+    });
+    expect(
+      await call('POST', `${path}/t1.0`, { token: approver, body: { decision: 'approve', args: { path: 1 } } }),
+    ).toMatchObject({ status: 400, json: { detail: expect.stringMatching(/do not fit fs\.write/) } });
+    expect(
+      await call('POST', `${path}/t1.0`, {
+        token: approver,
+        body: { decision: 'deny', reason: 'x'.repeat(1_000_000) },
+      }),
+    ).toMatchObject({ status: 400, json: { errors: ['reason: reason must be at most 2000 characters'] } });
+    const decided = await call('POST', `${path}/t1.0`, { token: approver, body: { decision: 'deny', reason: 'no' } });
+    expect(decided).toMatchObject({
+      status: 200,
+      json: { callId: 't1.0', decision: 'deny', by: 'grace', reason: 'no' },
+    });
+    expect(await call('POST', `${path}/t1.0`, { token: approver, body: { decision: 'approve' } })).toMatchObject({
+      status: 409,
+      json: { detail: expect.stringMatching(/decided already: denied by grace/) },
+    });
+    const r = await h.agents.waitForTask(agentId, taskId);
+    expect(r.toolCalls[0]).toMatchObject({
+      error: { code: 'E_DENIED', message: 'grace denied this fs.write call: no' },
+    });
+  });
+
   it('answers /healthz and /openapi.json without a token', async () => {
     expect(await call('GET', '/healthz')).toMatchObject({ status: 200, json: { ok: true, temporal: 'reachable' } });
     expect((await call('GET', '/openapi.json')).json).toMatchObject({ openapi: '3.1.0' });
@@ -292,21 +340,29 @@ describe('who may do what', () => {
     ['task', 'GET', `/v1/tasks/agent-${id}-task-1`],
     ['message', 'POST', `/v1/agents/${id}/messages`, { text: 'hello' }],
     ['unlock', 'POST', `/v1/agents/${id}/unlock`, {}],
+    ['approvals', 'GET', `/v1/approvals?agentId=${id}`],
+    // No call waits: an allowed caller gets 404 for it.
+    ['decide', 'POST', `/v1/agents/${id}/approvals/t1.0`, { decision: 'approve' }],
   ];
   // The status each caller gets: 2xx/409 means allowed through auth.
   const allowed: Record<string, string[]> = {
-    viewer: ['status', 'list', 'task'],
-    operator: ['submit', 'status', 'list', 'task', 'message'],
-    admin: ['submit', 'status', 'list', 'task', 'message', 'unlock'],
+    viewer: ['status', 'list', 'task', 'approvals'],
+    operator: ['submit', 'status', 'list', 'task', 'message', 'approvals'],
+    approver: ['status', 'list', 'task', 'approvals', 'decide'],
+    admin: ['submit', 'status', 'list', 'task', 'message', 'unlock', 'approvals', 'decide'],
   };
 
-  it.each(['viewer', 'operator', 'admin'] as Role[])(
+  it.each(['viewer', 'operator', 'approver', 'admin'] as Role[])(
     'gives a %s exactly its routes, and 403 for the others',
     async (role) => {
       const t = await token(role);
       for (const [name, method, path, body] of routes(agentId)) {
         const r = await call(method, path, { token: t, ...(body !== undefined ? { body } : {}) });
-        if (allowed[role]!.includes(name)) expect([name, r.status < 300 || r.status === 409]).toEqual([name, true]);
+        if (allowed[role]!.includes(name))
+          expect([name, r.status < 300 || r.status === 409 || (name === 'decide' && r.status === 404)]).toEqual([
+            name,
+            true,
+          ]);
         else
           expect([name, r.status, r.json.detail]).toEqual([
             name,
