@@ -4,6 +4,7 @@
  * prints goes through `say` (text) or `jsonLine` (JSON): data never reaches a terminal with the control
  * characters it may hold (model text, goals, messages, tool output, notes).
  */
+import { approveCommand, denyCommand } from '../core/approval';
 import type { AgentStatus } from '../workflows/messages';
 import { reasonText, type TaskResult } from '../core/types';
 
@@ -94,6 +95,10 @@ export function formatStatus(s: AgentStatus): string {
     s.currentTask
       ? `running ${s.currentTask.taskId} at tick ${s.currentTask.tick} (${s.currentTask.workflowId})`
       : 'no task running',
+    ...(s.approvals ?? []).map(
+      (p) =>
+        `waiting for approval ${p.callId}: ${p.tool} ${JSON.stringify(p.args)} · \`${approveCommand(s.agentId, p.callId)}\` or \`${denyCommand(s.agentId, p.callId)}\``,
+    ),
     s.suspendedTask ? `suspended ${s.suspendedTask.taskId}: \`starry unlock ${s.agentId} --resume\` continues it` : '',
     !s.suspendedTask ? (nextStep(s.agentState, s.agentId, false) ?? '') : '',
     `queue: ${s.queue.length ? s.queue.map((q) => `${q.taskId} (p${q.priority})`).join(', ') : 'empty'}`,

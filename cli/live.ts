@@ -5,6 +5,7 @@
  */
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { followTask, type TaskEvent } from '../client/follow';
+import { approveCommand, denyCommand } from '../core/approval';
 import { cut } from '../core/compact';
 import { reasonText, say, terminalSafe } from './format';
 
@@ -52,8 +53,21 @@ export function eventLines(e: TaskEvent): string[] {
       if (e.name === 'SYSTEM_HALT' || e.name === 'STOP')
         return [`  ■ SYSTEM_HALT${p.by ? ` by ${p.by}` : ''}${p.note ? `: ${p.note}` : ''}`];
       if (e.name === 'message') return [`  ✉ message${p.by ? ` from ${p.by}` : ''}: ${oneLine(p.text ?? '', 300)}`];
+      if (e.name === 'approvalDecided') {
+        const d = e.payload as { callId?: string; decision?: string; reason?: string; args?: unknown };
+        return [
+          d.decision === 'approve'
+            ? `  ✓ ${d.callId} approved by ${p.by ?? 'a human'}${d.args ? ` with edited arguments ${oneLine(d.args)}` : ''}`
+            : `  ✗ ${d.callId} denied by ${p.by ?? 'a human'}${d.reason ? `: ${oneLine(d.reason, 300)}` : ''}`,
+        ];
+      }
       return [];
     }
+    case 'approval':
+      return e.waiting.map(
+        (w) =>
+          `  ⏸ ${w.callId} ${w.tool} ${oneLine(w.args)} waits for approval (rule ${w.rule}): \`${approveCommand(e.agentId, w.callId)}\` or \`${denyCommand(e.agentId, w.callId)}\``,
+      );
     case 'continued':
       return [`  ↻ the task continued in a fresh history (run ${e.runId})`];
     case 'end':
@@ -65,6 +79,7 @@ export function eventLines(e: TaskEvent): string[] {
 function inFlight(e: TaskEvent): string | undefined {
   if (e.kind === 'llm-call') return `  … tick ${e.tick}: waiting for the model`;
   if (e.kind === 'tool-call') return `  … ${e.name} running`;
+  if (e.kind === 'approval') return `  … waiting for a human to decide ${e.waiting.map((w) => w.callId).join(', ')}`;
   return undefined;
 }
 

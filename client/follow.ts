@@ -8,7 +8,9 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
 import { isStored, type LlmCallInput, type LlmResponse, type TranscriptEntry } from '../core/llm';
+import type { ApprovalsReport, PendingApproval } from '../core/approval';
 import type { NormalizedError } from '../core/errors';
+import { agentOfTaskWorkflowId } from '../core/tenant';
 import { SKIPPED_PREFIX } from '../core/transcript';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
@@ -27,6 +29,8 @@ export type TaskEvent =
   | { kind: 'tool-failed'; tick: number; name: string; message: string }
   | { kind: 'alert'; reason: string }
   | { kind: 'signal'; name: string; payload: unknown }
+  /** Calls of the turn wait for a human's decision (the task told its agent so). */
+  | { kind: 'approval'; agentId: string; waiting: PendingApproval[] }
   /** The task moved to a fresh history (continue-as-new); following goes on in the new run. */
   | { kind: 'continued'; runId: string }
   | {
@@ -150,6 +154,12 @@ export class TaskEventDecoder {
         return [{ kind: 'tool-failed', tick: req.tick, name: req.name, message }];
       }
       return [];
+    }
+    const told = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+    if (told?.signalName === 'approvals') {
+      const r = decode<ApprovalsReport>(told.input);
+      const agentId = agentOfTaskWorkflowId(r?.waiting[0]?.workflowId ?? '');
+      return r?.waiting.length && agentId ? [{ kind: 'approval', agentId, waiting: r.waiting }] : [];
     }
     if (e.workflowExecutionSignaledEventAttributes) {
       const sig = e.workflowExecutionSignaledEventAttributes;

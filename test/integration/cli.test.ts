@@ -409,6 +409,71 @@ describe('with a worker polling (as under `starry dev`)', () => {
     });
   });
 
+  it('lists a call that waits for approval in `approvals`, `status` and the live view, and approves or denies it by name', async () => {
+    const agent = uniqueId('cli-approve');
+    const turns = [
+      { toolCalls: [{ name: 'fs.write', args: { path: 'a.md', content: 'one' } }] },
+      { toolCalls: [{ name: 'fs.write', args: { path: 'b.md', content: 'two' } }] },
+      { text: 'Done.' },
+    ];
+    const config = writeConfig({
+      llm: `scripted:${writeScript(turns)}`,
+      workspace: [makeWorkspace()],
+      verify: false,
+      tools: { approval: { ask: ['fs.write'] } },
+    });
+    const run = starryLive(['run', 'write two files', '--agent', agent, '--config', config], queue);
+    try {
+      await run.until(
+        'stdout',
+        new RegExp(
+          `⏸ t1\\.0 fs\\.write \\{"path":"a\\.md","content":"one"\\} waits for approval \\(rule fs\\.write\\): \`starry approve ${agent} t1\\.0\``,
+        ),
+      );
+      const listed = await starryAsync(['approvals', agent], queue);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).toMatch(
+        new RegExp(`^${agent} t1\\.0 · fs\\.write \\{"path":"a\\.md","content":"one"\\}\n`),
+      );
+      expect(listed.stdout).toContain(`  starry approve ${agent} t1.0\n  starry deny ${agent} t1.0 --reason "…"\n`);
+      expect(JSON.parse((await starryAsync(['approvals', agent, '--json'], queue)).stdout)).toMatchObject({
+        approvals: [{ agentId: agent, callId: 't1.0', tool: 'fs.write' }],
+      });
+      const status = await starryAsync(['status', agent], queue);
+      expect(status.stdout).toMatch(/: WAITING_FOR_APPROVAL\n/);
+      expect(status.stdout).toContain(`waiting for approval t1.0: fs.write`);
+
+      expect((await starryAsync(['approve', agent, 't1.0', '--args', 'not json'], queue)).code).toBe(64);
+      const wrong = await starryAsync(['approve', agent, 't9.0'], queue);
+      expect([wrong.code, wrong.stderr]).toEqual([1, expect.stringMatching(/no call t9\.0 .* waits for approval/)]);
+      const approved = await starryAsync(
+        ['approve', agent, 't1.0', '--args', '{"path":"c.md","content":"three"}', '--by', 'jest'],
+        queue,
+      );
+      expect(approved).toMatchObject({
+        code: 0,
+        stdout: `approved t1.0 of agent ${agent} with edited arguments: it runs now\n`,
+      });
+      const again = await starryAsync(['deny', agent, 't1.0', '--reason', 'late'], queue);
+      expect([again.code, again.stderr]).toEqual([2, expect.stringMatching(/decided already: approved by jest/)]);
+
+      await run.until('stdout', /⏸ t2\.0 fs\.write/);
+      const denied = await starryAsync(
+        ['deny', agent, 't2.0', '--reason', 'one file is enough', '--by', 'jest'],
+        queue,
+      );
+      expect(denied).toMatchObject({ code: 0, stdout: `denied t2.0 of agent ${agent}: the model reads why\n` });
+      expect(await run.exited).toBe(0);
+      const out = run.out().stdout;
+      expect(out).toContain('✓ t1.0 approved by jest with edited arguments {"path":"c.md","content":"three"}');
+      // A denied call never ran: no tool result, the model's pain says why.
+      expect(out).toContain('Message: E_DENIED: jest denied this fs.write call: one file is enough');
+      expect(out).toContain('✗ t2.0 denied by jest: one file is enough');
+    } finally {
+      run.child.kill('SIGINT');
+    }
+  });
+
   it("acts within the tenant `--tenant` (or STARRY_TENANT) names: its agent ids, its list, none of another tenant's tasks", async () => {
     const tenant = uniqueId('acme');
     // A name of this test's own: other tests' plain agents (the README's a1) share the server.

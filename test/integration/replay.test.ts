@@ -28,8 +28,8 @@ beforeAll(async () => {
 afterAll(async () => h?.stop());
 
 describe('committed histories', () => {
-  it('hold the agent and the task workflow of each representative run, and an agent that continued as new, and nothing else', () => {
-    const runs = ['budget-stop', 'eperm', 'fatal-llm', 'frustration-cascade', 'repeat-lockout'];
+  it('hold the agent and the task workflow of each representative run (approvals among them), and an agent that continued as new, and nothing else', () => {
+    const runs = ['approval', 'budget-stop', 'eperm', 'fatal-llm', 'frustration-cascade', 'repeat-lockout'];
     expect(files).toEqual([...runs.flatMap((r) => [`${r}-agent.json`, `${r}-task.json`]), 'carried-agent.json'].sort());
   });
 

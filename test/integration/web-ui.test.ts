@@ -15,6 +15,7 @@ import {
 } from '../helpers/harness';
 import { activityRunning } from '../helpers/workflow-history';
 import { agentWorkflowId, taskWorkflowId } from '../../workflows/messages';
+import { eventually } from '../../dev/poll';
 
 jest.setTimeout(180_000);
 
@@ -45,6 +46,7 @@ const ids = {
   halted: `${run}-halted`,
   eperm: `${run}-eperm`,
   fatal: `${run}-fatal`,
+  waiting: `${run}-waiting`,
 };
 
 beforeAll(async () => {
@@ -91,6 +93,17 @@ beforeAll(async () => {
   // A fatal LLM error.
   const fatal = scriptedConfig(writeScript([{ error: { status: 401, message: 'invalid API key' } }]), ws());
   await h.agents.waitForTask(ids.fatal, (await h.agents.submit(ids.fatal, { goal: 'no key', config: fatal })).taskId);
+
+  // A call that waits for a human's approval (the agent and its task stay running).
+  await h.agents.submit(ids.waiting, {
+    goal: 'write',
+    config: scriptedConfig(
+      writeScript([{ toolCalls: [{ name: 'fs.write', args: { path: 'plan.md', content: 'v2' } }] }, DONE]),
+      ws(),
+      { tools: { approval: { ask: ['fs.write'] } } },
+    ),
+  });
+  await eventually('the waiting call', async () => (await h.agents.approvals(ids.waiting)).approvals[0]);
 
   browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
@@ -156,6 +169,7 @@ describe('the Web UI', () => {
       'RUNNING',
       'RUNNING',
       'RUNNING',
+      'RUNNING',
     ]);
     expect(new Map(all.filter(([, id]) => id?.includes('-task-')).map(([status, id]) => [id, status]))).toEqual(
       new Map([
@@ -164,6 +178,7 @@ describe('the Web UI', () => {
         [taskWorkflowId(ids.halted, 'task-1'), 'CANCELED'],
         [taskWorkflowId(ids.eperm, 'task-1'), 'COMPLETED'],
         [taskWorkflowId(ids.fatal, 'task-1'), 'FAILED'],
+        [taskWorkflowId(ids.waiting, 'task-1'), 'RUNNING'],
       ]),
     );
   });
@@ -192,5 +207,23 @@ describe('the Web UI', () => {
     const text = await openWorkflow(taskWorkflowId(ids.locked, 'task-1'), waits, 'user-metadata');
     expect(text).toMatch(/Task task-1 · SUSPENDED · agent SAFETY_LOCKOUT/);
     expect(text).toMatch(new RegExp(`starry unlock ${ids.locked} --resume`));
+  });
+
+  it('lists an agent whose call waits for approval by its state, and shows the call and the commands that decide it', async () => {
+    expect(await listed(`AgentState="WAITING_FOR_APPROVAL" AND AgentId STARTS_WITH "${run}"`)).toEqual(
+      expect.arrayContaining([
+        ['RUNNING', agentWorkflowId(ids.waiting)],
+        ['RUNNING', taskWorkflowId(ids.waiting, 'task-1')],
+      ]),
+    );
+    // The UI's markdown shows quotes as typographic ones.
+    const call = /waiting for approval t1\.0 · fs\.write \{.path.:.plan\.md.,.content.:.v2.\}/;
+    const agent = await openWorkflow(agentWorkflowId(ids.waiting), call, 'user-metadata');
+    expect(agent).toMatch(new RegExp(`Agent ${ids.waiting} · WAITING_FOR_APPROVAL`));
+    expect(agent).toMatch(call);
+    expect(agent).toContain(`approve: starry approve ${ids.waiting} t1.0`);
+    const task = await openWorkflow(taskWorkflowId(ids.waiting, 'task-1'), call, 'user-metadata');
+    expect(task).toMatch(/Task task-1 · WAITING_FOR_APPROVAL/);
+    expect(task).toContain(`deny: starry deny ${ids.waiting} t1.0 --reason`);
   });
 });
