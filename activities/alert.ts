@@ -6,24 +6,31 @@
  */
 import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import { Context } from '@temporalio/activity';
+import type { AlertKind, AlertNotice, AlertSeverity } from '../core/alerts';
 import { normalizedError, type NormalizedError } from '../core/errors';
-import type { AgentState, LockReason } from '../core/types';
 import { classifyHttpStatus, classifyNetworkError } from '../core/errors/http';
 import { agentWorkflowId, webUiLink } from '../workflows/messages';
 import { throwAsFailure } from './failures';
 
-export interface AlertInput {
+/**
+ * What the workflow asks to send: a notice of core/alerts.ts and whom it is about. `kind`, `severity`,
+ * `command` and `action` may be absent in an input scheduled by an older workflow (a retry that reaches
+ * this code): it was a lockout, and every alert was critical then.
+ */
+export interface AlertInput extends Partial<Pick<AlertNotice, 'kind' | 'severity' | 'command' | 'action'>> {
   agentId: string;
   taskId?: string;
   workflowId?: string;
-  agentState: AgentState;
-  reason: LockReason;
+  agentState: AlertNotice['agentState'];
+  reason: AlertNotice['reason'];
   error?: NormalizedError;
 }
 
+/** The alert as every sink receives it (docs/ARCHITECTURE.md#daemon-alerts). */
 export interface AlertEvent extends AlertInput {
   type: 'openstarry.alert';
-  severity: 'critical';
+  kind: AlertKind;
+  severity: AlertSeverity;
   /** The same on every retry of one alert (also sent as `Idempotency-Key`), so a receiver can drop repeats. */
   id: string;
   /** When the alert was raised (the same on every retry). */
@@ -62,6 +69,7 @@ export function createAlertActivities(sinks: AlertSinks = {}) {
       const workflowId = input.workflowId ?? agentWorkflowId(input.agentId);
       const event: AlertEvent = {
         type: 'openstarry.alert',
+        kind: 'lockout',
         severity: 'critical',
         id: `${info.workflowExecution ? `${info.workflowExecution.workflowId}/${info.workflowExecution.runId}` : input.agentId}/${info.activityId}`,
         at: new Date(info.scheduledTimestampMs).toISOString(),
@@ -90,21 +98,26 @@ export function createAlertActivities(sinks: AlertSinks = {}) {
 }
 
 /**
- * Publish the alert to SNS: the JSON as the message, the id as a message attribute (and as the
- * deduplication id of a FIFO topic). Throttling and 5xx are transient (retried); any other refusal
+ * Publish the alert to SNS: the JSON as the message, the severity in the subject, the id, agent, kind
+ * and severity as message attributes (for subscription filter policies), the id also as the
+ * deduplication id of a FIFO topic. Throttling and 5xx are transient (retried); any other refusal
  * (access denied, a missing topic) fails the alert activity at once — never the agent, which logs it.
  */
 async function publishSns(client: SNSClient, topicArn: string, event: AlertEvent): Promise<void> {
   const fifo = topicArn.endsWith('.fifo');
+  // The severity first, so a mail client's list tells a warning from a critical alert.
+  const subject = `OpenStarry ${event.severity}: agent ${event.agentId} ${event.agentState} (${event.reason.code})`;
   try {
     await client.send(
       new PublishCommand({
         TopicArn: topicArn,
-        Subject: `OpenStarry alert: agent ${event.agentId} ${event.agentState} (${event.reason.code})`.slice(0, 100),
+        Subject: subject.slice(0, 100),
         Message: JSON.stringify(event),
         MessageAttributes: {
           alertId: { DataType: 'String', StringValue: event.id },
           agentId: { DataType: 'String', StringValue: event.agentId },
+          kind: { DataType: 'String', StringValue: event.kind },
+          severity: { DataType: 'String', StringValue: event.severity },
         },
         ...(fifo
           ? {

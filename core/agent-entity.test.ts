@@ -49,7 +49,6 @@ function runOutput(
 const loopCap: LockVerdict = {
   agentState: 'SAFETY_LOCKOUT',
   reason: { code: 'LOOP_CAP', message: 'loop cap of 2 ticks reached' },
-  raiseAlert: false,
 };
 
 /** Start a task and suspend it with `lock`. */
@@ -199,7 +198,6 @@ describe('AgentEntity: lockout', () => {
     suspendOne(agent, {
       agentState: 'STOPPED',
       reason: { code: 'BUDGET_EXHAUSTED', message: 'budget spent' },
-      raiseAlert: false,
     });
     agent.unlock({ addTokens: 500 });
     expect(agent.data.config?.safety.tokenBudget).toBe(1500);
@@ -226,7 +224,6 @@ describe('AgentEntity: lockout', () => {
     suspendOne(agent, {
       agentState: 'STOPPED',
       reason: { code: 'BUDGET_EXHAUSTED', message: 'budget spent' },
-      raiseAlert: false,
     });
     agent.data.tokensUsed = 1000;
     expect(agent.unlock().message).toContain('the next LLM call will stop again; pass --add-tokens N');

@@ -100,7 +100,6 @@ describe('SafetyMonitor.onEventLoopStart', () => {
     expect(verdict.lock).toEqual({
       agentState: 'SAFETY_LOCKOUT',
       reason: { code: 'LOOP_CAP', message: 'Infinite loop suspected: tick 51 exceeds the cap of 50 ticks per task' },
-      raiseAlert: false,
     });
   });
 });
@@ -111,7 +110,6 @@ describe('SafetyMonitor.beforeLLMCall', () => {
     expect(SafetyMonitor.beforeLLMCall(defaults, { tokensUsed: 100_000 }).lock).toMatchObject({
       agentState: 'STOPPED',
       reason: { code: 'BUDGET_EXHAUSTED' },
-      raiseAlert: false,
     });
   });
 
@@ -153,7 +151,6 @@ describe('SafetyMonitor.afterToolExecution scenarios', () => {
     expect(steps[3]!.verdict.lock).toMatchObject({
       agentState: 'SAFETY_LOCKOUT',
       reason: { code: 'REPEATED_FAILURE' },
-      raiseAlert: false,
     });
     expect(kinds(steps[3]!.verdict)).toEqual([]);
   });
@@ -178,7 +175,7 @@ describe('SafetyMonitor.afterToolExecution scenarios', () => {
       if (i < 7) expect(s.verdict.lock).toBeUndefined();
     });
     const halt = steps[7]!.verdict.lock;
-    expect(halt).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'ERROR_CASCADE' }, raiseAlert: true });
+    expect(halt).toMatchObject({ agentState: 'ERROR_PAUSED', reason: { code: 'ERROR_CASCADE' } });
     expect(halt?.reason.message.startsWith('EMERGENCY_HALT: 8 failures among the last 10 operations')).toBe(true);
   });
 
@@ -281,12 +278,10 @@ describe('combine', () => {
     const first: LockVerdict = {
       agentState: 'SAFETY_LOCKOUT',
       reason: { code: 'REPEATED_FAILURE', message: '1' },
-      raiseAlert: false,
     };
     const second: LockVerdict = {
       agentState: 'ERROR_PAUSED',
       reason: { code: 'ERROR_CASCADE', message: '2' },
-      raiseAlert: true,
     };
     const outcomes = [
       { alert: alert('REPEAT_ALERT') },

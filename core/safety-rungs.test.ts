@@ -50,7 +50,6 @@ describe('loopCap', () => {
       lock: {
         agentState: 'SAFETY_LOCKOUT',
         reason: { code: 'LOOP_CAP', message: 'Infinite loop suspected: tick 51 exceeds the cap of 50 ticks per task' },
-        raiseAlert: false,
       },
     });
   });
@@ -76,7 +75,6 @@ describe('historyLimit', () => {
       expect(out?.lock).toMatchObject({
         agentState: 'SAFETY_LOCKOUT',
         reason: { code: 'HISTORY_LIMIT' },
-        raiseAlert: false,
       });
       expect(out?.lock?.reason.message).toMatch(/unlock <agent> --resume` continues it in a fresh history/);
     }
@@ -90,7 +88,7 @@ describe('tokenBudget', () => {
 
   it('stops the agent once usage reaches the budget, naming the figures', () => {
     const lock = tokenBudget(safety, { tokensUsed: 100_000 })?.lock;
-    expect(lock).toMatchObject({ agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED' }, raiseAlert: false });
+    expect(lock).toMatchObject({ agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED' } });
     expect(lock?.reason.message).toBe('Token budget exhausted: 100000 tokens used of a budget of 100000');
     expect(tokenBudget(safety, { tokensUsed: 250_000 })?.lock?.reason.message).toContain('250000');
   });
@@ -117,7 +115,6 @@ describe('repeatedFailure', () => {
     expect(lock).toMatchObject({
       agentState: 'SAFETY_LOCKOUT',
       reason: { code: 'REPEATED_FAILURE' },
-      raiseAlert: false,
     });
     expect(lock?.reason.message).toContain('fs.read failed 4 times in a row');
   });
@@ -157,7 +154,6 @@ describe('errorCascade', () => {
           code: 'ERROR_CASCADE',
           message: `${EMERGENCY_HALT}: 8 failures among the last 10 operations (the limit is 8)`,
         },
-        raiseAlert: true,
       },
     });
   });

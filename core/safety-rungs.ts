@@ -12,12 +12,10 @@ import type { LockReason } from './types';
 /** The seeds' name for the error-cascade action; every ERROR_CASCADE message starts with it. */
 export const EMERGENCY_HALT = 'EMERGENCY_HALT';
 
-/** A breaker that locks the agent: the state to enter and why. */
+/** A breaker that locks the agent: the state to enter and why. Every lock pages the daemon (core/alerts.ts). */
 export interface LockVerdict {
   agentState: 'SAFETY_LOCKOUT' | 'STOPPED' | 'ERROR_PAUSED';
   reason: LockReason;
-  /** Tell the daemon's operators too, not only the task's caller. */
-  raiseAlert: boolean;
 }
 
 /** What one rung says when it trips. */
@@ -143,7 +141,7 @@ export const frustration: SafetyRung<FailureInput> = (safety, input) => {
 
 /**
  * Error cascade: `cascadeErrors` failures among the last `cascadeWindow` operations (or among the
- * operations so far, while there are fewer) pause the agent and alert the daemon.
+ * operations so far, while there are fewer) pause the agent (ERROR_PAUSED: the daemon's alert is critical).
  *
  * ```ts
  * errorCascade(safety, input)?.lock?.reason.message // 'EMERGENCY_HALT: 8 failures among the last 10 operations ...'
@@ -156,12 +154,12 @@ export const errorCascade: SafetyRung<FailureInput> = (safety, { counters }) => 
   const message =
     `${EMERGENCY_HALT}: ${failures} failures among the last ${safety.cascadeWindow} operations ` +
     `(the limit is ${safety.cascadeErrors})`;
-  // The only rung that also pages the daemon: a cascade usually means the environment is broken.
-  return { lock: { agentState: 'ERROR_PAUSED', reason: { code: 'ERROR_CASCADE', message }, raiseAlert: true } };
+  // ERROR_PAUSED, not a lockout: a cascade usually means the environment is broken.
+  return lock('ERROR_PAUSED', { code: 'ERROR_CASCADE', message });
 };
 
 /**
- * The lock a fatal error puts the agent in: ERROR_PAUSED with reason FATAL, and the daemon is alerted.
+ * The lock a fatal error puts the agent in: ERROR_PAUSED with reason FATAL.
  *
  * ```ts
  * fatalLock(error).reason.message // 'E_AUTH: 401 Unauthorized'
@@ -171,12 +169,11 @@ export function fatalLock(error: Pick<NormalizedError, 'code' | 'message'>): Loc
   return {
     agentState: 'ERROR_PAUSED',
     reason: { code: 'FATAL', message: `${error.code}: ${error.message}` },
-    raiseAlert: true,
   };
 }
 
 function lock(agentState: LockVerdict['agentState'], reason: LockReason): RungOutcome {
-  return { lock: { agentState, reason, raiseAlert: false } };
+  return { lock: { agentState, reason } };
 }
 
 function alert(kind: SafetyAlert['kind'], input: FailureInput): SafetyAlert {

@@ -306,7 +306,7 @@ describe('TaskRun: tool calls', () => {
     expect(end).toMatchObject({
       outcome: 'SUSPENDED',
       agentState: 'SAFETY_LOCKOUT',
-      lock: { reason: { code: 'REPEATED_FAILURE' }, raiseAlert: false },
+      lock: { reason: { code: 'REPEATED_FAILURE' } },
     });
     expect(run.checkpoint.injections.filter((i) => i.kind === 'REPEAT_ALERT')).toHaveLength(1);
     expect(run.close(end!).result.reason?.code).toBe('REPEATED_FAILURE');
@@ -379,7 +379,6 @@ describe('TaskRun: tool calls', () => {
       lock: {
         agentState: 'ERROR_PAUSED',
         reason: { code: 'FATAL', message: 'ENOMEM: out of memory' },
-        raiseAlert: true,
       },
     });
     expect(run.checkpoint.toolCalls[0]).toMatchObject({ status: 'failed', error: { code: 'ENOMEM' } });
@@ -400,7 +399,7 @@ describe('TaskRun: the LLM failing', () => {
     expect(run.llmFailed(fatal)).toMatchObject({
       outcome: 'FAILED',
       agentState: 'ERROR_PAUSED',
-      lock: { reason: { code: 'FATAL', message: 'E_AUTH: 401' }, raiseAlert: true },
+      lock: { reason: { code: 'FATAL', message: 'E_AUTH: 401' } },
     });
     expect(run.status().lastErrorCode).toBe('E_AUTH');
   });
@@ -431,7 +430,6 @@ describe('TaskRun: closing', () => {
     const lock = {
       agentState: 'SAFETY_LOCKOUT' as const,
       reason: { code: 'LOOP_CAP' as const, message: 'cap' },
-      raiseAlert: false,
     };
     const { checkpoint, lock: kept } = run.close({ outcome: 'SUSPENDED', agentState: 'SAFETY_LOCKOUT', lock });
     expect(kept).toEqual(lock);
@@ -451,7 +449,7 @@ describe('TaskRun: closing', () => {
     const out = run.close({
       outcome: 'SUSPENDED',
       agentState: 'STOPPED',
-      lock: { agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: 'spent' }, raiseAlert: false },
+      lock: { agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: 'spent' } },
     });
     expect(JSON.parse(JSON.stringify(out))).toEqual(out);
     const resumed: TaskCheckpoint = JSON.parse(JSON.stringify(out.checkpoint));

@@ -24,6 +24,7 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { AgentEntity, newAgentData, type AgentData, type NextRun } from '../core/agent-entity';
+import { lockoutAlert } from '../core/alerts';
 import { approvalsReportSchema, decisionInputSchema, type PendingApproval } from '../core/approval';
 import type { AgentConfig } from '../core/config';
 import {
@@ -141,14 +142,15 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
     const output = await runTask(agent, next, ended);
     agent.finish(output);
     report();
-    if (output.lock?.raiseAlert) {
+    // The lock this run put the agent in, if it took (a halt that came first keeps STOPPED): paged once.
+    const notice = output.lock ? lockoutAlert(agent.data) : undefined;
+    if (notice) {
       try {
         await alert({
+          ...notice,
           agentId: agent.data.agentId,
           taskId: output.result.taskId,
           workflowId: output.result.workflowId,
-          agentState: agent.data.agentState,
-          reason: output.lock.reason,
           ...(output.result.error ? { error: output.result.error } : {}),
         });
       } catch (err) {
@@ -156,7 +158,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
         // An undeliverable alert must not end the entity: its lock, inbox and counters stay for a human.
         log.error('the daemon alert could not be delivered', {
           agentId: agent.data.agentId,
-          reason: output.lock.reason,
+          reason: notice.reason,
           error: String(err),
         });
       }

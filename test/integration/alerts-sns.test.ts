@@ -1,7 +1,8 @@
 /**
  * Daemon alerts on SNS, against a real SNS wire implementation (a local `moto` server, started here):
  * a fatal error raises an alert that reaches an SQS queue subscribed to the topic exactly once per
- * alert id, even when another sink (the webhook) makes the activity retry; a topic the worker may not
+ * alert id, even when another sink (the webhook) makes the activity retry; a budget stop's is a
+ * warning, in the subject too; a topic the worker may not
  * publish to fails the alert activity, never the agent.
  */
 import http from 'node:http';
@@ -53,8 +54,11 @@ afterAll(async () => {
   await moto?.stop();
 });
 
-/** A topic with an SQS queue subscribed to it (raw delivery: the queue gets the alert JSON itself). */
-async function topicWithQueue(): Promise<{ topicArn: string; queueUrl: string }> {
+/**
+ * A topic with an SQS queue subscribed to it. Raw delivery (the default): the queue gets the alert JSON
+ * itself; otherwise SNS's envelope, which carries the subject too.
+ */
+async function topicWithQueue(raw = true): Promise<{ topicArn: string; queueUrl: string }> {
   const { TopicArn } = await sns.send(new CreateTopicCommand({ Name: uniqueId('starry-alerts') }));
   const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: uniqueId('starry-alerts-q') }));
   const { Attributes } = await sqs.send(new GetQueueAttributesCommand({ QueueUrl, AttributeNames: ['QueueArn'] }));
@@ -63,7 +67,7 @@ async function topicWithQueue(): Promise<{ topicArn: string; queueUrl: string }>
       TopicArn,
       Protocol: 'sqs',
       Endpoint: Attributes?.QueueArn,
-      Attributes: { RawMessageDelivery: 'true' },
+      Attributes: { RawMessageDelivery: String(raw) },
     }),
   );
   return { topicArn: TopicArn as string, queueUrl: QueueUrl as string };
@@ -115,12 +119,50 @@ describe('alerts on SNS', () => {
     const event = JSON.parse(messages[0]!.body) as AlertEvent;
     expect(event).toMatchObject({
       type: 'openstarry.alert',
+      kind: 'lockout',
+      severity: 'critical',
       agentId: run.agentId,
       agentState: 'ERROR_PAUSED',
       reason: { code: 'FATAL' },
+      command: `starry unlock ${run.agentId}`,
       link: `http://ui.example:8233/namespaces/default/workflows/${encodeURIComponent(run.workflowId)}`,
     });
-    expect(messages[0]!.attributes).toEqual({ alertId: event.id, agentId: run.agentId });
+    expect(messages[0]!.attributes).toEqual({
+      alertId: event.id,
+      agentId: run.agentId,
+      kind: 'lockout',
+      severity: 'critical',
+    });
+  });
+
+  it('publishes a budget stop as a warning: in the subject, the attributes and the event, with the unlock command', async () => {
+    const { topicArn, queueUrl } = await topicWithQueue(false);
+    const h = await harnessFor(topicArn);
+    refusalsLeft = 0;
+    const run = await runScenario(h, SCENARIOS.budgetStop);
+    expect(run.result).toMatchObject({
+      outcome: 'SUSPENDED',
+      agentState: 'STOPPED',
+      reason: { code: 'BUDGET_EXHAUSTED' },
+    });
+    await settledHistory(h.agents.client, agentWorkflowId(run.agentId), hasCompleted('alert'));
+
+    const messages = await drain(queueUrl);
+    expect(messages).toHaveLength(1);
+    const envelope = JSON.parse(messages[0]!.body) as {
+      Subject: string;
+      Message: string;
+      MessageAttributes: Record<string, { Value: string }>;
+    };
+    expect(envelope.Subject).toBe(`OpenStarry warning: agent ${run.agentId} STOPPED (BUDGET_EXHAUSTED)`);
+    expect(envelope.MessageAttributes.severity?.Value).toBe('warning');
+    expect(JSON.parse(envelope.Message)).toMatchObject({
+      kind: 'lockout',
+      severity: 'warning',
+      agentId: run.agentId,
+      reason: { code: 'BUDGET_EXHAUSTED' },
+      command: `starry unlock ${run.agentId} --resume --add-tokens N`,
+    });
   });
 
   it('fails only the alert activity, at once, when the topic refuses the worker; the agent stays paused and answers', async () => {

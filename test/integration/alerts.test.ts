@@ -1,18 +1,30 @@
 /**
- * Daemon alerts through real workflows (docs/ARCHITECTURE.md#the-error-taxonomy fatal errors, §4 error cascade): the
- * agent's
- * `alert` activity writes a structured log line and POSTs the same JSON to a webhook — here a real
- * HTTP receiver on 127.0.0.1 that this test starts — and a refused POST is retried as transient.
+ * Daemon alerts through real workflows (docs/ARCHITECTURE.md#daemon-alerts): every lock the agent puts
+ * itself in — a fatal error, the error cascade, the loop cap, a repeated failure, a budget stop — makes
+ * the agent's `alert` activity write a structured log line and POST the same JSON to a webhook (here a
+ * real HTTP receiver on 127.0.0.1 that this test starts), once per lock, with its severity, reason and
+ * unlock command; a halt by a human raises none; a refused POST is retried as transient.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AlertEvent } from '../../activities/alert';
 import { RefusedError } from '../../client/agent-client';
+import { eventually } from '../../dev/poll';
 import { expectWarnings } from '../helpers/expected-logs';
 import { startHarness, uniqueId, type Harness } from '../helpers/harness';
-import { contractViolations, runScenario, SCENARIOS, type ScenarioRun } from '../helpers/scenarios';
 import {
+  contractViolations,
+  done,
+  LIST,
+  runScenario,
+  SCENARIOS,
+  times,
+  turn,
+  type ScenarioRun,
+} from '../helpers/scenarios';
+import {
+  activityRunning,
   completedAttempts,
   hasCompleted,
   replayAll,
@@ -20,7 +32,7 @@ import {
   settledHistory,
   type History,
 } from '../helpers/workflow-history';
-import { agentWorkflowId } from '../../workflows/messages';
+import { agentWorkflowId, taskWorkflowId } from '../../workflows/messages';
 
 // An alert that cannot be delivered is logged by the agent (and the failed activity by the worker): provoked here on
 // purpose.
@@ -99,7 +111,10 @@ describe('the fatal path', () => {
     expect(completedAttempts(history, 'alert')).toEqual([1]);
     const expected = {
       type: 'openstarry.alert',
+      kind: 'lockout',
       severity: 'critical',
+      command: `starry unlock ${run.agentId}`,
+      action: expect.stringMatching(/^Fix the cause named in the reason .*, then `starry unlock /),
       agentId: run.agentId,
       taskId: run.taskId,
       workflowId: run.workflowId,
@@ -172,40 +187,94 @@ describe('the fatal path', () => {
   });
 });
 
-describe('safety alerts', () => {
-  it('raises an alert for the error cascade (EMERGENCY_HALT)', async () => {
-    const run = await runScenario(h, SCENARIOS.frustrationCascade);
-    expect(run.result).toMatchObject({
-      outcome: 'SUSPENDED',
-      agentState: 'ERROR_PAUSED',
-      reason: { code: 'ERROR_CASCADE' },
-    });
-
-    await afterAlert(run);
+describe('every lockout is heard', () => {
+  /** The one alert the agent raised for `run`, through the webhook and the log, once its activity completed. */
+  async function oneAlert(run: ScenarioRun): Promise<AlertEvent> {
+    const history = await afterAlert(run);
+    expect(completedAttempts(history, 'alert')).toEqual([1]);
     const delivered = postsFor(run.agentId);
     expect(delivered).toHaveLength(1);
-    expect(delivered[0]?.body).toMatchObject({
-      type: 'openstarry.alert',
-      agentId: run.agentId,
-      taskId: run.taskId,
-      agentState: 'ERROR_PAUSED',
-      reason: { code: 'ERROR_CASCADE', message: expect.stringMatching(/^EMERGENCY_HALT: /) },
-    });
-    expect(delivered[0]?.body.error).toBeUndefined();
-    expect(logFor(run.agentId)).toHaveLength(1);
+    expect(logFor(run.agentId)).toEqual([delivered[0]?.body]);
+    return delivered[0]!.body;
+  }
+
+  it.each([
+    ['the error cascade', 'ERROR_PAUSED', 'ERROR_CASCADE', 'critical', ' --resume', SCENARIOS.frustrationCascade],
+    ['the loop cap', 'SAFETY_LOCKOUT', 'LOOP_CAP', 'warning', ' --resume', SCENARIOS.loopCap],
+    ['a repeated failure', 'SAFETY_LOCKOUT', 'REPEATED_FAILURE', 'warning', ' --resume', SCENARIOS.repeatLockout],
+    ['a budget stop', 'STOPPED', 'BUDGET_EXHAUSTED', 'warning', ' --resume --add-tokens N', SCENARIOS.budgetStop],
+  ] as const)(
+    'raises one alert for %s: the agent %s (%s), severity %s, with the reason and `starry unlock <agent>%s`',
+    async (_, agentState, code, severity, flags, scenario) => {
+      const run = await runScenario(h, scenario);
+      expect(run.result).toMatchObject({ outcome: 'SUSPENDED', agentState, reason: { code } });
+
+      const event = await oneAlert(run);
+      const command = `starry unlock ${run.agentId}${flags}`;
+      expect(event).toMatchObject({
+        type: 'openstarry.alert',
+        kind: 'lockout',
+        severity,
+        agentId: run.agentId,
+        taskId: run.taskId,
+        workflowId: run.workflowId,
+        agentState,
+        reason: run.result.reason,
+        command,
+      });
+      expect(event.action).toContain(`\`${command}\``);
+      expect(event.error).toBeUndefined();
+    },
+  );
+
+  it('raises one alert per lock episode: locked by the loop cap, resumed, locked again — two alerts, two ids', async () => {
+    const run = await runScenario(h, { ...SCENARIOS.loopCap, name: 'loop-cap-twice', turns: times(10, LIST) });
+    expect(run.result).toMatchObject({ outcome: 'SUSPENDED', reason: { code: 'LOOP_CAP' } });
+    await afterAlert(run);
+    await h.agents.unlock(run.agentId, { resume: true, note: 'one more allowance' });
+
+    const history = await settledHistory(
+      h.agents.client,
+      agentWorkflowId(run.agentId),
+      (hist) => completedAttempts(hist, 'alert').length === 2,
+    );
+    expect(completedAttempts(history, 'alert')).toEqual([1, 1]);
+    const delivered = postsFor(run.agentId).map((p) => p.body);
+    expect(delivered.map((e) => [e.agentState, e.reason.code, e.severity])).toEqual([
+      ['SAFETY_LOCKOUT', 'LOOP_CAP', 'warning'],
+      ['SAFETY_LOCKOUT', 'LOOP_CAP', 'warning'],
+    ]);
+    expect(new Set(delivered.map((e) => e.id)).size).toBe(2);
+    expect(logFor(run.agentId)).toEqual(delivered);
+    // Replaying the agent's history sends nothing more: the alerts are activities it records.
+    const reports = await replayAll(h.agents.client, [agentWorkflowId(run.agentId)]);
+    expect(reports.map((x) => [x.ok, x.error])).toEqual([[true, undefined]]);
+    expect(postsFor(run.agentId)).toHaveLength(2);
   });
 
-  it('does not page the daemon for a repeat lockout', async () => {
-    const run = await runScenario(h, SCENARIOS.repeatLockout);
-    expect(run.result).toMatchObject({
-      outcome: 'SUSPENDED',
-      agentState: 'SAFETY_LOCKOUT',
-      reason: { code: 'REPEATED_FAILURE' },
+  it('raises no alert for a SYSTEM_HALT: a human stopped the agent', async () => {
+    const agentId = uniqueId('halted');
+    const run = runScenario(
+      h,
+      { name: 'halted', goal: 'A slow turn, then done.', turns: [{ ...turn(LIST), delayMs: 30_000 }, done()] },
+      { agentId },
+    );
+    await activityRunning(h.agents.client, taskWorkflowId(agentId, 'task-1'), 'llm');
+    await h.agents.halt(agentId, { by: 'test operator' });
+    expect((await run).result).toMatchObject({
+      outcome: 'CANCELLED',
+      agentState: 'STOPPED',
+      reason: { code: 'SYSTEM_HALT' },
     });
-    const history = await settledHistory(h.agents.client, agentWorkflowId(run.agentId));
+
+    // The agent has recorded the cancelled task: anything it would raise for it would be scheduled by now.
+    await eventually('the agent to record the cancelled task', async () =>
+      (await h.agents.status(agentId)).tasks.some((t) => t.outcome === 'CANCELLED') ? true : undefined,
+    );
+    const history = await settledHistory(h.agents.client, agentWorkflowId(agentId));
     expect(scheduledInputs(history, 'alert')).toEqual([]);
-    expect(postsFor(run.agentId)).toEqual([]);
-    expect(logFor(run.agentId)).toEqual([]);
+    expect(postsFor(agentId)).toEqual([]);
+    expect(logFor(agentId)).toEqual([]);
   });
 
   it('keeps the agent workflow running, paused, when its alert cannot be delivered', async () => {

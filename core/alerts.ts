@@ -1,0 +1,90 @@
+/**
+ * Daemon alerts (seeds 002, Type C: a breaker "triggers a daemon alarm"): which events page the
+ * worker's operators, how loudly, and the command a human runs about them. Pure: the agent workflow
+ * sends what this says through the `alert` activity (activities/alert.ts), which adds the agent, the
+ * task, an id, the time and a link, and delivers it to the log, the webhook and SNS.
+ */
+import { isLocked, type AgentState, type LockReason } from './types';
+
+/**
+ * What raised an alert. `lockout`: the agent locked itself (a breaker, a budget stop, a fatal error).
+ * A kind added later goes through the same sinks with the same event shape.
+ */
+export type AlertKind = 'lockout';
+
+/**
+ * How loudly: `critical` when the agent or its environment is broken (ERROR_PAUSED: a fatal error, an
+ * error cascade) and someone must fix something; `warning` when a safety limit held the agent
+ * (SAFETY_LOCKOUT, a budget STOPPED) and someone must decide whether it goes on.
+ */
+export type AlertSeverity = 'critical' | 'warning';
+
+/** What one alert says, whatever raised it. */
+export interface AlertNotice {
+  kind: AlertKind;
+  severity: AlertSeverity;
+  /** The agent's state once the event happened. */
+  agentState: AgentState;
+  /** Why: for a lockout, the lock's reason as `starry status` shows it. */
+  reason: { code: string; message: string };
+  /** The command a human runs about it (`N` stands for a number to choose). */
+  command: string;
+  /** What to do, in one sentence that names the command. */
+  action: string;
+}
+
+/** What `lockoutAlert` needs of the agent: its `AgentData` has these fields. */
+export interface LockedAgent {
+  agentId: string;
+  agentState: AgentState;
+  reason?: LockReason;
+  /** The task the lock suspended, kept for `unlock --resume`, if any. */
+  suspended?: unknown;
+}
+
+/**
+ * The alert a lock raises, once, when the agent enters it: every lock the agent put itself in
+ * (SAFETY_LOCKOUT, a budget STOPPED, ERROR_PAUSED), with its reason and the unlock command. None for a
+ * SYSTEM_HALT (a human stopped it and knows) nor for an agent that is not locked.
+ *
+ * ```ts
+ * lockoutAlert({ agentId: 'a1', agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED', message: '…' }, suspended: {} })
+ * // { kind: 'lockout', severity: 'warning', command: 'starry unlock a1 --resume --add-tokens N', … }
+ * lockoutAlert({ agentId: 'a1', agentState: 'STOPPED', reason: { code: 'SYSTEM_HALT', message: '…' } }) // undefined
+ * ```
+ */
+export function lockoutAlert(agent: LockedAgent): AlertNotice | undefined {
+  const { agentId, agentState, reason } = agent;
+  if (!reason || !isLocked(agentState) || reason.code === 'SYSTEM_HALT') return undefined;
+  const resume = agent.suspended !== undefined && agent.suspended !== null;
+  const unlock = `starry unlock ${agentId}`;
+  const orAbort = resume ? ` (plain \`${unlock}\` ends the suspended task ABORTED)` : '';
+  const notice = (severity: AlertSeverity, command: string, action: string): AlertNotice => ({
+    kind: 'lockout',
+    severity,
+    agentState,
+    reason,
+    command,
+    action,
+  });
+  const resumed = resume ? `${unlock} --resume` : unlock;
+  if (agentState === 'ERROR_PAUSED')
+    return notice(
+      'critical',
+      resumed,
+      `Fix the cause named in the reason (credentials, config, the worker, the tools' environment), then \`${resumed}\`${orAbort}.`,
+    );
+  if (reason.code === 'BUDGET_EXHAUSTED') {
+    const command = `${resumed} --add-tokens N`;
+    return notice(
+      'warning',
+      command,
+      `The agent used its token budget: \`${command}\` adds N tokens${resume ? ' and continues the task' : ''}${orAbort}.`,
+    );
+  }
+  return notice(
+    'warning',
+    resumed,
+    `Look at why it locked, then \`${resumed}\`${resume ? ' continues the task with a fresh allowance' : ' lets it take tasks again'}${orAbort}.`,
+  );
+}
