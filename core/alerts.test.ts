@@ -1,4 +1,4 @@
-import { lockoutAlert, type LockedAgent } from './alerts';
+import { approvalAlert, lockoutAlert, type LockedAgent } from './alerts';
 import type { LockReason } from './types';
 
 const reason = (code: LockReason['code'], message = `${code} happened`): LockReason => ({ code, message });
@@ -71,5 +71,35 @@ describe('lockoutAlert', () => {
     expect(lockoutAlert(agent({ agentState: 'WAITING_FOR_EVENT', reason: reason('LOOP_CAP') }))).toBeUndefined();
     expect(lockoutAlert(agent({ agentState: 'EXECUTING' }))).toBeUndefined();
     expect(lockoutAlert(agent({ agentState: 'SAFETY_LOCKOUT' }))).toBeUndefined();
+  });
+});
+
+describe('approvalAlert', () => {
+  it('names the waiting call, its rule and deadline, and the commands that approve and deny it', () => {
+    const notice = approvalAlert('a1', {
+      callId: 't3.1',
+      taskId: 'task-2',
+      workflowId: 'agent-a1-task-2',
+      tool: 'shell.run',
+      args: { command: 'make deploy' },
+      tick: 3,
+      rule: 'shell.run',
+      from: 'worker',
+      askedAt: '2026-01-01T00:00:00.000Z',
+      expiresAt: '2026-01-02T00:00:00.000Z',
+    });
+    expect(notice).toEqual({
+      kind: 'approval',
+      severity: 'warning',
+      agentState: 'WAITING_FOR_APPROVAL',
+      reason: {
+        code: 'APPROVAL',
+        message:
+          'shell.run {"command":"make deploy"} waits for approval (call t3.1 of task-2, rule shell.run of the worker\'s policy)',
+      },
+      command: 'starry approve a1 t3.1',
+      action:
+        'Approve it with `starry approve a1 t3.1` (--args to edit its arguments) or deny it with `starry deny a1 t3.1 --reason "…"` before 2026-01-02T00:00:00.000Z; after that it counts as denied.',
+    });
   });
 });

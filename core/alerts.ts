@@ -4,13 +4,15 @@
  * sends what this says through the `alert` activity (activities/alert.ts), which adds the agent, the
  * task, an id, the time and a link, and delivers it to the log, the webhook and SNS.
  */
+import { approveCommand, denyCommand, type PendingApproval } from './approval';
 import { isLocked, type AgentState, type LockReason } from './types';
 
 /**
  * What raised an alert. `lockout`: the agent locked itself (a breaker, a budget stop, a fatal error).
- * A kind added later goes through the same sinks with the same event shape.
+ * `approval`: a tool call waits for a human's decision (core/approval.ts). Both go through the same
+ * sinks with the same event shape.
  */
-export type AlertKind = 'lockout';
+export type AlertKind = 'lockout' | 'approval';
 
 /**
  * How loudly: `critical` when the agent or its environment is broken (ERROR_PAUSED: a fatal error, an
@@ -87,4 +89,29 @@ export function lockoutAlert(agent: LockedAgent): AlertNotice | undefined {
     resumed,
     `Look at why it locked, then \`${resumed}\`${resume ? ' continues the task with a fresh allowance' : ' lets it take tasks again'}${orAbort}.`,
   );
+}
+
+/**
+ * The alert a call that waits for approval raises, once per call: which call, by which rule, until
+ * when, and the commands that decide it. A `warning`: nothing is broken, but the agent waits for a
+ * person (a receiver routes it by `kind`).
+ *
+ * ```ts
+ * approvalAlert('a1', pending) // { kind: 'approval', severity: 'warning', command: 'starry approve a1 t3.0', … }
+ * ```
+ */
+export function approvalAlert(agentId: string, p: PendingApproval): AlertNotice {
+  const args = JSON.stringify(p.args) ?? '';
+  const command = approveCommand(agentId, p.callId);
+  return {
+    kind: 'approval',
+    severity: 'warning',
+    agentState: 'WAITING_FOR_APPROVAL',
+    reason: {
+      code: 'APPROVAL',
+      message: `${p.tool} ${args.length > 500 ? `${args.slice(0, 500)}…` : args} waits for approval (call ${p.callId} of ${p.taskId}, rule ${p.rule}${p.from === 'worker' ? " of the worker's policy" : ''})`,
+    },
+    command,
+    action: `Approve it with \`${command}\` (--args to edit its arguments) or deny it with \`${denyCommand(agentId, p.callId)}\` before ${p.expiresAt}; after that it counts as denied.`,
+  };
 }

@@ -24,7 +24,7 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { AgentEntity, newAgentData, type AgentData, type NextRun } from '../core/agent-entity';
-import { lockoutAlert } from '../core/alerts';
+import { approvalAlert, lockoutAlert } from '../core/alerts';
 import { approvalsReportSchema, decisionInputSchema, type PendingApproval } from '../core/approval';
 import type { AgentConfig } from '../core/config';
 import {
@@ -508,8 +508,16 @@ async function signalTask(
   }
 }
 
-/** Page the agent's operators once for a call that waits for a human: which call, and the command that decides it. */
+/**
+ * Page the agent's operators once for a call that waits for a human: which call, and the commands that
+ * decide it. Like a lockout's alert, an undeliverable one is logged and never ends the agent.
+ */
 async function alertApproval(agent: AgentEntity, p: PendingApproval): Promise<void> {
-  void agent;
-  void p; // MERGE-ALERTS: wire to core/alerts.ts approvalAlert
+  const { agentId } = agent.data;
+  try {
+    await alert({ ...approvalAlert(agentId, p), agentId, taskId: p.taskId, workflowId: p.workflowId });
+  } catch (err) {
+    if (isCancellation(err)) throw err;
+    log.error('the approval alert could not be delivered', { agentId, callId: p.callId, error: String(err) });
+  }
 }

@@ -296,3 +296,42 @@ describe('every lockout is heard', () => {
     });
   });
 });
+
+describe('a call that waits for approval', () => {
+  it('raises one alert per waiting call with the approve command, not again when the agent hears of it twice', async () => {
+    const agentId = uniqueId('approval-alert');
+    const write = (path: string) => ({ name: 'fs.write', args: { path, content: 'x' } });
+    const run = runScenario(
+      h,
+      {
+        name: 'approval-alert',
+        goal: 'write two files',
+        turns: [turn(write('a.md'), write('b.md')), done()],
+        config: { tools: { approval: { ask: ['fs.write'] } } },
+      },
+      { agentId },
+    );
+    // The agent may not exist yet: the scenario submits as it starts.
+    await eventually('two waiting calls', async () =>
+      (await h.agents.approvals(agentId).catch(() => undefined))?.approvals.length === 2 ? true : undefined,
+    );
+    const alerts = await eventually('two approval alerts', async () =>
+      postsFor(agentId).length === 2 ? postsFor(agentId).map((p) => p.body) : undefined,
+    );
+    expect(alerts.map((e) => [e.kind, e.severity, e.agentState, e.reason.code, e.command])).toEqual([
+      ['approval', 'warning', 'WAITING_FOR_APPROVAL', 'APPROVAL', `starry approve ${agentId} t1.0`],
+      ['approval', 'warning', 'WAITING_FOR_APPROVAL', 'APPROVAL', `starry approve ${agentId} t1.1`],
+    ]);
+    expect(alerts[0]).toMatchObject({
+      taskId: 'task-1',
+      workflowId: taskWorkflowId(agentId, 'task-1'),
+      reason: { message: expect.stringMatching(/^fs\.write \{"path":"a\.md","content":"x"\} waits for approval/) },
+      action: expect.stringContaining(`starry deny ${agentId} t1.0 --reason`),
+    });
+    await h.agents.decide(agentId, { callId: 't1.0', decision: 'approve' });
+    await h.agents.decide(agentId, { callId: 't1.1', decision: 'deny', reason: 'one is enough' });
+    expect((await run).result.outcome).toBe('COMPLETED');
+    expect(postsFor(agentId)).toHaveLength(2);
+    expect(logFor(agentId)).toHaveLength(2);
+  });
+});
