@@ -589,3 +589,34 @@ describe('AgentEntity: calls that wait for a human', () => {
     expect(other.agent.data).toMatchObject({ agentState: 'WAITING_FOR_EVENT', approvals: undefined });
   });
 });
+
+describe('AgentEntity: approval rules are the agent’s', () => {
+  const withRules = (approval: object) => parseTaskConfig({ tools: { approval } }, 'scripted:x.json');
+
+  it('runs a task with its agent’s rules and those it adds, and keeps the agent’s after it', () => {
+    const agent = new AgentEntity(
+      newAgentData('a1', parseAgentConfig({ tools: { approval: { ask: ['shell.run'] } } }, 'scripted:x.json')),
+      (t) => `wf-${t}`,
+    );
+    agent.submit({ goal: 'adds a rule', config: withRules({ ask: ['fs.write'], timeoutMs: 5000 }) });
+    expect(agent.startNext()?.config.tools.approval).toEqual({
+      ask: ['shell.run', 'fs.write'],
+      deny: [],
+      timeoutMs: 5000,
+    });
+    agent.finish(runOutput(agent));
+    // A task whose config has no rules (or other rules) cannot remove the agent's.
+    agent.submit({ goal: 'no rules', config: parseTaskConfig({}, 'scripted:x.json') });
+    expect(agent.startNext()?.config.tools.approval).toEqual({ ask: ['shell.run'], deny: [], timeoutMs: 86_400_000 });
+    expect(agent.data.config?.tools.approval?.ask).toEqual(['shell.run']);
+  });
+
+  it('has no rules a later task’s config could leave behind', () => {
+    const agent = agentOf();
+    agent.submit({ goal: 'adds a rule', config: withRules({ deny: ['http.get'] }) });
+    expect(agent.startNext()?.config.tools.approval?.deny).toEqual(['http.get']);
+    agent.finish(runOutput(agent));
+    agent.submit({ goal: 'plain', config: parseTaskConfig({}, 'scripted:x.json') });
+    expect(agent.startNext()?.config.tools.approval).toBeUndefined();
+  });
+});

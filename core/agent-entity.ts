@@ -9,6 +9,7 @@
  */
 import {
   approvalLine,
+  mergeApprovalRules,
   type ApprovalDecision,
   type ApprovalsReport,
   type DecisionInput,
@@ -365,8 +366,16 @@ export class AgentEntity {
     }
     // A task's own config replaces the agent's but for its limits, which stay the agent's (tokens a human
     // added included); the task runs with the tighter of its own and the agent's, field by field.
+    // Its approval rules likewise: the agent's stay, and a task's own can only add to them for its run.
     const own = next.task.config;
-    if (own) d.config = { ...own, safety: d.config?.safety ?? firstLimits(own.safety) };
+    const rules = d.config ? d.config.tools.approval : own?.tools.approval;
+    if (own)
+      d.config = {
+        ...own,
+        safety: d.config?.safety ?? firstLimits(own.safety),
+        tools: { ...own.tools, ...(rules ? { approval: rules } : {}) },
+      };
+    if (own && !rules) delete d.config?.tools.approval;
     // Never without one: a submit is refused while neither the agent nor the task has a config.
     if (!d.config) throw new Error(`agent ${d.agentId} has no config for task ${next.task.taskId}`);
     d.current = { task: next.task, workflowId: next.workflowId, tick: next.checkpoint?.ticks ?? 0, runTokens: 0 };
@@ -380,7 +389,11 @@ export class AgentEntity {
       d.config.safety,
       asked.tokenBudget !== undefined && added > 0 ? { ...asked, tokenBudget: asked.tokenBudget + added } : asked,
     );
-    return { ...next, config: { ...d.config, safety } };
+    const approval = mergeApprovalRules(d.config.tools.approval, own?.tools.approval);
+    return {
+      ...next,
+      config: { ...d.config, safety, tools: { ...d.config.tools, ...(approval ? { approval } : {}) } },
+    };
   }
 
   /** The agent's limits as a task's config counts them: its budget without the tokens humans added since it was set. */

@@ -144,6 +144,27 @@ function ruleMatches(rule: ApprovalRule, tool: string, args: unknown): boolean {
   });
 }
 
+/**
+ * The rules a task runs with: its agent's, and those its own config adds (a task can add rules, never
+ * remove its agent's); the task's `timeoutMs` when it gives rules, else the agent's.
+ *
+ * ```ts
+ * mergeApprovalRules({ ask: ['shell.run'], deny: [], timeoutMs: 60000 }, { ask: ['fs.write'], deny: [], timeoutMs: 5000 })
+ * // { ask: ['shell.run', 'fs.write'], deny: [], timeoutMs: 5000 }
+ * ```
+ */
+export function mergeApprovalRules(
+  agent: ApprovalConfig | undefined,
+  task: ApprovalConfig | undefined,
+): ApprovalConfig | undefined {
+  if (!agent || !task || agent === task) return task ?? agent;
+  const union = (a: ApprovalRule[], b: ApprovalRule[]) => {
+    const seen = new Set(a.map(ruleText));
+    return [...a, ...b.filter((r) => !seen.has(ruleText(r)))];
+  };
+  return { ask: union(agent.ask, task.ask), deny: union(agent.deny, task.deny), timeoutMs: task.timeoutMs };
+}
+
 /** A rule as people read it: `shell.run`, or `fs.write {path: ^src/}`. */
 export function ruleText(rule: ApprovalRule): string {
   if (typeof rule === 'string') return rule;

@@ -186,6 +186,26 @@ describe('a call that needs approval', () => {
   });
 });
 
+describe('the agent’s approval rules', () => {
+  it('hold for a later task whose config says nothing of them: a task can add rules, never remove its agent’s', async () => {
+    const agentId = uniqueId('rules-kept');
+    await h.agents.waitForTask(
+      agentId,
+      (await h.agents.submit(agentId, { goal: 'first', config: configFor([DONE]) })).taskId,
+    );
+    const { taskId } = await h.agents.submit(agentId, {
+      goal: 'second',
+      config: scriptedConfig(writeScript([WRITE('a.md'), DONE]), makeWorkspace(), {}),
+    });
+    await eventually('the second task’s call waiting', async () => (await h.agents.approvals(agentId)).approvals[0]);
+    await h.agents.decide(agentId, { callId: 't1.0', decision: 'approve' });
+    expect((await h.agents.waitForTask(agentId, taskId)).toolCalls[0]).toMatchObject({
+      status: 'ok',
+      approval: { decision: 'approved' },
+    });
+  });
+});
+
 describe('approval and the worker', () => {
   it('waits across a worker restart: no activity ran, and the call runs once approved on the new worker', async () => {
     const queue = uniqueId('tq-approval-restart');
