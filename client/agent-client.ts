@@ -14,7 +14,7 @@ import {
   type Connection,
   type WorkflowUpdateHandle,
 } from '@temporalio/client';
-import { ApplicationFailure, defaultPayloadConverter } from '@temporalio/common';
+import { ApplicationFailure, defaultPayloadConverter, type UpdateDefinition } from '@temporalio/common';
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import { temporal } from '@temporalio/proto';
 import type { ApprovalDecision } from '../core/approval';
@@ -700,14 +700,7 @@ export class AgentClient {
 
   async unlock(agentId: string, input: UnlockInput = {}): Promise<UnlockResult> {
     const payload = parsePayload(UnlockInputSchema, input, 'unlock');
-    await this.ensureExists(agentId);
-    try {
-      return await this.client.workflow
-        .getHandle(this.agentWorkflowId(agentId))
-        .executeUpdate(unlockUpdate, { args: [payload] });
-    } catch (err) {
-      throw updateFailure(err, 'unlock refused');
-    }
+    return this.humanUpdate(agentId, unlockUpdate, payload, 'unlock refused');
   }
 
   /**
@@ -758,14 +751,7 @@ export class AgentClient {
     },
   ): Promise<ApprovalDecision> {
     const payload = parsePayload(DecisionInputSchema, input, 'decision');
-    await this.ensureExists(agentId);
-    try {
-      return await this.client.workflow
-        .getHandle(this.agentWorkflowId(agentId))
-        .executeUpdate(decideApprovalUpdate, { args: [payload] });
-    } catch (err) {
-      throw updateFailure(err, 'decision refused');
-    }
+    return this.humanUpdate(agentId, decideApprovalUpdate, payload, 'decision refused');
   }
 
   /**
@@ -779,26 +765,29 @@ export class AgentClient {
    */
   async setLimits(agentId: string, input: LimitsInput): Promise<LimitsResult> {
     const payload = parsePayload(LimitsInputSchema, input, 'limits');
-    await this.ensureExists(agentId);
-    try {
-      return await this.client.workflow
-        .getHandle(this.agentWorkflowId(agentId))
-        .executeUpdate(limitsUpdate, { args: [payload] });
-    } catch (err) {
-      throw updateFailure(err, 'limits refused');
-    }
+    return this.humanUpdate(agentId, limitsUpdate, payload, 'limits refused');
   }
 
   /** A human message: to the running task, or kept for the next one. Refused when too many are waiting. */
   async message(agentId: string, text: string, by?: string): Promise<MessageResult> {
     const payload = parsePayload(HumanMessageSchema, { text, ...(by ? { by } : {}) }, 'message');
+    return this.humanUpdate(agentId, messageUpdate, payload, 'message refused');
+  }
+
+  /** A human's update to a running agent; its refusal as the family's error, prefixed with `refused`. */
+  private async humanUpdate<Ret, Arg>(
+    agentId: string,
+    update: UpdateDefinition<Ret, [Arg]>,
+    payload: Arg,
+    refused: string,
+  ): Promise<Ret> {
     await this.ensureExists(agentId);
     try {
       return await this.client.workflow
         .getHandle(this.agentWorkflowId(agentId))
-        .executeUpdate(messageUpdate, { args: [payload] });
+        .executeUpdate(update, { args: [payload] });
     } catch (err) {
-      throw updateFailure(err, 'message refused');
+      throw updateFailure(err, refused);
     }
   }
 
