@@ -45,6 +45,16 @@ export {
   type SafetyConfig,
 } from './core/config';
 
+// ---- human approval of tool calls (docs/ARCHITECTURE.md#human-approval) ----------------------------------
+export {
+  approvalVerdict,
+  type ApprovalConfig,
+  type ApprovalDecision,
+  type ApprovalRule,
+  type ApprovalRules,
+  type PendingApproval,
+} from './core/approval';
+
 // ---- the error taxonomy --------------------------------------------------------------------------------
 export { ERROR_CODES, type ErrorCode, type ErrorKind, type NormalizedError } from './core/errors';
 
@@ -53,6 +63,7 @@ export { isLocked, LOCKED_STATES } from './core/types';
 export type {
   AgentList,
   AgentState,
+  ApprovalList,
   AgentStatus,
   CancelledTask,
   HaltInput,
