@@ -513,6 +513,7 @@ describe('AgentEntity: the contract at its door', () => {
 });
 
 describe('AgentEntity: calls that wait for a human', () => {
+  const NOW = Date.parse('2026-01-01T00:01:00.000Z');
   const waiting = (taskId: string, callId = 't1.0') => ({
     callId,
     taskId,
@@ -569,11 +570,22 @@ describe('AgentEntity: calls that wait for a human', () => {
   it('refuses an unknown call (404) and edited args that do not fit the tool (400)', () => {
     const { agent, taskId } = running();
     agent.approvalsReported({ taskId, waiting: [waiting(taskId)] });
-    expect(() => agent.validateDecision({ callId: 't9.9', decision: 'approve' })).toThrow(
+    expect(() => agent.validateDecision({ callId: 't9.9', decision: 'approve' }, NOW)).toThrow(
       expect.objectContaining({ type: 'NotFound', message: expect.stringMatching(/no call t9\.9.*waiting: t1\.0/) }),
     );
-    expect(() => agent.validateDecision({ callId: 't1.0', decision: 'approve', args: { path: 7 } })).toThrow(
+    expect(() => agent.validateDecision({ callId: 't1.0', decision: 'approve', args: { path: 7 } }, NOW)).toThrow(
       expect.objectContaining({ type: 'InvalidArgument', message: expect.stringMatching(/do not fit fs\.write/) }),
+    );
+  });
+
+  it('refuses a decision that comes after the call expired: its task counts it as denied', () => {
+    const { agent, taskId } = running();
+    agent.approvalsReported({ taskId, waiting: [waiting(taskId)] });
+    expect(() => agent.decide({ callId: 't1.0', decision: 'approve' }, '2026-01-02T00:00:00.000Z')).toThrow(
+      expect.objectContaining({
+        type: 'Refused',
+        message: 'call t1.0 of agent a1 expired at 2026-01-02T00:00:00.000Z without a decision: it counts as denied',
+      }),
     );
   });
 

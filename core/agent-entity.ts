@@ -543,7 +543,7 @@ export class AgentEntity {
    * Refused (409), edited arguments that fail the tool's schema InvalidArgument (400). The tool's own
    * schema is checked here for the built-in tools; another tool's by the tool itself when it runs.
    */
-  validateDecision(input: DecisionInput): PendingApproval {
+  validateDecision(input: DecisionInput, nowMs: number): PendingApproval {
     const d = this.data;
     const pending = d.approvals?.find((p) => p.callId === input.callId);
     if (!pending) {
@@ -557,6 +557,11 @@ export class AgentEntity {
         `no call ${input.callId} of agent ${d.agentId} waits for approval (${waiting.length ? `waiting: ${waiting.join(', ')}` : 'none waits'}); \`starry approvals ${d.agentId}\` lists them`,
       );
     }
+    // Its task counts it as denied from then on, whatever arrives.
+    if (Date.parse(pending.expiresAt) <= nowMs)
+      throw new RefusedError(
+        `call ${input.callId} of agent ${d.agentId} expired at ${pending.expiresAt} without a decision: it counts as denied`,
+      );
     if (input.args) {
       const checked = validateToolCall({ id: input.callId, name: pending.tool, args: input.args }, [pending.tool]);
       if (!checked.ok)
@@ -569,7 +574,7 @@ export class AgentEntity {
 
   /** Take a decision (checked again: another may have won the race): the task hears it from the workflow. */
   decide(input: DecisionInput, at: string): { decision: ApprovalDecision; forwardTo: string } {
-    const pending = this.validateDecision(input);
+    const pending = this.validateDecision(input, Date.parse(at));
     const d = this.data;
     const decision: ApprovalDecision = {
       callId: input.callId,

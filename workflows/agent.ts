@@ -317,7 +317,7 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
     },
     {
       validator: (raw) =>
-        typed(() => agent.validateDecision(parsePayload(decisionInputSchema(), raw, 'decideApproval'))),
+        typed(() => agent.validateDecision(parsePayload(decisionInputSchema(), raw, 'decideApproval'), Date.now())),
       description:
         'Decide a tool call that waits for approval: {callId, decision: "approve"|"deny", reason?, note?, args?, by?}. `args` runs the call with edited arguments.',
     },
