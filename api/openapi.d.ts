@@ -353,6 +353,43 @@ export interface paths {
                                 resume: boolean;
                                 addTokens: number;
                             }[];
+                            limits?: {
+                                maxTicks: number;
+                                tokenBudget: number;
+                                repeatThreshold: number;
+                                frustrationThreshold: number;
+                                cascadeWindow: number;
+                                cascadeErrors: number;
+                                toolTimeoutMs: number;
+                                llmTimeoutMs: number;
+                                maxOutputTokens: number;
+                            };
+                            limitChanges: {
+                                by: string;
+                                note?: string;
+                                from: {
+                                    maxTicks?: number;
+                                    tokenBudget?: number;
+                                    repeatThreshold?: number;
+                                    frustrationThreshold?: number;
+                                    cascadeWindow?: number;
+                                    cascadeErrors?: number;
+                                    toolTimeoutMs?: number;
+                                    llmTimeoutMs?: number;
+                                    maxOutputTokens?: number;
+                                };
+                                to: {
+                                    maxTicks?: number;
+                                    tokenBudget?: number;
+                                    repeatThreshold?: number;
+                                    frustrationThreshold?: number;
+                                    cascadeWindow?: number;
+                                    cascadeErrors?: number;
+                                    toolTimeoutMs?: number;
+                                    llmTimeoutMs?: number;
+                                    maxOutputTokens?: number;
+                                };
+                            }[];
                             guide: string;
                             llm: string;
                             approvals?: {
@@ -1206,6 +1243,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/agents/{agentId}/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** admin:limits: change an agent's limits (its safety fields), raising or lowering them; recorded with who did it */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    agentId: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["Limits"];
+                };
+            };
+            responses: {
+                /** @description The agent's limits now; its next task runs with them */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            limits: {
+                                maxTicks: number;
+                                tokenBudget: number;
+                                repeatThreshold: number;
+                                frustrationThreshold: number;
+                                cascadeWindow: number;
+                                cascadeErrors: number;
+                                toolTimeoutMs: number;
+                                llmTimeoutMs: number;
+                                maxOutputTokens: number;
+                            };
+                            changed: string[];
+                            message: string;
+                        };
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not Found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Content Too Large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1255,6 +1411,20 @@ export interface components {
             args?: {
                 [key: string]: unknown;
             };
+        };
+        Limits: {
+            safety: {
+                maxTicks?: number;
+                tokenBudget?: number;
+                repeatThreshold?: number;
+                frustrationThreshold?: number;
+                cascadeWindow?: number;
+                cascadeErrors?: number;
+                toolTimeoutMs?: number;
+                llmTimeoutMs?: number;
+                maxOutputTokens?: number;
+            };
+            note?: string;
         };
     };
     responses: never;
