@@ -105,7 +105,11 @@ const DecisionBodySchema = z
   .strict()
   .openapi('Decision');
 const LimitsBodySchema = z
-  .object({ safety: LimitsInputSchema.shape.safety, note: LimitsInputSchema.shape.note })
+  .object({
+    safety: LimitsInputSchema.shape.safety,
+    approval: LimitsInputSchema.shape.approval,
+    note: LimitsInputSchema.shape.note,
+  })
   .strict()
   .openapi('Limits');
 const MessageBodySchema = z.object({ text: HumanMessageSchema.shape.text }).strict().openapi('Message');
@@ -438,6 +442,7 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
     const body = c.req.valid('json');
     const r = await agents.setLimits(c.req.valid('param').agentId, {
       safety: body.safety,
+      ...(body.approval ? { approval: body.approval } : {}),
       by: p.sub,
       ...(body.note ? { note: body.note } : {}),
     });

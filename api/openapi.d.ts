@@ -364,6 +364,7 @@ export interface paths {
                                 llmTimeoutMs: number;
                                 maxOutputTokens: number;
                             };
+                            approvalRules?: unknown;
                             limitChanges: {
                                 by: string;
                                 note?: string;
@@ -388,6 +389,10 @@ export interface paths {
                                     toolTimeoutMs?: number;
                                     llmTimeoutMs?: number;
                                     maxOutputTokens?: number;
+                                };
+                                approval?: {
+                                    from?: unknown;
+                                    to?: unknown;
                                 };
                             }[];
                             guide: string;
@@ -1290,6 +1295,7 @@ export interface paths {
                                 llmTimeoutMs: number;
                                 maxOutputTokens: number;
                             };
+                            approval?: unknown;
                             changed: string[];
                             message: string;
                         };
@@ -1413,6 +1419,7 @@ export interface components {
             };
         };
         Limits: {
+            /** @default {} */
             safety: {
                 maxTicks?: number;
                 tokenBudget?: number;
@@ -1423,6 +1430,24 @@ export interface components {
                 toolTimeoutMs?: number;
                 llmTimeoutMs?: number;
                 maxOutputTokens?: number;
+            };
+            approval?: {
+                /** @default [] */
+                ask: (string | {
+                    tool: string;
+                    args?: {
+                        [key: string]: string;
+                    };
+                })[];
+                /** @default [] */
+                deny: (string | {
+                    tool: string;
+                    args?: {
+                        [key: string]: string;
+                    };
+                })[];
+                /** @default 86400000 */
+                timeoutMs: number;
             };
             note?: string;
         };

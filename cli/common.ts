@@ -140,3 +140,25 @@ export function untilSignal(): Promise<void> {
     process.once('SIGTERM', () => resolve());
   });
 }
+
+/**
+ * A flag that takes a JSON object, parsed, or a usage error saying what was wrong, with an example.
+ *
+ * ```ts
+ * jsonObjectFlag('{"path":"a.md"}', '--args', '{"path":"notes.md"}') // { path: 'a.md' }
+ * ```
+ */
+export function jsonObjectFlag(text: string, flag: string, example: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ExitError(
+      `${flag} is not valid JSON (${(err as Error).message}): give an object, e.g. '${example}'`,
+      EXIT.USAGE,
+    );
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value))
+    throw new ExitError(`${flag} must be a JSON object, e.g. '${example}'`, EXIT.USAGE);
+  return value as Record<string, unknown>;
+}

@@ -632,3 +632,31 @@ describe('AgentEntity: approval rules are the agent’s', () => {
     expect(agent.startNext()?.config.tools.approval).toBeUndefined();
   });
 });
+
+describe('AgentEntity: an admin replaces the approval rules', () => {
+  it('is the one way to take a rule away, recorded with who did it, and the next task runs with the new rules', () => {
+    const agent = new AgentEntity(
+      newAgentData(
+        'a1',
+        parseAgentConfig({ tools: { approval: { ask: ['shell.run', 'fs.write'] } } }, 'scripted:x.json'),
+      ),
+      (t) => `wf-${t}`,
+    );
+    const r = agent.setLimits({ safety: {}, approval: { ask: ['fs.write'], deny: [], timeoutMs: 60_000 }, by: 'root' });
+    expect(r).toMatchObject({
+      changed: ['approval'],
+      approval: { ask: ['fs.write'] },
+      message: "agent a1's limits changed: approval rules ask [shell.run, fs.write] deny [] → ask [fs.write] deny []",
+    });
+    expect(agent.data.limitChanges?.at(-1)).toMatchObject({
+      by: 'root',
+      approval: { from: { ask: ['shell.run', 'fs.write'] }, to: { ask: ['fs.write'] } },
+    });
+    agent.submit({ goal: 'no rules of its own', config: parseTaskConfig({}, 'scripted:x.json') });
+    expect(agent.startNext()?.config.tools.approval?.ask).toEqual(['fs.write']);
+    agent.finish(runOutput(agent));
+    // Rules that ask and deny nothing are none.
+    agent.setLimits({ safety: {}, approval: { ask: [], deny: [], timeoutMs: 60_000 }, by: 'root' });
+    expect(agent.status().approvalRules).toBeUndefined();
+  });
+});

@@ -10,13 +10,23 @@
 import {
   approvalLine,
   mergeApprovalRules,
+  ruleText,
+  type ApprovalRule,
   type ApprovalDecision,
   type ApprovalsReport,
   type DecisionInput,
   type PendingApproval,
 } from './approval';
 import { parseTaskConfig, type AgentConfig } from './config';
-import { changeLimits, firstLimits, LIMIT_FIELDS, refuseLooserLimits, runLimits, type LimitsInput } from './limits';
+import {
+  changeLimits,
+  firstLimits,
+  LIMIT_FIELDS,
+  refuseLooserLimits,
+  runLimits,
+  type LimitField,
+  type LimitsChange,
+} from './limits';
 import { formatLlmSpec } from './llm-spec';
 import {
   clear,
@@ -657,7 +667,7 @@ export class AgentEntity {
    *
    * @throws RefusedError before the agent has a config; ConfigError for limits that do not fit.
    */
-  validateLimits(input: LimitsInput): void {
+  validateLimits(input: LimitsChange): void {
     const d = this.data;
     if (!d.config)
       throw new RefusedError(
@@ -670,24 +680,41 @@ export class AgentEntity {
    * `admin:limits`: an admin sets some of the agent's limits (raising or lowering them), recorded with who
    * did it. A running task keeps the limits it started with; the next one runs with these.
    */
-  setLimits(input: LimitsInput): LimitsResult {
+  setLimits(input: LimitsChange): LimitsResult {
     this.validateLimits(input);
     const d = this.data;
     const config = d.config!;
     const { limits, from, to } = changeLimits(config.safety, input.safety);
-    const changed = LIMIT_FIELDS.filter((f) => f in to);
-    d.config = { ...config, safety: limits };
+    const changed: string[] = LIMIT_FIELDS.filter((f) => f in to);
+    const rules = config.tools.approval;
+    // Rules that ask nothing and deny nothing are none.
+    const next =
+      input.approval && (input.approval.ask.length || input.approval.deny.length) ? input.approval : undefined;
+    const rulesChanged = input.approval !== undefined && JSON.stringify(next) !== JSON.stringify(rules);
+    const tools = { ...config.tools };
+    if (rulesChanged) {
+      if (next) tools.approval = next;
+      else delete tools.approval;
+      changed.push('approval');
+    }
+    d.config = { ...config, safety: limits, tools };
     // The budget set now holds the tokens added before.
     if (input.safety.tokenBudget !== undefined) d.addedTokens = 0;
     if (changed.length) {
       const record: LimitsRecord = { by: input.by ?? 'an admin', from, to };
       if (input.note) record.note = input.note;
+      if (rulesChanged) record.approval = { ...(rules ? { from: rules } : {}), ...(next ? { to: next } : {}) };
       d.limitChanges = [...(d.limitChanges ?? []), record].slice(-LIMITS.limitChanges);
     }
+    const said = changed.map((f) =>
+      f === 'approval'
+        ? `approval rules ${rulesText(rules)} → ${rulesText(next)}`
+        : `${f} ${from[f as LimitField]} → ${to[f as LimitField]}`,
+    );
     const message = changed.length
-      ? `agent ${d.agentId}'s limits changed: ${changed.map((f) => `${f} ${from[f]} → ${to[f]}`).join(', ')}${d.current ? ` (task ${d.current.task.taskId} keeps the limits it started with; the next task runs with these)` : ''}`
+      ? `agent ${d.agentId}'s limits changed: ${said.join(', ')}${d.current ? ` (task ${d.current.task.taskId} keeps the limits it started with; the next task runs with these)` : ''}`
       : `agent ${d.agentId}'s limits already are these: nothing changed`;
-    return { limits, changed, message };
+    return { limits, ...((next ?? rules) ? { approval: rulesChanged ? next : rules } : {}), changed, message };
   }
 
   /**
@@ -728,6 +755,7 @@ export class AgentEntity {
       llm: d.config ? formatLlmSpec(d.config.llm) : '',
     };
     if (d.config) s.limits = d.config.safety;
+    if (d.config?.tools.approval) s.approvalRules = d.config.tools.approval;
     if (d.reason) s.reason = d.reason;
     if (d.halt) s.halt = d.halt;
     if (d.current)
@@ -756,6 +784,7 @@ export class AgentEntity {
         ? `- tokens **${d.tokensUsed}** / ${c.safety.tokenBudget} · guide \`${c.guide}\` · llm \`${formatLlmSpec(c.llm)}\``
         : `- tokens **${d.tokensUsed}** · no config yet`,
       c ? `- limits: ${LIMIT_FIELDS.map((f) => `${f} ${c.safety[f]}`).join(' · ')}` : '',
+      c?.tools.approval ? `- approval rules: ${rulesText(c.tools.approval)}` : '',
       d.limitChanges?.length ? `- limits last changed by ${d.limitChanges.at(-1)!.by}` : '',
       d.current ? `- running **${d.current.task.taskId}** at tick ${d.current.tick}` : '- no task running',
       ...(d.approvals ?? []).map((p) => approvalLine(d.agentId, p)),
@@ -768,4 +797,10 @@ export class AgentEntity {
       .filter(Boolean)
       .join('\n');
   }
+}
+
+/** Approval rules as people read them: `ask [shell.run] deny [http.get]`, or `none`. */
+function rulesText(rules: { ask: ApprovalRule[]; deny: ApprovalRule[] } | undefined): string {
+  if (!rules) return 'none';
+  return `ask [${rules.ask.map(ruleText).join(', ')}] deny [${rules.deny.map(ruleText).join(', ')}]`;
 }

@@ -157,6 +157,8 @@ export const LimitsSchema = z.object({
 /** What `admin:limits` answers: the agent's limits now, and which fields changed. */
 export const LimitsResultSchema = z.object({
   limits: LimitsSchema,
+  /** The agent's approval rules now (absent: none). */
+  approval: z.unknown().optional(),
   changed: z.array(z.string()),
   message: z.string(),
 });
@@ -207,6 +209,8 @@ export const LimitsRecordSchema = z.object({
   note: z.string().optional(),
   from: LimitsSchema.partial(),
   to: LimitsSchema.partial(),
+  /** The approval rules before and after, when the change replaced them (absent side: none). */
+  approval: z.object({ from: z.unknown().optional(), to: z.unknown().optional() }).optional(),
 });
 export type LimitsRecord = z.infer<typeof LimitsRecordSchema>;
 
@@ -239,6 +243,8 @@ export const AgentStatusSchema = z.object({
   unlocks: z.array(UnlockRecordSchema),
   /** The agent's limits (absent before its first config); a task may tighten them for its own run. */
   limits: LimitsSchema.optional(),
+  /** The agent's approval rules (`tools.approval` of its first config, or an admin's): absent, none. */
+  approvalRules: z.unknown().optional(),
   /** The latest changes of its limits by admins, newest last. */
   limitChanges: z.array(LimitsRecordSchema),
   /** The agent's guide and LLM spec (`openai:gpt-4o-mini`); empty before its first config. */

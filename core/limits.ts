@@ -6,6 +6,7 @@
  * (the worker's policy bounds the tools). Pure.
  */
 import { z } from 'zod';
+import { approvalConfigSchema } from './approval';
 import { partialSafetySchema, safetyConfigSchema, type SafetyConfig } from './config';
 import { ConfigError, PermissionDeniedError } from './errors';
 import { once } from './lazy';
@@ -68,18 +69,27 @@ export const limitsInputSchema = once(() =>
   z
     .object({
       /** The limits to change (the agent's `safety` fields), each to its new value; the others stay. */
-      safety: partialSafetySchema().refine((s) => Object.keys(s).length > 0, {
-        message: 'give at least one limit to change',
-        // Only when nothing else is wrong: an unknown field is the one thing to say.
-        when: (payload) => payload.issues.length === 0,
-      }),
+      safety: partialSafetySchema().default({}),
+      /**
+       * The agent's approval rules, replaced whole (`{"ask": [], "deny": []}` removes them): the one way to
+       * take a rule away, since a task's config may only add rules.
+       */
+      approval: approvalConfigSchema().optional(),
       note: note().optional(),
       by: by().optional(),
     })
-    .strict(),
+    .strict()
+    .refine((i) => Object.keys(i.safety).length > 0 || i.approval !== undefined, {
+      message: 'give at least one limit to change: a safety field, or approval',
+      path: ['safety'],
+      // Only when nothing else is wrong: an unknown field is the one thing to say.
+      when: (payload) => payload.issues.length === 0,
+    }),
 );
-/** `admin:limits`' payload: an admin's change of an agent's limits. */
-export type LimitsInput = z.infer<ReturnType<typeof limitsInputSchema>>;
+/** `admin:limits`' payload as a caller sends it: an admin's change of an agent's limits (defaults left out). */
+export type LimitsInput = z.input<ReturnType<typeof limitsInputSchema>>;
+/** The same payload checked, its defaults filled in (what the agent applies). */
+export type LimitsChange = z.output<ReturnType<typeof limitsInputSchema>>;
 
 /** One field a task's config would loosen. */
 export interface LoosenedLimit {

@@ -2,7 +2,7 @@
 import { Command } from 'commander';
 import { approveCommand, denyCommand } from '../../core/approval';
 import type { ApprovalList } from '../../core/contract';
-import { EXIT, ExitError, withClient } from '../common';
+import { jsonObjectFlag, withClient } from '../common';
 import { jsonLine, say } from '../format';
 
 /** Register approvals, approve and deny. */
@@ -30,7 +30,7 @@ export function approvalCommands(program: Command): void {
     .option('--json', 'print the decision as JSON')
     .action(
       async (agentId: string, callId: string, o: { note?: string; args?: string; by: string; json?: boolean }) => {
-        const args = o.args === undefined ? undefined : parseArgs(o.args);
+        const args = o.args === undefined ? undefined : jsonObjectFlag(o.args, '--args', '{"path":"notes.md"}');
         await withClient(async (agents) => {
           const d = await agents.decide(agentId, {
             callId,
@@ -62,21 +62,6 @@ export function approvalCommands(program: Command): void {
         say(o.json ? jsonLine(d) : `denied ${callId} of agent ${agentId}: the model reads why\n`);
       }, 'required');
     });
-}
-
-function parseArgs(text: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (err) {
-    throw new ExitError(
-      `--args is not valid JSON (${(err as Error).message}): give an object, e.g. '{"path":"notes.md"}'`,
-      EXIT.USAGE,
-    );
-  }
-  if (!value || typeof value !== 'object' || Array.isArray(value))
-    throw new ExitError(`--args must be a JSON object, e.g. '{"path":"notes.md"}'`, EXIT.USAGE);
-  return value as Record<string, unknown>;
 }
 
 /** One block per waiting call: who, which call, its arguments, and the commands that decide it. */

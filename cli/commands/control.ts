@@ -2,8 +2,8 @@
 import { Command, InvalidArgumentError as CommanderInvalidArgumentError, Option } from 'commander';
 import { hasLiveWorker, temporalEnv } from '../../client/connection';
 import type { SafetyConfig } from '../../core/config';
-import { kebab, LIMIT_FIELDS, LOOSER_WHEN } from '../../core/limits';
-import { EXIT, ExitError, withClient } from '../common';
+import { kebab, LIMIT_FIELDS, LOOSER_WHEN, type LimitsInput } from '../../core/limits';
+import { EXIT, ExitError, jsonObjectFlag, withClient } from '../common';
 import { jsonLine, say } from '../format';
 
 /** Register halt, unlock, limits and message. */
@@ -72,24 +72,46 @@ export function controlCommands(program: Command): void {
       ),
     );
   limits
+    .option(
+      '--approval <json>',
+      'replace the agent\'s approval rules, e.g. \'{"ask":["shell.run"],"deny":[]}\' (\'{"ask":[],"deny":[]}\' removes them)',
+    )
     .option('--note <text>', 'why (kept in the agent state)')
     .option('--by <name>', 'who is changing them', process.env.USER ?? 'admin')
     .option('--json', 'print the result as JSON')
-    .action(async (agentId: string, o: Partial<SafetyConfig> & { note?: string; by: string; json?: boolean }) => {
-      const safety = Object.fromEntries(
-        LIMIT_FIELDS.filter((f) => o[f] !== undefined).map((f) => [f, o[f]]),
-      ) as Partial<SafetyConfig>;
-      await withClient(async (agents) => {
-        if (!Object.keys(safety).length) {
-          const s = await agents.status(agentId);
-          if (o.json) return void say(jsonLine({ limits: s.limits ?? null, limitChanges: s.limitChanges }));
-          if (!s.limits) return void say(`agent ${agentId} has no limits yet: its first task sets them\n`);
-          return void say(`${LIMIT_FIELDS.map((f) => `${f} ${s.limits![f]}`).join('\n')}\n`);
-        }
-        const r = await agents.setLimits(agentId, { safety, by: o.by, ...(o.note ? { note: o.note } : {}) });
-        say(o.json ? jsonLine(r) : `${r.message}\n`);
-      }, 'required');
-    });
+    .action(
+      async (
+        agentId: string,
+        o: Partial<SafetyConfig> & { approval?: string; note?: string; by: string; json?: boolean },
+      ) => {
+        const safety = Object.fromEntries(
+          LIMIT_FIELDS.filter((f) => o[f] !== undefined).map((f) => [f, o[f]]),
+        ) as Partial<SafetyConfig>;
+        const approval =
+          o.approval === undefined
+            ? undefined
+            : jsonObjectFlag(o.approval, '--approval', '{"ask":["shell.run"],"deny":[]}');
+        await withClient(async (agents) => {
+          if (!Object.keys(safety).length && !approval) {
+            const s = await agents.status(agentId);
+            if (o.json)
+              return void say(
+                jsonLine({ limits: s.limits ?? null, approval: s.approvalRules ?? null, limitChanges: s.limitChanges }),
+              );
+            if (!s.limits) return void say(`agent ${agentId} has no limits yet: its first task sets them\n`);
+            const rules = `approval ${s.approvalRules ? JSON.stringify(s.approvalRules) : 'none'}`;
+            return void say(`${LIMIT_FIELDS.map((f) => `${f} ${s.limits![f]}`).join('\n')}\n${rules}\n`);
+          }
+          const r = await agents.setLimits(agentId, {
+            safety,
+            ...(approval ? { approval: approval as LimitsInput['approval'] } : {}),
+            by: o.by,
+            ...(o.note ? { note: o.note } : {}),
+          });
+          say(o.json ? jsonLine(r) : `${r.message}\n`);
+        }, 'required');
+      },
+    );
 
   program
     .command('message')

@@ -206,6 +206,30 @@ describe('the agent’s approval rules', () => {
   });
 });
 
+describe('an admin and the approval rules', () => {
+  it('takes a rule away with admin:limits (the one way to), recorded with who; the next task’s call runs unasked', async () => {
+    const agentId = uniqueId('rules-admin');
+    await h.agents.waitForTask(
+      agentId,
+      (await h.agents.submit(agentId, { goal: 'first', config: configFor([DONE]) })).taskId,
+    );
+    const r = await h.agents.setLimits(agentId, { approval: { ask: [], deny: [] }, by: 'root', note: 'trusted now' });
+    expect(r).toMatchObject({ changed: ['approval'] });
+    expect((await h.agents.status(agentId)).limitChanges.at(-1)).toMatchObject({
+      by: 'root',
+      note: 'trusted now',
+      approval: { from: { ask: ['fs.write'] } },
+    });
+    const { taskId } = await h.agents.submit(agentId, {
+      goal: 'second',
+      config: scriptedConfig(writeScript([WRITE('a.md'), DONE]), makeWorkspace(), {}),
+    });
+    const result = await h.agents.waitForTask(agentId, taskId);
+    expect(result.toolCalls[0]).toMatchObject({ name: 'fs.write', status: 'ok' });
+    expect(result.toolCalls[0]?.approval).toBeUndefined();
+  });
+});
+
 describe('approval and the worker', () => {
   it('waits across a worker restart: no activity ran, and the call runs once approved on the new worker', async () => {
     const queue = uniqueId('tq-approval-restart');
