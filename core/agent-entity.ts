@@ -378,14 +378,15 @@ export class AgentEntity {
     // added included); the task runs with the tighter of its own and the agent's, field by field.
     // Its approval rules likewise: the agent's stay, and a task's own can only add to them for its run.
     const own = next.task.config;
-    const rules = d.config ? d.config.tools.approval : own?.tools.approval;
-    if (own)
+    if (own) {
+      const rules = d.config ? d.config.tools.approval : own.tools.approval;
+      const { approval: _asked, ...tools } = own.tools;
       d.config = {
         ...own,
         safety: d.config?.safety ?? firstLimits(own.safety),
-        tools: { ...own.tools, ...(rules ? { approval: rules } : {}) },
+        tools: rules ? { ...tools, approval: rules } : tools,
       };
-    if (own && !rules) delete d.config?.tools.approval;
+    }
     // Never without one: a submit is refused while neither the agent nor the task has a config.
     if (!d.config) throw new Error(`agent ${d.agentId} has no config for task ${next.task.taskId}`);
     d.current = { task: next.task, workflowId: next.workflowId, tick: next.checkpoint?.ticks ?? 0, runTokens: 0 };

@@ -512,19 +512,7 @@ describe('TaskRun: what it reports', () => {
 
 describe('TaskRun: the transcript in the store', () => {
   const storeRun = (config: AgentConfigInput = {}, over: Partial<TaskRunInput> = {}) =>
-    new TaskRun(
-      {
-        agentId: 'a1',
-        taskId: 'task-1',
-        goal: 'read notes.md',
-        config: parseAgentConfig(config, 'scripted:x.json'),
-        counters: initialCounters(),
-        agentTokensUsed: 0,
-        ...over,
-      },
-      'agent-a1-task-1',
-      { store: true },
-    );
+    new TaskRun(runOf(config, over).input, 'agent-a1-task-1', { store: true });
   /** Answer the tick's call as the LLM activity does with a store: the answer and the context's manifest stored. */
   function storedTick(run: TaskRun, n: number, calls: LlmToolCall[]): { request: LlmCallInput; calls: LlmToolCall[] } {
     expect(run.startTick(QUIET)).toBeUndefined();

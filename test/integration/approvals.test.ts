@@ -186,13 +186,18 @@ describe('a call that needs approval', () => {
   });
 });
 
+/** An agent whose first task (done at once) gave it the rule `ask: fs.write`. */
+async function agentWithRules(agentId: string): Promise<void> {
+  await h.agents.waitForTask(
+    agentId,
+    (await h.agents.submit(agentId, { goal: 'first', config: configFor([DONE]) })).taskId,
+  );
+}
+
 describe('the agent’s approval rules', () => {
   it('hold for a later task whose config says nothing of them: a task can add rules, never remove its agent’s', async () => {
     const agentId = uniqueId('rules-kept');
-    await h.agents.waitForTask(
-      agentId,
-      (await h.agents.submit(agentId, { goal: 'first', config: configFor([DONE]) })).taskId,
-    );
+    await agentWithRules(agentId);
     const { taskId } = await h.agents.submit(agentId, {
       goal: 'second',
       config: scriptedConfig(writeScript([WRITE('a.md'), DONE]), makeWorkspace(), {}),
@@ -209,10 +214,7 @@ describe('the agent’s approval rules', () => {
 describe('an admin and the approval rules', () => {
   it('takes a rule away with admin:limits (the one way to), recorded with who; the next task’s call runs unasked', async () => {
     const agentId = uniqueId('rules-admin');
-    await h.agents.waitForTask(
-      agentId,
-      (await h.agents.submit(agentId, { goal: 'first', config: configFor([DONE]) })).taskId,
-    );
+    await agentWithRules(agentId);
     const r = await h.agents.setLimits(agentId, { approval: { ask: [], deny: [] }, by: 'root', note: 'trusted now' });
     expect(r).toMatchObject({ changed: ['approval'] });
     expect((await h.agents.status(agentId)).limitChanges.at(-1)).toMatchObject({
