@@ -10,6 +10,8 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
+import { streamSSE } from 'hono/streaming';
+import { BadEventIdError, type StreamOptions } from '../client/event-stream';
 import { NoWorkerError, type AgentClient } from '../client/agent-client';
 import { parseTaskConfig } from '../core/config';
 import {
@@ -25,12 +27,14 @@ import {
   LimitsInputSchema,
   LimitsResultSchema,
   MessageResultSchema,
+  StreamEventDataSchemas,
   SubmitTaskInputSchema,
   SubmitTaskResultSchema,
   TaskIdSchema,
   TaskResultSchema,
   UnlockInputSchema,
   UnlockResultSchema,
+  type StreamEvent,
 } from '../core/contract';
 import { InvalidArgumentError, isRequestError, RefusedError } from '../core/errors';
 import { TASK_WORKFLOW_ID_PATTERN } from '../core/tenant';
@@ -44,6 +48,12 @@ export interface ApiOptions {
   auth: Authenticator | undefined;
   /** Largest request body in bytes (default 1 MiB). */
   bodyLimitBytes?: number;
+  /** Event streams this process serves at once (default 100); one more is a 503 with `Retry-After`. */
+  maxStreams?: number;
+  /** A comment line every this many ms keeps proxies from closing an idle stream (default 15 s). */
+  keepAliveMs?: number;
+  /** A client that takes longer than this to read an event is dropped (default 30 s): nothing buffers for it. */
+  slowClientMs?: number;
 }
 
 type Env = { Variables: { principal: Principal } };
@@ -114,6 +124,37 @@ const LimitsBodySchema = z
   .openapi('Limits');
 const MessageBodySchema = z.object({ text: HumanMessageSchema.shape.text }).strict().openapi('Message');
 const RunningSchema = z.object({ workflowId: z.string(), status: z.literal('RUNNING') }).openapi('TaskRunning');
+
+/** One event of a live stream, as `event:`, `id:` and `data:` (JSON) lines (docs/API.md#live-events). */
+const StreamEventSchema = z
+  .discriminatedUnion(
+    'event',
+    Object.entries(StreamEventDataSchemas).map(([event, data]) =>
+      z.object({ event: z.literal(event), id: z.string().optional(), data }),
+    ) as unknown as [z.ZodObject, ...z.ZodObject[]],
+  )
+  .openapi('StreamEvent', {
+    description:
+      'A Server-Sent Event: `event:` its name, `id:` what `Last-Event-ID` resumes after (absent on `error`), `data:` this JSON',
+  });
+const streamRequest = {
+  query: z.object({
+    from: z.enum(['0', 'now']).optional().openapi({
+      description:
+        '`0` replays what is recorded first (a finished task: all its events); `now` (default) goes on from the present',
+    }),
+  }),
+  headers: z.object({
+    'last-event-id': z.string().max(200).optional().openapi({
+      description:
+        'Resume after this event (an `id` the stream sent): no gap, no duplicate. EventSource sends it on reconnect',
+    }),
+  }),
+};
+const streamResponse = (description: string) => ({
+  200: { content: { 'text/event-stream': { schema: StreamEventSchema } }, description },
+  ...problems(400, 404, ...common),
+});
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { 'application/json': { schema } },
@@ -267,6 +308,31 @@ const routes = {
       ...problems(400, 404, 409, 413, ...common),
     },
   }),
+  taskEvents: createRoute({
+    method: 'get',
+    path: '/v1/tasks/{workflowId}/events',
+    summary: "A task's live events (Server-Sent Events), until it ends",
+    security: secured,
+    request: {
+      params: z.object({
+        workflowId: WorkflowIdSchema.openapi({ param: { name: 'workflowId', in: 'path' }, example: 'agent-a1-task-1' }),
+      }),
+      ...streamRequest,
+    },
+    responses: streamResponse(
+      'Every tick, LLM answer, tool call, pain, alert, message, approval and state change; `end` last',
+    ),
+  }),
+  agentEvents: createRoute({
+    method: 'get',
+    path: '/v1/agents/{agentId}/events',
+    summary: "An agent's live events and those of every task it runs (Server-Sent Events), until the client leaves",
+    security: secured,
+    request: { params: agentPath, ...streamRequest },
+    responses: streamResponse(
+      "The agent's state changes, tasks, messages, approvals and alerts, and each task's events",
+    ),
+  }),
   limits: createRoute({
     method: 'patch',
     path: '/v1/agents/{agentId}/limits',
@@ -299,6 +365,8 @@ const ROLE: Record<keyof typeof routes, Role> = {
   approvals: 'viewer',
   decide: 'approver',
   limits: 'admin',
+  taskEvents: 'viewer',
+  agentEvents: 'viewer',
 };
 
 /**
@@ -437,6 +505,18 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
     return c.json(await agents.decide(agentId, { ...body, callId, by: p.sub }), 200);
   });
 
+  const streams = new EventStreams(opts);
+  app.openapi(routes.taskEvents, async (c) => {
+    const { agents } = await allow('taskEvents', c);
+    const { workflowId } = c.req.valid('param');
+    return streams.serve(c, (o) => agents.taskEvents(workflowId, o));
+  });
+  app.openapi(routes.agentEvents, async (c) => {
+    const { agents } = await allow('agentEvents', c);
+    const { agentId } = c.req.valid('param');
+    return streams.serve(c, (o) => agents.agentEvents(agentId, o));
+  });
+
   app.openapi(routes.limits, async (c) => {
     const { p, agents } = await allow('limits', c);
     const body = c.req.valid('json');
@@ -473,6 +553,84 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
   app.notFound((c) => problem(c, 404, `no route ${c.req.method} ${new URL(c.req.url).pathname}: see /openapi.json`));
   app.onError((err, c) => errorResponse(c, err));
   return app;
+}
+
+/**
+ * The event streams of one API process: at most `maxStreams` at once, each written as Server-Sent
+ * Events with a keep-alive comment, ended when the client leaves or reads too slowly, and ended with a
+ * retryable `error` event when Temporal goes out of reach (the client resumes with `Last-Event-ID`).
+ */
+class EventStreams {
+  private active = 0;
+  constructor(private readonly opts: Pick<ApiOptions, 'maxStreams' | 'keepAliveMs' | 'slowClientMs'>) {}
+
+  get max(): number {
+    return this.opts.maxStreams ?? 100;
+  }
+
+  async serve(c: Context<Env>, open: (o: StreamOptions) => Promise<AsyncGenerator<StreamEvent>>): Promise<Response> {
+    if (this.active >= this.max) {
+      c.header('Retry-After', '5');
+      return problem(c, 503, `this API process serves ${this.max} event streams already: reconnect in a few seconds`);
+    }
+    const lastEventId = c.req.header('last-event-id') || undefined;
+    const from = c.req.query('from') === '0' ? ('start' as const) : ('now' as const);
+    const stop = new AbortController();
+    this.active++;
+    let events: AsyncGenerator<StreamEvent>;
+    try {
+      // Opened before the response: an unknown task or a bad Last-Event-ID is an HTTP error, not a broken stream.
+      events = await open({ ...(lastEventId ? { lastEventId } : {}), from, signal: stop.signal });
+    } catch (err) {
+      this.active--;
+      if (err instanceof BadEventIdError) throw new InvalidArgumentError(err.message);
+      throw err;
+    }
+    c.header('X-Accel-Buffering', 'no');
+    return streamSSE(c, async (stream) => {
+      const leave = () => stop.abort();
+      stream.onAbort(leave);
+      c.req.raw.signal?.addEventListener('abort', leave, { once: true });
+      const slowMs = this.opts.slowClientMs ?? 30_000;
+      /** A write the client does not take within `slowMs` drops it: nothing piles up for a slow reader. */
+      const write = async (text: string) => {
+        let timer: NodeJS.Timeout | undefined;
+        const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), slowMs)));
+        const r = await Promise.race([stream.write(text).then(() => 'ok' as const), late]);
+        clearTimeout(timer);
+        if (r === 'late') {
+          stop.abort();
+          stream.abort();
+        }
+      };
+      const beat = setInterval(() => void write(': keep-alive\n\n'), this.opts.keepAliveMs ?? 15_000);
+      try {
+        await write('retry: 2000\n\n');
+        for await (const e of events) {
+          if (stop.signal.aborted) break;
+          await write(sseText(e));
+        }
+      } catch (err) {
+        if (!stop.signal.aborted) {
+          const retryable = unreachable(err);
+          if (!retryable) console.error('[api] an event stream failed', err);
+          const message = retryable
+            ? `Temporal went out of reach (${messageOf(err)}): reconnect with Last-Event-ID to resume`
+            : `the stream failed: ${messageOf(err)}`;
+          await write(sseText({ event: 'error', data: { message, retryable } }));
+        }
+      } finally {
+        clearInterval(beat);
+        stop.abort();
+        this.active--;
+      }
+    });
+  }
+}
+
+/** An event as SSE lines; its data is one line of JSON. */
+function sseText(e: StreamEvent): string {
+  return `event: ${e.event}\n${e.id !== undefined ? `id: ${e.id}\n` : ''}data: ${JSON.stringify(e.data)}\n\n`;
 }
 
 /** A body that may be absent (halt, unlock): `{}` when empty, checked against the schema otherwise. */

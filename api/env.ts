@@ -20,6 +20,8 @@ export const ApiEnvSchema = z.object({
   /** The token claim naming the caller's tenant (docs/API.md#tenants); unset: one tenant. */
   STARRY_API_TENANT_CLAIM: z.string().min(1).max(200).optional(),
   STARRY_API_BODY_LIMIT: z.coerce.number().int().positive().optional(),
+  /** Event streams one API process serves at once (default 100); one more is a 503 with Retry-After. */
+  STARRY_API_MAX_STREAMS: z.coerce.number().int().positive().max(100_000).optional(),
 });
 export type ApiEnv = z.infer<typeof ApiEnvSchema>;
 
@@ -51,5 +53,13 @@ export function authConfig(env: ApiEnv, secret = env.STARRY_API_JWT_SECRET): Aut
     ...(env.STARRY_API_ISSUER ? { issuer: env.STARRY_API_ISSUER } : {}),
     ...(env.STARRY_API_AUDIENCE ? { audience: env.STARRY_API_AUDIENCE } : {}),
     ...(env.STARRY_API_TENANT_CLAIM ? { tenantClaim: env.STARRY_API_TENANT_CLAIM } : {}),
+  };
+}
+
+/** The app's limits from the environment (what `createApp` takes beside its client and auth). */
+export function appLimits(env: ApiEnv): { bodyLimitBytes?: number; maxStreams?: number } {
+  return {
+    ...(env.STARRY_API_BODY_LIMIT ? { bodyLimitBytes: env.STARRY_API_BODY_LIMIT } : {}),
+    ...(env.STARRY_API_MAX_STREAMS ? { maxStreams: env.STARRY_API_MAX_STREAMS } : {}),
   };
 }

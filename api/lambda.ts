@@ -10,7 +10,7 @@ import { AgentClient } from '../client/agent-client';
 import { connectClient, temporalEnv } from '../client/connection';
 import { createApp } from './app';
 import { authenticator } from './auth';
-import { apiEnv, authConfig } from './env';
+import { apiEnv, appLimits, authConfig } from './env';
 
 let ready: Promise<{ app: ReturnType<typeof createApp> }> | undefined;
 let connections = 0;
@@ -45,7 +45,7 @@ async function build(env: NodeJS.ProcessEnv): Promise<{ app: ReturnType<typeof c
         throw err;
       }));
   return {
-    app: createApp({ agents, auth, ...(e.STARRY_API_BODY_LIMIT ? { bodyLimitBytes: e.STARRY_API_BODY_LIMIT } : {}) }),
+    app: createApp({ agents, auth, ...appLimits(e) }),
   };
 }
 

@@ -7,7 +7,7 @@ import { AgentClient } from '../client/agent-client';
 import { connectClient, temporalEnv } from '../client/connection';
 import { createApp } from './app';
 import { authenticator } from './auth';
-import { apiEnv, authConfig } from './env';
+import { apiEnv, appLimits, authConfig } from './env';
 
 export interface LocalApi {
   url: string;
@@ -41,11 +41,7 @@ export async function serveApi(opts: {
         connecting = undefined; // try again on the next request
         throw err;
       }));
-  const app = createApp({
-    agents,
-    auth,
-    ...(env.STARRY_API_BODY_LIMIT ? { bodyLimitBytes: env.STARRY_API_BODY_LIMIT } : {}),
-  });
+  const app = createApp({ agents, auth, ...appLimits(env) });
   const server: ServerType = await new Promise((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: opts.port, hostname: '127.0.0.1' }, () => resolve(s));
     s.once('error', reject);

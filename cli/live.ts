@@ -68,6 +68,9 @@ export function eventLines(e: TaskEvent): string[] {
         (w) =>
           `  ⏸ ${w.callId} ${w.tool} ${oneLine(w.args)} waits for approval (rule ${w.rule}): \`${approveCommand(e.agentId, w.callId)}\` or \`${denyCommand(e.agentId, w.callId)}\``,
       );
+    case 'state':
+      // The agent's state shows in the task's end and in `starry status`; the live view keeps to the ticks.
+      return [];
     case 'continued':
       return [`  ↻ the task continued in a fresh history (run ${e.runId})`];
     case 'end':

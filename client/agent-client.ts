@@ -44,6 +44,7 @@ import {
   type TaskResult,
   type UnlockInput,
   type UnlockResult,
+  type StreamEvent,
 } from '../core/contract';
 import {
   InvalidArgumentError,
@@ -89,6 +90,7 @@ import { newAgentData, reportedOf } from '../core/agent-entity';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
 import type { TaskRunOutput } from '../workflows/task';
 import { hasLiveWorkerOn } from './connection';
+import { openAgentStream, openTaskStream, type StreamOptions } from './event-stream';
 
 export { InvalidArgumentError, NotFoundError, RefusedError };
 
@@ -802,6 +804,53 @@ export class AgentClient {
     }
   }
 
+  /**
+   * A task's live events, for `GET /v1/tasks/{workflowId}/events` (client/event-stream.ts): from `now`
+   * (default), from its start (`from: 'start'`), or after an id the stream sent (`lastEventId`).
+   *
+   * ```ts
+   * for await (const e of await agents.taskEvents('agent-a1-task-1', { from: 'start' })) console.log(e.event);
+   * ```
+   * @throws NotFoundError for an unknown task (another tenant's too); BadEventIdError for a bad `lastEventId`.
+   */
+  async taskEvents(workflowId: string, opts: StreamOptions = {}): Promise<AsyncGenerator<StreamEvent>> {
+    if (this.tenant !== undefined && tenantOfWorkflowId(workflowId) !== this.tenant) throw noTaskWorkflow(workflowId);
+    try {
+      return this.ownEvents(await openTaskStream(this.client, workflowId, opts));
+    } catch (err) {
+      if (isNotFoundStatus(err)) throw noTaskWorkflow(workflowId, err);
+      throw err;
+    }
+  }
+
+  /**
+   * An agent's live events, and those of each task it runs, for `GET /v1/agents/{agentId}/events`: from
+   * `now` (default), from the start of its current run (`from: 'start'`), or after an id the stream sent.
+   *
+   * @throws NotFoundError for an unknown agent; BadEventIdError for a bad `lastEventId`.
+   */
+  async agentEvents(agentId: string, opts: StreamOptions = {}): Promise<AsyncGenerator<StreamEvent>> {
+    const workflowId = this.agentWorkflowId(agentId);
+    try {
+      return this.ownEvents(await openAgentStream(this.client, workflowId, opts));
+    } catch (err) {
+      if (isNotFoundStatus(err)) throw this.noAgent(agentId, `no workflow ${workflowId}`);
+      throw err;
+    }
+  }
+
+  /** A tenant's events name its agents by their own ids, as its other answers do. */
+  private async *ownEvents(events: AsyncGenerator<StreamEvent>): AsyncGenerator<StreamEvent> {
+    if (this.tenant === undefined) return yield* events;
+    for await (const e of events) {
+      if (e.event === 'end' && e.data.result)
+        yield { ...e, data: { ...e.data, result: this.ownResult(e.data.result) } };
+      else if (e.event === 'approval' && e.data.agentId)
+        yield { ...e, data: { ...e.data, agentId: this.ownId(e.data.agentId) } };
+      else yield e;
+    }
+  }
+
   private unknownAgent(err: unknown, agentId: string): Error {
     if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'WorkflowNotFoundError')
       return this.noAgent(agentId, `no workflow ${this.agentWorkflowId(agentId)}`);
@@ -919,5 +968,14 @@ function isQueryTimeout(err: unknown): boolean {
   const cause = (err as { cause?: { code?: number } }).cause;
   return (
     (err as { code?: number }).code === grpcStatus.DEADLINE_EXCEEDED || cause?.code === grpcStatus.DEADLINE_EXCEEDED
+  );
+}
+
+/** The service's NOT_FOUND, from a raw workflowService call (gRPC status 5) or the SDK's wrapper. */
+function isNotFoundStatus(err: unknown): boolean {
+  return (
+    err instanceof WorkflowNotFoundError ||
+    (err as { name?: string }).name === 'WorkflowNotFoundError' ||
+    (err as { code?: unknown }).code === 5
   );
 }

@@ -3,17 +3,18 @@
  * call, signal and the end. `starry run`, `starry watch` and `starry logs` print these events; the
  * history is long-polled (`waitNewEvent`), so a tick shows the moment its activity completes.
  */
-import { setMaxListeners } from 'node:events';
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import type { temporal } from '@temporalio/proto';
 import { isStored, type LlmCallInput, type LlmResponse, type TranscriptEntry } from '../core/llm';
+import type { AlertInput } from '../activities/alert';
 import type { ApprovalsReport, PendingApproval } from '../core/approval';
+import type { TaskResult } from '../core/types';
+import type { TaskRunOutput } from '../core/task-run';
+import { AgentStateKey, LockReasonKey } from '../workflows/search-attributes';
 import type { NormalizedError } from '../core/errors';
 import { agentOfTaskWorkflowId } from '../core/tenant';
 import { SKIPPED_PREFIX } from '../core/transcript';
-
-type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+import { currentRun, followHistory, type HistoryEvent } from './history';
 
 /** What happened in a task, in the order it happened. */
 export type TaskEvent =
@@ -22,21 +23,33 @@ export type TaskEvent =
    * output: the pain text of failed tools, alerts, human messages.
    */
   | { kind: 'llm-call'; tick: number; injected: { label: 'pain' | 'injected'; text: string }[] }
-  | { kind: 'llm'; tick: number; text?: string; toolCalls: { name: string; args: unknown }[]; tokens: number }
+  | {
+      kind: 'llm';
+      tick: number;
+      text?: string;
+      toolCalls: { name: string; args: unknown }[];
+      tokens: number;
+      usage?: { inputTokens: number; outputTokens: number; cachedInputTokens?: number };
+    }
   | { kind: 'llm-failed'; tick: number; message: string }
   | { kind: 'tool-call'; tick: number; name: string; args: unknown }
   | { kind: 'tool'; tick: number; name: string; ok: boolean; error?: NormalizedError }
   | { kind: 'tool-failed'; tick: number; name: string; message: string }
-  | { kind: 'alert'; reason: string }
+  /** A daemon alert was raised: `reason` in one line, `alert` what was sent. */
+  | { kind: 'alert'; reason: string; alert?: AlertInput }
   | { kind: 'signal'; name: string; payload: unknown }
   /** Calls of the turn wait for a human's decision (the task told its agent so). */
   | { kind: 'approval'; agentId: string; waiting: PendingApproval[] }
+  /** The agent's state as the task reported it (its `AgentState` search attribute) changed. */
+  | { kind: 'state'; state: string; lockReason?: string }
   /** The task moved to a fresh history (continue-as-new); following goes on in the new run. */
   | { kind: 'continued'; runId: string }
   | {
       kind: 'end';
       status: 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed out' | 'continued as new';
       message?: string;
+      /** What the task returned (also when it failed with its result: a lock, a fatal error). */
+      result?: TaskResult;
     };
 
 const decode = <T>(payloads: { payloads?: Payload[] | null } | null | undefined): T | undefined => {
@@ -75,6 +88,21 @@ function injectedSince(req: LlmCallInput, failedTools: Set<string>): { label: 'p
 }
 
 /**
+ * The `AgentState` (and `LockReason`) a search attribute upsert writes, if it writes one: how a workflow
+ * says its agent's state changed (workflows/search-attributes.ts).
+ */
+export function agentStateOf(e: HistoryEvent): { state: string; lockReason?: string } | undefined {
+  const fields = e.upsertWorkflowSearchAttributesEventAttributes?.searchAttributes?.indexedFields;
+  const raw = fields?.[AgentStateKey.name];
+  if (!raw) return undefined;
+  const state = defaultPayloadConverter.fromPayload<unknown>(raw);
+  if (typeof state !== 'string') return undefined;
+  const lock = fields?.[LockReasonKey.name];
+  const lockReason = lock ? defaultPayloadConverter.fromPayload<unknown>(lock) : undefined;
+  return { state, ...(typeof lockReason === 'string' && lockReason ? { lockReason } : {}) };
+}
+
+/**
  * Turns history events into task events. Keeps what it needs across events (the scheduled activities,
  * to name what completed), so feed it every event of one run, in order.
  */
@@ -101,8 +129,8 @@ export class TaskEventDecoder {
         return [{ kind: 'tool-call', tick: req.tick, name: req.name, args: req.args }];
       }
       if (type === 'alert') {
-        const alert = input as { reason?: { code?: string; message?: string } };
-        return [{ kind: 'alert', reason: `${alert.reason?.code ?? ''}: ${alert.reason?.message ?? ''}` }];
+        const alert = input as AlertInput;
+        return [{ kind: 'alert', reason: `${alert.reason?.code ?? ''}: ${alert.reason?.message ?? ''}`, alert }];
       }
       return [];
     }
@@ -119,6 +147,7 @@ export class TaskEventDecoder {
             ...(res?.text ? { text: res.text } : {}),
             toolCalls: (res?.toolCalls ?? []).map((c) => ({ name: c.name, args: c.args })),
             tokens: (res?.usage?.inputTokens ?? 0) + (res?.usage?.outputTokens ?? 0),
+            ...(res?.usage ? { usage: res.usage } : {}),
           },
         ];
       }
@@ -165,15 +194,25 @@ export class TaskEventDecoder {
       const sig = e.workflowExecutionSignaledEventAttributes;
       return [{ kind: 'signal', name: sig.signalName ?? '', payload: decode(sig.input) }];
     }
-    if (e.workflowExecutionCompletedEventAttributes) return [{ kind: 'end', status: 'completed' }];
-    if (e.workflowExecutionFailedEventAttributes)
+    const state = agentStateOf(e);
+    if (state) return [{ kind: 'state', ...state }];
+    if (e.workflowExecutionCompletedEventAttributes) {
+      const out = decode<TaskRunOutput>(e.workflowExecutionCompletedEventAttributes.result);
+      return [{ kind: 'end', status: 'completed', ...(out?.result ? { result: out.result } : {}) }];
+    }
+    if (e.workflowExecutionFailedEventAttributes) {
+      const failure = e.workflowExecutionFailedEventAttributes.failure;
+      // A task that ends FAILED, locked or fatal, fails with its output as the failure's details.
+      const out = decode<TaskRunOutput>(failure?.applicationFailureInfo?.details);
       return [
         {
           kind: 'end',
           status: 'failed',
-          message: e.workflowExecutionFailedEventAttributes.failure?.message ?? undefined,
+          message: failure?.message ?? undefined,
+          ...(out?.result ? { result: out.result } : {}),
         },
       ];
+    }
     if (e.workflowExecutionCanceledEventAttributes) return [{ kind: 'end', status: 'canceled' }];
     if (e.workflowExecutionTerminatedEventAttributes)
       return [
@@ -207,54 +246,17 @@ export async function* followTask(
   opts: { signal?: AbortSignal; live?: boolean; runId?: string } = {},
 ): AsyncGenerator<TaskEvent> {
   const decoder = new TaskEventDecoder();
-  const live = opts.live ?? true;
-  // Each long poll listens on the signal for its own duration; a long task makes many of them.
-  if (opts.signal) setMaxListeners(0, opts.signal);
-  let nextPageToken: Uint8Array | undefined;
   // A task that continued as new is followed from its first run.
-  let runId = opts.runId ?? (await firstRunId(client, workflowId, opts.signal));
-  for (;;) {
-    if (opts.signal?.aborted) return;
-    const request = {
-      namespace: client.options.namespace,
-      execution: { workflowId, ...(runId ? { runId } : {}) },
-      waitNewEvent: live,
-      ...(nextPageToken?.length ? { nextPageToken } : {}),
-    };
-    const get = () => client.workflowService.getWorkflowExecutionHistory(request);
-    let res;
-    try {
-      res = opts.signal ? await client.withAbortSignal(opts.signal, get) : await get();
-    } catch (err) {
-      if (opts.signal?.aborted) return;
-      throw err;
+  const runId = opts.runId ?? (await currentRun(client, workflowId, opts.signal)).firstRunId;
+  const history = followHistory(client, workflowId, {
+    from: { runId },
+    ...(opts.live !== undefined ? { live: opts.live } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
+  });
+  for await (const { event } of history) {
+    for (const te of decoder.decode(event)) {
+      yield te;
+      if (te.kind === 'end') return;
     }
-    let continued: string | undefined;
-    for (const e of res.history?.events ?? []) {
-      for (const te of decoder.decode(e)) {
-        yield te;
-        if (te.kind === 'end') return;
-        if (te.kind === 'continued') continued = te.runId;
-      }
-    }
-    if (continued) {
-      // The next run's history, from its first event.
-      runId = continued;
-      nextPageToken = undefined;
-      continue;
-    }
-    nextPageToken = res.nextPageToken ?? undefined;
-    if (!nextPageToken?.length) return;
   }
-}
-
-/** The first run of a workflow's chain of runs (continue-as-new keeps the id, not the run). */
-async function firstRunId(client: Client, workflowId: string, signal?: AbortSignal): Promise<string | undefined> {
-  const describe = () =>
-    client.workflowService.describeWorkflowExecution({
-      namespace: client.options.namespace,
-      execution: { workflowId },
-    });
-  const res = signal ? await client.withAbortSignal(signal, describe) : await describe();
-  return res.workflowExecutionInfo?.firstRunId || undefined;
 }

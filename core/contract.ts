@@ -271,3 +271,80 @@ export const AgentListSchema = z.object({
   nextPageToken: z.string().optional(),
 });
 export type AgentList = z.infer<typeof AgentListSchema>;
+
+// ---- live events (`GET /v1/tasks/{workflowId}/events`, `GET /v1/agents/{agentId}/events`) -------------
+
+const tick = z.number().int();
+/**
+ * The `data` of each Server-Sent Event, by its `event` name (docs/API.md#live-events). Built from the
+ * workflows' histories (client/event-stream.ts), the same events `starry run` and `watch` print.
+ */
+export const StreamEventDataSchemas = {
+  /** A tick began: its LLM call was scheduled. `injected`: what the system added for the model (alerts, messages). */
+  tick: z.object({ tick, injected: z.array(z.string()) }),
+  /** The model answered (text and tool calls, with usage), or its call failed after its retries (`error`). */
+  llm: z.object({
+    tick,
+    text: z.string().optional(),
+    toolCalls: z.array(z.object({ name: z.string(), args: z.unknown() })),
+    usage: z
+      .object({
+        inputTokens: z.number().int(),
+        outputTokens: z.number().int(),
+        cachedInputTokens: z.number().int().optional(),
+      })
+      .optional(),
+    error: z.string().optional(),
+  }),
+  /**
+   * A tool call: `started` (with its arguments), then `ok`, `error` (a normalized error the agent feels as
+   * pain) or `failed` (the call itself failed: fatal or out of retries).
+   */
+  tool: z.object({
+    tick,
+    name: z.string(),
+    status: z.enum(['started', 'ok', 'error', 'failed']),
+    args: z.unknown().optional(),
+    error: NormalizedErrorSchema.optional(),
+    message: z.string().optional(),
+  }),
+  /** What the Guide told the model a failure means (the pain it feels), before the tick's LLM call. */
+  pain: z.object({ tick, text: z.string() }),
+  /** A daemon alert was raised (a lockout, a fatal error, a call that waits for approval). */
+  alert: z.object({ reason: z.string(), alert: z.unknown().optional() }),
+  /** A human message reached the agent (the running task gets it before its next LLM call). */
+  message: z.object({ text: z.string(), by: z.string().optional() }),
+  /** Calls that wait for a human (`waiting`), or a human's decision on one (`decided`). */
+  approval: z.object({
+    agentId: z.string().optional(),
+    waiting: z.array(PendingApprovalSchema).optional(),
+    decided: ApprovalDecisionSchema.optional(),
+  }),
+  /** The agent's state changed; `by` and `note` name the human whose halt or unlock changed it. */
+  state: z.object({
+    state: AgentStateSchema,
+    lockReason: z.string().optional(),
+    by: z.string().optional(),
+    note: z.string().optional(),
+  }),
+  /** The agent started a task (agent streams only); its events follow, in this stream. */
+  task: z.object({ taskId: z.string(), workflowId: z.string(), goal: z.string().optional() }),
+  /**
+   * A task ended: how its workflow closed, and its TaskResult. In an agent stream, an `end` without a
+   * `workflowId` is the agent's own workflow closing; the stream ends after it, and after a task stream's.
+   */
+  end: z.object({
+    workflowId: z.string().optional(),
+    status: z.enum(['completed', 'failed', 'canceled', 'terminated', 'timed out', 'continued as new']),
+    message: z.string().optional(),
+    result: TaskResultSchema.optional(),
+  }),
+  /** The stream broke (Temporal out of reach); `retryable`: reconnect with `Last-Event-ID` to resume. */
+  error: z.object({ message: z.string(), retryable: z.boolean() }),
+};
+export type StreamEventName = keyof typeof StreamEventDataSchemas;
+export type StreamEventData<N extends StreamEventName = StreamEventName> = z.infer<(typeof StreamEventDataSchemas)[N]>;
+/** One event of a live stream: `id` resumes after it (`Last-Event-ID`); absent on `error`. */
+export type StreamEvent = {
+  [N in StreamEventName]: { id?: string; event: N; data: StreamEventData<N> };
+}[StreamEventName];

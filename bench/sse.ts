@@ -1,0 +1,133 @@
+/**
+ * Live events benchmark (issue 33): how soon a history event reaches an SSE client, and what a stream
+ * costs the server. Not a test: it prints figures for docs/BENCHMARKS.md.
+ *
+ * Per row: one task of `--ticks` ticks (an instant scripted LLM turn and an `fs.list` a tick) followed by
+ * S concurrent `GET /v1/tasks/{id}/events?from=0` streams of the HTTP API on a real port, opened as the
+ * task is submitted. Latency: an SSE event's arrival at the client minus its history event's
+ * `eventTime` (the server's clock, the same machine). Server calls: `GetWorkflowExecutionHistory`
+ * requests the server counted during the row (its Prometheus `service_requests`), less the row without
+ * streams, per stream per tick.
+ *
+ * ```sh
+ * npm run build && node lib/bench/sse.js --ticks 100 --streams 1,20
+ * ```
+ */
+import { performance } from 'node:perf_hooks';
+import { serve, type ServerType } from '@hono/node-server';
+import { createApp } from '../api/app';
+import { parsePosition } from '../client/history';
+import { taskWorkflowId } from '../workflows/messages';
+import { allRunsEvents, environmentLine, eventMs, listingTask, percentile, startBenchStack } from './stack';
+
+interface Options {
+  ticks: number;
+  streams: number[];
+}
+
+function parseArgs(argv: string[]): Options {
+  const o: Options = { ticks: 100, streams: [1, 20] };
+  for (let i = 0; i < argv.length; i += 2) {
+    const [flag, value = ''] = [argv[i], argv[i + 1]];
+    if (flag === '--ticks' && /^\d+$/.test(value) && Number(value) >= 2) o.ticks = Number(value);
+    else if (flag === '--streams' && /^\d+(,\d+)*$/.test(value)) o.streams = value.split(',').map(Number);
+    else throw new RangeError(`usage: sse [--ticks N>=2] [--streams 1,20]; bad ${flag} ${value}`);
+  }
+  return o;
+}
+
+const nowMs = () => performance.timeOrigin + performance.now();
+const HISTORY_CALLS = 'service GetWorkflowExecutionHistory';
+
+/** Read one stream to its `end`: each event's id and arrival time. */
+async function readAll(url: string): Promise<{ id: string; at: number }[]> {
+  const res = await fetch(url);
+  if (!res.ok || !res.body) throw new Error(`${url}: ${res.status} ${await res.text()}`);
+  const got: { id: string; at: number }[] = [];
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    const at = nowMs();
+    buffer += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const id = /^id: (.*)$/m.exec(block)?.[1];
+      if (id) got.push({ id, at });
+      if (/^event: end$/m.test(block)) return got;
+    }
+  }
+  return got;
+}
+
+async function main(): Promise<void> {
+  const o = parseArgs(process.argv.slice(2));
+  const stack = await startBenchStack('sse', { metrics: true });
+  const { agents, dir } = stack;
+  // The app as `starry api --insecure-dev` serves it (auth is not what is measured).
+  const app = createApp({ agents: async () => agents, auth: undefined, maxStreams: 1000 });
+  const server: ServerType = await new Promise((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const address = server.address();
+  const base = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const config = listingTask(dir, o.ticks);
+
+  const rows: { streams: number; calls: number; latencies: number[] }[] = [];
+  try {
+    for (const streams of [0, ...o.streams]) {
+      const agentId = `sse-${process.pid}-${streams}`;
+      const before = (await stack.counters()).get(HISTORY_CALLS) ?? 0;
+      const { taskId } = await agents.submit(agentId, { goal: 'list the workspace', config });
+      const workflowId = taskWorkflowId(agentId, taskId);
+      const opened = nowMs();
+      const reads = Array.from({ length: streams }, () => readAll(`${base}/v1/tasks/${workflowId}/events?from=0`));
+      const got = await Promise.all(reads);
+      await agents.waitForTask(agentId, taskId);
+      const calls = ((await stack.counters()).get(HISTORY_CALLS) ?? 0) - before;
+      // Each event's time in the history, by its position.
+      const events = await allRunsEvents(agents.client, workflowId);
+      const runStarts: number[] = [];
+      const timeOf = new Map<string, number>();
+      for (const e of events) {
+        if (Number(e.eventId) === 1) runStarts.push(eventMs(e.eventTime));
+        timeOf.set(`${runStarts.at(-1)}.${String(e.eventId)}`, eventMs(e.eventTime));
+      }
+      const latencies = got.flatMap((list) =>
+        list.flatMap(({ id, at }) => {
+          const p = parsePosition(id);
+          const t = p && timeOf.get(`${p.run}.${p.event}`);
+          // Events written before the streams opened were replayed, not waited for.
+          return t && t >= opened ? [at - t] : [];
+        }),
+      );
+      rows.push({ streams, calls, latencies });
+      process.stderr.write(`${streams} streams: ${calls} history calls, ${latencies.length} events timed\n`);
+    }
+  } finally {
+    await new Promise((r) => server.close(r));
+    await stack.stop();
+  }
+
+  const baseline = rows[0]!.calls;
+  const f = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '-').padStart(8);
+  const lines = [
+    `Live events: one ${o.ticks}-tick task per row, S streams of it from its submit to its end`,
+    environmentLine(),
+    '',
+    '| streams | events timed | p50 ms | p99 ms | max ms | history calls | per stream per tick |',
+    '|--------:|-------------:|-------:|-------:|-------:|--------------:|--------------------:|',
+    ...rows.slice(1).map((r) => {
+      const s = [...r.latencies].sort((a, b) => a - b);
+      const perStreamTick = (r.calls - baseline) / (r.streams * o.ticks);
+      return `| ${String(r.streams).padStart(7)} | ${String(s.length).padStart(12)} | ${f(percentile(s, 50))} | ${f(percentile(s, 99))} | ${f(s.at(-1) ?? NaN)} | ${String(r.calls - baseline).padStart(13)} | ${perStreamTick.toFixed(2).padStart(19)} |`;
+    }),
+  ];
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});
