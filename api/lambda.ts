@@ -1,70 +1,21 @@
 /**
  * The HTTP API on AWS Lambda behind an API Gateway HTTP API (payload v2), through Hono's adapter. The
- * Temporal connection and the secrets (Temporal API key, JWT secret, given as Secrets Manager ARNs) are
- * resolved once per container and reused by every invocation it serves. No route logic here: it is
- * the same app as `starry api`.
+ * app, its secrets and its Temporal connection are the container's (api/lambda-app.ts), shared with the
+ * streaming entry (api/lambda-stream.ts). No route logic here: it is the same app as `starry api`.
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { handle, type LambdaContext, type LambdaEvent } from 'hono/aws-lambda';
-import { AgentClient } from '../client/agent-client';
-import { connectClient, temporalEnv } from '../client/connection';
-import { createApp } from './app';
-import { authenticator } from './auth';
-import { apiEnv, appLimits, authConfig } from './env';
+import { containerApp } from './lambda-app';
 
-let ready: Promise<{ app: ReturnType<typeof createApp> }> | undefined;
-let connections = 0;
-let secretsRead = 0;
+export { connectionsOpened, secretsReadCount } from './lambda-app';
 
-async function secret(client: SecretsManagerClient, arn: string): Promise<string> {
-  secretsRead++;
-  const out = await client.send(new GetSecretValueCommand({ SecretId: arn }));
-  if (!out.SecretString) throw new Error(`secret ${arn} has no SecretString`);
-  return out.SecretString;
-}
-
-/** Build the app once per container: secrets resolved, the client connected lazily and then reused. */
-async function build(env: NodeJS.ProcessEnv): Promise<{ app: ReturnType<typeof createApp> }> {
-  const e = apiEnv(env);
-  const sm = e.TEMPORAL_API_KEY_SECRET_ARN || e.STARRY_API_JWT_SECRET_ARN ? new SecretsManagerClient({}) : undefined;
-  const apiKey =
-    e.TEMPORAL_API_KEY_SECRET_ARN && sm ? await secret(sm, e.TEMPORAL_API_KEY_SECRET_ARN) : e.TEMPORAL_API_KEY;
-  const jwtSecret =
-    e.STARRY_API_JWT_SECRET_ARN && sm ? await secret(sm, e.STARRY_API_JWT_SECRET_ARN) : e.STARRY_API_JWT_SECRET;
-  const auth = authenticator(authConfig(e, jwtSecret));
-  const t = temporalEnv({ ...env, ...(apiKey ? { TEMPORAL_API_KEY: apiKey } : {}) });
-  let client: Promise<AgentClient> | undefined;
-  const agents = () =>
-    (client ??= connectClient(t)
-      .then((connection) => {
-        connections++;
-        return new AgentClient({ connection, namespace: t.namespace, taskQueue: e.STARRY_TASK_QUEUE });
-      })
-      .catch((err) => {
-        client = undefined;
-        throw err;
-      }));
-  return {
-    app: createApp({ agents, auth, ...appLimits(e) }),
-  };
-}
-
-/** The Lambda handler (API Gateway HTTP API, payload format 2.0). */
+/**
+ * The Lambda handler (API Gateway HTTP API, payload format 2.0).
+ *
+ * ```ts
+ * // infra/stack.ts: new NodejsFunction(this, 'ApiFunction', { entry: 'api/lambda.ts', handler: 'handler' })
+ * const res = await handler(apiGatewayV2Event, context); // { statusCode, headers, body }
+ * ```
+ */
 export async function handler(event: LambdaEvent, context: LambdaContext) {
-  ready ??= build(process.env).catch((err) => {
-    ready = undefined;
-    throw err;
-  });
-  const { app } = await ready;
-  return handle(app)(event, context);
-}
-
-/** Secrets this container read from Secrets Manager (each once, however many invocations). */
-export function secretsReadCount(): number {
-  return secretsRead;
-}
-
-/** Temporal connections this container opened (one, however many invocations): for tests and the benchmark. */
-export function connectionsOpened(): number {
-  return connections;
+  return handle(await containerApp())(event, context);
 }

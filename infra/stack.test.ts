@@ -2,6 +2,7 @@
  * The synthesized stack, offline: what each part runs and may do, and cdk-nag's AwsSolutions pack with
  * every finding fixed or acknowledged with a reason.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { App, Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
@@ -189,6 +190,69 @@ describe('the HTTP API on Lambda', () => {
       (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => s.Action),
     );
     expect([...new Set(actions)].sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+  });
+});
+
+describe('the streaming API on a function URL', () => {
+  const [urlId, url] = Object.entries(template.findResources('AWS::Lambda::Url'))[0] ?? [];
+  const fnId = (url?.Properties.TargetFunctionArn as { 'Fn::GetAtt': [string, string] } | undefined)?.['Fn::GetAtt'][0];
+  const resource = (id: string | undefined) =>
+    template.toJSON().Resources[id ?? ''] as { Properties: Record<string, unknown> };
+
+  it('streams its responses, with no AWS auth (the app checks the JWT), and CORS for GET with Authorization and Last-Event-ID', () => {
+    template.resourceCountIs('AWS::Lambda::Url', 1);
+    expect(url?.Properties).toEqual({
+      AuthType: 'NONE',
+      InvokeMode: 'RESPONSE_STREAM',
+      TargetFunctionArn: { 'Fn::GetAtt': [fnId, 'Arn'] },
+      Cors: {
+        AllowOrigins: ['*'],
+        AllowMethods: ['GET'],
+        AllowHeaders: ['authorization', 'last-event-id'],
+        MaxAge: 3600,
+      },
+    });
+    template.hasOutput('StreamUrl', { Value: { 'Fn::GetAtt': [urlId, 'FunctionUrl'] } });
+  });
+
+  it("runs api/lambda-stream.ts with the API function's environment, for up to 15 minutes a stream", () => {
+    const api = Object.values(
+      template.findResources('AWS::Lambda::Function', {
+        Properties: { Role: { 'Fn::GetAtt': [Match.stringLikeRegexp('^ApiFunctionServiceRole'), 'Arn'] } },
+      }),
+    )[0];
+    const stream = resource(fnId).Properties;
+    expect(fnId).toMatch(/^ApiStreamFunction/);
+    expect(stream).toMatchObject({ Handler: 'index.handler', Runtime: 'nodejs22.x', Timeout: 900 });
+    expect(stream.Environment).toEqual(api?.Properties.Environment);
+    // Its bundle (the asset CDK staged for it) is the streaming entry's.
+    const key = (stream.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '');
+    const bundle = readFileSync(path.join((stack.node.root as App).outdir, `asset.${key}`, 'index.js'), 'utf8');
+    expect(bundle).toContain('awslambda global is missing');
+  });
+
+  it('may read the API secrets, and only those; anyone may invoke it through its URL, and no other way', () => {
+    const role = (resource(fnId).Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    const statements = Object.values(template.findResources('AWS::IAM::Policy'))
+      .filter((p) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: role }]))
+      .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string[]; Resource: unknown }[]);
+    expect(statements).toEqual([
+      expect.objectContaining({
+        Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+        Resource: { Ref: expect.stringMatching(/^ApiJwtSecret/) },
+      }),
+      expect.objectContaining({
+        Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+        Resource: { Ref: expect.stringMatching(/^TemporalApiKey/) },
+      }),
+    ]);
+    const permissions = Object.values(template.findResources('AWS::Lambda::Permission'))
+      .map((p) => p.Properties)
+      .filter((p) => JSON.stringify(p.FunctionName).includes(fnId ?? '?'));
+    expect(permissions).toEqual([
+      expect.objectContaining({ Action: 'lambda:InvokeFunctionUrl', Principal: '*', FunctionUrlAuthType: 'NONE' }),
+      expect.objectContaining({ Action: 'lambda:InvokeFunction', Principal: '*', InvokedViaFunctionUrl: true }),
+    ]);
   });
 });
 

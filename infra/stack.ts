@@ -3,8 +3,8 @@
  * behind an API Gateway HTTP API, secrets in Secrets Manager, alerts on SNS, transcripts in S3, logs
  * with retention and an alarm on worker errors. Temporal itself is Temporal Cloud or your own cluster,
  * given by address. Least privilege: the worker's task role may publish to the alert topic and read and
- * write the transcript bucket, nothing else; its execution role reads its secrets; the API's role reads
- * its secrets.
+ * write the transcript bucket, nothing else; its execution role reads its secrets; the API's roles (its
+ * API Gateway function's and its streaming function's) read its secrets.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -25,7 +25,7 @@ import {
   LogDrivers,
   Secret as EcsSecret,
 } from 'aws-cdk-lib/aws-ecs';
-import { Runtime } from 'aws-cdk-lib/aws-lambda';
+import { FunctionUrlAuthType, HttpMethod, InvokeMode, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
@@ -318,34 +318,50 @@ export class StarryStack extends Stack {
       alarmDescription: 'OpenStarry workers logged 5 or more errors in 5 minutes',
     }).addAlarmAction(new SnsAction(this.alertTopic));
 
-    // --- The HTTP API on Lambda (api/lambda.ts, bundled with the local esbuild: no Docker).
+    // --- The HTTP API on Lambda (api/lambda.ts, bundled with the local esbuild: no Docker), and its
+    // streaming entry (api/lambda-stream.ts): the same app, secrets and role grants, each its own function.
+    const apiFunction = (id: string, entry: string, timeout: Duration, logGroup: LogGroup) => {
+      const f = new NodejsFunction(this, id, {
+        entry: path.join(props.projectRoot, 'api', entry),
+        handler: 'handler',
+        runtime: Runtime.NODEJS_22_X,
+        memorySize: 512,
+        timeout,
+        logGroup,
+        environment: {
+          TEMPORAL_ADDRESS: props.temporalAddress,
+          TEMPORAL_NAMESPACE: props.temporalNamespace,
+          STARRY_API_JWT_SECRET_ARN: jwtSecret.secretArn,
+          ...(temporalApiKey ? { TEMPORAL_API_KEY_SECRET_ARN: temporalApiKey.secretArn } : {}),
+          ...(props.apiTenantClaim ? { STARRY_API_TENANT_CLAIM: props.apiTenantClaim } : {}),
+        },
+        bundling: {
+          forceDockerBundling: false,
+          format: OutputFormat.CJS,
+          target: 'node22',
+          // The runtime has AWS SDK v3; the native Temporal worker is never part of the API.
+          externalModules: ['@aws-sdk/*', '@temporalio/worker', '@temporalio/core-bridge'],
+          minify: true,
+          sourceMap: true,
+        },
+      });
+      jwtSecret.grantRead(f);
+      temporalApiKey?.grantRead(f);
+      NagSuppressions.addResourceSuppressions(
+        f,
+        [
+          {
+            id: 'AwsSolutions-IAM4',
+            reason: 'AWSLambdaBasicExecutionRole only lets the function write its own logs.',
+            appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole'],
+          },
+        ],
+        true,
+      );
+      return f;
+    };
     const apiLogs = new LogGroup(this, 'ApiLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
-    const fn = new NodejsFunction(this, 'ApiFunction', {
-      entry: path.join(props.projectRoot, 'api', 'lambda.ts'),
-      handler: 'handler',
-      runtime: Runtime.NODEJS_22_X,
-      memorySize: 512,
-      timeout: Duration.seconds(29),
-      logGroup: apiLogs,
-      environment: {
-        TEMPORAL_ADDRESS: props.temporalAddress,
-        TEMPORAL_NAMESPACE: props.temporalNamespace,
-        STARRY_API_JWT_SECRET_ARN: jwtSecret.secretArn,
-        ...(temporalApiKey ? { TEMPORAL_API_KEY_SECRET_ARN: temporalApiKey.secretArn } : {}),
-        ...(props.apiTenantClaim ? { STARRY_API_TENANT_CLAIM: props.apiTenantClaim } : {}),
-      },
-      bundling: {
-        forceDockerBundling: false,
-        format: OutputFormat.CJS,
-        target: 'node22',
-        // The runtime has AWS SDK v3; the native Temporal worker is never part of the API.
-        externalModules: ['@aws-sdk/*', '@temporalio/worker', '@temporalio/core-bridge'],
-        minify: true,
-        sourceMap: true,
-      },
-    });
-    jwtSecret.grantRead(fn);
-    temporalApiKey?.grantRead(fn);
+    const fn = apiFunction('ApiFunction', 'lambda.ts', Duration.seconds(29), apiLogs);
     this.api = new HttpApi(this, 'HttpApi', {
       description: 'OpenStarry on Temporal',
       defaultIntegration: new HttpLambdaIntegration('Api', fn),
@@ -374,17 +390,25 @@ export class StarryStack extends Stack {
       ],
       true,
     );
-    NagSuppressions.addResourceSuppressions(
-      fn,
-      [
-        {
-          id: 'AwsSolutions-IAM4',
-          reason: 'AWSLambdaBasicExecutionRole only lets the function write its own logs.',
-          appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole'],
-        },
-      ],
-      true,
-    );
+
+    // --- The live event routes (text/event-stream) through a function URL with response streaming: an
+    // API Gateway HTTP API hands a response on only once it has ended. No AWS auth on the URL: the app
+    // checks the bearer JWT of every route but /healthz and /openapi.json itself, as behind API Gateway.
+    // A stream ends at the function's timeout (15 minutes, Lambda's cap); its client resumes with
+    // Last-Event-ID. Each open stream holds one concurrent execution for as long as it is open.
+    const streamLogs = new LogGroup(this, 'ApiStreamLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
+    const streamFn = apiFunction('ApiStreamFunction', 'lambda-stream.ts', Duration.minutes(15), streamLogs);
+    const streamUrl = streamFn.addFunctionUrl({
+      authType: FunctionUrlAuthType.NONE,
+      invokeMode: InvokeMode.RESPONSE_STREAM,
+      cors: {
+        // A bearer token, never a cookie, authorizes a call: any origin may make one.
+        allowedOrigins: ['*'],
+        allowedMethods: [HttpMethod.GET],
+        allowedHeaders: ['authorization', 'last-event-id'],
+        maxAge: Duration.hours(1),
+      },
+    });
     NagSuppressions.addStackSuppressions(this, [
       {
         id: 'AwsSolutions-L1',
@@ -398,6 +422,10 @@ export class StarryStack extends Stack {
         'The current worker version: list it in drainingWorkers, with its image, when you deploy the next one',
     });
     new CfnOutput(this, 'ApiUrl', { value: this.api.apiEndpoint });
+    new CfnOutput(this, 'StreamUrl', {
+      value: streamUrl.url,
+      description: 'The live event routes (GET .../events, text/event-stream) of the same API, streamed',
+    });
     new CfnOutput(this, 'AlertTopicArn', { value: this.alertTopic.topicArn });
     new CfnOutput(this, 'TranscriptBucketName', { value: this.transcripts.bucketName });
     new CfnOutput(this, 'ApiJwtSecretArn', { value: jwtSecret.secretArn });
