@@ -54,7 +54,22 @@ export interface ApiOptions {
   keepAliveMs?: number;
   /** A client that takes longer than this to read an event is dropped (default 30 s): nothing buffers for it. */
   slowClientMs?: number;
+  /**
+   * A stream ends, with a retryable `error`, after this long (default: never; on Lambda, 5 s before the
+   * invocation's time runs out), so its client resumes with `Last-Event-ID` rather than being cut.
+   */
+  maxStreamMs?: number;
 }
+
+/** On Lambda a stream ends this long before the invocation's timeout: the client gets a clean end, not a cut. */
+const LAMBDA_MARGIN_MS = 5_000;
+
+/** The invocation's time left, when the app runs on Lambda (hono's adapters pass the context as the env). */
+function lambdaTimeLeft(c: Context): number | undefined {
+  const env = c.env as { context?: LambdaTimer; lambdaContext?: LambdaTimer } | undefined;
+  return (env?.context ?? env?.lambdaContext)?.getRemainingTimeInMillis?.();
+}
+type LambdaTimer = { getRemainingTimeInMillis?: () => number };
 
 type Env = { Variables: { principal: Principal } };
 
@@ -562,7 +577,7 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
  */
 class EventStreams {
   private active = 0;
-  constructor(private readonly opts: Pick<ApiOptions, 'maxStreams' | 'keepAliveMs' | 'slowClientMs'>) {}
+  constructor(private readonly opts: Pick<ApiOptions, 'maxStreams' | 'keepAliveMs' | 'slowClientMs' | 'maxStreamMs'>) {}
 
   get max(): number {
     return this.opts.maxStreams ?? 100;
@@ -604,6 +619,17 @@ class EventStreams {
         }
       };
       const beat = setInterval(() => void write(': keep-alive\n\n'), this.opts.keepAliveMs ?? 15_000);
+      // Lambda never says that a client left; its invocation's timeout ends every stream, so end it first.
+      const timeLeft = lambdaTimeLeft(c);
+      const limitMs = timeLeft !== undefined ? Math.max(0, timeLeft - LAMBDA_MARGIN_MS) : this.opts.maxStreamMs;
+      let expired = false;
+      const deadline =
+        limitMs === undefined
+          ? undefined
+          : setTimeout(() => {
+              expired = true;
+              stop.abort();
+            }, limitMs);
       try {
         await write('retry: 2000\n\n');
         for await (const e of events) {
@@ -620,7 +646,12 @@ class EventStreams {
           await write(sseText({ event: 'error', data: { message, retryable } }));
         }
       } finally {
+        if (expired) {
+          const message = `this stream reached its time limit on this host (${Math.round((limitMs ?? 0) / 1000)} s): reconnect with Last-Event-ID to resume`;
+          await write(sseText({ event: 'error', data: { message, retryable: true } }));
+        }
         clearInterval(beat);
+        clearTimeout(deadline);
         stop.abort();
         this.active--;
       }

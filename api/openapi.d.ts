@@ -1248,6 +1248,184 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/tasks/{workflowId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A task's live events (Server-Sent Events), until it ends */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `0` replays what is recorded first (a finished task: all its events); `now` (default) goes on from the present */
+                    from?: "0" | "now";
+                };
+                header?: {
+                    /** @description Resume after this event (an `id` the stream sent): no gap, no duplicate. EventSource sends it on reconnect */
+                    "last-event-id"?: string;
+                };
+                path: {
+                    workflowId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every tick, LLM answer, tool call, pain, alert, message, approval and state change; `end` last */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["StreamEvent"];
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not Found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/agents/{agentId}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An agent's live events and those of every task it runs (Server-Sent Events), until the client leaves */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description `0` replays what is recorded first (a finished task: all its events); `now` (default) goes on from the present */
+                    from?: "0" | "now";
+                };
+                header?: {
+                    /** @description Resume after this event (an `id` the stream sent): no gap, no duplicate. EventSource sends it on reconnect */
+                    "last-event-id"?: string;
+                };
+                path: {
+                    agentId: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The agent's state changes, tasks, messages, approvals and alerts, and each task's events */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": components["schemas"]["StreamEvent"];
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not Found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/agents/{agentId}/limits": {
         parameters: {
             query?: never;
@@ -1416,6 +1594,222 @@ export interface components {
             note?: string;
             args?: {
                 [key: string]: unknown;
+            };
+        };
+        /** @description A Server-Sent Event: `event:` its name, `id:` what `Last-Event-ID` resumes after (absent on `error`), `data:` this JSON */
+        StreamEvent: {
+            /** @enum {string} */
+            event: "tick";
+            id?: string;
+            data: {
+                tick: number;
+                injected: string[];
+            };
+        } | {
+            /** @enum {string} */
+            event: "llm";
+            id?: string;
+            data: {
+                tick: number;
+                text?: string;
+                toolCalls: {
+                    name: string;
+                    args?: unknown;
+                }[];
+                usage?: {
+                    inputTokens: number;
+                    outputTokens: number;
+                    cachedInputTokens?: number;
+                };
+                error?: string;
+            };
+        } | {
+            /** @enum {string} */
+            event: "tool";
+            id?: string;
+            data: {
+                tick: number;
+                name: string;
+                /** @enum {string} */
+                status: "started" | "ok" | "error" | "failed";
+                args?: unknown;
+                error?: {
+                    /** @enum {string} */
+                    code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_DENIED" | "E_BLOB_MISSING";
+                    message: string;
+                    source: string;
+                    suggestion?: string;
+                    /** @enum {string} */
+                    kind: "execution" | "transient" | "fatal";
+                };
+                message?: string;
+            };
+        } | {
+            /** @enum {string} */
+            event: "pain";
+            id?: string;
+            data: {
+                tick: number;
+                text: string;
+            };
+        } | {
+            /** @enum {string} */
+            event: "alert";
+            id?: string;
+            data: {
+                reason: string;
+                alert?: unknown;
+            };
+        } | {
+            /** @enum {string} */
+            event: "message";
+            id?: string;
+            data: {
+                text: string;
+                by?: string;
+            };
+        } | {
+            /** @enum {string} */
+            event: "approval";
+            id?: string;
+            data: {
+                agentId?: string;
+                waiting?: {
+                    callId: string;
+                    taskId: string;
+                    workflowId: string;
+                    tool: string;
+                    args?: unknown;
+                    tick: number;
+                    rule: string;
+                    /** @enum {string} */
+                    from: "config" | "worker";
+                    askedAt: string;
+                    expiresAt: string;
+                }[];
+                decided?: {
+                    callId: string;
+                    /** @enum {string} */
+                    decision: "approve" | "deny";
+                    by: string;
+                    at: string;
+                    reason?: string;
+                    note?: string;
+                    args?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        } | {
+            /** @enum {string} */
+            event: "state";
+            id?: string;
+            data: {
+                /** @enum {string} */
+                state: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
+                lockReason?: string;
+                by?: string;
+                note?: string;
+            };
+        } | {
+            /** @enum {string} */
+            event: "task";
+            id?: string;
+            data: {
+                taskId: string;
+                workflowId: string;
+                goal?: string;
+            };
+        } | {
+            /** @enum {string} */
+            event: "end";
+            id?: string;
+            data: {
+                workflowId?: string;
+                /** @enum {string} */
+                status: "completed" | "failed" | "canceled" | "terminated" | "timed out" | "continued as new";
+                message?: string;
+                result?: {
+                    agentId: string;
+                    taskId: string;
+                    workflowId: string;
+                    /** @enum {string} */
+                    outcome: "COMPLETED" | "FAILED" | "CANCELLED" | "SUSPENDED" | "ABORTED";
+                    /** @enum {string} */
+                    agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
+                    reason?: {
+                        /** @enum {string} */
+                        code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
+                        message: string;
+                    };
+                    ticks: number;
+                    tokensUsed: number;
+                    toolCalls: {
+                        tick: number;
+                        name: string;
+                        args?: unknown;
+                        fingerprint: string;
+                        /** @enum {string} */
+                        status: "ok" | "failed" | "skipped";
+                        error?: {
+                            /** @enum {string} */
+                            code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_DENIED" | "E_BLOB_MISSING";
+                            message: string;
+                            source: string;
+                            suggestion?: string;
+                            /** @enum {string} */
+                            kind: "execution" | "transient" | "fatal";
+                        };
+                        approval?: {
+                            /** @enum {string} */
+                            decision: "approved" | "denied" | "expired";
+                            by?: string;
+                            at?: string;
+                            reason?: string;
+                            note?: string;
+                            modelArgs?: unknown;
+                        };
+                    }[];
+                    injections: {
+                        tick: number;
+                        /** @enum {string} */
+                        kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE";
+                        text: string;
+                    }[];
+                    finalText?: string;
+                    omitted?: {
+                        toolCalls: number;
+                        injections: number;
+                    };
+                    error?: {
+                        /** @enum {string} */
+                        code: "EPERM" | "EACCES" | "ENOENT" | "EISDIR" | "ENOTDIR" | "EEXIST" | "EINVAL" | "ETIMEDOUT" | "ECONNREFUSED" | "ECONNRESET" | "EAI_AGAIN" | "ENOMEM" | "E_UNKNOWN_TOOL" | "E_INVALID_JSON" | "E_SCHEMA" | "E_RATE_LIMIT" | "E_UNAVAILABLE" | "E_OUTPUT_TOO_LARGE" | "E_LIMIT" | "E_AUTH" | "E_INTERNAL" | "E_TOOL_FAILED" | "E_SKIPPED" | "E_DENIED" | "E_BLOB_MISSING";
+                        message: string;
+                        source: string;
+                        suggestion?: string;
+                        /** @enum {string} */
+                        kind: "execution" | "transient" | "fatal";
+                    };
+                    transcript?: {
+                        manifest?: string;
+                        tail: ({
+                            /** @enum {string} */
+                            role: "system" | "user" | "assistant" | "tool";
+                            ref?: string;
+                            text?: string;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    };
+                };
+            };
+        } | {
+            /** @enum {string} */
+            event: "error";
+            id?: string;
+            data: {
+                message: string;
+                retryable: boolean;
             };
         };
         Limits: {

@@ -20,8 +20,8 @@ import {
   formatPosition,
   parsePosition,
   runStartedAt,
+  UnknownPositionError,
   type HistoryEvent,
-  type HistoryItem,
   type Position,
   type RunStart,
 } from './history';
@@ -176,13 +176,13 @@ async function* taskEvents(
   from: RunStart,
   live: boolean,
   signal: AbortSignal | undefined,
-): AsyncGenerator<Positioned & { item: HistoryItem }> {
+): AsyncGenerator<Positioned> {
   const decoder = new TaskEventDecoder();
   for await (const item of followHistory(client, workflowId, { from, live, ...(signal ? { signal } : {}) })) {
     let k = 0;
     for (const te of decoder.decode(item.event))
       for (const body of streamEventsOf(te, workflowId)) {
-        yield { pos: { run: item.runStart, event: Number(item.event.eventId), k: k++ }, body, item };
+        yield { pos: { run: item.runStart, event: Number(item.event.eventId), k: k++ }, body };
         if (body.event === 'end') return;
       }
   }
@@ -226,7 +226,7 @@ async function knownPosition<T>(find: () => Promise<T>): Promise<T> {
   try {
     return await find();
   } catch (err) {
-    if (err instanceof Error && err.name === 'UnknownPositionError')
+    if (err instanceof UnknownPositionError)
       throw new BadEventIdError(`Last-Event-ID names no run of this workflow: ${err.message}`);
     throw err;
   }
@@ -302,6 +302,7 @@ export class AgentEventDecoder {
     if (started) {
       const workflowId = started.workflowExecution?.workflowId ?? '';
       const child = this.children.get(String(started.initiatedEventId));
+      this.children.delete(String(started.initiatedEventId));
       this.running = workflowId;
       return {
         bodies: [

@@ -130,9 +130,9 @@ export interface StreamingInvocation {
 }
 
 /** A Lambda context as the runtime builds it for a streaming invocation. */
-function streamingContext(functionName: string) {
+function streamingContext(functionName: string, timeoutMs: number) {
   let waitForEmptyEventLoop = true;
-  const deadline = Date.now() + 15 * 60_000;
+  const deadline = Date.now() + timeoutMs;
   return {
     get callbackWaitsForEmptyEventLoop() {
       return waitForEmptyEventLoop;
@@ -163,7 +163,12 @@ function streamingContext(functionName: string) {
  * expect(res.statusCode).toBe(200);
  * ```
  */
-export function invokeStreaming(handler: StreamingHandler, event: unknown): StreamingInvocation {
+export function invokeStreaming(
+  handler: StreamingHandler,
+  event: unknown,
+  /** The function's timeout (default 15 minutes): what the context's `getRemainingTimeInMillis` counts down from. */
+  opts: { timeoutMs?: number } = {},
+): StreamingInvocation {
   const marked = handler as Marked;
   if (marked[HANDLER_STREAMING] !== STREAM_RESPONSE)
     throw new Error(
@@ -172,7 +177,7 @@ export function invokeStreaming(handler: StreamingHandler, event: unknown): Stre
   const stream = new ResponseStream(
     marked[HANDLER_HIGHWATERMARK] !== undefined ? { highWaterMark: marked[HANDLER_HIGHWATERMARK] } : {},
   );
-  const context = streamingContext('starry-api-stream');
+  const context = streamingContext('starry-api-stream', opts.timeoutMs ?? 15 * 60_000);
   const result: unknown = handler(event as never, stream, context as never);
   let ended = false;
   const done = (async () => {

@@ -112,6 +112,44 @@ describe('the streaming Lambda handler behind a function URL', () => {
     expect(res.chunks).toEqual(['first\n', 'second\n']);
   });
 
+  it("streams a task's events as they happen, and ends a stream before the invocation times out, resumable", async () => {
+    const agentId = uniqueId('api-stream-events');
+    const config = scriptedConfig(
+      writeScript([{ toolCalls: [{ name: 'fs.read', args: { path: 'notes.md' } }] }, { text: 'Done.' }]),
+      makeWorkspace({ 'notes.md': 'hi\n' }),
+      { tools: { approval: { ask: ['fs.read'] } } },
+    );
+    const { workflowId } = await h.agents.submit(agentId, { goal: 'read, once approved', config });
+    const viewer = { authorization: `Bearer ${await token('viewer')}` };
+    const events = (path: string, headers: Record<string, string> = {}, timeoutMs?: number) =>
+      invokeStreaming(
+        lambda.handler,
+        functionUrlEvent('GET', path, { query: 'from=0', headers: { ...viewer, ...headers } }),
+        timeoutMs ? { timeoutMs } : {},
+      );
+
+    // A function with 6 s left ends its stream 5 s early, with a retryable error, while the task waits.
+    const cut = await events(`/v1/tasks/${workflowId}/events`, {}, 6_000).done;
+    expect(cut.statusCode).toBe(200);
+    expect(cut.headers['content-type']).toMatch(/^text\/event-stream/);
+    expect(cut.body).toMatch(/event: approval\n/);
+    expect(cut.body).toMatch(
+      /event: error\ndata: \{"message":"this stream reached its time limit on this host.*"retryable":true\}/,
+    );
+    const lastId = [...cut.body.matchAll(/^id: (.*)$/gm)].at(-1)![1]!;
+
+    // Resumed with Last-Event-ID in a new invocation: the events come as they happen, to the end.
+    const resumed = events(`/v1/tasks/${workflowId}/events`, { 'last-event-id': lastId });
+    await h.agents.decide(agentId, { callId: 't1.0', decision: 'approve', by: 'ana' });
+    const early = await resumed.arrived(/event: tool\n/);
+    expect(early.body).not.toMatch(/event: end/);
+    const rest = await resumed.done;
+    // Exactly what followed: not the waiting call again, then the decision.
+    expect(rest.body).not.toMatch(/event: approval\nid: .*\ndata: \{"agentId"/);
+    expect(rest.body).toMatch(/event: approval\nid: .*\ndata: \{"decided"/);
+    expect(rest.body).toMatch(/event: end\n.*\ndata: \{"workflowId":"[^"]+","status":"completed"/);
+  });
+
   it('refuses to load outside the Lambda runtime, saying the awslambda global is missing and what to run instead', async () => {
     const runtime = globalThis.awslambda;
     try {
