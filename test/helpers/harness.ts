@@ -14,6 +14,7 @@ import type { CreateWorkerOptions } from '../../workers/worker';
 import type { ActivityDeps } from '../../activities';
 import type { AlertEvent } from '../../activities/alert';
 import { eventually } from '../../dev/poll';
+import { freePort, startDevServer, type DevServer } from '../../dev/dev-server';
 
 export interface Harness {
   agents: AgentClient;
@@ -126,4 +127,19 @@ export function scriptedConfig(script: string, workspace: string, overrides: Age
     },
     `scripted:${script}`,
   );
+}
+
+/**
+ * An in-memory dev server of a test's own, on free ports, that suggests continue-as-new after `events`
+ * history events: a short task then moves through several histories.
+ */
+export async function startEarlyContinueServer(name: string, events: number): Promise<DevServer> {
+  const port = await freePort();
+  return startDevServer({
+    port,
+    uiPort: await freePort(),
+    dbFile: null,
+    logFile: path.join(os.tmpdir(), `starry-${name}-${port}.log`),
+    dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': events },
+  });
 }

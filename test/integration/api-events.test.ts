@@ -8,7 +8,6 @@
 import { spawn } from 'node:child_process';
 import type http from 'node:http';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { Connection } from '@temporalio/client';
@@ -17,10 +16,18 @@ import { authenticator, devToken, type Role } from '../../api/auth';
 import { AgentClient } from '../../client/agent-client';
 import { comparePositions, parsePosition } from '../../client/history';
 import type { AgentConfigInput } from '../../core/config';
-import { freePort, startDevServer, type DevServer } from '../../dev/dev-server';
+import { freePort, type DevServer } from '../../dev/dev-server';
 import { projectRoot } from '../../dev/paths';
 import { eventually } from '../../dev/poll';
-import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import {
+  makeWorkspace,
+  scriptedConfig,
+  startHarness,
+  uniqueId,
+  writeScript,
+  type Harness,
+  startEarlyContinueServer,
+} from '../helpers/harness';
 import { readStream, sseEvents, type SseMessage } from '../helpers/sse';
 
 jest.setTimeout(240_000);
@@ -473,14 +480,7 @@ describe('a 300-tick task across continue-as-new', () => {
   let longBase: string;
 
   beforeAll(async () => {
-    const port = await freePort();
-    server = await startDevServer({
-      port,
-      uiPort: await freePort(),
-      dbFile: null,
-      logFile: path.join(os.tmpdir(), `starry-sse-can-${port}.log`),
-      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 400 },
-    });
+    server = await startEarlyContinueServer('sse-can', 400);
     long = await startHarness({ name: 'sse-long', address: server.address });
     longBase = await listen(long);
   });

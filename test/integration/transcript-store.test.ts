@@ -10,9 +10,17 @@ import type { Client } from '@temporalio/client';
 import { localDirStore, storeFromEnv } from '../../activities/store';
 import { transcriptStore } from '../../activities/transcript';
 import type { TaskResult } from '../../core/contract';
-import { freePort, startDevServer, type DevServer } from '../../dev/dev-server';
+import type { DevServer } from '../../dev/dev-server';
 import { done, missing, read, turn, USAGE, type ScriptedTurn } from '../helpers/scenarios';
-import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import {
+  makeWorkspace,
+  scriptedConfig,
+  startHarness,
+  uniqueId,
+  writeScript,
+  type Harness,
+  startEarlyContinueServer,
+} from '../helpers/harness';
 import { llmInputs, replayAll, settledHistory } from '../helpers/workflow-history';
 import { replayHistory } from '../../dev/replay';
 import { taskWorkflowId } from '../../workflows/messages';
@@ -128,14 +136,7 @@ describe('a task longer than one history', () => {
 
   beforeAll(async () => {
     // A server that suggests continue-as-new early, so a short task moves through several histories.
-    const port = await freePort();
-    server = await startDevServer({
-      port,
-      uiPort: await freePort(),
-      dbFile: null,
-      logFile: path.join(os.tmpdir(), `starry-can-${port}.log`),
-      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': 60 },
-    });
+    server = await startEarlyContinueServer('can', 60);
     h = await startHarness({ name: 'continue-as-new', address: server.address });
   });
   afterAll(async () => {
