@@ -459,13 +459,15 @@ describe('who may do what', () => {
     // No call waits: an allowed caller gets 404 for it.
     ['decide', 'POST', `/v1/agents/${id}/approvals/t1.0`, { decision: 'approve' }],
     ['limits', 'PATCH', `/v1/agents/${id}/limits`, { safety: { maxTicks: 50 } }],
+    // A finished task's stream (from now) is its end: the answer ends.
+    ['taskEvents', 'GET', `/v1/tasks/agent-${id}-task-1/events`],
   ];
   // The status each caller gets: 2xx/409 means allowed through auth.
   const allowed: Record<string, string[]> = {
-    viewer: ['status', 'list', 'task', 'approvals'],
-    operator: ['submit', 'status', 'list', 'task', 'message', 'approvals'],
-    approver: ['status', 'list', 'task', 'approvals', 'decide'],
-    admin: ['submit', 'status', 'list', 'task', 'message', 'unlock', 'approvals', 'decide', 'limits'],
+    viewer: ['status', 'list', 'task', 'approvals', 'taskEvents'],
+    operator: ['submit', 'status', 'list', 'task', 'message', 'approvals', 'taskEvents'],
+    approver: ['status', 'list', 'task', 'approvals', 'decide', 'taskEvents'],
+    admin: ['submit', 'status', 'list', 'task', 'message', 'unlock', 'approvals', 'decide', 'limits', 'taskEvents'],
   };
 
   it.each(['viewer', 'operator', 'approver', 'admin'] as Role[])(
@@ -507,6 +509,7 @@ describe('who may do what', () => {
     for (const [name, method, path, body] of [
       ...routes(agentId),
       ['halt', 'POST', `/v1/agents/${agentId}/halt`, {}] as [string, string, string, unknown],
+      ['agentEvents', 'GET', `/v1/agents/${agentId}/events`] as [string, string, string],
     ]) {
       const r = await call(method, path, { ...(t ? { token: t } : {}), ...(body !== undefined ? { body } : {}) });
       expect([name, r.status]).toEqual([name, 401]);
@@ -577,6 +580,8 @@ describe('tenants (a tenant claim configured)', () => {
       ['halt', admin, 'POST', `/v1/agents/${id}/halt`, { reason: 'mine now' }],
       ['unlock', admin, 'POST', `/v1/agents/${id}/unlock`, {}],
       ['limits', admin, 'PATCH', `/v1/agents/${id}/limits`, { safety: { maxTicks: 1 } }],
+      ['taskEvents', viewer, 'GET', `/v1/tasks/${task}/events`],
+      ['agentEvents', viewer, 'GET', `/v1/agents/${id}/events`],
     ];
     const missing = routes('no-agent', `agent-${globex}:no-agent-task-1`);
     for (const [i, [name, caller, method, path, body]] of routes(x, workflowId).entries()) {
@@ -593,6 +598,10 @@ describe('tenants (a tenant claim configured)', () => {
 
     // Nothing reached acme's agent: no message, no halt.
     const acmeViewer = as(await tokenOf(acme, 'viewer'));
+    // Acme's own stream names its agent by acme's id, as its other answers do.
+    const stream = await acmeViewer('GET', `/v1/tasks/${workflowId}/events?from=0`);
+    const end = /^event: end\nid: .*\ndata: (.*)$/m.exec(String(stream.json))?.[1];
+    expect(JSON.parse(end ?? '{}')).toMatchObject({ status: 'completed', result: { agentId: x } });
     expect((await acmeViewer('GET', `/v1/agents/${x}`)).json).toMatchObject({
       agentId: x,
       agentState: 'WAITING_FOR_EVENT',
