@@ -110,6 +110,8 @@ export class TaskEventDecoder {
   private readonly scheduled = new Map<string, { type: string; input: unknown }>();
   /** Tools that failed since the last LLM call: their results are pain. */
   private failedTools = new Set<string>();
+  /** The result a halted task handed to its agent (`taskEnded`). */
+  private handedOver: TaskResult | undefined;
 
   decode(e: HistoryEvent): TaskEvent[] {
     const id = String(e.eventId ?? '');
@@ -185,6 +187,11 @@ export class TaskEventDecoder {
       return [];
     }
     const told = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
+    if (told?.signalName === 'taskEnded') {
+      // A halted task hands its output to its agent this way before it closes as cancelled.
+      this.handedOver = decode<TaskRunOutput>(told.input)?.result;
+      return [];
+    }
     if (told?.signalName === 'approvals') {
       const r = decode<ApprovalsReport>(told.input);
       const agentId = agentOfTaskWorkflowId(r?.waiting[0]?.workflowId ?? '');
@@ -213,7 +220,8 @@ export class TaskEventDecoder {
         },
       ];
     }
-    if (e.workflowExecutionCanceledEventAttributes) return [{ kind: 'end', status: 'canceled' }];
+    if (e.workflowExecutionCanceledEventAttributes)
+      return [{ kind: 'end', status: 'canceled', ...(this.handedOver ? { result: this.handedOver } : {}) }];
     if (e.workflowExecutionTerminatedEventAttributes)
       return [
         {

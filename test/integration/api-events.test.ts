@@ -210,6 +210,19 @@ describe('a task stream', () => {
     });
   });
 
+  it('ends a halted task with its CANCELLED result', async () => {
+    const agentId = uniqueId('sse-halt');
+    const { workflowId } = await waitingTask(agentId);
+    const { events } = await readStream(`${base}/v1/tasks/${workflowId}/events`, {
+      token: await token('viewer'),
+      onOpen: () => h.agents.halt(agentId, { by: 'ops', note: 'stop it' }),
+    });
+    expect(events.at(-1)).toMatchObject({
+      event: 'end',
+      data: { status: 'canceled', result: { outcome: 'CANCELLED', agentState: 'STOPPED' } },
+    });
+  });
+
   it('keeps an idle stream open with comment lines', async () => {
     const agentId = uniqueId('sse-idle');
     const { workflowId, callId } = await waitingTask(agentId);
