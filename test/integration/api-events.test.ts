@@ -436,6 +436,30 @@ describe('bad input', () => {
     void unread.body?.cancel().catch(() => undefined);
   });
 
+  it('frees the slot of a client that disconnects mid-stream', async () => {
+    const agentId = uniqueId('sse-leave');
+    const { workflowId, callId } = await waitingTask(agentId);
+    const one = await listen(h, { maxStreams: 1 });
+    const viewer = await token('viewer');
+    const url = `${one}/v1/tasks/${workflowId}/events?from=0`;
+    // Leaves after the first event, mid-task: the socket closes under the server's long poll.
+    const left = await readStream(url, { token: viewer, until: (got) => got.length === 1 });
+    expect(left.events).toHaveLength(1);
+    const back = await eventually('the slot is free again', async () => {
+      const r = await fetch(url, { headers: { authorization: `Bearer ${viewer}` } });
+      if (r.status === 200) return r;
+      await r.body?.cancel();
+      return undefined;
+    });
+    const events: SseMessage[] = [];
+    const reading = (async () => {
+      for await (const e of sseEvents(back.body!)) events.push(e);
+    })();
+    await h.agents.decide(agentId, { callId, decision: 'approve', by: 'ana' });
+    await reading;
+    expect(events.at(-1)).toMatchObject({ event: 'end', data: { status: 'completed' } });
+  });
+
   it('ends a stream with a retryable error when Temporal goes out of reach, and resumes after it', async () => {
     // The API reaches the server through a TCP proxy this test can cut.
     const target = new URL(`http://${process.env.TEMPORAL_ADDRESS}`);
