@@ -426,27 +426,48 @@ export async function openAgentStream(
 ): Promise<AsyncGenerator<StreamEvent>> {
   const after = opts.lastEventId !== undefined ? agentCursor(opts.lastEventId) : undefined;
   const from = opts.from ?? 'now';
-  const start = await knownPosition(() => startOf(client, agentWorkflowId, after?.agent, from, opts.signal, 'current'));
-  if (!start.seen) return merged(client, agentWorkflowId, start, undefined, opts.signal);
+  // Its two sources poll concurrently: when the consumer leaves, the poll in flight is cancelled too.
+  const leave = new AbortController();
+  const signal = opts.signal ? AbortSignal.any([opts.signal, leave.signal]) : leave.signal;
+  const events = await openMerged(client, agentWorkflowId, after, from, signal);
+  return (async function* () {
+    try {
+      yield* events;
+    } finally {
+      leave.abort();
+    }
+  })();
+}
+
+/** The merged stream, its start and its running task found (the checks that come before a response). */
+async function openMerged(
+  client: Client,
+  agentWorkflowId: string,
+  after: AgentCursor | undefined,
+  from: StreamFrom,
+  signal: AbortSignal,
+): Promise<AsyncGenerator<StreamEvent>> {
+  const start = await knownPosition(() => startOf(client, agentWorkflowId, after?.agent, from, signal, 'current'));
+  if (!start.seen) return merged(client, agentWorkflowId, start, undefined, signal);
   // The task running at the start, read from what is recorded up to it.
   const decoder = new AgentEventDecoder();
   for await (const item of followHistory(client, agentWorkflowId, {
     from: start.from,
     live: false,
-    ...(opts.signal ? { signal: opts.signal } : {}),
+    signal,
   })) {
     if (!seen(start.seen, { run: item.runStart, event: Number(item.event.eventId), k: 0 })) break;
     decoder.decode(item.event);
   }
   const workflowId = decoder.running;
-  if (!workflowId) return merged(client, agentWorkflowId, start, undefined, opts.signal);
+  if (!workflowId) return merged(client, agentWorkflowId, start, undefined, signal);
   // Where in it the client is: after its id's task part, at the present (`now`), or nowhere yet (its start).
   const task = after?.task
-    ? await knownPosition(() => startOf(client, workflowId, after.task, 'now', opts.signal, 'first'))
+    ? await knownPosition(() => startOf(client, workflowId, after.task, 'now', signal, 'first'))
     : after
       ? { from: { runId: '' }, seen: undefined }
-      : await startOf(client, workflowId, undefined, 'now', opts.signal, 'first');
-  return merged(client, agentWorkflowId, start, { workflowId, start: task }, opts.signal);
+      : await startOf(client, workflowId, undefined, 'now', signal, 'first');
+  return merged(client, agentWorkflowId, start, { workflowId, start: task }, signal);
 }
 
 /**
@@ -493,17 +514,15 @@ async function* merged(
 
   const agents = agentSource();
   let task = firstTask ? taskSource(firstTask) : undefined;
-  let agentNext = agents.next();
-  let taskNext = task?.next();
+  // Each source's next item, tagged once (a race per event must not pile reactions on a long poll).
+  const nextOf = <T, F extends 'agent' | 'task'>(it: AsyncGenerator<T>, from: F) =>
+    it.next().then((r) => ({ from, r }));
+  let agentNext = nextOf(agents, 'agent');
+  let taskNext = task && nextOf(task, 'task');
   const id = () =>
     formatAgentCursor({ agent: agentPos ?? { run: 0, event: 0, k: 0 }, ...(taskPos ? { task: taskPos } : {}) });
   for (;;) {
-    const next = await (taskNext
-      ? Promise.race([
-          agentNext.then((r) => ({ from: 'agent' as const, r })),
-          taskNext.then((r) => ({ from: 'task' as const, r })),
-        ])
-      : agentNext.then((r) => ({ from: 'agent' as const, r })));
+    const next = await (taskNext ? Promise.race([agentNext, taskNext]) : agentNext);
     if (next.from === 'task') {
       if (next.r.done) {
         task = undefined;
@@ -512,7 +531,7 @@ async function* merged(
       }
       taskPos = next.r.value.pos;
       yield { id: id(), ...next.r.value.body } as StreamEvent;
-      taskNext = task?.next();
+      taskNext = task && nextOf(task, 'task');
       continue;
     }
     if (next.r.done) return;
@@ -520,19 +539,19 @@ async function* merged(
     if (item.startsTask) {
       // The previous task has ended (the agent runs one at a time): the rest of its events come first.
       while (taskNext) {
-        const r = await taskNext;
+        const { r } = await taskNext;
         if (r.done) break;
         taskPos = r.value.pos;
         yield { id: id(), ...r.value.body } as StreamEvent;
-        taskNext = task?.next();
+        taskNext = task && nextOf(task, 'task');
       }
       task = taskSource({ workflowId: item.startsTask, start: { from: { runId: '' }, seen: undefined } });
-      taskNext = task.next();
+      taskNext = nextOf(task, 'task');
       taskPos = undefined;
     }
     agentPos = item.pos;
     yield { id: id(), ...item.body } as StreamEvent;
     if (item.body.event === 'end') return;
-    agentNext = agents.next();
+    agentNext = nextOf(agents, 'agent');
   }
 }

@@ -365,6 +365,36 @@ describe('an agent stream', () => {
   });
 });
 
+describe('the client library', () => {
+  it("cancels an agent stream's polls in flight when its consumer stops reading", async () => {
+    const agentId = uniqueId('sse-lib');
+    const { callId } = await waitingTask(agentId);
+    // A client of its own, its history calls in flight counted.
+    const connection = await Connection.connect({ address: process.env.TEMPORAL_ADDRESS! });
+    const agents = new AgentClient({ connection, taskQueue: h.taskQueue });
+    const service = agents.client.workflowService;
+    const original = service.getWorkflowExecutionHistory.bind(service);
+    let inFlight = 0;
+    service.getWorkflowExecutionHistory = ((...args: Parameters<typeof original>) => {
+      inFlight++;
+      return original(...args).finally(() => inFlight--);
+    }) as typeof original;
+    // Opened while the task waits: once read, both sources are in their long polls. A message wakes the agent's.
+    const events = await agents.agentEvents(agentId);
+    const first = events.next();
+    await eventually('both sources polling', async () => (inFlight === 2 ? true : undefined), 5_000);
+    await h.agents.message(agentId, 'still there?', 'ana');
+    expect((await first).value).toMatchObject({ event: 'message', data: { text: 'still there?', by: 'ana' } });
+    // The task's source is (back) in its poll when the consumer leaves.
+    await eventually('the task source polling', async () => (inFlight > 0 ? true : undefined), 5_000);
+    await events.return(undefined);
+    // The agent and its task both wait: a poll left running would stay in flight for its whole long poll.
+    await eventually('no history call in flight', async () => inFlight === 0 || undefined, 5_000);
+    await h.agents.decide(agentId, { callId, decision: 'approve', by: 'ana' });
+    await connection.close();
+  });
+});
+
 describe('bad input', () => {
   it('refuses unknown tasks and agents (404), bad Last-Event-IDs (400) and bad tokens (401) before streaming', async () => {
     const viewer = await token('viewer');
