@@ -834,8 +834,7 @@ export class AgentClient {
     try {
       return this.ownEvents(await openAgentStream(this.client, workflowId, opts));
     } catch (err) {
-      if (isNotFoundStatus(err)) throw this.noAgent(agentId, `no workflow ${workflowId}`);
-      throw err;
+      throw this.unknownAgent(err, agentId);
     }
   }
 
@@ -852,8 +851,7 @@ export class AgentClient {
   }
 
   private unknownAgent(err: unknown, agentId: string): Error {
-    if (err instanceof WorkflowNotFoundError || (err as { name?: string }).name === 'WorkflowNotFoundError')
-      return this.noAgent(agentId, `no workflow ${this.agentWorkflowId(agentId)}`);
+    if (isNotFoundStatus(err)) return this.noAgent(agentId, `no workflow ${this.agentWorkflowId(agentId)}`);
     return err as Error;
   }
 

@@ -7,11 +7,10 @@
  * across continue-as-new and a restart of the API.
  */
 import type { Client } from '@temporalio/client';
-import { defaultPayloadConverter, type Payload } from '@temporalio/common';
 import type { ApprovalDecision, ApprovalsReport } from '../core/approval';
-import type { StreamEvent, StreamEventData } from '../core/contract';
+import type { StreamEvent } from '../core/contract';
 import type { AgentState } from '../core/types';
-import { TaskEventDecoder, agentStateOf, type TaskEvent } from './follow';
+import { TaskEventDecoder, agentStateOf, alertReason, closeOf, decode, type TaskEvent } from './follow';
 import {
   comparePositions,
   currentRun,
@@ -46,11 +45,6 @@ export class BadEventIdError extends Error {
     this.name = 'BadEventIdError';
   }
 }
-
-const decode = <T>(payloads: { payloads?: Payload[] | null } | null | undefined): T | undefined => {
-  const p = payloads?.payloads?.[0];
-  return p ? defaultPayloadConverter.fromPayload<T>(p) : undefined;
-};
 
 /**
  * A task event as the stream names it (none for the bookkeeping the stream hides: continue-as-new).
@@ -101,11 +95,7 @@ export function streamEventsOf(te: TaskEvent, workflowId: string): StreamEventBo
     case 'alert':
       return [{ event: 'alert', data: { reason: te.reason, ...(te.alert ? { alert: te.alert } : {}) } }];
     case 'signal': {
-      if (te.name === 'message') {
-        const m = te.payload as { text?: unknown; by?: unknown } | undefined;
-        if (typeof m?.text !== 'string') return [];
-        return [{ event: 'message', data: { text: m.text, ...(typeof m.by === 'string' ? { by: m.by } : {}) } }];
-      }
+      if (te.name === 'message') return messageOf(te.payload as Record<string, unknown> | undefined);
       if (te.name === 'approvalDecided')
         return [{ event: 'approval', data: { decided: te.payload as ApprovalDecision } }];
       return [];
@@ -368,13 +358,12 @@ export class AgentEventDecoder {
     if (scheduled?.activityType?.name === 'alert') {
       const alert = decode<{ reason?: { code?: string; message?: string } }>(scheduled.input);
       return {
-        bodies: [
-          { event: 'alert', data: { reason: `${alert?.reason?.code ?? ''}: ${alert?.reason?.message ?? ''}`, alert } },
-        ],
+        bodies: [{ event: 'alert', data: { reason: alertReason(alert), alert } }],
       };
     }
-    const end = agentEnd(e);
-    return end ? { bodies: [end] } : { bodies: [] };
+    // The agent's own workflow closing (not continuing as new): the end of its stream.
+    const closed = closeOf(e);
+    return closed ? { bodies: [{ event: 'end', data: { status: closed.status } }] } : { bodies: [] };
   }
 }
 
@@ -389,22 +378,6 @@ function messageOf(m: Record<string, unknown> | undefined): StreamEventBody[] {
   return typeof m?.text === 'string'
     ? [{ event: 'message', data: { text: m.text, ...(typeof m.by === 'string' ? { by: m.by } : {}) } }]
     : [];
-}
-
-/** The agent's own workflow closing (not continuing as new): the end of its stream. */
-function agentEnd(e: HistoryEvent): StreamEventBody | undefined {
-  const status: StreamEventData<'end'>['status'] | undefined = e.workflowExecutionCompletedEventAttributes
-    ? 'completed'
-    : e.workflowExecutionFailedEventAttributes
-      ? 'failed'
-      : e.workflowExecutionCanceledEventAttributes
-        ? 'canceled'
-        : e.workflowExecutionTerminatedEventAttributes
-          ? 'terminated'
-          : e.workflowExecutionTimedOutEventAttributes
-            ? 'timed out'
-            : undefined;
-  return status ? { event: 'end', data: { status } } : undefined;
 }
 
 /** Task events an agent stream leaves to its agent's history (which has them too: no event twice). */

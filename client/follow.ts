@@ -16,6 +16,9 @@ import { agentOfTaskWorkflowId } from '../core/tenant';
 import { SKIPPED_PREFIX } from '../core/transcript';
 import { currentRun, followHistory, type HistoryEvent } from './history';
 
+/** How a task's workflow closed. */
+export type EndStatus = 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed out' | 'continued as new';
+
 /** What happened in a task, in the order it happened. */
 export type TaskEvent =
   /**
@@ -46,13 +49,14 @@ export type TaskEvent =
   | { kind: 'continued'; runId: string }
   | {
       kind: 'end';
-      status: 'completed' | 'failed' | 'canceled' | 'terminated' | 'timed out' | 'continued as new';
+      status: EndStatus;
       message?: string;
       /** What the task returned (also when it failed with its result: a lock, a fatal error). */
       result?: TaskResult;
     };
 
-const decode = <T>(payloads: { payloads?: Payload[] | null } | null | undefined): T | undefined => {
+/** The first payload of a history event's payloads, decoded. */
+export const decode = <T>(payloads: { payloads?: Payload[] | null } | null | undefined): T | undefined => {
   const p = payloads?.payloads?.[0];
   return p ? defaultPayloadConverter.fromPayload<T>(p) : undefined;
 };
@@ -102,6 +106,24 @@ export function agentStateOf(e: HistoryEvent): { state: string; lockReason?: str
   return { state, ...(typeof lockReason === 'string' && lockReason ? { lockReason } : {}) };
 }
 
+/** A daemon alert in one line: `CODE: message`. */
+export const alertReason = (alert: { reason?: { code?: string; message?: string } } | undefined): string =>
+  `${alert?.reason?.code ?? ''}: ${alert?.reason?.message ?? ''}`;
+
+/** How a workflow's run closed, when `e` is its close (continue-as-new aside: the chain goes on). */
+export function closeOf(
+  e: HistoryEvent,
+): { status: Exclude<EndStatus, 'continued as new'>; message?: string } | undefined {
+  if (e.workflowExecutionCompletedEventAttributes) return { status: 'completed' };
+  const failed = e.workflowExecutionFailedEventAttributes;
+  if (failed) return { status: 'failed', ...(failed.failure?.message ? { message: failed.failure.message } : {}) };
+  if (e.workflowExecutionCanceledEventAttributes) return { status: 'canceled' };
+  const terminated = e.workflowExecutionTerminatedEventAttributes;
+  if (terminated) return { status: 'terminated', ...(terminated.reason ? { message: terminated.reason } : {}) };
+  if (e.workflowExecutionTimedOutEventAttributes) return { status: 'timed out' };
+  return undefined;
+}
+
 /**
  * Turns history events into task events. Keeps what it needs across events (the scheduled activities,
  * to name what completed), so feed it every event of one run, in order.
@@ -132,7 +154,7 @@ export class TaskEventDecoder {
       }
       if (type === 'alert') {
         const alert = input as AlertInput;
-        return [{ kind: 'alert', reason: `${alert.reason?.code ?? ''}: ${alert.reason?.message ?? ''}`, alert }];
+        return [{ kind: 'alert', reason: alertReason(alert), alert }];
       }
       return [];
     }
@@ -203,34 +225,21 @@ export class TaskEventDecoder {
     }
     const state = agentStateOf(e);
     if (state) return [{ kind: 'state', ...state }];
-    if (e.workflowExecutionCompletedEventAttributes) {
-      const out = decode<TaskRunOutput>(e.workflowExecutionCompletedEventAttributes.result);
-      return [{ kind: 'end', status: 'completed', ...(out?.result ? { result: out.result } : {}) }];
+    const closed = closeOf(e);
+    if (closed) {
+      // What the task returned: its result, its output as a failure's details (FAILED, locked, fatal), or
+      // for a halted task what it handed its agent.
+      const out =
+        closed.status === 'completed'
+          ? decode<TaskRunOutput>(e.workflowExecutionCompletedEventAttributes?.result)?.result
+          : closed.status === 'failed'
+            ? decode<TaskRunOutput>(e.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.details)
+                ?.result
+            : closed.status === 'canceled'
+              ? this.handedOver
+              : undefined;
+      return [{ kind: 'end', ...closed, ...(out ? { result: out } : {}) }];
     }
-    if (e.workflowExecutionFailedEventAttributes) {
-      const failure = e.workflowExecutionFailedEventAttributes.failure;
-      // A task that ends FAILED, locked or fatal, fails with its output as the failure's details.
-      const out = decode<TaskRunOutput>(failure?.applicationFailureInfo?.details);
-      return [
-        {
-          kind: 'end',
-          status: 'failed',
-          message: failure?.message ?? undefined,
-          ...(out?.result ? { result: out.result } : {}),
-        },
-      ];
-    }
-    if (e.workflowExecutionCanceledEventAttributes)
-      return [{ kind: 'end', status: 'canceled', ...(this.handedOver ? { result: this.handedOver } : {}) }];
-    if (e.workflowExecutionTerminatedEventAttributes)
-      return [
-        {
-          kind: 'end',
-          status: 'terminated',
-          message: e.workflowExecutionTerminatedEventAttributes.reason ?? undefined,
-        },
-      ];
-    if (e.workflowExecutionTimedOutEventAttributes) return [{ kind: 'end', status: 'timed out' }];
     const next = e.workflowExecutionContinuedAsNewEventAttributes;
     if (next)
       return next.newExecutionRunId
