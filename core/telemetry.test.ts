@@ -1,5 +1,6 @@
 import { safetyConfigSchema } from './config';
 import { normalizedError, type ErrorCode } from './errors';
+import type { LlmSpec } from './llm-spec';
 import {
   breakerEvents,
   chatResultAttributes,
@@ -15,22 +16,18 @@ const safety = safetyConfigSchema().parse({});
 
 describe('telemetry: spans', () => {
   it('names the provider and model of every LLM spec the way the GenAI conventions do', () => {
-    expect(llmTarget({ provider: 'openai', model: 'gpt-4o-mini' })).toEqual({
-      provider: 'openai',
-      model: 'gpt-4o-mini',
-    });
-    expect(llmTarget({ provider: 'gemini', model: 'gemini-2.5-flash' })).toEqual({
-      provider: 'gcp.gen_ai',
-      model: 'gemini-2.5-flash',
-    });
-    expect(llmTarget({ provider: 'local', modelPath: '/m/qwen.gguf' })).toEqual({
-      provider: 'openstarry.local',
-      model: 'qwen.gguf',
-    });
-    expect(llmTarget({ provider: 'scripted', file: '/tmp/turns.json' })).toEqual({
-      provider: 'openstarry.scripted',
-      model: 'turns.json',
-    });
+    const specs: LlmSpec[] = [
+      { provider: 'openai', model: 'gpt-4o-mini' },
+      { provider: 'gemini', model: 'gemini-2.5-flash' },
+      { provider: 'local', modelPath: '/m/qwen.gguf' },
+      { provider: 'scripted', file: '/tmp/turns.json' },
+    ];
+    expect(specs.map((spec) => Object.values(llmTarget(spec)))).toEqual([
+      ['openai', 'gpt-4o-mini'],
+      ['gcp.gen_ai', 'gemini-2.5-flash'],
+      ['openstarry.local', 'qwen.gguf'],
+      ['openstarry.scripted', 'turns.json'],
+    ]);
   });
 
   it('gives the task span ids and the goal length, never the goal', () => {
