@@ -8,9 +8,9 @@ import { Worker } from '@temporalio/worker';
 import { eventually } from '../../dev/poll';
 import { freePort } from '../../dev/dev-server';
 import { startTracing, type TracingConfig } from '../../workers/otel';
-import { startHarness, type Harness } from '../helpers/harness';
+import { startEarlyContinueServer, startHarness, type Harness } from '../helpers/harness';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
-import { runScenario, SCENARIOS, type ScenarioRun } from '../helpers/scenarios';
+import { done, LIST, runScenario, SCENARIOS, times, type ScenarioRun } from '../helpers/scenarios';
 
 /** Tracing to `url`, exported every 50 ms so a test sees its spans soon. */
 const tracingTo = (url: string): TracingConfig => ({
@@ -23,16 +23,21 @@ const tracingTo = (url: string): TracingConfig => ({
   resourceAttributes: {},
 });
 
-/** The spans of a task's trace, once its `invoke_agent` span (which ends last) has arrived. */
+/** The spans of a task's trace, once its last `invoke_agent` span (the one that says the outcome) and every parent arrived. */
 async function traceOf(receiver: OtlpReceiver, run: ScenarioRun): Promise<ReceivedSpan[]> {
-  const task = await eventually(`the invoke_agent span of ${run.workflowId}`, async () =>
-    receiver.spans.find((s) => s.name === 'invoke_agent' && s.attributes['gen_ai.agent.id'] === run.agentId),
+  const last = await eventually(`the final invoke_agent span of ${run.workflowId}`, async () =>
+    receiver.spans.find(
+      (s) =>
+        s.name === 'invoke_agent' &&
+        s.attributes['gen_ai.agent.id'] === run.agentId &&
+        s.attributes['starry.task.outcome'] !== undefined,
+    ),
   );
   // Activity spans end before the workflow learns the result; give the last batch a moment.
   return eventually('the whole trace', async () => {
-    const spans = receiver.spans.filter((s) => s.traceId === task.traceId);
+    const spans = receiver.spans.filter((s) => s.traceId === last.traceId);
     const ids = new Set(spans.map((s) => s.spanId));
-    return spans.every((s) => s === task || (s.parentSpanId && ids.has(s.parentSpanId))) ? spans : undefined;
+    return spans.every((s) => !s.parentSpanId || ids.has(s.parentSpanId)) ? spans : undefined;
   });
 }
 
@@ -197,5 +202,33 @@ describe('a worker whose collector is unreachable', () => {
     expect(logged).toHaveLength(1);
     expect(logged[0]).toContain(`could not export to ${closed}/v1/traces`);
     expect(logged[0]).toContain('Tasks are not affected');
+  });
+});
+
+describe('a traced task that continues as new', () => {
+  it('stays one trace: each run its own invoke_agent span, the next a child of the one before, which notes the move', async () => {
+    const server = await startEarlyContinueServer('otel-can', 60);
+    const own = await startOtlpReceiver();
+    const long = await startHarness({ name: 'otel-can', address: server.address, tracing: tracingTo(own.url) });
+    try {
+      const run = await runScenario(long, {
+        name: 'otel-can',
+        goal: 'List, many times.',
+        turns: [...times(12, LIST), done()],
+      });
+      expect(run.result).toMatchObject({ outcome: 'COMPLETED', ticks: 13 });
+      const spans = await traceOf(own, run);
+      const runs = spans.filter((s) => s.name === 'invoke_agent');
+      expect(runs.length).toBeGreaterThan(1);
+      expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
+      expect(runs.filter((s) => !s.parentSpanId)).toHaveLength(1);
+      const moved = runs.filter((s) => s.events.some((e) => e.name === 'starry.continue_as_new'));
+      expect(moved).toHaveLength(runs.length - 1);
+      expect(spans.filter((s) => s.name === 'execute_tool fs.list')).toHaveLength(12);
+    } finally {
+      await long.stop();
+      await own.close();
+      await server.stop();
+    }
   });
 });
