@@ -24,13 +24,15 @@ export interface ActivityDeps {
    * ones).
    */
   registry?: ToolRegistry;
+  /** The worker traces (workers/otel.ts): `listTools` tells each task to turn its spans on. */
+  traces?: boolean;
 }
 
 export function createActivities(deps: ActivityDeps) {
   const transcripts = transcriptStore(deps.store ?? storeFromEnv());
   return {
     ...createLlmActivities(deps.llm ?? {}, transcripts, deps.policy),
-    ...createToolActivities(deps.policy, transcripts, deps.registry),
+    ...createToolActivities(deps.policy, transcripts, deps.registry, deps.traces),
     ...createAlertActivities(deps.alerts),
   };
 }

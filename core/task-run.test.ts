@@ -767,3 +767,54 @@ describe('TaskRun: calls that wait for a human', () => {
     expect(next.askApprovals(tickWith(next, [read('c1')]), T0)).toHaveLength(1);
   });
 });
+
+describe('TaskRun: the facts of its trace', () => {
+  it('records a failed call as pain, a tripped rung as a breaker and a halt, each drained once', () => {
+    const run = runOf({ safety: { repeatThreshold: 2 } });
+    const eperm = normalizedError({ code: 'EPERM', message: 'denied', source: 'fs.read' });
+    for (const id of ['c1', 'c2']) {
+      const [call] = tickWith(run, [read(id, '/root/secret.txt')]);
+      const step = run.beforeTool(call!);
+      if (step.run) run.afterTool(step.pending, failure(eperm));
+      run.endTurn();
+    }
+    run.halt();
+    run.halt();
+    expect(
+      run
+        .drainEvents()
+        .map((e) => [
+          e.name,
+          e.attributes['starry.pain.code'] ?? e.attributes['starry.breaker.rung'] ?? e.attributes['starry.tick'],
+        ]),
+    ).toEqual([
+      ['starry.pain', 'EPERM'],
+      ['starry.pain', 'EPERM'],
+      ['starry.breaker', 'REPEAT_ALERT'],
+      ['starry.halt', 2],
+    ]);
+    expect(run.drainEvents()).toEqual([]);
+  });
+
+  it('records the loop cap that suspends a run, with what it counted', () => {
+    const run = runOf({ safety: { maxTicks: 1 } });
+    turn(run, [read('c1')]);
+    run.drainEvents();
+    expect(run.startTick(QUIET)?.outcome).toBe('SUSPENDED');
+    expect(run.drainEvents().map((e) => e.attributes)).toEqual([
+      {
+        'starry.breaker.rung': 'LOOP_CAP',
+        'starry.breaker.count': 2,
+        'starry.breaker.threshold': 1,
+        'starry.breaker.state': 'SAFETY_LOCKOUT',
+      },
+    ]);
+  });
+
+  it("puts the trace id in the task's details once it has one", () => {
+    const run = runOf();
+    expect(run.details('EXECUTING')).not.toContain('trace');
+    run.traceId = '0af7651916cd43dd8448eb211c80319c';
+    expect(run.details('EXECUTING')).toContain('- trace `0af7651916cd43dd8448eb211c80319c`');
+  });
+});

@@ -45,6 +45,15 @@ import {
 } from './llm';
 import { SafetyMonitor, type LockVerdict, type SafetyCounters } from './safety-monitor';
 import { fatalLock, historyLimit } from './safety-rungs';
+import {
+  approvalAskedEvent,
+  approvalDecidedEvent,
+  breakerEvents,
+  haltEvent,
+  painEvent,
+  type BreakerFacts,
+  type TelemetryEvent,
+} from './telemetry';
 import { offeredTools, toolSpecs, toolSummary, validateToolCall } from './tools';
 import {
   frustrationFirst,
@@ -86,6 +95,8 @@ export interface TaskRunInput {
   tools?: ToolSpec[];
   /** The worker's approval rules, as listed at the task's start (with the tools) and carried likewise. */
   workerApproval?: ApprovalRules;
+  /** The task traces (its worker said so at its start): carried when it continues as new. */
+  traced?: boolean;
 }
 
 /** What a task's next run takes over when it continues as new, besides the checkpoint. */
@@ -216,6 +227,8 @@ export class TaskRun {
   runTokens = 0;
   halted = false;
   lastErrorCode?: string;
+  /** The task's trace, when its worker traces: in its details, so a person goes from the Web UI to it. */
+  traceId?: string;
   private readonly guide: Guide;
   private readonly inbox: HumanMessage[];
   private readonly allowanceStart: number;
@@ -227,6 +240,8 @@ export class TaskRun {
   private windowFrom = ANCHORED;
   /** The tools the worker offers (see `TaskRunInput.tools`); absent: the built-in ones. */
   private tools?: ToolSpec[];
+  /** Facts for the task's trace (core/telemetry.ts) since the workflow last drained them. */
+  private events: TelemetryEvent[] = [];
 
   constructor(
     readonly input: TaskRunInput,
@@ -299,7 +314,16 @@ export class TaskRun {
 
   /** SYSTEM_HALT arrived: no further call starts. */
   halt(): void {
+    if (!this.halted) this.events.push(haltEvent(this.checkpoint.ticks));
     this.halted = true;
+  }
+
+  /**
+   * The trace's facts recorded since the last call (pain, breakers, halt, approvals), oldest first: the
+   * workflow adds them to the task's span when the worker traces, and drops them otherwise.
+   */
+  drainEvents(): TelemetryEvent[] {
+    return this.events.splice(0);
   }
 
   /**
@@ -366,6 +390,7 @@ export class TaskRun {
         ? `- last tool: \`${last.name}\` ${last.status}${last.error ? ` (${last.error.code})` : ''}`
         : '- no tool call yet',
       lockReason ? `- **${lockReason}**` : '',
+      this.traceId ? `- trace \`${this.traceId}\`` : '',
       ...this.waitingApprovals().map((p) => approvalLine(agentId, p)),
     ].join('\n');
   }
@@ -381,10 +406,10 @@ export class TaskRun {
     // so a final answer at the cap's last tick is verified and completes.
     const counted = cp.ticks - this.allowanceStart + (this.verifying() ? 0 : 1);
     const start = SafetyMonitor.onEventLoopStart(this.config.safety, { tick: counted });
-    if (start.lock) return suspended(start.lock);
+    if (start.lock) return this.tripped(start.lock, { tick: counted });
     // Before the server would terminate the task with nothing kept.
     const limit = historyLimit(history);
-    if (limit?.lock) return suspended(limit.lock);
+    if (limit?.lock) return this.tripped(limit.lock, { historyEvents: history.events });
     const tick = ++cp.ticks;
     for (const m of this.inbox.splice(0))
       this.inject(tick, 'MESSAGE', `Message from ${m.by ?? 'a human operator'}: ${m.text}`);
@@ -419,7 +444,7 @@ export class TaskRun {
       }
       context = { messages, tools: this.offeredSpecs() };
     }
-    if (budget.lock) return { end: suspended(budget.lock) };
+    if (budget.lock) return { end: this.tripped(budget.lock, { tokensUsed: input.agentTokensUsed + this.runTokens }) };
     const callNumber = ++cp.callNumber;
     return {
       request: {
@@ -542,6 +567,7 @@ export class TaskRun {
       };
       approvals.set(index, { verdict: 'ask', pending, timeoutMs });
       asked.push(pending);
+      this.events.push(approvalAskedEvent(pending));
     }
     this.turn.approvals = approvals;
     return asked;
@@ -591,6 +617,12 @@ export class TaskRun {
     };
     if (approval.verdict === 'deny') return refuse(approval.error);
     const { decision } = approval;
+    this.events.push(
+      approvalDecidedEvent(
+        approval.pending.callId,
+        approval.expired || !decision ? 'expired' : decision.decision === 'deny' ? 'denied' : 'approved',
+      ),
+    );
     if (approval.expired || !decision) {
       record.approval = { decision: 'expired' };
       return refuse(deniedError(call.name, { expiredAfterMs: approval.timeoutMs }));
@@ -668,6 +700,7 @@ export class TaskRun {
       record.error = error;
       text = this.guide.interpretPain(error, this.painContext(record));
       cp.injections.push({ tick: record.tick, kind: 'PAIN', text });
+      this.events.push(painEvent(error, this.counters.consecutiveFailures, record.tick));
     }
     cp.toolCalls.push(record);
     cp.messages.push({ role: 'tool', callId: call.id, name: call.name, text });
@@ -679,6 +712,7 @@ export class TaskRun {
    * intervention skips it.
    */
   private turnVerdict(verdict: ReturnType<typeof SafetyMonitor.afterToolExecution>, record: ToolCallRecord): void {
+    this.events.push(...breakerEvents(this.config.safety, verdict, { counters: verdict.counters }));
     for (const alert of verdict.alerts)
       this.turn.alerts.push({ kind: alert.kind, text: this.guide.interpretAlert(alert, this.painContext(record)) });
     if (verdict.lock) {
@@ -893,6 +927,12 @@ export class TaskRun {
       error: normalizedError({ code: 'E_SKIPPED', kind: 'execution', source: call.name, message: reason }),
     });
     this.checkpoint.messages.push({ role: 'tool', callId: call.id, name: call.name, text: skippedText(reason) });
+  }
+
+  /** A breaker before a step locked the run: its event, and the run suspended. */
+  private tripped(lock: LockVerdict, facts: BreakerFacts): TaskEnd {
+    this.events.push(...breakerEvents(this.config.safety, { lock }, facts));
+    return suspended(lock);
   }
 
   private painContext(record: ToolCallRecord): PainContext {

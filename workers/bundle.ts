@@ -4,9 +4,15 @@
  */
 import type { BundleOptions } from '@temporalio/worker';
 
-export function workflowBundleOptions(): Pick<BundleOptions, 'workflowsPath' | 'preloadModules'> {
+export function workflowBundleOptions(): Pick<
+  BundleOptions,
+  'workflowsPath' | 'preloadModules' | 'workflowInterceptorModules'
+> {
   return {
     workflowsPath: require.resolve('../workflows'),
+    // Temporal's OpenTelemetry interceptors, dormant until a task traces (workflows/otel-interceptors.ts).
+    // Always bundled: tracing on or off, the bundle (and so the build id) is the same.
+    workflowInterceptorModules: [require.resolve('../workflows/otel-interceptors')],
     // Shared by every workflow on a thread instead of evaluated for each (workflows/preload.ts).
     preloadModules: [require.resolve('../workflows/preload')],
   };

@@ -20,6 +20,7 @@ import { openAiBaseUrl } from '../activities/llm/openai';
 import type { AlertSinks } from '../activities/alert';
 import { projectRoot } from '../dev/paths';
 import type { VersioningOptions } from './versioning';
+import { tracingConfigFromEnv, type TracingConfig } from './otel-env';
 
 const text = (what: string) => z.string().trim().min(1).optional().describe(what);
 const url = (what: string) =>
@@ -97,6 +98,27 @@ export const WorkerEnvSchema = z.object({
   STARRY_LOCAL_THREADS: count('llama.cpp CPU threads'),
   STARRY_LOCAL_CONTEXT: count('llama.cpp context size in tokens'),
   STARRY_LLAMA_RUNTIME: text('where node-llama-cpp is installed; default .tools/llama'),
+  // Traces (workers/otel-env.ts checks the values): on only when an endpoint or OTEL_TRACES_EXPORTER is set
+  OTEL_SDK_DISABLED: text('true: no traces, whatever else is set'),
+  OTEL_TRACES_EXPORTER: text('otlp, console or none'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: text('the OTLP/HTTP collector (traces go to …/v1/traces)'),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: text('the OTLP/HTTP traces URL, used as is'),
+  OTEL_EXPORTER_OTLP_PROTOCOL: text('http/protobuf (the only one a worker speaks)'),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: text('http/protobuf'),
+  OTEL_EXPORTER_OTLP_HEADERS: text('key=value pairs sent with every export (API keys)'),
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: text('key=value pairs sent with trace exports'),
+  OTEL_EXPORTER_OTLP_TIMEOUT: text('export timeout in ms; default 10000'),
+  OTEL_EXPORTER_OTLP_TRACES_TIMEOUT: text('trace export timeout in ms'),
+  OTEL_EXPORTER_OTLP_COMPRESSION: text('gzip or none'),
+  OTEL_EXPORTER_OTLP_TRACES_COMPRESSION: text('gzip or none'),
+  OTEL_TRACES_SAMPLER: text('always_on (default), always_off, traceidratio, parentbased_*'),
+  OTEL_TRACES_SAMPLER_ARG: text('the share of tasks traced with traceidratio, 0 to 1'),
+  OTEL_BSP_SCHEDULE_DELAY: text('ms between batch exports; default 5000'),
+  OTEL_BSP_EXPORT_TIMEOUT: text('ms a batch export may take; default 30000'),
+  OTEL_BSP_MAX_QUEUE_SIZE: text('spans kept waiting for export (beyond: dropped); default 2048'),
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: text('spans per export; default 512'),
+  OTEL_SERVICE_NAME: text('the service.name of the spans; default openstarry-worker'),
+  OTEL_RESOURCE_ATTRIBUTES: text('key=value resource attributes, e.g. deployment.environment=prod'),
 });
 
 /** The name of a variable the worker reads. */
@@ -112,6 +134,8 @@ export interface WorkerConfig {
   llm: LlmProviderOptions;
   workflowBundlePath?: string;
   versioning: VersioningOptions;
+  /** Absent: the worker does not trace (workers/otel.ts). */
+  tracing?: TracingConfig;
 }
 
 /**
@@ -124,6 +148,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
   const parsed = WorkerEnvSchema.safeParse(present);
   if (!parsed.success) throw new ConfigError(`Invalid worker environment:\n${formatIssues(parsed.error)}`);
   const env = parsed.data;
+  const tracing = tracingConfigFromEnv(present);
   // Temporal and the providers read their variables from this checked copy, never from process.env again.
   const llmEnv: Record<string, string | undefined> = {
     ...env,
@@ -141,6 +166,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
       local: { env: llmEnv },
     },
     ...(env.STARRY_WORKFLOW_BUNDLE ? { workflowBundlePath: env.STARRY_WORKFLOW_BUNDLE } : {}),
+    ...(tracing ? { tracing } : {}),
     versioning: {
       ...(env.STARRY_DEPLOYMENT_NAME ? { deploymentName: env.STARRY_DEPLOYMENT_NAME } : {}),
       ...(env.STARRY_MAKE_CURRENT ? { makeCurrent: env.STARRY_MAKE_CURRENT } : {}),

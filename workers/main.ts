@@ -7,6 +7,7 @@ import { sandboxReport } from '../activities/tools/confine';
 import { connectWorker } from './connection';
 import { workerConfigFromEnv, type WorkerConfig } from './env';
 import { installWorkerLogger } from './log';
+import { shownUrl } from './otel-env';
 import { createWorker } from './worker';
 
 /**
@@ -28,6 +29,11 @@ export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): P
     process.stderr.write(
       `worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.taskQueue}, version ${worker.version.buildId} of deployment ${worker.version.deploymentName}); SIGTERM or Ctrl-C stops it\n`,
     );
+    const { tracing } = config;
+    if (tracing)
+      process.stderr.write(
+        `traces: ${tracing.exporter === 'console' ? 'to the console' : `OTLP/HTTP to ${shownUrl(tracing.url)}`} as service ${tracing.serviceName}${tracing.ratio < 1 ? `, ${tracing.ratio * 100}% of tasks` : ''}\n`,
+      );
     // Whether programs can run here at all, and what bounds them: an operator's first question.
     process.stderr.write(`${await sandboxReport(config.policy.limits)}\n`);
     // The SDK shuts the worker down on SIGTERM/SIGINT; run() returns once it has drained.

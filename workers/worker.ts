@@ -10,6 +10,7 @@ import { createActivities, type ActivityDeps } from '../activities';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
 import { workerConfigFromEnv, type WorkerConfig } from './env';
 import { workflowBundleOptions } from './bundle';
+import { silentSpanSinks, startTracing, type TracingConfig } from './otel';
 import { buildIdOf, DEPLOYMENT_NAME, makeVersionCurrent, type VersioningOptions } from './versioning';
 
 export interface CreateWorkerOptions {
@@ -40,6 +41,10 @@ export interface CreateWorkerOptions {
   interceptors?: WorkerOptions['interceptors'];
   /** The worker's deployment, build id and who makes its version current, over the config's (workers/versioning.ts). */
   versioning?: VersioningOptions;
+  /** Traces over the config's (workers/otel.ts); `false`: none. */
+  tracing?: TracingConfig | false;
+  /** Where trace export failures are logged; default the worker's logger (WARN). */
+  tracingLog?: (message: string) => void;
 }
 
 /** A worker and the Worker Deployment Version it runs as. */
@@ -51,12 +56,19 @@ export type VersionedWorker = Worker & { version: WorkerDeploymentVersion };
  */
 export function workflowSource(
   bundlePath?: string,
-): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions'> {
+): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions' | 'interceptors' | 'sinks'> {
   const prebuilt = path.join(__dirname, '..', 'workflow-bundle.js');
-  if (bundlePath) return { workflowBundle: { codePath: bundlePath } };
-  if (existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt } };
-  const { workflowsPath, preloadModules } = workflowBundleOptions();
-  return { workflowsPath, bundlerOptions: { preloadModules } };
+  // A replayer registers the trace sink too: a traced workflow calls it on replay (it drops the spans).
+  const sinks = silentSpanSinks();
+  if (bundlePath) return { workflowBundle: { codePath: bundlePath }, sinks };
+  if (existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt }, sinks };
+  const { workflowsPath, preloadModules, workflowInterceptorModules } = workflowBundleOptions();
+  return {
+    workflowsPath,
+    bundlerOptions: { preloadModules },
+    interceptors: { workflowModules: workflowInterceptorModules },
+    sinks,
+  };
 }
 
 /** The workflow bundle's code, read or bundled now: its hash is the worker's build id. */
@@ -83,6 +95,11 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
   const registry = opts.activities?.registry ?? new ToolRegistry(opts.tools ?? []);
   const versioning = { ...config.versioning, ...opts.versioning };
   const code = await workflowCode(opts.workflowBundlePath ?? config.workflowBundlePath);
+  const tracingConfig = opts.tracing ?? config.tracing;
+  const tracing = tracingConfig ? startTracing(tracingConfig, opts.tracingLog) : undefined;
+  const interceptors: WorkerOptions['interceptors'] = tracing
+    ? { ...opts.interceptors, activity: [...(opts.interceptors?.activity ?? []), tracing.activityInterceptor] }
+    : opts.interceptors;
   const version: WorkerDeploymentVersion = {
     deploymentName: versioning.deploymentName ?? DEPLOYMENT_NAME,
     buildId: versioning.buildId ?? buildIdOf(code),
@@ -96,6 +113,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
       ...opts.activities,
       policy: opts.activities?.policy ?? config.policy,
       registry,
+      traces: tracing !== undefined,
       // After the spread, so alert sinks given without a webhook keep the configured ones.
       alerts: { ...config.alerts, namespace, ...opts.activities?.alerts },
     }),
@@ -104,7 +122,9 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
     maxHeartbeatThrottleInterval: '500 milliseconds',
     defaultHeartbeatThrottleInterval: '500 milliseconds',
     ...(opts.identity ? { identity: opts.identity } : {}),
-    ...(opts.interceptors ? { interceptors: opts.interceptors } : {}),
+    ...(interceptors ? { interceptors } : {}),
+    // Registered traced or not: a workflow that traced once may replay on any worker of its version.
+    sinks: tracing?.sinks ?? silentSpanSinks(),
     workflowBundle: { code },
     // Every workflow type says how it moves between versions (workflows/index.ts): a type that forgot
     // would be pinned.
@@ -129,7 +149,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
         );
     });
     // The MCP servers this worker started end with it (stdio children, HTTP sessions).
-    return running.finally(() => registry.close());
+    return running.finally(() => Promise.all([registry.close(), tracing?.shutdown().catch(() => undefined)]));
   };
   return worker;
 }

@@ -29,6 +29,15 @@ import { llmLabel } from '../core/llm-spec';
 import { LIMITS } from '../core/payloads';
 import { approvalDecisionSchema } from '../core/approval';
 import { callIdOf, TaskRun, type TaskEnd, type TaskRunInput, type TaskRunOutput } from '../core/task-run';
+import {
+  chatResultAttributes,
+  chatSpan,
+  continueAsNewEvent,
+  errorType,
+  SPAN,
+  taskSpanAttributes,
+  toolSpan,
+} from '../core/telemetry';
 import type { AgentState, TaskOutcome } from '../core/types';
 import { factsOf, isWorkerLoss } from './activity-facts';
 import {
@@ -44,6 +53,17 @@ import {
   taskStatusQuery,
 } from './messages';
 import { searchAttributes, TickIndexKey, TokensUsedKey } from './search-attributes';
+import {
+  addEvents,
+  classifyTaskFailure,
+  enableTracing,
+  inSpan,
+  markFailed,
+  markFailedWith,
+  startContext,
+  tracingEnabled,
+  type MaybeSpan,
+} from './telemetry';
 
 export type { TaskRunInput, TaskRunOutput } from '../core/task-run';
 
@@ -94,7 +114,18 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     });
   }
 
+  // The task's span (workflows/telemetry.ts), once the worker said it traces; TaskRun's facts become its events.
+  let taskSpan: MaybeSpan;
+  const flush = (call?: MaybeSpan) => addEvents(run.drainEvents(), taskSpan, call);
+
   const finish = (end: TaskEnd): TaskRunOutput => {
+    flush();
+    if (taskSpan) {
+      taskSpan.setAttribute('starry.task.outcome', end.outcome);
+      const reason = end.lock?.reason ?? end.reason;
+      if (reason) taskSpan.setAttribute('starry.task.reason', reason.code);
+      if (end.outcome === 'FAILED') markFailedWith(taskSpan, errorType(end.error), end.error?.message ?? 'task failed');
+    }
     const out = run.close(end);
     report(run, end.agentState, out.result.reason?.code, end.outcome);
     if (end.outcome === 'FAILED') {
@@ -118,15 +149,42 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
           listTools({ workspace: config.workspace, tools: config.tools }),
         );
         run.offer(listed.specs, listed.shellAllow, listed.approval);
+        // The worker's answer is in the history: a replay turns tracing on (or not) the same way.
+        if (listed.telemetry?.traces) enableTracing();
       } catch (err) {
         if (halted() && isCancellation(err)) return finish(run.cancelled());
         return finish(run.setupFailed(factsOf(err, 'listTools').error));
       }
-    }
+    } else if (input.traced) enableTracing();
+    // One trace per task: a new task's span is a root (linked to whoever started it, when traced); a run
+    // that continued as new is a child of the run before it.
+    const first = !workflowInfo().continuedFromExecutionRunId;
+    const from = startContext();
+    const attributes = taskSpanAttributes({ ...input, llm: config.llm });
+    const placed = first ? { root: true, ...(from ? { link: from } : {}) } : from ? { parent: from } : {};
+    return inSpan(
+      { name: SPAN.task, attributes, ...placed },
+      (span) => {
+        taskSpan = span;
+        if (span) run.traceId = span.spanContext().traceId;
+        return loop();
+      },
+      classifyTaskFailure,
+    );
+  }
+
+  async function loop(): Promise<TaskRunOutput> {
     for (;;) {
       const info = workflowInfo();
       // A long task moves to a fresh history between ticks, everything it counted carried over.
-      if (info.continueAsNewSuggested && !halted()) await continueAsNew<typeof taskWorkflow>(run.continuation());
+      if (info.continueAsNewSuggested && !halted()) {
+        flush();
+        addEvents([continueAsNewEvent(run.checkpoint.ticks, info.historyLength)], taskSpan);
+        await continueAsNew<typeof taskWorkflow>({
+          ...run.continuation(),
+          ...(tracingEnabled() ? { traced: true } : {}),
+        });
+      }
       const stop = run.startTick({ events: info.historyLength, bytes: info.historySize });
       if (stop) return finish(stop);
 
@@ -135,10 +193,17 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       let response: LlmResponse;
       try {
         const { tick } = call.request;
-        response = await cancellable(`llm · tick ${tick}`, () =>
-          llm.executeWithOptions({ ...options.llm, summary: `llm ${llmLabel(config.llm)} · tick ${tick}` }, [
-            call.request,
-          ]),
+        response = await inSpan(
+          { ...chatSpan(config.llm, tick, call.request.maxOutputTokens), kind: 'client' },
+          async (span) => {
+            const answer = await cancellable(`llm · tick ${tick}`, () =>
+              llm.executeWithOptions({ ...options.llm, summary: `llm ${llmLabel(config.llm)} · tick ${tick}` }, [
+                call.request,
+              ]),
+            );
+            span?.setAttributes(chatResultAttributes(answer));
+            return answer;
+          },
         );
       } catch (err) {
         if (halted() && isCancellation(err)) return finish(run.cancelled());
@@ -154,6 +219,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
 
       // Calls that need a human wait, all of the turn's together, before any of them runs.
       if (run.askApprovals(next.calls, Date.now()).length) {
+        flush();
         try {
           await awaitApprovals(run, halted);
         } catch (err) {
@@ -163,38 +229,49 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       }
       for (const [index, toolCall] of next.calls.entries()) {
         const step = run.beforeTool(toolCall, index);
-        if (!step.run) continue;
-        const { tick } = step.pending.record;
-        let result: ToolExecutionResult;
-        try {
-          result = await cancellable(step.summary, () =>
-            tool.executeWithOptions({ ...options.tool, summary: step.summary }, [
-              {
-                name: toolCall.name,
-                args: step.args,
-                tick,
-                callId: callIdOf(tick, index),
-                workspace: config.workspace,
-                tools: config.tools,
-                toolTimeoutMs: config.safety.toolTimeoutMs,
-                maxRetryDelayMs: config.retry.maximumIntervalMs,
-                keep: { llmCallId: toolCall.id, maxChars: run.resultChars(next.calls.length) },
-              },
-            ]),
-          );
-        } catch (err) {
-          if (halted() && isCancellation(err)) {
-            // The turn's remaining calls are recorded as skipped (none starts); the task ends after the loop.
-            run.toolCancelled(step.pending);
-            continue;
-          }
-          const fatal = run.toolFailed(step.pending, factsOf(err, toolCall.name));
-          if (fatal) return finish(fatal);
+        if (!step.run) {
+          flush();
           continue;
         }
-        run.afterTool(step.pending, result);
+        const { tick } = step.pending.record;
+        const callId = callIdOf(tick, index);
+        const fatal = await inSpan(toolSpan(toolCall.name, callId, tick), async (span) => {
+          let result: ToolExecutionResult;
+          try {
+            result = await cancellable(step.summary, () =>
+              tool.executeWithOptions({ ...options.tool, summary: step.summary }, [
+                {
+                  name: toolCall.name,
+                  args: step.args,
+                  tick,
+                  callId,
+                  workspace: config.workspace,
+                  tools: config.tools,
+                  toolTimeoutMs: config.safety.toolTimeoutMs,
+                  maxRetryDelayMs: config.retry.maximumIntervalMs,
+                  keep: { llmCallId: toolCall.id, maxChars: run.resultChars(next.calls.length) },
+                },
+              ]),
+            );
+          } catch (err) {
+            markFailed(span, err);
+            if (halted() && isCancellation(err)) {
+              // The turn's remaining calls are recorded as skipped (none starts); the task ends after the loop.
+              run.toolCancelled(step.pending);
+              return undefined;
+            }
+            const end = run.toolFailed(step.pending, factsOf(err, toolCall.name));
+            flush(span);
+            return end;
+          }
+          run.afterTool(step.pending, result);
+          flush(span);
+          return undefined;
+        });
+        if (fatal) return finish(fatal);
       }
       const end = run.endTurn();
+      flush();
       if (end) return finish(end);
       report(run, 'EXECUTING');
       reportProgress(run, root);

@@ -279,6 +279,7 @@ export function createToolActivities(
   policy: WorkerPolicy,
   transcripts?: TranscriptStore,
   registry: ToolRegistry = new ToolRegistry(),
+  traces = false,
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
   listTools(req: ListToolsRequest): Promise<ListedTools>;
@@ -347,6 +348,7 @@ export function createToolActivities(
           specs: offered(specs, req.tools),
           shellAllow: withWorkerDefaults(req.tools, policy).shellAllow,
           ...(policy?.approval ? { approval: policy.approval } : {}),
+          ...(traces ? { telemetry: { traces: true } } : {}),
         };
       } catch (err) {
         if (cancellationSignal.aborted) throw err;
@@ -386,6 +388,11 @@ export interface ListedTools {
   shellAllow: string[];
   /** The worker's own approval rules (its policy's `approval`), which the task obeys besides its config's. */
   approval?: ApprovalRules;
+  /**
+   * Present when this worker traces (workers/otel.ts): the task turns its spans on from this answer, which
+   * its history keeps, so a replay decides the same.
+   */
+  telemetry?: { traces: true };
 }
 
 /**

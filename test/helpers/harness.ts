@@ -53,6 +53,9 @@ export interface HarnessOptions {
   tools?: CreateWorkerOptions['tools'];
   /** The worker's deployment and version (workers/versioning.ts); default: the run's, taking it over. */
   versioning?: CreateWorkerOptions['versioning'];
+  /** The worker's traces and where their export failures are logged (workers/otel.ts); default: none. */
+  tracing?: CreateWorkerOptions['tracing'];
+  tracingLog?: CreateWorkerOptions['tracingLog'];
 }
 
 export async function startHarness(opts: HarnessOptions): Promise<Harness> {
@@ -70,6 +73,8 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
           interceptors: opts.interceptors,
           ...(opts.tools ? { tools: opts.tools } : {}),
           ...(opts.versioning ? { versioning: opts.versioning } : {}),
+          ...(opts.tracing ? { tracing: opts.tracing } : {}),
+          ...(opts.tracingLog ? { tracingLog: opts.tracingLog } : {}),
         });
   const connection = await Connection.connect({ address: env.address });
   const agents = new AgentClient({ connection, taskQueue, continueAsNewAfterEvents: opts.continueAsNewAfterEvents });

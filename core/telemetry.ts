@@ -1,0 +1,280 @@
+/**
+ * What a task's trace says, as plain data (docs/ARCHITECTURE.md#workflows): the span names and attributes
+ * of the OpenTelemetry GenAI conventions (`invoke_agent`, `chat {model}`, `execute_tool {name}`), and the
+ * span events of the facts `TaskRun` and `SafetyMonitor` decide (pain, breakers, halt, approvals,
+ * continue-as-new). Pure and OpenTelemetry-free: the task workflow (workflows/telemetry.ts) turns these
+ * into spans and events when the worker traces.
+ *
+ * No prompt, answer, argument or result text goes into a span: only names, codes and counts.
+ */
+import type { SafetyConfig } from './config';
+import type { NormalizedError } from './errors';
+import { calculateSeverity, type SafetyAlert } from './guides';
+import type { LlmResponse } from './llm';
+import type { LlmSpec } from './llm-spec';
+import { failuresInWindow, type SafetyCounters } from './safety-counters';
+import { HISTORY_LIMITS, type LockVerdict } from './safety-rungs';
+
+/** A span attribute value: what OpenTelemetry carries (no nested objects). */
+export type AttributeValue = string | number | boolean | string[];
+export type Attributes = Record<string, AttributeValue>;
+
+/** One span event, as `TaskRun` records it for the workflow to add to the task's span. */
+export interface TelemetryEvent {
+  name: string;
+  attributes: Attributes;
+}
+
+/** Span and event names. */
+export const SPAN = {
+  task: 'invoke_agent',
+  chat: (model: string) => `chat ${model}`,
+  tool: (name: string) => `execute_tool ${name}`,
+} as const;
+
+export const EVENT = {
+  pain: 'starry.pain',
+  breaker: 'starry.breaker',
+  halt: 'starry.halt',
+  approvalAsked: 'starry.approval.asked',
+  approvalDecided: 'starry.approval.decided',
+  continueAsNew: 'starry.continue_as_new',
+} as const;
+
+/**
+ * The `gen_ai.provider.name` and the model of an LLM spec. Gemini may be AI Studio or Vertex (the worker's
+ * environment decides), so it is `gcp.gen_ai`; the local and scripted controllers are ours.
+ *
+ * ```ts
+ * llmTarget({ provider: 'openai', model: 'gpt-4o-mini' }) // { provider: 'openai', model: 'gpt-4o-mini' }
+ * llmTarget({ provider: 'scripted', file: '/tmp/turns.json' }) // { provider: 'openstarry.scripted', model: 'turns.json' }
+ * ```
+ */
+export function llmTarget(spec: LlmSpec): { provider: string; model: string } {
+  switch (spec.provider) {
+    case 'openai':
+      return { provider: 'openai', model: spec.model };
+    case 'gemini':
+      return { provider: 'gcp.gen_ai', model: spec.model };
+    case 'local':
+      return { provider: 'openstarry.local', model: basename(spec.modelPath) };
+    case 'scripted':
+      return { provider: 'openstarry.scripted', model: basename(spec.file) };
+  }
+}
+
+function basename(p: string): string {
+  return p.split('/').pop() ?? p;
+}
+
+/**
+ * The task span's attributes at its start (ids and sizes, never the goal's text).
+ *
+ * ```ts
+ * taskSpanAttributes({ agentId: 'a1', taskId: 'task-1', goal: 'Read notes.md', llm })
+ * // { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.id': 'a1', 'starry.task.id': 'task-1', 'starry.goal.length': 13, ... }
+ * ```
+ */
+export function taskSpanAttributes(task: { agentId: string; taskId: string; goal: string; llm: LlmSpec }): Attributes {
+  const { provider, model } = llmTarget(task.llm);
+  return {
+    'gen_ai.operation.name': 'invoke_agent',
+    'gen_ai.agent.id': task.agentId,
+    'gen_ai.conversation.id': task.taskId,
+    'starry.task.id': task.taskId,
+    'starry.goal.length': task.goal.length,
+    'gen_ai.provider.name': provider,
+    'gen_ai.request.model': model,
+  };
+}
+
+/**
+ * An LLM call's span: its name and the attributes known before the call (the conventions want them at
+ * span creation, for samplers).
+ *
+ * ```ts
+ * chatSpan({ provider: 'gemini', model: 'gemini-2.5-flash' }, 3) // { name: 'chat gemini-2.5-flash', attributes: { ... 'starry.tick': 3 } }
+ * ```
+ */
+export function chatSpan(
+  spec: LlmSpec,
+  tick: number,
+  maxOutputTokens?: number,
+): { name: string; attributes: Attributes } {
+  const { provider, model } = llmTarget(spec);
+  return {
+    name: SPAN.chat(model),
+    attributes: {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': provider,
+      'gen_ai.request.model': model,
+      'starry.tick': tick,
+      ...(maxOutputTokens !== undefined ? { 'gen_ai.request.max_tokens': maxOutputTokens } : {}),
+    },
+  };
+}
+
+/**
+ * What the answer adds to its `chat` span: the token counts and why the model stopped (`tool_calls` when
+ * it asked for tools, else `stop`).
+ *
+ * ```ts
+ * chatResultAttributes({ toolCalls: [], usage: { inputTokens: 100, outputTokens: 10 } })
+ * // { 'gen_ai.usage.input_tokens': 100, 'gen_ai.usage.output_tokens': 10, 'gen_ai.response.finish_reasons': ['stop'] }
+ * ```
+ */
+export function chatResultAttributes(response: Pick<LlmResponse, 'toolCalls' | 'usage'>): Attributes {
+  return {
+    'gen_ai.usage.input_tokens': response.usage.inputTokens,
+    'gen_ai.usage.output_tokens': response.usage.outputTokens,
+    'gen_ai.response.finish_reasons': [response.toolCalls.length ? 'tool_calls' : 'stop'],
+  };
+}
+
+/**
+ * A tool call's span: its name and attributes (the call id, not its arguments).
+ *
+ * ```ts
+ * toolSpan('fs.read', 't1-0', 1) // { name: 'execute_tool fs.read', attributes: { 'gen_ai.tool.name': 'fs.read', ... } }
+ * ```
+ */
+export function toolSpan(name: string, callId: string, tick: number): { name: string; attributes: Attributes } {
+  return {
+    name: SPAN.tool(name),
+    attributes: {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': name,
+      'gen_ai.tool.type': 'function',
+      'gen_ai.tool.call.id': callId,
+      'starry.tick': tick,
+    },
+  };
+}
+
+/** The pain levels by the seeds' severity (core/guides/pain.ts). */
+const PAIN_LEVEL = { '🔥🔥🔥 Critical Pain': 3, '⚡ Medium Pain': 2, '💧 Low Pain': 1 } as const;
+
+/**
+ * A failed tool call fed back as pain: its code, kind, level (3 critical, 2 medium, 1 low, as the seeds
+ * grade it), source and the consecutive failures with it.
+ *
+ * ```ts
+ * painEvent(eperm, 1, 1).attributes // { 'starry.pain.code': 'EPERM', 'starry.pain.level': 3, ... }
+ * ```
+ */
+export function painEvent(error: NormalizedError, consecutiveFailures: number, tick: number): TelemetryEvent {
+  return {
+    name: EVENT.pain,
+    attributes: {
+      'starry.pain.code': error.code,
+      'starry.pain.kind': error.kind,
+      'starry.pain.level': PAIN_LEVEL[calculateSeverity(error)],
+      'starry.pain.source': error.source,
+      'starry.pain.consecutive_failures': consecutiveFailures,
+      'starry.tick': tick,
+    },
+  };
+}
+
+/** What a breaker rung counted when it tripped. */
+export interface BreakerFacts {
+  counters?: SafetyCounters;
+  /** The tick the loop cap counted. */
+  tick?: number;
+  /** The agent's tokens before the call the budget refused. */
+  tokensUsed?: number;
+  /** The task's history size when the history rung tripped. */
+  historyEvents?: number;
+}
+
+/**
+ * The breaker rungs that tripped in a verdict (`SafetyMonitor`'s alerts and lock), each with what it
+ * counted, its threshold and the resulting state: `alerted` (a repeat alert), `turn_skipped` (frustration)
+ * or the agent's locked state. A fatal error's lock is not a breaker (its pain says it).
+ *
+ * ```ts
+ * breakerEvents(safety, { alerts: [], lock: { agentState: 'SAFETY_LOCKOUT', reason: { code: 'LOOP_CAP', message } } }, { tick: 51 })
+ * // [{ name: 'starry.breaker', attributes: { 'starry.breaker.rung': 'LOOP_CAP', 'starry.breaker.count': 51, 'starry.breaker.threshold': 50, 'starry.breaker.state': 'SAFETY_LOCKOUT' } }]
+ * ```
+ */
+export function breakerEvents(
+  safety: SafetyConfig,
+  verdict: { alerts?: readonly SafetyAlert[]; lock?: LockVerdict },
+  facts: BreakerFacts,
+): TelemetryEvent[] {
+  const events: TelemetryEvent[] = [];
+  const add = (rung: string, count: number, threshold: number, state: string) =>
+    events.push({
+      name: EVENT.breaker,
+      attributes: {
+        'starry.breaker.rung': rung,
+        'starry.breaker.count': count,
+        'starry.breaker.threshold': threshold,
+        'starry.breaker.state': state,
+      },
+    });
+  for (const alert of verdict.alerts ?? []) {
+    if (alert.kind === 'REPEAT_ALERT') add(alert.kind, alert.repeatCount, safety.repeatThreshold, 'alerted');
+    else add(alert.kind, alert.consecutiveFailures, safety.frustrationThreshold, 'turn_skipped');
+  }
+  const lock = verdict.lock;
+  if (!lock) return events;
+  const { code } = lock.reason;
+  const { counters } = facts;
+  const measured: Partial<Record<string, [number, number]>> = {
+    REPEATED_FAILURE: [counters?.repeat?.count ?? 0, safety.repeatThreshold],
+    ERROR_CASCADE: [counters ? failuresInWindow(counters) : 0, safety.cascadeErrors],
+    LOOP_CAP: [facts.tick ?? 0, safety.maxTicks],
+    BUDGET_EXHAUSTED: [facts.tokensUsed ?? 0, safety.tokenBudget],
+    HISTORY_LIMIT: [facts.historyEvents ?? 0, Math.floor(HISTORY_LIMITS.events * HISTORY_LIMITS.share)],
+  };
+  const m = measured[code];
+  if (m) add(code, m[0], m[1], lock.agentState);
+  return events;
+}
+
+/**
+ * Events of rarer facts: a halt, an approval asked and decided, the move to a fresh history.
+ *
+ * ```ts
+ * haltEvent(4) // { name: 'starry.halt', attributes: { 'starry.tick': 4 } }
+ * ```
+ */
+export function haltEvent(tick: number): TelemetryEvent {
+  return { name: EVENT.halt, attributes: { 'starry.tick': tick } };
+}
+
+export function approvalAskedEvent(p: { callId: string; tool: string; rule: string; tick: number }): TelemetryEvent {
+  return {
+    name: EVENT.approvalAsked,
+    attributes: {
+      'gen_ai.tool.call.id': p.callId,
+      'gen_ai.tool.name': p.tool,
+      'starry.approval.rule': p.rule,
+      'starry.tick': p.tick,
+    },
+  };
+}
+
+export function approvalDecidedEvent(callId: string, decision: 'approved' | 'denied' | 'expired'): TelemetryEvent {
+  return {
+    name: EVENT.approvalDecided,
+    attributes: { 'gen_ai.tool.call.id': callId, 'starry.approval.decision': decision },
+  };
+}
+
+export function continueAsNewEvent(tick: number, historyEvents: number): TelemetryEvent {
+  return { name: EVENT.continueAsNew, attributes: { 'starry.tick': tick, 'starry.history.events': historyEvents } };
+}
+
+/**
+ * The `error.type` of a failed span: the normalized code when the failure carries one, else `_OTHER` (the
+ * conventions' fallback).
+ *
+ * ```ts
+ * errorType({ code: 'EPERM' }) // 'EPERM'
+ * ```
+ */
+export function errorType(error: { code?: unknown } | undefined): string {
+  return typeof error?.code === 'string' && error.code ? error.code : '_OTHER';
+}

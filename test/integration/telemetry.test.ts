@@ -1,0 +1,234 @@
+/**
+ * Traces (workers/otel.ts, workflows/telemetry.ts): a worker pointed at a collector (here an in-test
+ * OTLP/HTTP server decoding the real protobuf) sends one trace per task, with the GenAI conventions'
+ * spans and the pain and breaker facts as span events; a replay sends nothing; an unreachable collector
+ * does not fail the task, and says so once.
+ */
+import { Worker } from '@temporalio/worker';
+import { eventually } from '../../dev/poll';
+import { freePort } from '../../dev/dev-server';
+import { startTracing, type TracingConfig } from '../../workers/otel';
+import { startEarlyContinueServer, startHarness, type Harness } from '../helpers/harness';
+import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
+import { done, LIST, runScenario, SCENARIOS, times, type ScenarioRun } from '../helpers/scenarios';
+
+/** Tracing to `url`, exported every 50 ms so a test sees its spans soon. */
+const tracingTo = (url: string): TracingConfig => ({
+  exporter: 'otlp',
+  url: `${url}/v1/traces`,
+  headers: {},
+  ratio: 1,
+  batch: { scheduledDelayMillis: 50 },
+  serviceName: 'openstarry-test',
+  resourceAttributes: {},
+});
+
+/** The spans of a task's trace, once its last `invoke_agent` span (the one that says the outcome) and every parent arrived. */
+async function traceOf(receiver: OtlpReceiver, run: ScenarioRun): Promise<ReceivedSpan[]> {
+  const last = await eventually(`the final invoke_agent span of ${run.workflowId}`, async () =>
+    receiver.spans.find(
+      (s) =>
+        s.name === 'invoke_agent' &&
+        s.attributes['gen_ai.agent.id'] === run.agentId &&
+        s.attributes['starry.task.outcome'] !== undefined,
+    ),
+  );
+  // Activity spans end before the workflow learns the result; give the last batch a moment.
+  return eventually('the whole trace', async () => {
+    const spans = receiver.spans.filter((s) => s.traceId === last.traceId);
+    const ids = new Set(spans.map((s) => s.spanId));
+    return spans.every((s) => !s.parentSpanId || ids.has(s.parentSpanId)) ? spans : undefined;
+  });
+}
+
+const child = (spans: ReceivedSpan[], parent: ReceivedSpan) => spans.filter((s) => s.parentSpanId === parent.spanId);
+
+let receiver: OtlpReceiver;
+let h: Harness;
+beforeAll(async () => {
+  receiver = await startOtlpReceiver();
+  h = await startHarness({ name: 'otel', tracing: tracingTo(receiver.url) });
+});
+afterAll(async () => {
+  await h?.stop();
+  await receiver?.close();
+});
+
+describe('a traced worker', () => {
+  let eperm: ScenarioRun;
+  let spans: ReceivedSpan[];
+  beforeAll(async () => {
+    eperm = await runScenario(h, SCENARIOS.eperm);
+    spans = await traceOf(receiver, eperm);
+  });
+
+  it('sends the EPERM task as one trace: the task span, a chat span per LLM call and an execute_tool span per tool call, each attempt beneath', () => {
+    expect(eperm.result.outcome).toBe('COMPLETED');
+    const [task, ...others] = spans.filter((s) => s.name === 'invoke_agent');
+    expect(others).toEqual([]);
+    expect(task!.parentSpanId).toBeUndefined();
+    expect(task!.attributes).toMatchObject({
+      'gen_ai.operation.name': 'invoke_agent',
+      'gen_ai.agent.id': eperm.agentId,
+      'starry.task.id': eperm.taskId,
+      'starry.goal.length': SCENARIOS.eperm.goal.length,
+      'starry.task.outcome': 'COMPLETED',
+      'temporal.workflow.id': eperm.workflowId,
+    });
+    expect(task!.resource['service.name']).toBe('openstarry-test');
+
+    const chats = child(spans, task!).filter((s) => s.name.startsWith('chat '));
+    // One per tick: the scripted model's four turns.
+    expect(chats).toHaveLength(4);
+    for (const chat of chats) {
+      expect(chat.name).toBe('chat turns.json');
+      expect(chat.kind).toBe(3); // CLIENT
+      expect(chat.attributes).toMatchObject({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'openstarry.scripted',
+        'gen_ai.request.model': 'turns.json',
+      });
+      expect(chat.attributes['gen_ai.usage.input_tokens']).toBeGreaterThan(0);
+      expect(chat.attributes['gen_ai.usage.output_tokens']).toBeGreaterThan(0);
+      expect(child(spans, chat).map((s) => s.name)).toEqual(['RunActivity:llm']);
+    }
+    expect(chats.map((c) => c.attributes['gen_ai.response.finish_reasons'])).toEqual([
+      ['tool_calls'],
+      ['tool_calls'],
+      ['tool_calls'],
+      ['stop'],
+    ]);
+
+    const tools = child(spans, task!).filter((s) => s.name.startsWith('execute_tool '));
+    expect(tools.map((t) => [t.name, t.attributes['error.type'], t.status])).toEqual([
+      ['execute_tool fs.read', 'EPERM', 2],
+      ['execute_tool fs.list', undefined, 0],
+      ['execute_tool fs.read', undefined, 0],
+    ]);
+    for (const t of tools) expect(child(spans, t).map((s) => s.name)).toEqual(['RunActivity:tool']);
+  });
+
+  it('feels the EPERM as a starry.pain event on the failed call, graded critical', () => {
+    const failed = spans.find((s) => s.attributes['error.type'] === 'EPERM');
+    expect(failed?.events).toEqual([
+      {
+        name: 'starry.pain',
+        attributes: {
+          'starry.pain.code': 'EPERM',
+          'starry.pain.kind': 'execution',
+          'starry.pain.level': 3,
+          'starry.pain.source': 'fs.read',
+          'starry.pain.consecutive_failures': 1,
+          'starry.tick': 1,
+        },
+      },
+    ]);
+  });
+
+  it('carries no goal, prompt, answer or tool output (an error message is kept: it says what failed)', () => {
+    const text = JSON.stringify(spans);
+    expect(text).not.toContain(SCENARIOS.eperm.goal);
+    expect(text).not.toContain('agents work only inside'); // the file the agent read
+    expect(text).not.toContain(eperm.result.finalText!.slice(0, 30));
+  });
+
+  it("shows the trace id in the task's Web UI details", async () => {
+    const traceId = spans[0]!.traceId;
+    const meta = await h.agents.client.workflow
+      .getHandle(eperm.workflowId)
+      .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
+    expect(meta.currentDetails).toContain(`trace \`${traceId}\``);
+  });
+
+  it('sends nothing when the history is replayed, by a replayer tracing to a collector', async () => {
+    const other = await startOtlpReceiver();
+    try {
+      const tracing = startTracing(tracingTo(other.url), () => undefined);
+      const history = await h.agents.client.workflow.getHandle(eperm.workflowId).fetchHistory();
+      await Worker.runReplayHistory(
+        { workflowBundle: { codePath: process.env.STARRY_WORKFLOW_BUNDLE! }, sinks: tracing.sinks },
+        history,
+        eperm.workflowId,
+      );
+      await tracing.shutdown();
+      expect(other.spans).toEqual([]);
+    } finally {
+      await other.close();
+    }
+  });
+
+  it('marks a breaker with a starry.breaker event on the task span: the repeat alert, then the lockout', async () => {
+    const run = await runScenario(h, SCENARIOS.repeatLockout);
+    expect(run.result.outcome).toBe('SUSPENDED');
+    const trace = await traceOf(receiver, run);
+    const task = trace.find((s) => s.name === 'invoke_agent')!;
+    expect(task.attributes).toMatchObject({
+      'starry.task.outcome': 'SUSPENDED',
+      'starry.task.reason': 'REPEATED_FAILURE',
+    });
+    expect(task.events.filter((e) => e.name === 'starry.breaker').map((e) => e.attributes)).toEqual([
+      {
+        'starry.breaker.rung': 'REPEAT_ALERT',
+        'starry.breaker.count': 3,
+        'starry.breaker.threshold': 3,
+        'starry.breaker.state': 'alerted',
+      },
+      {
+        'starry.breaker.rung': 'REPEATED_FAILURE',
+        'starry.breaker.count': 4,
+        'starry.breaker.threshold': 3,
+        'starry.breaker.state': 'SAFETY_LOCKOUT',
+      },
+    ]);
+  });
+});
+
+describe('a worker whose collector is unreachable', () => {
+  it('completes the task and logs the failed export once', async () => {
+    const logged: string[] = [];
+    const closed = `http://127.0.0.1:${await freePort()}`;
+    const unreachable = await startHarness({
+      name: 'otel-unreachable',
+      tracing: tracingTo(closed),
+      tracingLog: (line) => logged.push(line),
+    });
+    let run: ScenarioRun;
+    try {
+      run = await runScenario(unreachable, SCENARIOS.eperm);
+    } finally {
+      await unreachable.stop();
+    }
+    expect(run.result.outcome).toBe('COMPLETED');
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toContain(`could not export to ${closed}/v1/traces`);
+    expect(logged[0]).toContain('Tasks are not affected');
+  });
+});
+
+describe('a traced task that continues as new', () => {
+  it('stays one trace: each run its own invoke_agent span, the next a child of the one before, which notes the move', async () => {
+    const server = await startEarlyContinueServer('otel-can', 60);
+    const own = await startOtlpReceiver();
+    const long = await startHarness({ name: 'otel-can', address: server.address, tracing: tracingTo(own.url) });
+    try {
+      const run = await runScenario(long, {
+        name: 'otel-can',
+        goal: 'List, many times.',
+        turns: [...times(12, LIST), done()],
+      });
+      expect(run.result).toMatchObject({ outcome: 'COMPLETED', ticks: 13 });
+      const spans = await traceOf(own, run);
+      const runs = spans.filter((s) => s.name === 'invoke_agent');
+      expect(runs.length).toBeGreaterThan(1);
+      expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
+      expect(runs.filter((s) => !s.parentSpanId)).toHaveLength(1);
+      const moved = runs.filter((s) => s.events.some((e) => e.name === 'starry.continue_as_new'));
+      expect(moved).toHaveLength(runs.length - 1);
+      expect(spans.filter((s) => s.name === 'execute_tool fs.list')).toHaveLength(12);
+    } finally {
+      await long.stop();
+      await own.close();
+      await server.stop();
+    }
+  });
+});

@@ -1,0 +1,114 @@
+/**
+ * The task's spans, from workflow code: replay-safe, since a workflow span is exported (through the
+ * worker's `exporter` sink, workers/otel.ts) only when it ends in a live activation, with the ids and
+ * times it had the first time (ids from the workflow's seeded random, times from workflow time). While
+ * the workflow does not trace (workflows/otel-interceptors.ts), every helper here is a plain call.
+ */
+import type * as Api from '@opentelemetry/api';
+import { ApplicationFailure, ContinueAsNew, isCancellation } from '@temporalio/workflow';
+import { errorType, type Attributes, type TelemetryEvent, EVENT } from '../core/telemetry';
+import { factsOf } from './activity-facts';
+import { TASK_FAILED } from './messages';
+import { tracingEnabled } from './otel-interceptors';
+
+export { enableTracing, startContext, tracingEnabled } from './otel-interceptors';
+
+/* eslint-disable @typescript-eslint/no-require-imports */
+let api: typeof Api | undefined;
+/** `@opentelemetry/api`, evaluated at the first traced span (the bundle carries it either way). */
+function otelApi(): typeof Api {
+  return (api ??= require('@opentelemetry/api') as typeof Api);
+}
+
+/** A span while tracing is on; `undefined` otherwise (every helper takes that). */
+export type MaybeSpan = Api.Span | undefined;
+
+/** How a span's failure reads: `error.type` and a message, or `undefined` when it is no failure. */
+export type Classify = (err: unknown) => { type: string; message: string } | undefined;
+
+/**
+ * A failure's `error.type` is the normalized code the activity boundary put in it; a halt's cancellation
+ * is `CANCELLED`; continue-as-new is no failure.
+ */
+export const classifyFailure: Classify = (err) => {
+  if (err instanceof ContinueAsNew) return undefined;
+  if (isCancellation(err)) return { type: 'CANCELLED', message: 'cancelled (SYSTEM_HALT)' };
+  const { error } = factsOf(err, 'workflow');
+  return { type: errorType(error), message: error.message };
+};
+
+export interface SpanSpec {
+  name: string;
+  attributes: Attributes;
+  kind?: 'client' | 'internal';
+  /** A root span (a new trace), linked to `link` when given. */
+  root?: boolean;
+  link?: Api.Context;
+  /** The parent when not the active span (the run this one continues). */
+  parent?: Api.Context;
+}
+
+/**
+ * Run `fn` in a span that is active while it runs and ends with it; a thrown failure marks the span
+ * (status ERROR, `error.type`) as `classify` reads it. Tracing off: `fn(undefined)`.
+ *
+ * ```ts
+ * const answer = await inSpan(chatSpan(config.llm, tick), (span) => llm(request));
+ * ```
+ */
+export function inSpan<T>(spec: SpanSpec, fn: (span: MaybeSpan) => Promise<T>, classify = classifyFailure): Promise<T> {
+  if (!tracingEnabled()) return fn(undefined);
+  const otel = otelApi();
+  const linked = spec.link && otel.trace.getSpanContext(spec.link);
+  const options: Api.SpanOptions = {
+    attributes: spec.attributes,
+    kind: spec.kind === 'client' ? otel.SpanKind.CLIENT : otel.SpanKind.INTERNAL,
+    ...(spec.root ? { root: true } : {}),
+    ...(linked ? { links: [{ context: linked }] } : {}),
+  };
+  const tracer = otel.trace.getTracer('openstarry');
+  const body = async (span: Api.Span): Promise<T> => {
+    try {
+      return await fn(span);
+    } catch (err) {
+      markFailed(span, err, classify);
+      throw err;
+    } finally {
+      span.end();
+    }
+  };
+  return spec.parent
+    ? tracer.startActiveSpan(spec.name, options, spec.parent, body)
+    : tracer.startActiveSpan(spec.name, options, body);
+}
+
+/** Mark a span failed by a failure it did not see thrown (the caller caught it). */
+export function markFailed(span: MaybeSpan, err: unknown, classify = classifyFailure): void {
+  if (!span) return;
+  const failure = classify(err);
+  if (!failure) return;
+  span.setStatus({ code: otelApi().SpanStatusCode.ERROR, message: failure.message });
+  span.setAttribute('error.type', failure.type);
+}
+
+/** Mark a span failed with a known code (an outcome the workflow decided, not a thrown failure). */
+export function markFailedWith(span: MaybeSpan, type: string, message: string): void {
+  if (!span) return;
+  span.setStatus({ code: otelApi().SpanStatusCode.ERROR, message });
+  span.setAttribute('error.type', type);
+}
+
+/**
+ * Add `TaskRun`'s facts: pain on the tool call's span when there is one (per-call facts stay off the
+ * task span, which keeps at most 128 events), the rest on the task span.
+ */
+export function addEvents(events: readonly TelemetryEvent[], task: MaybeSpan, call?: MaybeSpan): void {
+  if (!task) return;
+  for (const e of events) (e.name === EVENT.pain && call ? call : task).addEvent(e.name, e.attributes);
+}
+
+/** The task span's `classify`: a failed task (TASK_FAILED) and a halt were marked where they were decided. */
+export const classifyTaskFailure: Classify = (err) =>
+  (err instanceof ApplicationFailure && err.type === TASK_FAILED) || isCancellation(err)
+    ? undefined
+    : classifyFailure(err);
