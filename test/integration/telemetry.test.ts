@@ -5,41 +5,11 @@
  * does not fail the task, and says so once.
  */
 import { Worker } from '@temporalio/worker';
-import { eventually } from '../../dev/poll';
 import { freePort } from '../../dev/dev-server';
-import { startTracing, type TracingConfig } from '../../workers/otel';
+import { startTracing } from '../../workers/otel';
 import { startEarlyContinueServer, startHarness, type Harness } from '../helpers/harness';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
+import { startOtlpReceiver, traceOf, tracingTo, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
 import { done, LIST, runScenario, SCENARIOS, times, type ScenarioRun } from '../helpers/scenarios';
-
-/** Tracing to `url`, exported every 50 ms so a test sees its spans soon. */
-const tracingTo = (url: string): TracingConfig => ({
-  exporter: 'otlp',
-  url: `${url}/v1/traces`,
-  headers: {},
-  ratio: 1,
-  batch: { scheduledDelayMillis: 50 },
-  serviceName: 'openstarry-test',
-  resourceAttributes: {},
-});
-
-/** The spans of a task's trace, once its last `invoke_agent` span (the one that says the outcome) and every parent arrived. */
-async function traceOf(receiver: OtlpReceiver, run: ScenarioRun): Promise<ReceivedSpan[]> {
-  const last = await eventually(`the final invoke_agent span of ${run.workflowId}`, async () =>
-    receiver.spans.find(
-      (s) =>
-        s.name === 'invoke_agent' &&
-        s.attributes['gen_ai.agent.id'] === run.agentId &&
-        s.attributes['starry.task.outcome'] !== undefined,
-    ),
-  );
-  // Activity spans end before the workflow learns the result; give the last batch a moment.
-  return eventually('the whole trace', async () => {
-    const spans = receiver.spans.filter((s) => s.traceId === last.traceId);
-    const ids = new Set(spans.map((s) => s.spanId));
-    return spans.every((s) => !s.parentSpanId || ids.has(s.parentSpanId)) ? spans : undefined;
-  });
-}
 
 const child = (spans: ReceivedSpan[], parent: ReceivedSpan) => spans.filter((s) => s.parentSpanId === parent.spanId);
 
@@ -113,6 +83,7 @@ describe('a traced worker', () => {
     expect(failed?.events).toEqual([
       {
         name: 'starry.pain',
+        time: expect.any(Number),
         attributes: {
           'starry.pain.code': 'EPERM',
           'starry.pain.kind': 'execution',
