@@ -85,6 +85,7 @@ export interface paths {
                                 text: string;
                             }[];
                             finalText?: string;
+                            traceId?: string;
                             omitted?: {
                                 toolCalls: number;
                                 injections: number;
@@ -246,6 +247,7 @@ export interface paths {
                                 workflowId: string;
                                 tick: number;
                                 runTokens?: number;
+                                traceId?: string;
                             };
                             suspendedTask?: {
                                 taskId: string;
@@ -315,6 +317,7 @@ export interface paths {
                                     text: string;
                                 }[];
                                 finalText?: string;
+                                traceId?: string;
                                 omitted?: {
                                     toolCalls: number;
                                     injections: number;
@@ -627,6 +630,7 @@ export interface paths {
                                 text: string;
                             }[];
                             finalText?: string;
+                            traceId?: string;
                             omitted?: {
                                 toolCalls: number;
                                 injections: number;
@@ -1777,6 +1781,7 @@ export interface components {
                         text: string;
                     }[];
                     finalText?: string;
+                    traceId?: string;
                     omitted?: {
                         toolCalls: number;
                         injections: number;

@@ -485,7 +485,12 @@ export class AgentClient {
       ...s,
       tokensUsed: s.tokensUsed - known + live.runTokens,
       counters: live.counters,
-      currentTask: { ...current, tick: live.tick, runTokens: live.runTokens },
+      currentTask: {
+        ...current,
+        tick: live.tick,
+        runTokens: live.runTokens,
+        ...(live.traceId ? { traceId: live.traceId } : {}),
+      },
     };
   }
 

@@ -79,6 +79,8 @@ export interface RunningTask {
   runTokens: number;
   /** Human messages forwarded to this run (bounded by LIMITS.messagesPerRun). */
   messages?: number;
+  /** The task's trace id, from its progress reports when its worker traces. */
+  traceId?: string;
 }
 
 export interface SuspendedTask {
@@ -424,11 +426,13 @@ export class AgentEntity {
     runTokens: number;
     counters: SafetyCounters;
     lastErrorCode?: string;
+    traceId?: string;
   }): void {
     const c = this.data.current;
     if (!c || c.task.taskId !== p.taskId) return;
     c.tick = p.tick;
     c.runTokens = p.runTokens;
+    if (p.traceId) c.traceId = p.traceId;
     this.data.counters = p.counters;
     if (p.lastErrorCode) this.data.lastErrorCode = p.lastErrorCode;
   }
@@ -765,6 +769,7 @@ export class AgentEntity {
         workflowId: d.current.workflowId,
         tick: d.current.tick,
         runTokens: d.current.runTokens,
+        ...(d.current.traceId ? { traceId: d.current.traceId } : {}),
       };
     if (d.suspended) s.suspendedTask = { taskId: d.suspended.task.taskId, workflowId: d.suspended.workflowId };
     if (d.approvals?.length) s.approvals = d.approvals;

@@ -161,6 +161,8 @@ export const taskResultSchema = once(() =>
     toolCalls: z.array(toolCallRecordSchema()),
     injections: z.array(injectionSchema()),
     finalText: z.string().optional(),
+    /** The task's OpenTelemetry trace id (32 hex digits), when its worker traces: find the trace by it. */
+    traceId: z.string().optional(),
     /** How many of the oldest tool calls and injections were left out to keep the result bounded. */
     omitted: z.object({ toolCalls: z.number().int().min(0), injections: z.number().int().min(0) }).optional(),
     /** Present when the task FAILED: what the provider or the system said. */
@@ -311,6 +313,8 @@ export const taskProgressSchema = once(() =>
       runTokens: z.number().int().min(0),
       counters: safetyCountersSchema(),
       lastErrorCode: z.string().optional(),
+      /** The task's trace id, when its worker traces. */
+      traceId: z.string().optional(),
     })
     .strict(),
 );

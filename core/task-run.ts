@@ -366,6 +366,7 @@ export class TaskRun {
       runTokens: this.runTokens,
       counters: this.counters,
       ...this.lastError(),
+      ...(this.traceId ? { traceId: this.traceId } : {}),
     };
   }
 
@@ -813,6 +814,7 @@ export class TaskRun {
       toolCalls: cp.toolCalls,
       injections: cp.injections,
       ...omitted,
+      ...(this.traceId ? { traceId: this.traceId } : {}),
     };
   }
 

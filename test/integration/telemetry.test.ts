@@ -8,9 +8,27 @@ import { Worker } from '@temporalio/worker';
 import { eventually } from '../../dev/poll';
 import { freePort } from '../../dev/dev-server';
 import { startTracing, type TracingConfig } from '../../workers/otel';
-import { startEarlyContinueServer, startHarness, type Harness } from '../helpers/harness';
+import { formatStatus } from '../../cli/format';
+import {
+  makeWorkspace,
+  scriptedConfig,
+  startEarlyContinueServer,
+  startHarness,
+  uniqueId,
+  writeScript,
+  type Harness,
+} from '../helpers/harness';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
-import { done, LIST, runScenario, SCENARIOS, times, type ScenarioRun } from '../helpers/scenarios';
+import {
+  done,
+  LIST,
+  runScenario,
+  SCENARIOS,
+  times,
+  USAGE,
+  WORKSPACE_FILES,
+  type ScenarioRun,
+} from '../helpers/scenarios';
 
 /** Tracing to `url`, exported every 50 ms so a test sees its spans soon. */
 const tracingTo = (url: string): TracingConfig => ({
@@ -140,6 +158,13 @@ describe('a traced worker', () => {
     expect(meta.currentDetails).toContain(`trace \`${traceId}\``);
   });
 
+  it("names its trace in the task's result, as the agent's status lists it", async () => {
+    const traceId = spans[0]!.traceId;
+    expect(eperm.result.traceId).toBe(traceId);
+    const status = await h.agents.status(eperm.agentId);
+    expect(status.tasks.find((t) => t.taskId === eperm.taskId)?.traceId).toBe(traceId);
+  });
+
   it('sends nothing when the history is replayed, by a replayer tracing to a collector', async () => {
     const other = await startOtlpReceiver();
     try {
@@ -183,6 +208,28 @@ describe('a traced worker', () => {
   });
 });
 
+describe("a running traced task's trace id", () => {
+  it('is in the agent status (`starry status --json`) while the task waits, and is the trace its spans end in', async () => {
+    const agentId = uniqueId('otel-running');
+    const write = { toolCalls: [{ name: 'fs.write', args: { path: 'a.md', content: 'x' } }], usage: USAGE };
+    const config = scriptedConfig(writeScript([write, done()]), makeWorkspace(WORKSPACE_FILES), {
+      tools: { approval: { ask: ['fs.write'] } },
+    });
+    const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'write a file', config });
+    const waiting = await eventually('the call waiting for approval', async () =>
+      (await h.agents.status(agentId)).approvals?.length ? h.agents.status(agentId) : undefined,
+    );
+    const traceId = waiting.currentTask?.traceId;
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(formatStatus(waiting)).toContain(`trace ${traceId}`);
+    await h.agents.decide(agentId, { callId: 't1.0', decision: 'approve', by: 'alice' });
+    const result = await h.agents.waitForTask(agentId, taskId);
+    expect(result.traceId).toBe(traceId);
+    const trace = await traceOf(receiver, { agentId, taskId, workflowId, result, config, workspace: '' });
+    expect(new Set(trace.map((s) => s.traceId))).toEqual(new Set([traceId]));
+  });
+});
+
 describe('a worker whose collector is unreachable', () => {
   it('completes the task and logs the failed export once', async () => {
     const logged: string[] = [];
@@ -220,7 +267,7 @@ describe('a traced task that continues as new', () => {
       const spans = await traceOf(own, run);
       const runs = spans.filter((s) => s.name === 'invoke_agent');
       expect(runs.length).toBeGreaterThan(1);
-      expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
+      expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([run.result.traceId]));
       expect(runs.filter((s) => !s.parentSpanId)).toHaveLength(1);
       const moved = runs.filter((s) => s.events.some((e) => e.name === 'starry.continue_as_new'));
       expect(moved).toHaveLength(runs.length - 1);
