@@ -257,6 +257,7 @@ export class AgentEntity {
     if (input.priority !== undefined) out.priority = input.priority;
     if (input.taskId !== undefined) out.taskId = input.taskId;
     if (input.acceptBy !== undefined) out.acceptBy = input.acceptBy;
+    if (input.traceparent !== undefined) out.traceparent = input.traceparent;
     if (input.config !== undefined) out.config = parseTaskConfig(input.config, this.data.config?.llm, 'task config');
     return out;
   }
@@ -344,6 +345,7 @@ export class AgentEntity {
       priority: input.priority ?? DEFAULT_TASK_PRIORITY,
     };
     if (input.config) task.config = input.config;
+    if (input.traceparent) task.traceparent = input.traceparent;
     d.inbox = enqueue(d.inbox, task);
     // A cancelled task submitted again under its id is no longer cancelled.
     d.cancelledTasks = d.cancelledTasks.filter((c) => c.taskId !== taskId);

@@ -97,6 +97,8 @@ export interface TaskRunInput {
   workerApproval?: ApprovalRules;
   /** The task traces (its worker said so at its start): carried when it continues as new. */
   traced?: boolean;
+  /** The submitter's trace context: a new task's span links to it. */
+  traceparent?: string;
 }
 
 /** What a task's next run takes over when it continues as new, besides the checkpoint. */

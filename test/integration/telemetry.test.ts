@@ -8,7 +8,10 @@ import { Worker } from '@temporalio/worker';
 import { eventually } from '../../dev/poll';
 import { freePort } from '../../dev/dev-server';
 import { startTracing, type TracingConfig } from '../../workers/otel';
+import { createApp } from '../../api/app';
+import { authenticator, devToken } from '../../api/auth';
 import { formatStatus } from '../../cli/format';
+import type { TaskConfig } from '../../core/config';
 import {
   makeWorkspace,
   scriptedConfig,
@@ -227,6 +230,52 @@ describe("a running traced task's trace id", () => {
     expect(result.traceId).toBe(traceId);
     const trace = await traceOf(receiver, { agentId, taskId, workflowId, result, config, workspace: '' });
     expect(new Set(trace.map((s) => s.traceId))).toEqual(new Set([traceId]));
+  });
+});
+
+describe("a submitter's trace context (traceparent)", () => {
+  const CALLER = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+  const traceparent = `00-${CALLER.traceId}-${CALLER.spanId}-01`;
+
+  /** A one-tick task through `submit`, and the links of its trace's root span. */
+  async function rootLinks(submit: (agentId: string, config: TaskConfig) => Promise<{ taskId: string }>) {
+    const agentId = uniqueId('otel-caller');
+    const config = scriptedConfig(writeScript([done()]), makeWorkspace(WORKSPACE_FILES));
+    const { taskId } = await submit(agentId, config);
+    const result = await h.agents.waitForTask(agentId, taskId);
+    const run = { agentId, taskId, workflowId: result.workflowId, result, config, workspace: '' };
+    return (await traceOf(receiver, run)).find((s) => s.name === 'invoke_agent')!.links;
+  }
+
+  it("links the task's span to the span a library caller names", async () => {
+    const links = await rootLinks((agentId, config) =>
+      h.agents.submit(agentId, { goal: 'say done', config, traceparent }),
+    );
+    expect(links).toEqual([CALLER]);
+  });
+
+  it('links to the HTTP caller’s traceparent header, and ignores a malformed one (the task runs unlinked)', async () => {
+    const secret = 'test-secret-that-is-at-least-32-characters-long';
+    const app = createApp({ agents: async () => h.agents, auth: authenticator({ secret }) });
+    const bearer = `Bearer ${await devToken({ secret, sub: 'ops', roles: ['operator'] })}`;
+    const post = (header: string) => async (agentId: string, config: TaskConfig) => {
+      const res = await app.request(`/v1/agents/${agentId}/tasks`, {
+        method: 'POST',
+        headers: { authorization: bearer, 'content-type': 'application/json', traceparent: header },
+        body: JSON.stringify({ goal: 'say done', config }),
+      });
+      expect(res.status).toBe(202);
+      return (await res.json()) as { taskId: string };
+    };
+    expect(await rootLinks(post(traceparent))).toEqual([CALLER]);
+    expect(await rootLinks(post(`00-${'0'.repeat(32)}-${CALLER.spanId}-01`))).toEqual([]);
+  });
+
+  it('is refused by the library when malformed, saying the form', async () => {
+    const config = scriptedConfig(writeScript([done()]), makeWorkspace(WORKSPACE_FILES));
+    await expect(
+      h.agents.submit(uniqueId('otel-bad'), { goal: 'say done', config, traceparent: '4bf92f35-01' }),
+    ).rejects.toThrow('traceparent must be a W3C trace context: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>');
   });
 });
 
