@@ -4,7 +4,10 @@
  * spans and the pain and breaker facts as span events; a replay sends nothing; an unreachable collector
  * does not fail the task, and says so once.
  */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { Worker } from '@temporalio/worker';
+import { projectRoot } from '../../dev/paths';
 import { eventually } from '../../dev/poll';
 import { freePort } from '../../dev/dev-server';
 import { startTracing, type TracingConfig } from '../../workers/otel';
@@ -13,6 +16,7 @@ import { authenticator, devToken } from '../../api/auth';
 import { formatStatus } from '../../cli/format';
 import type { TaskConfig } from '../../core/config';
 import {
+  address,
   makeWorkspace,
   scriptedConfig,
   startEarlyContinueServer,
@@ -269,6 +273,31 @@ describe("a submitter's trace context (traceparent)", () => {
     };
     expect(await rootLinks(post(traceparent))).toEqual([CALLER]);
     expect(await rootLinks(post(`00-${'0'.repeat(32)}-${CALLER.spanId}-01`))).toEqual([]);
+  });
+
+  it('links to the TRACEPARENT a `starry run` was given', async () => {
+    const links = await rootLinks(async (agentId) => {
+      const script = writeScript([done()]);
+      const cli = spawn(
+        process.execPath,
+        [
+          ...[path.join(projectRoot(), 'bin', 'starry.js'), 'run', 'say done', '--agent', agentId],
+          ...['--llm', `scripted:${script}`, '--workspace', makeWorkspace(WORKSPACE_FILES)],
+        ],
+        {
+          env: {
+            ...process.env,
+            TEMPORAL_ADDRESS: address(),
+            STARRY_TASK_QUEUE: h.taskQueue,
+            TRACEPARENT: traceparent,
+          },
+          stdio: 'ignore',
+        },
+      );
+      expect(await new Promise((resolve) => cli.on('exit', resolve))).toBe(0);
+      return { taskId: 'task-1' };
+    });
+    expect(links).toEqual([CALLER]);
   });
 
   it('is refused by the library when malformed, saying the form', async () => {
