@@ -27,12 +27,8 @@ import { Connection } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import { AgentClient } from '../client/agent-client';
 import { freePort } from '../dev/dev-server';
+import { decodeTraceRequest } from '../dev/trace-store';
 import { environmentLine, listingTask, processCpuMs, startBenchStack, type BenchStack } from './stack';
-
-/* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any */
-const root = require('@opentelemetry/otlp-transformer/build/src/generated/root') as any;
-const { ExportTraceServiceRequest } = root.opentelemetry.proto.collector.trace.v1;
-/* eslint-enable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any */
 
 type Variant = 'off' | 'on' | 'unreachable';
 const VARIANTS: Variant[] = ['off', 'on', 'unreachable'];
@@ -77,10 +73,7 @@ async function startCountingReceiver(): Promise<{ url: string; got: Received; cl
       if (req.url === '/v1/traces') {
         got.traces.requests++;
         got.traces.bytes += raw.length;
-        const decoded = ExportTraceServiceRequest.decode(body) as {
-          resourceSpans: { scopeSpans: { spans: unknown[] }[] }[];
-        };
-        for (const r of decoded.resourceSpans) for (const s of r.scopeSpans) got.traces.spans += s.spans.length;
+        got.traces.spans += decodeTraceRequest(body).length;
       } else if (req.url === '/v1/metrics') {
         got.metrics.requests++;
         got.metrics.bytes += raw.length;
