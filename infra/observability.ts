@@ -94,7 +94,7 @@ export function collectorConfig({ region, emfLogGroupName, namespace = METRICS_N
       // A collector that falls behind drops data rather than growing past its container's memory.
       memory_limiter: { check_interval: '1s', limit_mib: 200, spike_limit_mib: 50 },
       // The task's cluster, family, id and revision on every span and on the EMF records (not as dimensions).
-      resourcedetection: { detectors: ['ecs'], timeout: '2s', override: false },
+      resource_detection: { detectors: ['ecs'], timeout: '2s', override: false },
       'filter/cloudwatch': {
         error_mode: 'ignore',
         metrics: { metric: [`not (${names.map((n) => `name == "${n}"`).join(' or ')})`] },
@@ -131,12 +131,12 @@ export function collectorConfig({ region, emfLogGroupName, namespace = METRICS_N
       pipelines: {
         traces: {
           receivers: ['otlp'],
-          processors: ['memory_limiter', 'resourcedetection', 'batch'],
+          processors: ['memory_limiter', 'resource_detection', 'batch'],
           exporters: ['otlp_http/xray'],
         },
         metrics: {
           receivers: ['otlp'],
-          processors: ['memory_limiter', 'resourcedetection', 'filter/cloudwatch', 'cumulativetodelta', 'batch'],
+          processors: ['memory_limiter', 'resource_detection', 'filter/cloudwatch', 'cumulativetodelta', 'batch'],
           exporters: ['awsemf'],
         },
       },
