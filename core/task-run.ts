@@ -97,6 +97,8 @@ export interface TaskRunInput {
   workerApproval?: ApprovalRules;
   /** The task traces (its worker said so at its start): carried when it continues as new. */
   traced?: boolean;
+  /** The submitter's trace context: a new task's span links to it. */
+  traceparent?: string;
 }
 
 /** What a task's next run takes over when it continues as new, besides the checkpoint. */
@@ -366,6 +368,7 @@ export class TaskRun {
       runTokens: this.runTokens,
       counters: this.counters,
       ...this.lastError(),
+      ...(this.traceId ? { traceId: this.traceId } : {}),
     };
   }
 
@@ -813,6 +816,7 @@ export class TaskRun {
       toolCalls: cp.toolCalls,
       injections: cp.injections,
       ...omitted,
+      ...(this.traceId ? { traceId: this.traceId } : {}),
     };
   }
 
