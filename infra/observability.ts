@@ -269,7 +269,7 @@ export class Observability extends Construct {
     const dashboard = new Dashboard(this, 'Dashboard', { dashboardName: name, defaultInterval: Duration.hours(6) });
     dashboard.addWidgets(
       new TextWidget({
-        markdown: `### OpenStarry agents\nNamespace \`${METRICS_NAMESPACE}\`, 5-minute sums. Traces: CloudWatch → Application Signals → Transaction Search (service \`openstarry-worker\`); a task's trace id is in its details in the Temporal Web UI.`,
+        markdown: `### OpenStarry agents\nNamespace \`${METRICS_NAMESPACE}\`, 5-minute sums. Traces: CloudWatch → Application Signals → Transaction Search (service \`openstarry-worker\`); a task's trace id is in \`starry status <agent> --json\`.`,
         width: 24,
         height: 2,
       }),
