@@ -7,6 +7,7 @@ import type { WorkerPolicy } from '../core/worker-policy';
 import { createToolActivities, type ToolRegistry } from './tools';
 import { storeFromEnv, type BlobStore } from './store';
 import { transcriptStore } from './transcript';
+import type { ActivityMeter } from './metrics';
 
 export interface ActivityDeps {
   alerts?: AlertSinks;
@@ -26,13 +27,21 @@ export interface ActivityDeps {
   registry?: ToolRegistry;
   /** The worker traces (workers/otel.ts): `listTools` tells each task to turn its spans on. */
   traces?: boolean;
+  /**
+   * The worker's metrics (workers/metrics.ts): the LLM and tool activities record their histograms here,
+   * and `listTools` tells each task to count its facts.
+   */
+  metrics?: ActivityMeter;
 }
 
 export function createActivities(deps: ActivityDeps) {
   const transcripts = transcriptStore(deps.store ?? storeFromEnv());
   return {
-    ...createLlmActivities(deps.llm ?? {}, transcripts, deps.policy),
-    ...createToolActivities(deps.policy, transcripts, deps.registry, deps.traces),
+    ...createLlmActivities(deps.llm ?? {}, transcripts, deps.policy, deps.metrics),
+    ...createToolActivities(deps.policy, transcripts, deps.registry, {
+      traces: deps.traces ?? false,
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    }),
     ...createAlertActivities(deps.alerts),
   };
 }

@@ -769,8 +769,8 @@ describe('TaskRun: calls that wait for a human', () => {
 });
 
 describe('TaskRun: the facts of its trace', () => {
-  it('records a failed call as pain, a tripped rung as a breaker and a halt, each drained once', () => {
-    const run = runOf({ safety: { repeatThreshold: 2 } });
+  /** Two ticks, each with the same EPERM call. */
+  const failTwice = (run: TaskRun) => {
     const eperm = normalizedError({ code: 'EPERM', message: 'denied', source: 'fs.read' });
     for (const id of ['c1', 'c2']) {
       const [call] = tickWith(run, [read(id, '/root/secret.txt')]);
@@ -778,6 +778,11 @@ describe('TaskRun: the facts of its trace', () => {
       if (step.run) run.afterTool(step.pending, failure(eperm));
       run.endTurn();
     }
+  };
+
+  it('records a failed call as pain, a tripped rung as a breaker and a halt, each drained once', () => {
+    const run = runOf({ safety: { repeatThreshold: 2 } });
+    failTwice(run);
     run.halt();
     run.halt();
     expect(
@@ -808,6 +813,41 @@ describe('TaskRun: the facts of its trace', () => {
         'starry.breaker.threshold': 1,
         'starry.breaker.state': 'SAFETY_LOCKOUT',
       },
+    ]);
+  });
+
+  it('counts its ticks, pain, breaker trips, halt and end for the metrics, each drained once', () => {
+    const run = runOf({ safety: { repeatThreshold: 2 } });
+    failTwice(run);
+    run.halt();
+    run.close(run.cancelled());
+    const counted = run.drainCounts().map((c) => c.metric.name + JSON.stringify(c.attributes));
+    expect(counted).toEqual([
+      'starry.ticks{}',
+      'starry.pain{"starry.pain.code":"EPERM","starry.pain.kind":"execution"}',
+      'starry.ticks{}',
+      'starry.pain{"starry.pain.code":"EPERM","starry.pain.kind":"execution"}',
+      'starry.breaker.trips{"starry.breaker.rung":"REPEAT_ALERT"}',
+      'starry.halts{}',
+      'starry.tasks{"starry.task.outcome":"CANCELLED"}',
+    ]);
+    expect(run.drainCounts()).toEqual([]);
+  });
+
+  it('counts the lock a run ends in as a lockout, with its reason and the agent state', () => {
+    const run = runOf({ safety: { maxTicks: 1 } });
+    turn(run, [read('c1')]);
+    const end = run.startTick(QUIET)!;
+    run.close(end);
+    expect(
+      run
+        .drainCounts()
+        .slice(-3)
+        .map((c) => [c.metric.name, c.attributes]),
+    ).toEqual([
+      ['starry.breaker.trips', { 'starry.breaker.rung': 'LOOP_CAP' }],
+      ['starry.tasks', { 'starry.task.outcome': 'SUSPENDED' }],
+      ['starry.lockouts', { 'starry.lockout.reason': 'LOOP_CAP', 'starry.agent.state': 'SAFETY_LOCKOUT' }],
     ]);
   });
 

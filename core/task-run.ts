@@ -49,9 +49,13 @@ import {
   approvalAskedEvent,
   approvalDecidedEvent,
   breakerEvents,
+  countsOf,
+  endCounts,
   haltEvent,
   painEvent,
+  tickCount,
   type BreakerFacts,
+  type MetricCount,
   type TelemetryEvent,
 } from './telemetry';
 import { offeredTools, toolSpecs, toolSummary, validateToolCall } from './tools';
@@ -97,6 +101,8 @@ export interface TaskRunInput {
   workerApproval?: ApprovalRules;
   /** The task traces (its worker said so at its start): carried when it continues as new. */
   traced?: boolean;
+  /** The task counts its facts in metrics (its worker said so at its start): carried likewise. */
+  metered?: boolean;
   /** The submitter's trace context: a new task's span links to it. */
   traceparent?: string;
 }
@@ -244,6 +250,8 @@ export class TaskRun {
   private tools?: ToolSpec[];
   /** Facts for the task's trace (core/telemetry.ts) since the workflow last drained them. */
   private events: TelemetryEvent[] = [];
+  /** Their counts, and the ticks' and the end's, for the task's metrics (drained likewise). */
+  private counts: MetricCount[] = [];
 
   constructor(
     readonly input: TaskRunInput,
@@ -316,7 +324,7 @@ export class TaskRun {
 
   /** SYSTEM_HALT arrived: no further call starts. */
   halt(): void {
-    if (!this.halted) this.events.push(haltEvent(this.checkpoint.ticks));
+    if (!this.halted) this.record(haltEvent(this.checkpoint.ticks));
     this.halted = true;
   }
 
@@ -326,6 +334,20 @@ export class TaskRun {
    */
   drainEvents(): TelemetryEvent[] {
     return this.events.splice(0);
+  }
+
+  /**
+   * The counter additions recorded since the last call (ticks, pain, breaker trips, halts, the end's
+   * outcome and lockout): the workflow adds them to the worker's metrics when it meters.
+   */
+  drainCounts(): MetricCount[] {
+    return this.counts.splice(0);
+  }
+
+  /** A fact for the trace, and what it adds to the metrics. */
+  private record(...events: TelemetryEvent[]): void {
+    this.events.push(...events);
+    for (const e of events) this.counts.push(...countsOf(e));
   }
 
   /**
@@ -414,6 +436,7 @@ export class TaskRun {
     const limit = historyLimit(history);
     if (limit?.lock) return this.tripped(limit.lock, { historyEvents: history.events });
     const tick = ++cp.ticks;
+    this.counts.push(tickCount());
     for (const m of this.inbox.splice(0))
       this.inject(tick, 'MESSAGE', `Message from ${m.by ?? 'a human operator'}: ${m.text}`);
     return undefined;
@@ -703,7 +726,7 @@ export class TaskRun {
       record.error = error;
       text = this.guide.interpretPain(error, this.painContext(record));
       cp.injections.push({ tick: record.tick, kind: 'PAIN', text });
-      this.events.push(painEvent(error, this.counters.consecutiveFailures, record.tick));
+      this.record(painEvent(error, this.counters.consecutiveFailures, record.tick));
     }
     cp.toolCalls.push(record);
     cp.messages.push({ role: 'tool', callId: call.id, name: call.name, text });
@@ -715,7 +738,7 @@ export class TaskRun {
    * intervention skips it.
    */
   private turnVerdict(verdict: ReturnType<typeof SafetyMonitor.afterToolExecution>, record: ToolCallRecord): void {
-    this.events.push(...breakerEvents(this.config.safety, verdict, { counters: verdict.counters }));
+    this.record(...breakerEvents(this.config.safety, verdict, { counters: verdict.counters }));
     for (const alert of verdict.alerts)
       this.turn.alerts.push({ kind: alert.kind, text: this.guide.interpretAlert(alert, this.painContext(record)) });
     if (verdict.lock) {
@@ -776,6 +799,7 @@ export class TaskRun {
    */
   close(end: TaskEnd): TaskRunOutput {
     const { outcome, agentState, error, finalText, lock } = end;
+    this.counts.push(...endCounts(outcome, lock));
     const reason = lock?.reason ?? end.reason;
     const result = fitResult(
       {
@@ -935,7 +959,7 @@ export class TaskRun {
 
   /** A breaker before a step locked the run: its event, and the run suspended. */
   private tripped(lock: LockVerdict, facts: BreakerFacts): TaskEnd {
-    this.events.push(...breakerEvents(this.config.safety, { lock }, facts));
+    this.record(...breakerEvents(this.config.safety, { lock }, facts));
     return suspended(lock);
   }
 

@@ -5,12 +5,19 @@ import {
   breakerEvents,
   chatResultAttributes,
   chatSpan,
+  countsOf,
+  endCounts,
   errorType,
+  haltEvent,
+  llmMetricAttributes,
   llmTarget,
+  METRIC,
   painEvent,
   remoteSpan,
   taskSpanAttributes,
+  toolMetricAttributes,
   toolSpan,
+  type MetricCount,
 } from './telemetry';
 
 const safety = safetyConfigSchema().parse({});
@@ -124,5 +131,56 @@ describe('telemetry: events', () => {
   it('does not count a fatal error as a breaker', () => {
     const lock = { agentState: 'ERROR_PAUSED' as const, reason: { code: 'FATAL' as const, message: 'E_AUTH' } };
     expect(breakerEvents(safety, { lock }, {})).toEqual([]);
+  });
+});
+
+describe('telemetry: metrics', () => {
+  const shown = (counts: MetricCount[]) => counts.map((c) => [c.metric.name, c.value, c.attributes]);
+
+  it('counts pain by code and kind, a breaker trip by rung and a halt, from their events', () => {
+    const eperm = normalizedError({ code: 'EPERM', message: 'denied', source: 'fs.read' });
+    const lock = {
+      agentState: 'SAFETY_LOCKOUT' as const,
+      reason: { code: 'LOOP_CAP' as const, message: 'too many ticks' },
+    };
+    expect(shown(countsOf(painEvent(eperm, 2, 3)))).toEqual([
+      ['starry.pain', 1, { 'starry.pain.code': 'EPERM', 'starry.pain.kind': 'execution' }],
+    ]);
+    expect(shown(breakerEvents(safety, { lock }, { tick: 51 }).flatMap(countsOf))).toEqual([
+      ['starry.breaker.trips', 1, { 'starry.breaker.rung': 'LOOP_CAP' }],
+    ]);
+    expect(shown(countsOf(haltEvent(4)))).toEqual([['starry.halts', 1, {}]]);
+  });
+
+  it('counts a run by its outcome, and the lock it ended in as a lockout (a fatal error too)', () => {
+    expect(shown(endCounts('COMPLETED'))).toEqual([['starry.tasks', 1, { 'starry.task.outcome': 'COMPLETED' }]]);
+    expect(
+      shown(endCounts('FAILED', { agentState: 'ERROR_PAUSED', reason: { code: 'FATAL', message: 'E_AUTH: 401' } })),
+    ).toEqual([
+      ['starry.tasks', 1, { 'starry.task.outcome': 'FAILED' }],
+      ['starry.lockouts', 1, { 'starry.lockout.reason': 'FATAL', 'starry.agent.state': 'ERROR_PAUSED' }],
+    ]);
+  });
+
+  it('labels the LLM and tool histograms as the chat span does, error.type only on failure', () => {
+    const spec: LlmSpec = { provider: 'openai', model: 'gpt-4o-mini' };
+    expect(llmMetricAttributes(spec)).toEqual({
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.provider.name': 'openai',
+      'gen_ai.request.model': 'gpt-4o-mini',
+    });
+    expect(llmMetricAttributes(spec, { code: 'E_RATE_LIMIT' })['error.type']).toBe('E_RATE_LIMIT');
+    expect(toolMetricAttributes('fs.read')).toEqual({ 'gen_ai.tool.name': 'fs.read' });
+    expect(toolMetricAttributes('fs.read', {})).toEqual({ 'gen_ai.tool.name': 'fs.read', 'error.type': '_OTHER' });
+  });
+
+  it("keeps the GenAI conventions' names, units and bucket advice", () => {
+    expect(METRIC.tokenUsage).toMatchObject({ name: 'gen_ai.client.token.usage', kind: 'histogram', unit: '{token}' });
+    expect(METRIC.tokenUsage.buckets).toEqual([
+      1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864,
+    ]);
+    expect(METRIC.operationDuration).toMatchObject({ name: 'gen_ai.client.operation.duration', unit: 's' });
+    expect(METRIC.operationDuration.buckets[0]).toBe(0.01);
+    expect(METRIC.operationDuration.buckets.at(-1)).toBe(81.92);
   });
 });

@@ -1,9 +1,10 @@
 /**
- * What a task's trace says, as plain data (docs/ARCHITECTURE.md#workflows): the span names and attributes
- * of the OpenTelemetry GenAI conventions (`invoke_agent`, `chat {model}`, `execute_tool {name}`), and the
- * span events of the facts `TaskRun` and `SafetyMonitor` decide (pain, breakers, halt, approvals,
- * continue-as-new). Pure and OpenTelemetry-free: the task workflow (workflows/telemetry.ts) turns these
- * into spans and events when the worker traces.
+ * What a task's trace and metrics say, as plain data (docs/ARCHITECTURE.md#workflows): the span names and
+ * attributes of the OpenTelemetry GenAI conventions (`invoke_agent`, `chat {model}`, `execute_tool {name}`),
+ * the span events of the facts `TaskRun` and `SafetyMonitor` decide (pain, breakers, halt, approvals,
+ * continue-as-new), and the metrics: the counters those facts add to (`METRIC`, `countsOf`) and the
+ * activities' histograms. Pure and OpenTelemetry-free: the task workflow (workflows/telemetry.ts) turns
+ * these into spans, events and counter additions when the worker traces or meters.
  *
  * No prompt, answer, argument or result text goes into a span: only names, codes and counts.
  */
@@ -40,6 +41,165 @@ export const EVENT = {
   approvalDecided: 'starry.approval.decided',
   continueAsNew: 'starry.continue_as_new',
 } as const;
+
+/** A metric: its name, kind and unit (UCUM, as OpenTelemetry writes them), and a histogram's buckets. */
+export interface MetricSpec {
+  name: string;
+  kind: 'counter' | 'histogram';
+  unit: string;
+  description: string;
+  /** Explicit bucket boundaries (the GenAI conventions' advice). */
+  buckets?: readonly number[];
+}
+
+/** The GenAI conventions' advice for token counts: powers of 4 from 1 to 4^13. */
+const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+/** The GenAI conventions' advice for durations in seconds: doubling from 10 ms to 81.92 s. */
+const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+
+/**
+ * Every metric a worker emits besides Temporal's own (`temporal_*`). The counters are added to by the
+ * task workflow (replay-safe: a replayed activation adds nothing), the histograms recorded by the
+ * activities. Attributes stay low-cardinality: codes, kinds, names, never agent or task ids (spans carry those).
+ */
+export const METRIC = {
+  ticks: { name: 'starry.ticks', kind: 'counter', unit: '{tick}', description: 'Ticks started by tasks' },
+  pain: {
+    name: 'starry.pain',
+    kind: 'counter',
+    unit: '{pain}',
+    description: 'Failed tool calls fed back to the agent as pain, by code and kind',
+  },
+  breakerTrips: {
+    name: 'starry.breaker.trips',
+    kind: 'counter',
+    unit: '{trip}',
+    description: 'Safety breaker rungs that tripped, by rung',
+  },
+  lockouts: {
+    name: 'starry.lockouts',
+    kind: 'counter',
+    unit: '{lockout}',
+    description: 'Tasks that locked their agent, by lock reason and the agent state it left',
+  },
+  halts: { name: 'starry.halts', kind: 'counter', unit: '{halt}', description: 'Tasks stopped by a human halt' },
+  tasks: { name: 'starry.tasks', kind: 'counter', unit: '{task}', description: 'Task runs ended, by outcome' },
+  tokenUsage: {
+    name: 'gen_ai.client.token.usage',
+    kind: 'histogram',
+    unit: '{token}',
+    description: 'Tokens used per LLM call, by token type',
+    buckets: TOKEN_BUCKETS,
+  },
+  operationDuration: {
+    name: 'gen_ai.client.operation.duration',
+    kind: 'histogram',
+    unit: 's',
+    description: 'LLM call duration (one attempt)',
+    buckets: DURATION_BUCKETS,
+  },
+  toolDuration: {
+    name: 'starry.tool.duration',
+    kind: 'histogram',
+    unit: 's',
+    description: 'Tool call duration (one attempt), by tool',
+    buckets: DURATION_BUCKETS,
+  },
+} as const satisfies Record<string, MetricSpec>;
+
+/** The workflow's counters. */
+export type CounterSpec = (typeof METRIC)['ticks' | 'pain' | 'breakerTrips' | 'lockouts' | 'halts' | 'tasks'];
+
+/** One addition to a counter, as `TaskRun` records it for the workflow to emit. */
+export interface MetricCount {
+  metric: CounterSpec;
+  value: number;
+  attributes: Record<string, string>;
+}
+
+const count = (metric: CounterSpec, attributes: Record<string, string> = {}): MetricCount => ({
+  metric,
+  value: 1,
+  attributes,
+});
+
+/** A tick started. */
+export function tickCount(): MetricCount {
+  return count(METRIC.ticks);
+}
+
+/**
+ * The counters a span event adds to: pain by code and kind, a breaker trip by rung, a halt.
+ *
+ * ```ts
+ * countsOf(painEvent(eperm, 1, 1)) // [{ metric: METRIC.pain, value: 1, attributes: { 'starry.pain.code': 'EPERM', 'starry.pain.kind': 'execution' } }]
+ * ```
+ */
+export function countsOf(event: TelemetryEvent): MetricCount[] {
+  const a = event.attributes;
+  switch (event.name) {
+    case EVENT.pain:
+      return [
+        count(METRIC.pain, {
+          'starry.pain.code': String(a['starry.pain.code']),
+          'starry.pain.kind': String(a['starry.pain.kind']),
+        }),
+      ];
+    case EVENT.breaker:
+      return [count(METRIC.breakerTrips, { 'starry.breaker.rung': String(a['starry.breaker.rung']) })];
+    case EVENT.halt:
+      return [count(METRIC.halts)];
+    default:
+      return [];
+  }
+}
+
+/**
+ * The counters a run's end adds to: the task by outcome, and a lockout when it locked the agent (a breaker
+ * or a fatal error).
+ *
+ * ```ts
+ * endCounts('SUSPENDED', { agentState: 'SAFETY_LOCKOUT', reason: { code: 'LOOP_CAP', message } })
+ * // [tasks {starry.task.outcome: SUSPENDED}, lockouts {starry.lockout.reason: LOOP_CAP, starry.agent.state: SAFETY_LOCKOUT}]
+ * ```
+ */
+export function endCounts(outcome: string, lock?: LockVerdict): MetricCount[] {
+  const counts = [count(METRIC.tasks, { 'starry.task.outcome': outcome })];
+  if (lock)
+    counts.push(
+      count(METRIC.lockouts, { 'starry.lockout.reason': lock.reason.code, 'starry.agent.state': lock.agentState }),
+    );
+  return counts;
+}
+
+/**
+ * The attributes of an LLM call's histograms (`gen_ai.client.operation.duration`; with `gen_ai.token.type`,
+ * `gen_ai.client.token.usage`), `error.type` when it failed.
+ *
+ * ```ts
+ * llmMetricAttributes({ provider: 'openai', model: 'gpt-4o-mini' }) // { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini' }
+ * ```
+ */
+export function llmMetricAttributes(spec: LlmSpec, failed?: { code?: unknown }): Record<string, string> {
+  const { provider, model } = llmTarget(spec);
+  return {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.provider.name': provider,
+    'gen_ai.request.model': model,
+    ...(failed ? { 'error.type': errorType(failed) } : {}),
+  };
+}
+
+/**
+ * The attributes of a tool call's `starry.tool.duration`: its name, and `error.type` (the normalized code) when it failed.
+ *
+ * ```ts
+ * toolMetricAttributes('fs.read', { code: 'EPERM' }) // { 'gen_ai.tool.name': 'fs.read', 'error.type': 'EPERM' }
+ * ```
+ */
+export function toolMetricAttributes(name: string, failed?: { code?: unknown }): Record<string, string> {
+  return { 'gen_ai.tool.name': name, ...(failed ? { 'error.type': errorType(failed) } : {}) };
+}
 
 /**
  * The `gen_ai.provider.name` and the model of an LLM spec. Gemini may be AI Studio or Vertex (the worker's

@@ -4,20 +4,27 @@
  */
 import type { Worker } from '@temporalio/worker';
 import { connectWorker, TASK_QUEUE, type TemporalEnv } from '../workers/connection';
+import { workerConfigFromEnv } from '../workers/env';
 import { installWorkerLogger } from '../workers/log';
+import { startMetrics, type WorkerMetrics } from '../workers/metrics';
 import { createWorker, type CreateWorkerOptions } from '../workers/worker';
 
 let runtimeInstalled = false;
 
-/** Route the SDK's logs to stderr at `level` (once per process), without the expected outcomes (pain). */
-export function quietRuntime(level: 'ERROR' | 'WARN' | 'INFO' = 'WARN'): void {
-  if (runtimeInstalled) return;
+/**
+ * Route the SDK's logs to stderr at `level` (once per process), without the expected outcomes (pain);
+ * with `metrics` (workers/metrics.ts), Temporal's metrics and the tasks' counters go to them.
+ */
+export function quietRuntime(level: 'ERROR' | 'WARN' | 'INFO' = 'WARN', metrics?: WorkerMetrics): boolean {
+  if (runtimeInstalled) return false;
   runtimeInstalled = true;
-  installWorkerLogger(level, { quiet: true });
+  return installWorkerLogger(level, { quiet: true, ...(metrics ? { metrics } : {}) });
 }
 
 export interface EmbeddedWorker {
   worker: Worker;
+  /** Where its metrics go (the config's `OTEL_*` asked for them), e.g. `Prometheus at http://localhost:9464/metrics`. */
+  metrics?: string;
   stop(): Promise<void>;
 }
 
@@ -30,7 +37,8 @@ export type EmbeddedWorkerOptions = Omit<CreateWorkerOptions, 'connection' | 'na
 /**
  * Start a worker in this process; `stop` drains it. The CLI's embedded worker, the test harness and the
  * benchmarks all start theirs here. It takes over its deployment (workers/versioning.ts): on a
- * developer's machine the build that runs now is the one that runs everything.
+ * developer's machine the build that runs now is the one that runs everything. The first one that
+ * installs the runtime (`logs`) starts the metrics its config asks for; `stop` ends them too.
  */
 export async function startEmbeddedWorker(
   env: TemporalEnv,
@@ -38,22 +46,32 @@ export async function startEmbeddedWorker(
   opts: EmbeddedWorkerOptions = {},
 ): Promise<EmbeddedWorker> {
   const { logs = true, ...workerOptions } = opts;
-  if (logs) quietRuntime();
+  const config = workerOptions.config ?? workerConfigFromEnv();
+  let metrics: WorkerMetrics | undefined;
+  if (logs && !runtimeInstalled) {
+    const started = config.metrics ? await startMetrics(config.metrics) : undefined;
+    if (quietRuntime('WARN', started)) metrics = started;
+    else await started?.shutdown();
+  }
   const connection = await connectWorker(env);
   const worker = await createWorker({
     connection,
     namespace: env.namespace,
     taskQueue,
     ...workerOptions,
+    config,
+    ...(metrics ? { metrics } : {}),
     versioning: { makeCurrent: 'take-over', ...workerOptions.versioning },
   });
   const running = worker.run();
   return {
     worker,
+    ...(metrics ? { metrics: metrics.where } : {}),
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
       await connection.close();
+      await metrics?.shutdown();
     },
   };
 }

@@ -34,18 +34,20 @@ export interface ReceivedSpan {
 
 // 64-bit integers decode to {low, high} without the `long` package; nanoseconds since the epoch exceed
 // 2^53, so a time keeps ~0.25 µs precision as a double: plenty for a waterfall.
-const num = (v: any) => (v && typeof v === 'object' && 'low' in v ? v.high * 2 ** 32 + (v.low >>> 0) : v);
-const ms = (nanos: any) => Number(num(nanos) ?? 0) / 1e6;
+/** An OTLP number (a protobufjs Long for 64-bit fields) as a JS number. */
+export const otlpNumber = (v: any) => (v && typeof v === 'object' && 'low' in v ? v.high * 2 ** 32 + (v.low >>> 0) : v);
+const ms = (nanos: any) => Number(otlpNumber(nanos) ?? 0) / 1e6;
 const hex = (b: Uint8Array | undefined) => (b && b.length ? Buffer.from(b).toString('hex') : undefined);
 function value(v: any): unknown {
   const k = v?.value as string | undefined; // the oneof's name
   if (!k) return undefined;
   if (k === 'arrayValue') return (v.arrayValue.values as any[]).map(value);
-  if (k === 'kvlistValue') return attrs(v.kvlistValue.values);
+  if (k === 'kvlistValue') return otlpAttributes(v.kvlistValue.values);
   if (k === 'bytesValue') return hex(v.bytesValue);
-  return num(v[k]);
+  return otlpNumber(v[k]);
 }
-function attrs(kvs: any[] = []): Record<string, unknown> {
+/** OTLP key-values as plain attributes. */
+export function otlpAttributes(kvs: any[] = []): Record<string, unknown> {
   return Object.fromEntries(kvs.map((kv) => [kv.key, value(kv.value)]));
 }
 
@@ -61,7 +63,7 @@ function attrs(kvs: any[] = []): Record<string, unknown> {
 export function decodeTraceRequest(body: Uint8Array): ReceivedSpan[] {
   const spans: ReceivedSpan[] = [];
   for (const rs of ExportTraceServiceRequest().decode(body).resourceSpans as any[]) {
-    const resource = attrs(rs.resource?.attributes);
+    const resource = otlpAttributes(rs.resource?.attributes);
     for (const ss of rs.scopeSpans as any[])
       for (const s of ss.spans as any[]) {
         const traceId = hex(s.traceId);
@@ -75,11 +77,11 @@ export function decodeTraceRequest(body: Uint8Array): ReceivedSpan[] {
           ...(hex(s.parentSpanId) ? { parentSpanId: hex(s.parentSpanId) } : {}),
           start: ms(s.startTimeUnixNano),
           end: ms(s.endTimeUnixNano),
-          attributes: attrs(s.attributes),
+          attributes: otlpAttributes(s.attributes),
           events: (s.events as any[]).map((e) => ({
             name: e.name,
             time: ms(e.timeUnixNano),
-            attributes: attrs(e.attributes),
+            attributes: otlpAttributes(e.attributes),
           })),
           links: (s.links as any[]).map((l) => ({ traceId: hex(l.traceId), spanId: hex(l.spanId) })),
           status: s.status?.code ?? 0,

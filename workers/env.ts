@@ -20,7 +20,7 @@ import { openAiBaseUrl } from '../activities/llm/openai';
 import type { AlertSinks } from '../activities/alert';
 import { projectRoot } from '../dev/paths';
 import type { VersioningOptions } from './versioning';
-import { tracingConfigFromEnv, type TracingConfig } from './otel-env';
+import { telemetryConfigFromEnv, type MetricsConfig, type TracingConfig } from './otel-env';
 
 const text = (what: string) => z.string().trim().min(1).optional().describe(what);
 const url = (what: string) =>
@@ -98,13 +98,16 @@ export const WorkerEnvSchema = z.object({
   STARRY_LOCAL_THREADS: count('llama.cpp CPU threads'),
   STARRY_LOCAL_CONTEXT: count('llama.cpp context size in tokens'),
   STARRY_LLAMA_RUNTIME: text('where node-llama-cpp is installed; default .tools/llama'),
-  // Traces (workers/otel-env.ts checks the values): on only when an endpoint or OTEL_TRACES_EXPORTER is set
-  OTEL_SDK_DISABLED: text('true: no traces, whatever else is set'),
+  // Traces and metrics (workers/otel-env.ts checks the values): traces on only when an endpoint or
+  // OTEL_TRACES_EXPORTER is set; metrics when an endpoint or OTEL_METRICS_EXPORTER is
+  OTEL_SDK_DISABLED: text('true: no traces nor metrics, whatever else is set'),
   OTEL_TRACES_EXPORTER: text('otlp, console or none'),
-  OTEL_EXPORTER_OTLP_ENDPOINT: text('the OTLP/HTTP collector (traces go to …/v1/traces)'),
-  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: text('the OTLP/HTTP traces URL, used as is'),
-  OTEL_EXPORTER_OTLP_PROTOCOL: text('http/protobuf (the only one a worker speaks)'),
-  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: text('http/protobuf'),
+  OTEL_EXPORTER_OTLP_ENDPOINT: text(
+    'the OTLP collector: http/protobuf appends /v1/traces and /v1/metrics; grpc uses it as is (default port 4317)',
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: text('the OTLP traces URL (or gRPC endpoint), used as is'),
+  OTEL_EXPORTER_OTLP_PROTOCOL: text('http/protobuf (default) or grpc'),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: text('http/protobuf or grpc, for traces'),
   OTEL_EXPORTER_OTLP_HEADERS: text('key=value pairs sent with every export (API keys)'),
   OTEL_EXPORTER_OTLP_TRACES_HEADERS: text('key=value pairs sent with trace exports'),
   OTEL_EXPORTER_OTLP_TIMEOUT: text('export timeout in ms; default 10000'),
@@ -119,6 +122,17 @@ export const WorkerEnvSchema = z.object({
   OTEL_BSP_MAX_EXPORT_BATCH_SIZE: text('spans per export; default 512'),
   OTEL_SERVICE_NAME: text('the service.name of the spans; default openstarry-worker'),
   OTEL_RESOURCE_ATTRIBUTES: text('key=value resource attributes, e.g. deployment.environment=prod'),
+  OTEL_METRICS_EXPORTER: text('otlp, prometheus, console or none'),
+  OTEL_EXPORTER_OTLP_METRICS_ENDPOINT: text('the OTLP metrics URL (or gRPC endpoint), used as is'),
+  OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: text('http/protobuf or grpc, for metrics'),
+  OTEL_EXPORTER_OTLP_METRICS_HEADERS: text('key=value pairs sent with metric exports'),
+  OTEL_EXPORTER_OTLP_METRICS_TIMEOUT: text('metric export timeout in ms'),
+  OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: text('gzip or none'),
+  OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: text('cumulative (default) or delta'),
+  OTEL_METRIC_EXPORT_INTERVAL: text('ms between metric pushes (OTLP, console); default 60000'),
+  OTEL_METRIC_EXPORT_TIMEOUT: text('ms a metric push may take; default 30000 (at most the interval)'),
+  OTEL_EXPORTER_PROMETHEUS_HOST: text('where OTEL_METRICS_EXPORTER=prometheus listens; default localhost'),
+  OTEL_EXPORTER_PROMETHEUS_PORT: text('the port of its /metrics; default 9464'),
 });
 
 /** The name of a variable the worker reads. */
@@ -136,6 +150,8 @@ export interface WorkerConfig {
   versioning: VersioningOptions;
   /** Absent: the worker does not trace (workers/otel.ts). */
   tracing?: TracingConfig;
+  /** Absent: the worker process has no metrics (workers/metrics.ts). */
+  metrics?: MetricsConfig;
 }
 
 /**
@@ -148,7 +164,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
   const parsed = WorkerEnvSchema.safeParse(present);
   if (!parsed.success) throw new ConfigError(`Invalid worker environment:\n${formatIssues(parsed.error)}`);
   const env = parsed.data;
-  const tracing = tracingConfigFromEnv(present);
+  const { tracing, metrics } = telemetryConfigFromEnv(present);
   // Temporal and the providers read their variables from this checked copy, never from process.env again.
   const llmEnv: Record<string, string | undefined> = {
     ...env,
@@ -167,6 +183,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
     },
     ...(env.STARRY_WORKFLOW_BUNDLE ? { workflowBundlePath: env.STARRY_WORKFLOW_BUNDLE } : {}),
     ...(tracing ? { tracing } : {}),
+    ...(metrics ? { metrics } : {}),
     versioning: {
       ...(env.STARRY_DEPLOYMENT_NAME ? { deploymentName: env.STARRY_DEPLOYMENT_NAME } : {}),
       ...(env.STARRY_MAKE_CURRENT ? { makeCurrent: env.STARRY_MAKE_CURRENT } : {}),

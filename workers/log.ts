@@ -5,7 +5,14 @@
  * execution error the agent is told about) and a task that failed on purpose are expected outcomes:
  * `quiet` loggers (the CLI's embedded worker, the tests) leave them out, as the task's own record shows them.
  */
-import { DefaultLogger, makeTelemetryFilterString, Runtime, type LogEntry, type LogLevel } from '@temporalio/worker';
+import {
+  DefaultLogger,
+  makeTelemetryFilterString,
+  Runtime,
+  type LogEntry,
+  type LogLevel,
+  type MetricsBuffer,
+} from '@temporalio/worker';
 import type { NormalizedError } from '../core/errors';
 
 interface FailureMeta {
@@ -59,11 +66,19 @@ export function formatLogEntry(entry: LogEntry): string {
 
 /**
  * Install the process's SDK logger (once): lines at `level` and above to stderr, each as formatLogEntry
- * says; `quiet` leaves out the expected outcomes (pain, a task that failed on purpose).
+ * says; `quiet` leaves out the expected outcomes (pain, a task that failed on purpose). `metrics` (a
+ * started workers/metrics.ts pipeline) collects Temporal's metrics, and the workflows' counters, in its
+ * buffer: the runtime is installed once, so it must come with this call. Returns false when a runtime
+ * was installed already (its logger and metrics stay).
  */
 export function installWorkerLogger(
   level: LogLevel,
-  opts: { quiet?: boolean; skip?: (entry: LogEntry) => boolean; coreErrorsOnly?: boolean } = {},
+  opts: {
+    quiet?: boolean;
+    skip?: (entry: LogEntry) => boolean;
+    coreErrorsOnly?: boolean;
+    metrics?: { buffer: MetricsBuffer };
+  } = {},
 ): boolean {
   try {
     Runtime.install({
@@ -74,6 +89,8 @@ export function installWorkerLogger(
         logging: opts.coreErrorsOnly
           ? { filter: makeTelemetryFilterString({ core: 'ERROR', other: 'ERROR' }), console: {} }
           : { filter: makeTelemetryFilterString({ core: level, other: level }), forward: {} },
+        // The resource of the provider the buffer drains into names the service: no service_name label.
+        ...(opts.metrics ? { metrics: { buffer: opts.metrics.buffer, attachServiceName: false } } : {}),
       },
       logger: new DefaultLogger(level, (entry) => {
         if (opts.quiet && describeLogEntry(entry)?.expected) return;

@@ -7,6 +7,7 @@ import { sandboxReport } from '../activities/tools/confine';
 import { connectWorker } from './connection';
 import { workerConfigFromEnv, type WorkerConfig } from './env';
 import { installWorkerLogger } from './log';
+import { startMetrics } from './metrics';
 import { shownUrl } from './otel-env';
 import { createWorker } from './worker';
 
@@ -16,12 +17,24 @@ import { createWorker } from './worker';
  * @throws ConfigError when the environment is invalid (before anything connects).
  */
 export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): Promise<void> {
+  // Metrics first: Prometheus' port is bound (or refused) before anything connects, and the runtime's one
+  // install takes the pipeline's buffer.
+  const started = config.metrics ? await startMetrics(config.metrics) : undefined;
   // One readable line per failure (what, why, which attempt, what next); an embedding process may have installed its
-  // own.
-  installWorkerLogger('INFO');
+  // own, and then its metrics stay.
+  const metrics = installWorkerLogger('INFO', started ? { metrics: started } : {}) ? started : undefined;
+  if (started && !metrics) {
+    await started.shutdown();
+    process.stderr.write('metrics: off (a Temporal runtime was installed in this process before the worker started)\n');
+  }
   const connection = await connectWorker(config.temporal);
   try {
-    const worker = await createWorker({ connection, config, shutdownGraceTime: '45 seconds' });
+    const worker = await createWorker({
+      connection,
+      config,
+      shutdownGraceTime: '45 seconds',
+      ...(metrics ? { metrics } : {}),
+    });
     for (const signal of ['SIGTERM', 'SIGINT'] as const)
       process.once(signal, () =>
         process.stderr.write(`${signal}: stopping the worker (activities in flight may finish for 45 s)…\n`),
@@ -32,14 +45,17 @@ export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): P
     const { tracing } = config;
     if (tracing)
       process.stderr.write(
-        `traces: ${tracing.exporter === 'console' ? 'to the console' : `OTLP/HTTP to ${shownUrl(tracing.url)}`} as service ${tracing.serviceName}${tracing.ratio < 1 ? `, ${tracing.ratio * 100}% of tasks` : ''}\n`,
+        `traces: ${tracing.exporter === 'console' ? 'to the console' : `OTLP/${tracing.protocol === 'grpc' ? 'gRPC' : 'HTTP'} to ${shownUrl(tracing.url)}`} as service ${tracing.serviceName}${tracing.ratio < 1 ? `, ${tracing.ratio * 100}% of tasks` : ''}\n`,
       );
+    if (metrics) process.stderr.write(`metrics: ${metrics.where} as service ${config.metrics!.serviceName}\n`);
     // Whether programs can run here at all, and what bounds them: an operator's first question.
     process.stderr.write(`${await sandboxReport(config.policy.limits)}\n`);
     // The SDK shuts the worker down on SIGTERM/SIGINT; run() returns once it has drained.
     await worker.run();
   } finally {
     await connection.close();
+    // The last counts of the run, exported before the process ends.
+    await metrics?.shutdown();
   }
 }
 

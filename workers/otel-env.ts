@@ -1,20 +1,28 @@
 /**
- * The worker's trace settings, from the standard OpenTelemetry variables, checked once at start: tracing
- * is on only when `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
- * `OTEL_TRACES_EXPORTER` (otlp or console) is set, and off with `OTEL_SDK_DISABLED=true`. A malformed value
- * is a start-up error naming the variable; a header's value (an API key, often) is never repeated.
+ * The worker's trace and metric settings, from the standard OpenTelemetry variables, checked once at
+ * start. Tracing is on only when `OTEL_EXPORTER_OTLP_ENDPOINT`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` or
+ * `OTEL_TRACES_EXPORTER` (otlp or console) is set; metrics when `OTEL_METRICS_EXPORTER` names otlp,
+ * prometheus or console, or (it unset) an OTLP endpoint is set; both off with `OTEL_SDK_DISABLED=true`.
+ * OTLP speaks http/protobuf (port 4318, `…/v1/traces`, `…/v1/metrics`) or grpc (port 4317, the endpoint
+ * as is). A malformed value is a start-up error naming the variable; a header's value (an API key,
+ * often) is never repeated.
  *
  * ```ts
- * tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })
- * // { exporter: 'otlp', url: 'http://127.0.0.1:4318/v1/traces', headers: {}, ratio: 1, ... }
+ * telemetryConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318' })
+ * // { tracing: { exporter: 'otlp', url: 'http://127.0.0.1:4318/v1/traces', ... }, metrics: { exporter: 'otlp', url: 'http://127.0.0.1:4318/v1/metrics', ... } }
  * ```
  */
 import { ConfigError } from '../core/errors';
 
+/** How OTLP travels: protobuf over HTTP (port 4318) or gRPC (port 4317). */
+export type OtlpProtocol = 'http/protobuf' | 'grpc';
+
 /** What a worker traces with (workers/otel.ts). */
 export interface TracingConfig {
   exporter: 'otlp' | 'console';
-  /** OTLP/HTTP (protobuf): where spans go. */
+  /** Default http/protobuf. */
+  protocol?: OtlpProtocol;
+  /** Where spans go: the OTLP/HTTP URL, or the gRPC endpoint. */
   url: string;
   headers: Record<string, string>;
   timeoutMillis?: number;
@@ -28,6 +36,27 @@ export interface TracingConfig {
     scheduledDelayMillis?: number;
     exportTimeoutMillis?: number;
   };
+  serviceName: string;
+  resourceAttributes: Record<string, string>;
+}
+
+/** What a worker's metrics go to (workers/metrics.ts). */
+export interface MetricsConfig {
+  exporter: 'otlp' | 'prometheus' | 'console';
+  /** OTLP: how, and where (the OTLP/HTTP URL, or the gRPC endpoint). */
+  protocol: OtlpProtocol;
+  url: string;
+  headers: Record<string, string>;
+  timeoutMillis?: number;
+  compression?: 'gzip' | 'none';
+  /** OTLP's aggregation temporality; default cumulative. */
+  temporality?: 'cumulative' | 'delta';
+  /** How often metrics are pushed (OTLP, console); default 60000 ms, as the spec says. */
+  intervalMillis: number;
+  /** How long one push may take; at most the interval (default 30000 ms). */
+  exportTimeoutMillis: number;
+  /** Prometheus: where `/metrics` is served; default localhost:9464. */
+  prometheus: { host: string; port: number };
   serviceName: string;
   resourceAttributes: Record<string, string>;
 }
@@ -54,6 +83,17 @@ export const OTEL_ENV_NAMES = [
   'OTEL_BSP_MAX_EXPORT_BATCH_SIZE',
   'OTEL_SERVICE_NAME',
   'OTEL_RESOURCE_ATTRIBUTES',
+  'OTEL_METRICS_EXPORTER',
+  'OTEL_EXPORTER_OTLP_METRICS_ENDPOINT',
+  'OTEL_EXPORTER_OTLP_METRICS_PROTOCOL',
+  'OTEL_EXPORTER_OTLP_METRICS_HEADERS',
+  'OTEL_EXPORTER_OTLP_METRICS_TIMEOUT',
+  'OTEL_EXPORTER_OTLP_METRICS_COMPRESSION',
+  'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE',
+  'OTEL_METRIC_EXPORT_INTERVAL',
+  'OTEL_METRIC_EXPORT_TIMEOUT',
+  'OTEL_EXPORTER_PROMETHEUS_HOST',
+  'OTEL_EXPORTER_PROMETHEUS_PORT',
 ] as const;
 export type OtelEnvName = (typeof OTEL_ENV_NAMES)[number];
 
@@ -66,35 +106,72 @@ const SAMPLERS = [
   'parentbased_traceidratio',
 ];
 const PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'];
-/** The OTLP default when only `OTEL_TRACES_EXPORTER=otlp` is set. */
-const DEFAULT_TRACES_URL = 'http://localhost:4318/v1/traces';
+/** The OTLP collector's default address, per protocol, when no endpoint is set. */
+const DEFAULT_ENDPOINT: Record<OtlpProtocol, string> = {
+  'http/protobuf': 'http://localhost:4318',
+  grpc: 'http://localhost:4317',
+};
+/** The spec's defaults: a push every minute, each taking at most 30 s; Prometheus on 9464. */
+const DEFAULT_METRIC_INTERVAL_MS = 60_000;
+const DEFAULT_METRIC_TIMEOUT_MS = 30_000;
+const DEFAULT_PROMETHEUS = { host: 'localhost', port: 9464 };
+
+type Raw = Partial<Record<string, string | undefined>>;
+
+/**
+ * Read the trace and metric settings (either `undefined` when off).
+ *
+ * @throws ConfigError naming every malformed variable of both and what it should hold.
+ */
+export function telemetryConfigFromEnv(raw: Raw): { tracing?: TracingConfig; metrics?: MetricsConfig } {
+  const r = reader(raw);
+  const tracing = readTracing(r);
+  const metrics = readMetrics(r);
+  r.check();
+  return { ...(tracing ? { tracing } : {}), ...(metrics ? { metrics } : {}) };
+}
 
 /**
  * Read the trace settings; `undefined` when tracing is off.
  *
  * @throws ConfigError naming every malformed variable and what it should hold.
  */
-export function tracingConfigFromEnv(raw: Partial<Record<string, string | undefined>>): TracingConfig | undefined {
+export function tracingConfigFromEnv(raw: Raw): TracingConfig | undefined {
+  const r = reader(raw);
+  const tracing = readTracing(r);
+  r.check();
+  return tracing;
+}
+
+/**
+ * Read the metric settings; `undefined` when metrics are off.
+ *
+ * ```ts
+ * metricsConfigFromEnv({ OTEL_METRICS_EXPORTER: 'prometheus' })?.prometheus // { host: 'localhost', port: 9464 }
+ * ```
+ * @throws ConfigError naming every malformed variable and what it should hold.
+ */
+export function metricsConfigFromEnv(raw: Raw): MetricsConfig | undefined {
+  const r = reader(raw);
+  const metrics = readMetrics(r);
+  r.check();
+  return metrics;
+}
+
+/** The variables, read and checked; every problem collected for one error. */
+type Reader = ReturnType<typeof reader>;
+
+function reader(raw: Raw) {
+  const issues: string[] = [];
   const env = (name: OtelEnvName): string | undefined => {
     const v = raw[name]?.trim();
     return v ? v : undefined;
   };
-  const issues: string[] = [];
-  const bad = (name: OtelEnvName, why: string, showValue = true) =>
+  const bad = (name: OtelEnvName, why: string, showValue = true) => {
     issues.push(`  - ${name}${showValue ? `="${env(name)}"` : ''}: ${why}`);
-
-  const disabled = env('OTEL_SDK_DISABLED');
-  if (disabled && !/^(true|false)$/i.test(disabled)) bad('OTEL_SDK_DISABLED', 'must be true or false');
-
-  const exporters = env('OTEL_TRACES_EXPORTER')
-    ?.split(',')
-    .map((e) => e.trim())
-    .filter(Boolean);
-  const unknown = exporters?.filter((e) => !['otlp', 'console', 'none'].includes(e)) ?? [];
-  if (unknown.length) bad('OTEL_TRACES_EXPORTER', 'must be otlp, console or none');
-  else if (exporters && exporters.filter((e) => e !== 'none').length > 1)
-    bad('OTEL_TRACES_EXPORTER', 'name one exporter: otlp or console');
-
+  };
+  /** The first of `names` that is set (the signal's own variable before the shared one). */
+  const first = (...names: OtelEnvName[]): OtelEnvName => names.find((n) => env(n)) ?? names[names.length - 1]!;
   const url = (name: OtelEnvName): string | undefined => {
     const v = env(name);
     if (!v) return undefined;
@@ -111,71 +188,134 @@ export function tracingConfigFromEnv(raw: Partial<Record<string, string | undefi
     }
     return v;
   };
-  const signalUrl = url('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT');
-  const baseUrl = url('OTEL_EXPORTER_OTLP_ENDPOINT');
-
-  const protocolName = env('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL')
-    ? 'OTEL_EXPORTER_OTLP_TRACES_PROTOCOL'
-    : 'OTEL_EXPORTER_OTLP_PROTOCOL';
-  const protocol = env(protocolName);
-  if (protocol && !PROTOCOLS.includes(protocol)) bad(protocolName, `must be one of ${PROTOCOLS.join(', ')}`);
-  else if (protocol && protocol !== 'http/protobuf')
-    bad(protocolName, 'this worker exports traces with http/protobuf only (OTLP/HTTP, port 4318): set http/protobuf');
-
-  const headers = {
-    ...keyValues('OTEL_EXPORTER_OTLP_HEADERS', env('OTEL_EXPORTER_OTLP_HEADERS'), issues, true),
-    ...keyValues('OTEL_EXPORTER_OTLP_TRACES_HEADERS', env('OTEL_EXPORTER_OTLP_TRACES_HEADERS'), issues, true),
-  };
-
-  const count = (name: OtelEnvName, min = 0): number | undefined => {
+  const count = (name: OtelEnvName, min = 0, max = Infinity): number | undefined => {
     const v = env(name);
     if (v === undefined) return undefined;
-    if (!/^\d+$/.test(v) || Number(v) < min) {
-      bad(name, `must be a whole number${min ? ` of at least ${min}` : ''}`);
+    if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
+      bad(
+        name,
+        `must be a whole number${max < Infinity ? ` from ${min} to ${max}` : min ? ` of at least ${min}` : ''}`,
+      );
       return undefined;
     }
     return Number(v);
   };
-  const timeoutMillis = count('OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', 1) ?? count('OTEL_EXPORTER_OTLP_TIMEOUT', 1);
+  /** An exporter list (`otlp`, `none`, …): the one exporter named, `none`, or undefined when unset. */
+  const exporter = <E extends string>(name: OtelEnvName, known: readonly E[]): E | 'none' | undefined => {
+    const named = env(name)
+      ?.split(',')
+      .map((e) => e.trim())
+      .filter(Boolean);
+    if (!named) return undefined;
+    const choices = `${known.join(', ')} or none`;
+    if (named.some((e) => e !== 'none' && !known.includes(e as E))) bad(name, `must be ${choices}`);
+    else if (named.filter((e) => e !== 'none').length > 1) bad(name, `name one exporter: ${known.join(' or ')}`);
+    return (named.find((e) => e !== 'none') as E | undefined) ?? 'none';
+  };
+  /** The OTLP settings of one signal: its protocol, URL, headers, timeout and compression. */
+  const otlp = (signal: 'TRACES' | 'METRICS', path: string) => {
+    const own = (suffix: string) => `OTEL_EXPORTER_OTLP_${signal}_${suffix}` as OtelEnvName;
+    const shared = (suffix: string) => `OTEL_EXPORTER_OTLP_${suffix}` as OtelEnvName;
+    const protocolName = first(own('PROTOCOL'), shared('PROTOCOL'));
+    const p = env(protocolName);
+    let protocol: OtlpProtocol = 'http/protobuf';
+    if (p && !PROTOCOLS.includes(p)) bad(protocolName, `must be one of ${PROTOCOLS.join(', ')}`);
+    else if (p === 'http/json')
+      bad(protocolName, 'a worker exports with http/protobuf (port 4318) or grpc (port 4317): set one of those');
+    else if (p) protocol = p as OtlpProtocol;
+    const signalUrl = url(own('ENDPOINT'));
+    const baseUrl = url(shared('ENDPOINT'));
+    // gRPC names a host and port, so the endpoint is used as it is; OTLP/HTTP appends the signal's path.
+    const base = (baseUrl ?? DEFAULT_ENDPOINT[protocol]).replace(/\/+$/, '');
+    const compressionName = first(own('COMPRESSION'), shared('COMPRESSION'));
+    const compression = env(compressionName);
+    if (compression && compression !== 'gzip' && compression !== 'none') bad(compressionName, 'must be gzip or none');
+    const timeoutMillis = count(own('TIMEOUT'), 1) ?? count(shared('TIMEOUT'), 1);
+    return {
+      endpointSet: signalUrl !== undefined || baseUrl !== undefined,
+      protocol,
+      url: signalUrl ?? (protocol === 'grpc' ? base : `${base}${path}`),
+      headers: {
+        ...keyValues(shared('HEADERS'), env(shared('HEADERS')), issues, true),
+        ...keyValues(own('HEADERS'), env(own('HEADERS')), issues, true),
+      },
+      ...(timeoutMillis !== undefined ? { timeoutMillis } : {}),
+      ...(compression === 'gzip' || compression === 'none' ? { compression: compression as 'gzip' | 'none' } : {}),
+    };
+  };
+  const disabledValue = env('OTEL_SDK_DISABLED');
+  if (disabledValue && !/^(true|false)$/i.test(disabledValue)) bad('OTEL_SDK_DISABLED', 'must be true or false');
+  const resourceAttributes = keyValues('OTEL_RESOURCE_ATTRIBUTES', env('OTEL_RESOURCE_ATTRIBUTES'), issues, false);
+  return {
+    env,
+    bad,
+    count,
+    exporter,
+    otlp,
+    disabled: /^true$/i.test(disabledValue ?? ''),
+    resource: {
+      serviceName: env('OTEL_SERVICE_NAME') ?? resourceAttributes['service.name'] ?? 'openstarry-worker',
+      resourceAttributes,
+    },
+    check(): void {
+      // The shared variables are read once per signal: each problem is said once.
+      if (issues.length)
+        throw new ConfigError(`Invalid OpenTelemetry environment:\n${[...new Set(issues)].join('\n')}`);
+    },
+  };
+}
 
-  const compressionName = env('OTEL_EXPORTER_OTLP_TRACES_COMPRESSION')
-    ? 'OTEL_EXPORTER_OTLP_TRACES_COMPRESSION'
-    : 'OTEL_EXPORTER_OTLP_COMPRESSION';
-  const compression = env(compressionName);
-  if (compression && compression !== 'gzip' && compression !== 'none') bad(compressionName, 'must be gzip or none');
-
-  const sampler = env('OTEL_TRACES_SAMPLER');
-  if (sampler && !SAMPLERS.includes(sampler)) bad('OTEL_TRACES_SAMPLER', `must be one of ${SAMPLERS.join(', ')}`);
-  const arg = env('OTEL_TRACES_SAMPLER_ARG');
+function readTracing(r: Reader): TracingConfig | undefined {
+  const exporter = r.exporter('OTEL_TRACES_EXPORTER', ['otlp', 'console'] as const);
+  const { endpointSet, ...otlp } = r.otlp('TRACES', '/v1/traces');
+  const sampler = r.env('OTEL_TRACES_SAMPLER');
+  if (sampler && !SAMPLERS.includes(sampler)) r.bad('OTEL_TRACES_SAMPLER', `must be one of ${SAMPLERS.join(', ')}`);
+  const arg = r.env('OTEL_TRACES_SAMPLER_ARG');
   const argValue = arg === undefined ? 1 : Number(arg);
   if (arg !== undefined && !(argValue >= 0 && argValue <= 1))
-    bad('OTEL_TRACES_SAMPLER_ARG', 'must be a number from 0 to 1. E.g. 0.1 traces a tenth of the tasks');
+    r.bad('OTEL_TRACES_SAMPLER_ARG', 'must be a number from 0 to 1. E.g. 0.1 traces a tenth of the tasks');
   // A task's spans all start in its workflow, so "parent based" is the task's own decision.
   const ratio = sampler?.endsWith('always_off') ? 0 : sampler?.endsWith('traceidratio') ? argValue : 1;
-
   const batch = {
-    scheduledDelayMillis: count('OTEL_BSP_SCHEDULE_DELAY'),
-    exportTimeoutMillis: count('OTEL_BSP_EXPORT_TIMEOUT', 1),
-    maxQueueSize: count('OTEL_BSP_MAX_QUEUE_SIZE', 1),
-    maxExportBatchSize: count('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 1),
+    scheduledDelayMillis: r.count('OTEL_BSP_SCHEDULE_DELAY'),
+    exportTimeoutMillis: r.count('OTEL_BSP_EXPORT_TIMEOUT', 1),
+    maxQueueSize: r.count('OTEL_BSP_MAX_QUEUE_SIZE', 1),
+    maxExportBatchSize: r.count('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 1),
   };
-  const resourceAttributes = keyValues('OTEL_RESOURCE_ATTRIBUTES', env('OTEL_RESOURCE_ATTRIBUTES'), issues, false);
-
-  if (issues.length) throw new ConfigError(`Invalid OpenTelemetry environment:\n${issues.join('\n')}`);
-  const exporter = exporters?.find((e) => e !== 'none') as 'otlp' | 'console' | undefined;
-  const off =
-    /^true$/i.test(disabled ?? '') || (exporters !== undefined && !exporter) || (!exporter && !signalUrl && !baseUrl);
-  if (off || ratio === 0) return undefined;
+  const off = r.disabled || exporter === 'none' || (!exporter && !endpointSet) || ratio === 0;
+  if (off) return undefined;
   return {
     exporter: exporter ?? 'otlp',
-    url: signalUrl ?? (baseUrl ? `${baseUrl.replace(/\/+$/, '')}/v1/traces` : DEFAULT_TRACES_URL),
-    headers,
-    ...(timeoutMillis !== undefined ? { timeoutMillis } : {}),
-    ...(compression ? { compression: compression as 'gzip' | 'none' } : {}),
+    ...otlp,
     ratio,
     batch: Object.fromEntries(Object.entries(batch).filter(([, v]) => v !== undefined)),
-    serviceName: env('OTEL_SERVICE_NAME') ?? resourceAttributes['service.name'] ?? 'openstarry-worker',
-    resourceAttributes,
+    ...r.resource,
+  };
+}
+
+function readMetrics(r: Reader): MetricsConfig | undefined {
+  const exporter = r.exporter('OTEL_METRICS_EXPORTER', ['otlp', 'prometheus', 'console'] as const);
+  const { endpointSet, ...otlp } = r.otlp('METRICS', '/v1/metrics');
+  const temporality = r.env('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE')?.toLowerCase();
+  if (temporality && !['cumulative', 'delta'].includes(temporality))
+    r.bad('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE', 'must be cumulative or delta');
+  const intervalMillis = r.count('OTEL_METRIC_EXPORT_INTERVAL', 1) ?? DEFAULT_METRIC_INTERVAL_MS;
+  const timeout = r.count('OTEL_METRIC_EXPORT_TIMEOUT', 1) ?? DEFAULT_METRIC_TIMEOUT_MS;
+  const port = r.count('OTEL_EXPORTER_PROMETHEUS_PORT', 1, 65535) ?? DEFAULT_PROMETHEUS.port;
+  const host = r.env('OTEL_EXPORTER_PROMETHEUS_HOST') ?? DEFAULT_PROMETHEUS.host;
+  if (/[\s/]/.test(host))
+    r.bad('OTEL_EXPORTER_PROMETHEUS_HOST', 'must be a host name or address to listen on, e.g. localhost or 0.0.0.0');
+  const off = r.disabled || exporter === 'none' || (!exporter && !endpointSet);
+  if (off) return undefined;
+  return {
+    exporter: exporter ?? 'otlp',
+    ...otlp,
+    ...(temporality ? { temporality: temporality as MetricsConfig['temporality'] } : {}),
+    intervalMillis,
+    // The SDK refuses a push that may outlast the interval.
+    exportTimeoutMillis: Math.min(timeout, intervalMillis),
+    prometheus: { host, port },
+    ...r.resource,
   };
 }
 

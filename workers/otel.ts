@@ -2,7 +2,7 @@
  * A worker's traces (workers/otel-env.ts says when): Temporal's OpenTelemetry activity interceptor (a
  * `RunActivity:<type>` span per attempt, child of the workflow span that scheduled it), the workflow spans
  * the task workflow makes (workflows/telemetry.ts) arriving through the `exporter` sink, one batch
- * processor and an OTLP/HTTP (protobuf) or console exporter. Export is asynchronous and bounded: a slow or
+ * processor and an OTLP (http/protobuf or grpc) or console exporter. Export is asynchronous and bounded: a slow or
  * unreachable collector never holds up a task; its failures are logged once, then at most every 10 minutes.
  *
  * ```ts
@@ -15,6 +15,7 @@
 import { context, createTraceState, propagation, ROOT_CONTEXT, type Attributes } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { ExportResultCode, W3CTraceContextPropagator, type ExportResult } from '@opentelemetry/core';
+import { OTLPTraceExporter as GrpcTraceExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
 import { Resource } from '@opentelemetry/resources';
@@ -32,6 +33,7 @@ import type { OpenTelemetrySinks, SerializableSpan } from '@temporalio/intercept
 import { TRACE_HEADER } from '@temporalio/interceptors-opentelemetry/lib/instrumentation';
 import { OpenTelemetryActivityInboundInterceptor } from '@temporalio/interceptors-opentelemetry/lib/worker';
 import { Runtime, type ActivityInterceptorsFactory, type InjectedSinks } from '@temporalio/worker';
+import { Metadata } from '@grpc/grpc-js';
 import { shownUrl, type TracingConfig } from './otel-env';
 
 export { tracingConfigFromEnv, OTEL_ENV_NAMES, type TracingConfig } from './otel-env';
@@ -64,18 +66,23 @@ export function startTracing(config: TracingConfig, log: (message: string) => vo
   const resource = Resource.default().merge(
     new Resource({ ...config.resourceAttributes, 'service.name': config.serviceName }),
   );
+  const common = {
+    url: config.url,
+    ...(config.timeoutMillis !== undefined ? { timeoutMillis: config.timeoutMillis } : {}),
+    ...(config.compression
+      ? { compression: config.compression === 'gzip' ? CompressionAlgorithm.GZIP : CompressionAlgorithm.NONE }
+      : {}),
+  };
   const exporter: SpanExporter =
     config.exporter === 'console'
       ? new ConsoleSpanExporter()
-      : new OTLPTraceExporter({
-          url: config.url,
-          headers: config.headers,
-          ...(config.timeoutMillis !== undefined ? { timeoutMillis: config.timeoutMillis } : {}),
-          ...(config.compression
-            ? { compression: config.compression === 'gzip' ? CompressionAlgorithm.GZIP : CompressionAlgorithm.NONE }
-            : {}),
-        });
-  const batch = new BatchSpanProcessor(reportingFailures(exporter, shownUrl(config.url), log), config.batch);
+      : config.protocol === 'grpc'
+        ? new GrpcTraceExporter({ ...common, metadata: grpcMetadata(config.headers) })
+        : new OTLPTraceExporter({ ...common, headers: config.headers });
+  const batch = new BatchSpanProcessor(
+    reportingFailures('traces', exporter, shownUrl(config.url), log, (spans) => `${spans} spans dropped`),
+    config.batch,
+  );
   const processor = config.ratio < 1 ? sampledByTrace(batch, config.ratio) : batch;
   const provider = new BasicTracerProvider({ resource });
   provider.addSpanProcessor(processor);
@@ -134,31 +141,49 @@ function workflowSpanSinks(processor: SpanProcessor, resource: Resource): Inject
   };
 }
 
-/** The exporter, logging its failures once, then at most every `FAILURE_LOG_EVERY_MS` with a count. */
-function reportingFailures(exporter: SpanExporter, url: string, log: (message: string) => void): SpanExporter {
+/**
+ * An exporter (of spans or metrics) that logs its failures once, then at most every
+ * `FAILURE_LOG_EVERY_MS` with a count; every other method is the exporter's own.
+ */
+export function reportingFailures<E extends { export(items: never, done: (result: ExportResult) => void): void }>(
+  signal: 'traces' | 'metrics',
+  exporter: E,
+  url: string,
+  log: (message: string) => void = warn,
+  lost?: (items: number) => string,
+): E {
   let failed = 0;
-  let dropped = 0;
+  let items = 0;
   let loggedAt = -Infinity;
-  return {
-    export(spans, done) {
-      exporter.export(spans, (result: ExportResult) => {
-        if (result.code !== ExportResultCode.SUCCESS) {
-          failed++;
-          dropped += spans.length;
-          const now = Date.now();
-          if (now - loggedAt >= FAILURE_LOG_EVERY_MS) {
-            loggedAt = now;
-            log(
-              `traces: could not export to ${url} (${result.error?.message ?? 'export failed'}); ${dropped} spans dropped in ${failed} failed exports so far. Tasks are not affected; the next report of this comes in 10 minutes at the earliest.`,
-            );
-          }
+  const exportTo = (batch: unknown, done: (result: ExportResult) => void) =>
+    exporter.export(batch as never, (result: ExportResult) => {
+      if (result.code !== ExportResultCode.SUCCESS) {
+        failed++;
+        items += Array.isArray(batch) ? batch.length : 1;
+        const now = Date.now();
+        if (now - loggedAt >= FAILURE_LOG_EVERY_MS) {
+          loggedAt = now;
+          log(
+            `${signal}: could not export to ${url} (${result.error?.message ?? 'export failed'}); ${lost ? `${lost(items)} in ` : ''}${failed} failed exports so far. Tasks are not affected; the next report of this comes in 10 minutes at the earliest.`,
+          );
         }
-        done(result);
-      });
+      }
+      done(result);
+    });
+  return new Proxy(exporter, {
+    get(target, prop) {
+      if (prop === 'export') return exportTo;
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
     },
-    shutdown: () => exporter.shutdown(),
-    forceFlush: () => exporter.forceFlush?.() ?? Promise.resolve(),
-  };
+  });
+}
+
+/** Headers as gRPC metadata (the OTLP/gRPC exporters take no plain headers). */
+export function grpcMetadata(headers: Record<string, string>): Metadata {
+  const metadata = new Metadata();
+  for (const [key, value] of Object.entries(headers)) metadata.set(key, value);
+  return metadata;
 }
 
 /** Keep a share of traces, decided by trace id: a task's workflow and activity spans agree. */

@@ -10,6 +10,7 @@ import { createActivities, type ActivityDeps } from '../activities';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
 import { workerConfigFromEnv, type WorkerConfig } from './env';
 import { workflowBundleOptions } from './bundle';
+import type { WorkerMetrics } from './metrics';
 import { silentSpanSinks, startTracing, type TracingConfig } from './otel';
 import { buildIdOf, DEPLOYMENT_NAME, makeVersionCurrent, type VersioningOptions } from './versioning';
 
@@ -45,6 +46,13 @@ export interface CreateWorkerOptions {
   tracing?: TracingConfig | false;
   /** Where trace export failures are logged; default the worker's logger (WARN). */
   tracingLog?: (message: string) => void;
+  /**
+   * The process's metrics (workers/metrics.ts), installed with its runtime: the activities record their
+   * histograms there and the tasks count their facts. Absent: no metrics.
+   */
+  metrics?: Pick<WorkerMetrics, 'activityMeter'>;
+  /** Workflows kept in memory between their tasks (the SDK's default otherwise); 0: each task replays its history. */
+  maxCachedWorkflows?: number;
 }
 
 /** A worker and the Worker Deployment Version it runs as. */
@@ -114,6 +122,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
       policy: opts.activities?.policy ?? config.policy,
       registry,
       traces: tracing !== undefined,
+      ...(opts.metrics ? { metrics: opts.metrics.activityMeter } : {}),
       // After the spread, so alert sinks given without a webhook keep the configured ones.
       alerts: { ...config.alerts, namespace, ...opts.activities?.alerts },
     }),
@@ -122,6 +131,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
     maxHeartbeatThrottleInterval: '500 milliseconds',
     defaultHeartbeatThrottleInterval: '500 milliseconds',
     ...(opts.identity ? { identity: opts.identity } : {}),
+    ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(interceptors ? { interceptors } : {}),
     // Registered traced or not: a workflow that traced once may replay on any worker of its version.
     sinks: tracing?.sinks ?? silentSpanSinks(),

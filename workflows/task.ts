@@ -55,12 +55,15 @@ import {
 } from './messages';
 import { searchAttributes, TickIndexKey, TokensUsedKey } from './search-attributes';
 import {
+  addCounts,
   addEvents,
   classifyTaskFailure,
+  enableMetrics,
   enableTracing,
   inSpan,
   markFailed,
   markFailedWith,
+  metricsEnabled,
   startContext,
   tracingEnabled,
   type MaybeSpan,
@@ -115,9 +118,13 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     });
   }
 
-  // The task's span (workflows/telemetry.ts), once the worker said it traces; TaskRun's facts become its events.
+  // The task's span (workflows/telemetry.ts), once the worker said it traces; TaskRun's facts become its
+  // events, and their counts the worker's counters once it said it meters.
   let taskSpan: MaybeSpan;
-  const flush = (call?: MaybeSpan) => addEvents(run.drainEvents(), taskSpan, call);
+  const flush = (call?: MaybeSpan) => {
+    addEvents(run.drainEvents(), taskSpan, call);
+    addCounts(run.drainCounts());
+  };
 
   const finish = (end: TaskEnd): TaskRunOutput => {
     flush();
@@ -128,6 +135,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       if (end.outcome === 'FAILED') markFailedWith(taskSpan, errorType(end.error), end.error?.message ?? 'task failed');
     }
     const out = run.close(end);
+    addCounts(run.drainCounts()); // the outcome, and the lockout when the run locked its agent
     report(run, end.agentState, out.result.reason?.code, end.outcome);
     if (end.outcome === 'FAILED') {
       // The workflow itself fails (red in the Web UI), carrying the transcript to the agent.
@@ -150,13 +158,17 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
           listTools({ workspace: config.workspace, tools: config.tools }),
         );
         run.offer(listed.specs, listed.shellAllow, listed.approval);
-        // The worker's answer is in the history: a replay turns tracing on (or not) the same way.
+        // The worker's answer is in the history: a replay turns tracing and metrics on (or not) the same way.
         if (listed.telemetry?.traces) enableTracing();
+        if (listed.telemetry?.metrics) enableMetrics();
       } catch (err) {
         if (halted() && isCancellation(err)) return finish(run.cancelled());
         return finish(run.setupFailed(factsOf(err, 'listTools').error));
       }
-    } else if (input.traced) enableTracing();
+    } else {
+      if (input.traced) enableTracing();
+      if (input.metered) enableMetrics();
+    }
     // One trace per task: a new task's span is a root (linked to whoever started it, when traced); a run
     // that continued as new is a child of the run before it.
     const first = !workflowInfo().continuedFromExecutionRunId;
@@ -189,6 +201,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
         await continueAsNew<typeof taskWorkflow>({
           ...run.continuation(),
           ...(tracingEnabled() ? { traced: true } : {}),
+          ...(metricsEnabled() ? { metered: true } : {}),
         });
       }
       const stop = run.startTick({ events: info.historyLength, bytes: info.historySize });

@@ -1,12 +1,22 @@
 /**
- * The task's spans, from workflow code: replay-safe, since a workflow span is exported (through the
- * worker's `exporter` sink, workers/otel.ts) only when it ends in a live activation, with the ids and
- * times it had the first time (ids from the workflow's seeded random, times from workflow time). While
- * the workflow does not trace (workflows/otel-interceptors.ts), every helper here is a plain call.
+ * The task's spans and counters, from workflow code. Spans are replay-safe, since a workflow span is
+ * exported (through the worker's `exporter` sink, workers/otel.ts) only when it ends in a live activation,
+ * with the ids and times it had the first time (ids from the workflow's seeded random, times from
+ * workflow time). Counters too: Temporal's workflow `metricMeter` adds nothing while history is replayed.
+ * While the workflow does not trace (workflows/otel-interceptors.ts) nor meter, every helper here is a
+ * plain call.
  */
 import type * as Api from '@opentelemetry/api';
-import { ApplicationFailure, ContinueAsNew, isCancellation } from '@temporalio/workflow';
-import { errorType, type Attributes, type RemoteSpan, type TelemetryEvent, EVENT } from '../core/telemetry';
+import type { MetricCounter } from '@temporalio/common';
+import { ApplicationFailure, ContinueAsNew, isCancellation, metricMeter } from '@temporalio/workflow';
+import {
+  errorType,
+  type Attributes,
+  type MetricCount,
+  type RemoteSpan,
+  type TelemetryEvent,
+  EVENT,
+} from '../core/telemetry';
 import { factsOf } from './activity-facts';
 import { TASK_FAILED } from './messages';
 import { tracingEnabled } from './otel-interceptors';
@@ -114,3 +124,43 @@ export const classifyTaskFailure: Classify = (err) =>
   (err instanceof ApplicationFailure && err.type === TASK_FAILED) || isCancellation(err)
     ? undefined
     : classifyFailure(err);
+
+// Per workflow, like the tracing switch (the SDK evaluates the bundle's modules afresh for each one).
+let metered = false;
+const counters = new Map<string, MetricCounter>();
+
+/**
+ * Count this workflow's facts in the worker's metrics. Call it only on a fact of the history (a local
+ * activity's result, the input), so a replay decides the same. Off, no counter is touched: each addition
+ * is a call out of the workflow sandbox.
+ *
+ * ```ts
+ * if (listed.telemetry?.metrics) enableMetrics();
+ * ```
+ */
+export function enableMetrics(): void {
+  metered = true;
+}
+
+/** Whether this workflow counts its facts. */
+export function metricsEnabled(): boolean {
+  return metered;
+}
+
+/**
+ * Add `TaskRun`'s counts to the worker's counters (not while replaying: the SDK's meter skips those, so a
+ * fact counted once is never counted again by a replay or a worker that picks the task up).
+ *
+ * ```ts
+ * addCounts(run.drainCounts());
+ * ```
+ */
+export function addCounts(counts: readonly MetricCount[]): void {
+  if (!metered) return;
+  for (const { metric, value, attributes } of counts) {
+    let counter = counters.get(metric.name);
+    if (!counter)
+      counters.set(metric.name, (counter = metricMeter.createCounter(metric.name, metric.unit, metric.description)));
+    counter.add(value, attributes);
+  }
+}

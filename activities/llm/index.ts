@@ -5,6 +5,9 @@
  * in `provider.ts`.
  */
 import { normalizedError } from '../../core/errors';
+import { llmMetricAttributes, METRIC } from '../../core/telemetry';
+import { Context } from '@temporalio/activity';
+import { secondsSince, thrownCode, type ActivityMeter } from '../metrics';
 import type { LlmCallInput, LlmResponse } from '../../core/llm';
 import type { LlmSpec } from '../../core/llm-spec';
 import { llmFileDirs, llmSpecProblem, type WorkerPolicy } from '../../core/worker-policy';
@@ -68,7 +71,12 @@ export function llmSetupProblem(spec: LlmSpec, deps: LlmProviderOptions = {}): s
  * const worker = await Worker.create({ activities: { ...createLlmActivities({ openai: { apiKey: 'sk-test' } }, transcriptStore(storeFromEnv()), policy) }, ... });
  * ```
  */
-export function createLlmActivities(deps: LlmProviderOptions, transcripts: TranscriptStore, policy: LlmPolicy) {
+export function createLlmActivities(
+  deps: LlmProviderOptions,
+  transcripts: TranscriptStore,
+  policy: LlmPolicy,
+  meter?: ActivityMeter,
+) {
   const providers = createLlmProviders(deps, policy);
   return {
     async llm(input: LlmCallInput): Promise<LlmResponse> {
@@ -88,7 +96,21 @@ export function createLlmActivities(deps: LlmProviderOptions, transcripts: Trans
       }
       // A whole context (no references: a direct call) resolves to itself, with no store access.
       const { request, answer } = await withStore(() => transcripts.resolve(input));
-      const response = await callLlm(providerFor(providers, spec), request, spec);
+      const started = performance.now();
+      let response: LlmResponse;
+      try {
+        response = await callLlm(providerFor(providers, spec), request, spec);
+      } catch (err) {
+        const failed = thrownCode(err, Context.current().cancellationSignal.aborted);
+        meter?.record(METRIC.operationDuration, secondsSince(started), llmMetricAttributes(spec, failed));
+        throw err;
+      }
+      if (meter) {
+        const attributes = llmMetricAttributes(spec);
+        meter.record(METRIC.operationDuration, secondsSince(started), attributes);
+        meter.record(METRIC.tokenUsage, response.usage.inputTokens, { ...attributes, 'gen_ai.token.type': 'input' });
+        meter.record(METRIC.tokenUsage, response.usage.outputTokens, { ...attributes, 'gen_ai.token.type': 'output' });
+      }
       return withStore(() => answer(response));
     },
   };

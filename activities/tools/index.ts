@@ -18,6 +18,8 @@ import {
 import { failure, normalizedError, success, type ToolExecutionResult } from '../../core/errors';
 import type { ToolSpec } from '../../core/llm';
 import { toolResultText } from '../../core/transcript';
+import { METRIC, toolMetricAttributes } from '../../core/telemetry';
+import { secondsSince, thrownCode, type ActivityMeter } from '../metrics';
 import { withStore, type TranscriptStore } from '../transcript';
 import { allowMatches, checkArgs, checkObjectArgs, isToolName } from '../../core/tools';
 import { retryDelayWithin } from '../../core/errors/http';
@@ -279,7 +281,7 @@ export function createToolActivities(
   policy: WorkerPolicy,
   transcripts?: TranscriptStore,
   registry: ToolRegistry = new ToolRegistry(),
-  traces = false,
+  telemetry: { traces?: boolean; metrics?: ActivityMeter } = {},
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
   listTools(req: ListToolsRequest): Promise<ListedTools>;
@@ -300,10 +302,21 @@ export function createToolActivities(
         ? { id: `${run.workflowId}/${run.runId}/${req.callId ?? info.activityId}`, journalDir }
         : undefined;
       const heartbeat = (details?: unknown) => ctx.heartbeat(details ?? { tool: req.name, tick: req.tick });
-      const { retryAfterMs, ...result } = await withHeartbeats(
-        runTool(req, cancellationSignal, { policy, registry, heartbeat, ...(call ? { call } : {}) }),
-        { tool: req.name, tick: req.tick },
-      );
+      const started = performance.now();
+      const meter = telemetry.metrics;
+      let ran: ToolRunResult;
+      try {
+        ran = await withHeartbeats(
+          runTool(req, cancellationSignal, { policy, registry, heartbeat, ...(call ? { call } : {}) }),
+          { tool: req.name, tick: req.tick },
+        );
+      } catch (err) {
+        const failed = thrownCode(err, cancellationSignal.aborted);
+        meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(req.name, failed));
+        throw err;
+      }
+      const { retryAfterMs, ...result } = ran;
+      meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(req.name, result.error));
       // Every failure fails the activity, so the Web UI shows a failed call in red with its error: an
       // execution error is not retried (the workflow feeds it back as pain), a transient one is.
       if (!result.success && result.error !== undefined) {
@@ -348,7 +361,14 @@ export function createToolActivities(
           specs: offered(specs, req.tools),
           shellAllow: withWorkerDefaults(req.tools, policy).shellAllow,
           ...(policy?.approval ? { approval: policy.approval } : {}),
-          ...(traces ? { telemetry: { traces: true } } : {}),
+          ...(telemetry.traces || telemetry.metrics
+            ? {
+                telemetry: {
+                  ...(telemetry.traces ? { traces: true as const } : {}),
+                  ...(telemetry.metrics ? { metrics: true as const } : {}),
+                },
+              }
+            : {}),
         };
       } catch (err) {
         if (cancellationSignal.aborted) throw err;
@@ -389,10 +409,10 @@ export interface ListedTools {
   /** The worker's own approval rules (its policy's `approval`), which the task obeys besides its config's. */
   approval?: ApprovalRules;
   /**
-   * Present when this worker traces (workers/otel.ts): the task turns its spans on from this answer, which
-   * its history keeps, so a replay decides the same.
+   * Present when this worker traces (workers/otel.ts) or meters (workers/metrics.ts): the task turns its
+   * spans or its counters on from this answer, which its history keeps, so a replay decides the same.
    */
-  telemetry?: { traces: true };
+  telemetry?: { traces?: true; metrics?: true };
 }
 
 /**

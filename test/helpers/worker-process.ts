@@ -10,12 +10,25 @@ import { projectRoot } from '../../dev/paths';
 import { eventually } from '../../dev/poll';
 import { address } from './harness';
 
+/** More for a worker process: variables over this process's environment, and a place for what it prints. */
+export interface WorkerProcessOptions {
+  env?: Record<string, string>;
+  /** Receives its stdout and stderr, chunk by chunk. */
+  output?: string[];
+  /** JavaScript to run instead of lib/workers/main.js; it prints "worker ready" once its worker runs. */
+  script?: string;
+}
+
 /**
  * Start a worker process on `taskQueue` (of the run's server, or the one at `serverAddress`); resolves
  * once it polls. Kill what it returns (SIGKILL is fine).
  */
-export async function startWorkerProcess(taskQueue: string, serverAddress = address()): Promise<ChildProcess> {
-  const child = await readyWorker(taskQueue, serverAddress);
+export async function startWorkerProcess(
+  taskQueue: string,
+  serverAddress = address(),
+  opts: WorkerProcessOptions = {},
+): Promise<ChildProcess> {
+  const child = await readyWorker(taskQueue, serverAddress, opts);
   // "worker ready" comes before its first poll: a command that looks for a poller right after would miss it.
   const connection = await Connection.connect({ address: serverAddress });
   try {
@@ -33,17 +46,19 @@ export async function startWorkerProcess(taskQueue: string, serverAddress = addr
   return child;
 }
 
-function readyWorker(taskQueue: string, serverAddress: string): Promise<ChildProcess> {
+function readyWorker(taskQueue: string, serverAddress: string, opts: WorkerProcessOptions): Promise<ChildProcess> {
   const main = path.join(projectRoot(), 'lib', 'workers', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm test does it)`);
-  const child = spawn(process.execPath, [main], {
-    env: { ...process.env, TEMPORAL_ADDRESS: serverAddress, STARRY_TASK_QUEUE: taskQueue },
+  const child = spawn(process.execPath, opts.script ? ['-e', opts.script] : [main], {
+    cwd: projectRoot(),
+    env: { ...process.env, TEMPORAL_ADDRESS: serverAddress, STARRY_TASK_QUEUE: taskQueue, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {
     let out = '';
     const read = (d: Buffer) => {
       out += String(d);
+      opts.output?.push(String(d));
       if (out.includes('worker ready')) resolve(child);
     };
     child.stdout?.on('data', read);
