@@ -99,11 +99,6 @@ export function collectorConfig({ region, emfLogGroupName, namespace = METRICS_N
         error_mode: 'ignore',
         metrics: { metric: [`not (${names.map((n) => `name == "${n}"`).join(' or ')})`] },
       },
-      // A series' first point is kept whole: the worker starts with its collector, and the OTel JS SDK
-      // stamps a first point with start == time, which `auto` would drop (the first lockout after a
-      // worker starts would never count). Only a collector restarted under a running worker counts
-      // that worker's totals once more.
-      cumulativetodelta: { initial_value: 'keep' },
       batch: {},
     },
     exporters: {
@@ -136,7 +131,7 @@ export function collectorConfig({ region, emfLogGroupName, namespace = METRICS_N
         },
         metrics: {
           receivers: ['otlp'],
-          processors: ['memory_limiter', 'resource_detection', 'filter/cloudwatch', 'cumulativetodelta', 'batch'],
+          processors: ['memory_limiter', 'resource_detection', 'filter/cloudwatch', 'batch'],
           exporters: ['awsemf'],
         },
       },
@@ -211,6 +206,10 @@ export class Observability extends Construct {
     return {
       OTEL_EXPORTER_OTLP_ENDPOINT: COLLECTOR_OTLP_HTTP,
       OTEL_SERVICE_NAME: 'openstarry-worker',
+      // What CloudWatch sums as it comes (each push the last minute's counts, so a restarted collector
+      // counts nothing twice) and the histograms it computes percentiles from.
+      OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'delta',
+      OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION: 'base2_exponential_bucket_histogram',
       OTEL_RESOURCE_ATTRIBUTES: `deployment.environment.name=${Stack.of(this).stackName},service.version=${buildId}`,
     };
   }

@@ -419,20 +419,15 @@ describe('observability (infra/observability.ts)', () => {
       ['otlp'],
       ['awsemf'],
     ]);
-    // The memory limiter first, the batch last; metrics filtered before they become deltas (no state is
-    // kept for the series dropped).
+    // The memory limiter first, the batch last; the worker sends deltas itself (no cumulative state here).
     for (const p of [traces, metrics])
       expect([p.processors[0], p.processors.at(-1)]).toEqual(['memory_limiter', 'batch']);
-    expect(metrics.processors.indexOf('filter/cloudwatch')).toBeLessThan(
-      metrics.processors.indexOf('cumulativetodelta'),
-    );
+    expect(metrics.processors).not.toContain('cumulativetodelta');
     // Every component a pipeline names is configured, and every configured one is used.
     const used = Object.values(c.service.pipelines).flatMap((p) => [...p.receivers, ...p.processors, ...p.exporters]);
     const defined = [...Object.keys(c.receivers), ...Object.keys(c.processors), ...Object.keys(c.exporters)];
     expect([...new Set(used)].sort()).toEqual(defined.sort());
     expect(c.service.extensions.sort()).toEqual(Object.keys(c.extensions).sort());
-    // Each series' first point counts (the JS SDK stamps it start == time, which `auto` would drop).
-    expect(c.processors.cumulativetodelta).toEqual({ initial_value: 'keep' });
     expect(c.exporters.awsemf.metric_descriptors).toEqual(
       CLOUDWATCH_METRICS.map((m) => ({ metric_name: m.name, unit: m.unit, overwrite: true })),
     );
@@ -455,6 +450,11 @@ describe('observability (infra/observability.ts)', () => {
       expect.arrayContaining([
         { Name: 'OTEL_EXPORTER_OTLP_ENDPOINT', Value: 'http://127.0.0.1:4318' },
         { Name: 'OTEL_SERVICE_NAME', Value: 'openstarry-worker' },
+        { Name: 'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE', Value: 'delta' },
+        {
+          Name: 'OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION',
+          Value: 'base2_exponential_bucket_histogram',
+        },
         {
           Name: 'OTEL_RESOURCE_ATTRIBUTES',
           Value: 'deployment.environment.name=Test,service.version=0.1.0-bbbbbbbbbbbb',

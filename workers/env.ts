@@ -129,6 +129,9 @@ export const WorkerEnvSchema = z.object({
   OTEL_EXPORTER_OTLP_METRICS_TIMEOUT: text('metric export timeout in ms'),
   OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: text('gzip or none'),
   OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: text('cumulative (default) or delta'),
+  OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION: text(
+    'explicit_bucket_histogram (default) or base2_exponential_bucket_histogram (CloudWatch percentiles)',
+  ),
   OTEL_METRIC_EXPORT_INTERVAL: text('ms between metric pushes (OTLP, console); default 60000'),
   OTEL_METRIC_EXPORT_TIMEOUT: text('ms a metric push may take; default 30000 (at most the interval)'),
   OTEL_EXPORTER_PROMETHEUS_HOST: text('where OTEL_METRICS_EXPORTER=prometheus listens; default localhost'),

@@ -31,8 +31,11 @@ import { PrometheusExporter } from '@opentelemetry/exporter-prometheus';
 import { CompressionAlgorithm } from '@opentelemetry/otlp-exporter-base';
 import { Resource } from '@opentelemetry/resources';
 import {
+  Aggregation,
   AggregationTemporality,
   ConsoleMetricExporter,
+  ExponentialHistogramAggregation,
+  InstrumentType,
   MeterProvider,
   PeriodicExportingMetricReader,
   type MetricReader,
@@ -132,6 +135,13 @@ async function readerFor(
     ...(config.timeoutMillis !== undefined ? { timeoutMillis: config.timeoutMillis } : {}),
     ...(config.compression
       ? { compression: config.compression === 'gzip' ? CompressionAlgorithm.GZIP : CompressionAlgorithm.NONE }
+      : {}),
+    // Exponential histograms for every histogram instrument (an exporter's preference outranks the advice).
+    ...(config.histogram === 'exponential'
+      ? {
+          aggregationPreference: (type: InstrumentType) =>
+            type === InstrumentType.HISTOGRAM ? new ExponentialHistogramAggregation() : Aggregation.Default(),
+        }
       : {}),
     ...(config.temporality
       ? {

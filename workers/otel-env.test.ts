@@ -152,12 +152,14 @@ describe('the metric settings (OTEL_*)', () => {
         OTEL_EXPORTER_OTLP_HEADERS: 'x-a=1',
         OTEL_EXPORTER_OTLP_METRICS_HEADERS: 'x-b=2',
         OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'delta',
+        OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION: 'base2_exponential_bucket_histogram',
       }),
     ).toMatchObject({
       intervalMillis: 5000,
       exportTimeoutMillis: 5000,
       headers: { 'x-a': '1', 'x-b': '2' },
       temporality: 'delta',
+      histogram: 'exponential',
     });
   });
 
@@ -184,6 +186,7 @@ describe('the metric settings (OTEL_*)', () => {
         OTEL_METRIC_EXPORT_INTERVAL: '1m',
         OTEL_EXPORTER_PROMETHEUS_PORT: '70000',
         OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'sometimes',
+        OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION: 'exponential',
         OTEL_EXPORTER_OTLP_METRICS_HEADERS: 's3cr3t-token',
         OTEL_TRACES_SAMPLER: 'ratio',
       },
@@ -198,6 +201,9 @@ describe('the metric settings (OTEL_*)', () => {
     expect(message).toContain('OTEL_EXPORTER_PROMETHEUS_PORT="70000": must be a whole number from 1 to 65535');
     expect(message).toContain(
       'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE="sometimes": must be cumulative or delta',
+    );
+    expect(message).toContain(
+      'OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION="exponential": must be explicit_bucket_histogram or base2_exponential_bucket_histogram',
     );
     // A pair without "=" may be a bare secret: not repeated either.
     expect(message).toContain('OTEL_EXPORTER_OTLP_METRICS_HEADERS: pair 1 is not key=value');

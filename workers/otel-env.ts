@@ -51,6 +51,11 @@ export interface MetricsConfig {
   compression?: 'gzip' | 'none';
   /** OTLP's aggregation temporality; default cumulative. */
   temporality?: 'cumulative' | 'delta';
+  /**
+   * OTLP's histograms: explicit buckets (default; the conventions' boundaries) or base-2 exponential ones,
+   * from which CloudWatch computes percentiles.
+   */
+  histogram?: 'explicit' | 'exponential';
   /** How often metrics are pushed (OTLP, console); default 60000 ms, as the spec says. */
   intervalMillis: number;
   /** How long one push may take; at most the interval (default 30000 ms). */
@@ -90,6 +95,7 @@ export const OTEL_ENV_NAMES = [
   'OTEL_EXPORTER_OTLP_METRICS_TIMEOUT',
   'OTEL_EXPORTER_OTLP_METRICS_COMPRESSION',
   'OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE',
+  'OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION',
   'OTEL_METRIC_EXPORT_INTERVAL',
   'OTEL_METRIC_EXPORT_TIMEOUT',
   'OTEL_EXPORTER_PROMETHEUS_HOST',
@@ -293,12 +299,27 @@ function readTracing(r: Reader): TracingConfig | undefined {
   };
 }
 
+/** The spec's names of OTLP's histogram aggregations. */
+const HISTOGRAM_AGGREGATIONS: Partial<Record<string, 'explicit' | 'exponential'>> = {
+  explicit_bucket_histogram: 'explicit',
+  base2_exponential_bucket_histogram: 'exponential',
+};
+
 function readMetrics(r: Reader): MetricsConfig | undefined {
   const exporter = r.exporter('OTEL_METRICS_EXPORTER', ['otlp', 'prometheus', 'console'] as const);
   const { endpointSet, ...otlp } = r.otlp('METRICS', '/v1/metrics');
   const temporality = r.env('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE')?.toLowerCase();
   if (temporality && !['cumulative', 'delta'].includes(temporality))
     r.bad('OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE', 'must be cumulative or delta');
+  const histogram =
+    HISTOGRAM_AGGREGATIONS[
+      (r.env('OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION') ?? 'explicit_bucket_histogram').toLowerCase()
+    ];
+  if (!histogram)
+    r.bad(
+      'OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION',
+      'must be explicit_bucket_histogram or base2_exponential_bucket_histogram',
+    );
   const intervalMillis = r.count('OTEL_METRIC_EXPORT_INTERVAL', 1) ?? DEFAULT_METRIC_INTERVAL_MS;
   const timeout = r.count('OTEL_METRIC_EXPORT_TIMEOUT', 1) ?? DEFAULT_METRIC_TIMEOUT_MS;
   const port = r.count('OTEL_EXPORTER_PROMETHEUS_PORT', 1, 65535) ?? DEFAULT_PROMETHEUS.port;
@@ -311,6 +332,7 @@ function readMetrics(r: Reader): MetricsConfig | undefined {
     exporter: exporter ?? 'otlp',
     ...otlp,
     ...(temporality ? { temporality: temporality as MetricsConfig['temporality'] } : {}),
+    ...(histogram === 'exponential' ? { histogram } : {}),
     intervalMillis,
     // The SDK refuses a push that may outlast the interval.
     exportTimeoutMillis: Math.min(timeout, intervalMillis),

@@ -32,6 +32,10 @@ export interface ReceivedPoint {
   sum?: number;
   bounds?: number[];
   buckets?: number[];
+  /** A base-2 exponential histogram's scale (absent for explicit buckets). */
+  scale?: number;
+  /** 1 delta, 2 cumulative (sums and histograms). */
+  temporality?: number;
   resource: Record<string, unknown>;
 }
 
@@ -48,11 +52,12 @@ function decodePoints(request: any, points: ReceivedPoint[]): void {
   for (const rm of request.resourceMetrics)
     for (const sm of rm.scopeMetrics)
       for (const m of sm.metrics) {
-        const data = m.sum ?? m.histogram ?? m.gauge;
+        const data = m.sum ?? m.histogram ?? m.exponentialHistogram ?? m.gauge;
         for (const p of (data?.dataPoints ?? []) as any[])
           points.push({
             name: m.name,
             unit: m.unit,
+            ...(data?.aggregationTemporality ? { temporality: data.aggregationTemporality } : {}),
             attributes: otlpAttributes(p.attributes),
             ...(p.asInt != null ? { value: otlpNumber(p.asInt) } : p.asDouble != null ? { value: p.asDouble } : {}),
             ...(m.histogram
@@ -63,6 +68,7 @@ function decodePoints(request: any, points: ReceivedPoint[]): void {
                   buckets: (p.bucketCounts as any[]).map(otlpNumber),
                 }
               : {}),
+            ...(m.exponentialHistogram ? { count: otlpNumber(p.count), sum: p.sum, scale: p.scale } : {}),
             resource: otlpAttributes(rm.resource?.attributes),
           });
       }

@@ -187,6 +187,34 @@ describe('a worker exporting metrics over OTLP/HTTP', () => {
   });
 });
 
+describe('a worker set up for CloudWatch (delta temporality, exponential histograms)', () => {
+  it('sends deltas, and its histograms as base-2 exponential ones, from which percentiles are computed', async () => {
+    const receiver = await startOtlpReceiver();
+    try {
+      const w = await meteredWorker({
+        ...otlpTo(receiver),
+        OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: 'delta',
+        OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION: 'base2_exponential_bucket_histogram',
+      });
+      const run = await runScenario(w, SCENARIOS.eperm);
+      const { points } = receiver;
+      const durations = await eventually('the LLM call durations', async () => {
+        const d = points.filter((p) => p.name === 'gen_ai.client.operation.duration');
+        return d.reduce((n, p) => n + (p.count ?? 0), 0) === run.result.ticks ? d : undefined;
+      });
+      for (const d of durations) expect(d).toMatchObject({ temporality: 1, scale: expect.any(Number) });
+      expect(durations.every((d) => d.bounds === undefined)).toBe(true);
+      // Deltas: the EPERM is counted once over all pushes, not once per push.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const pain = points.filter((p) => p.name === 'starry.pain');
+      expect(pain.every((p) => p.temporality === 1)).toBe(true);
+      expect(pain.reduce((n, p) => n + (p.value ?? 0), 0)).toBe(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
 describe('a worker that replays every task from its history (no workflow cache)', () => {
   it('counts each fact once all the same', async () => {
     const receiver = await startOtlpReceiver();
