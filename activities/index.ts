@@ -27,6 +27,8 @@ export interface ActivityDeps {
   registry?: ToolRegistry;
   /** The worker traces (workers/otel.ts): `listTools` tells each task to turn its spans on. */
   traces?: boolean;
+  /** The operator opted in to content on the spans: the LLM and tool activities add it to their attempt's span. */
+  captureContent?: boolean;
   /**
    * The worker's metrics (workers/metrics.ts): the LLM and tool activities record their histograms here,
    * and `listTools` tells each task to count its facts.
@@ -37,9 +39,10 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   const transcripts = transcriptStore(deps.store ?? storeFromEnv());
   return {
-    ...createLlmActivities(deps.llm ?? {}, transcripts, deps.policy, deps.metrics),
+    ...createLlmActivities(deps.llm ?? {}, transcripts, deps.policy, deps.metrics, deps.captureContent),
     ...createToolActivities(deps.policy, transcripts, deps.registry, {
       traces: deps.traces ?? false,
+      ...(deps.captureContent ? { captureContent: true } : {}),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
     }),
     ...createAlertActivities(deps.alerts),

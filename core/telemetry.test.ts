@@ -3,6 +3,9 @@ import { normalizedError, type ErrorCode } from './errors';
 import type { LlmSpec } from './llm-spec';
 import {
   breakerEvents,
+  chatContentAttributes,
+  CONTENT_CHARS,
+  toolContentAttributes,
   chatResultAttributes,
   chatSpan,
   countsOf,
@@ -182,5 +185,27 @@ describe('telemetry: metrics', () => {
     expect(METRIC.operationDuration).toMatchObject({ name: 'gen_ai.client.operation.duration', unit: 's' });
     expect(METRIC.operationDuration.buckets[0]).toBe(0.01);
     expect(METRIC.operationDuration.buckets.at(-1)).toBe(81.92);
+  });
+});
+
+describe('telemetry: content, when the operator opts in', () => {
+  it('writes messages as the conventions do (roles and parts), and cuts a long one with a note', () => {
+    const long = 'x'.repeat(CONTENT_CHARS + 10);
+    const a = chatContentAttributes(
+      [
+        { role: 'user', text: 'read it' },
+        { role: 'tool', callId: 'c1', name: 'fs.read', text: 'EPERM' },
+      ],
+      { text: long, toolCalls: [] },
+    );
+    expect(JSON.parse(String(a['gen_ai.input.messages']))).toEqual([
+      { role: 'user', parts: [{ type: 'text', content: 'read it' }] },
+      { role: 'tool', parts: [{ type: 'tool_call_response', id: 'c1', response: 'EPERM' }] },
+    ]);
+    expect(String(a['gen_ai.output.messages'])).toMatch(/… \[cut: \d+ more characters\]$/);
+    expect(toolContentAttributes({ path: 'a.md' }, 'hello')).toEqual({
+      'gen_ai.tool.call.arguments': '{"path":"a.md"}',
+      'gen_ai.tool.call.result': 'hello',
+    });
   });
 });

@@ -11,7 +11,7 @@
 import type { SafetyConfig } from './config';
 import type { NormalizedError } from './errors';
 import { calculateSeverity, type SafetyAlert } from './guides';
-import type { LlmResponse } from './llm';
+import type { ChatMessage, LlmResponse, LlmToolCall } from './llm';
 import type { LlmSpec } from './llm-spec';
 import { failuresInWindow, type SafetyCounters } from './safety-counters';
 import { HISTORY_LIMITS, type LockVerdict } from './safety-rungs';
@@ -458,4 +458,57 @@ export function continueAsNewEvent(tick: number, historyEvents: number): Telemet
  */
 export function errorType(error: { code?: unknown } | undefined): string {
   return typeof error?.code === 'string' && error.code ? error.code : '_OTHER';
+}
+
+// ---- content, only when the operator opts in ------------------------------------------------------
+
+/** The most characters a content attribute carries; longer text is cut with a note. */
+export const CONTENT_CHARS = 32_768;
+
+function capped(text: string): string {
+  return text.length <= CONTENT_CHARS
+    ? text
+    : `${text.slice(0, CONTENT_CHARS)}… [cut: ${text.length - CONTENT_CHARS} more characters]`;
+}
+
+/** A message as the GenAI conventions write it: a role and its parts. */
+function conventionMessage(m: ChatMessage | { role: 'assistant'; text?: string; toolCalls?: LlmToolCall[] }) {
+  const parts: Record<string, unknown>[] = [];
+  if (m.role === 'tool') parts.push({ type: 'tool_call_response', id: m.callId, response: m.text });
+  else if (m.text !== undefined) parts.push({ type: 'text', content: m.text });
+  if (m.role === 'assistant')
+    for (const c of m.toolCalls ?? []) parts.push({ type: 'tool_call', id: c.id, name: c.name, arguments: c.args });
+  return { role: m.role, parts };
+}
+
+/**
+ * What an LLM call sent and got, for the attempt's span when the operator opted in
+ * (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`): the conventions' `gen_ai.input.messages`,
+ * `gen_ai.output.messages` (JSON), each cut at `CONTENT_CHARS`.
+ *
+ * ```ts
+ * chatContentAttributes([{ role: 'user', text: 'hi' }], { text: 'hello', toolCalls: [] })
+ * // { 'gen_ai.input.messages': '[{"role":"user","parts":[{"type":"text","content":"hi"}]}]', 'gen_ai.output.messages': '[…]' }
+ * ```
+ */
+export function chatContentAttributes(
+  messages: readonly ChatMessage[],
+  answer: { text?: string; toolCalls: LlmToolCall[] },
+): Attributes {
+  const output = conventionMessage({ role: 'assistant', text: answer.text, toolCalls: answer.toolCalls });
+  return {
+    'gen_ai.input.messages': capped(JSON.stringify(messages.map(conventionMessage))),
+    'gen_ai.output.messages': capped(
+      JSON.stringify([{ ...output, finish_reason: answer.toolCalls.length ? 'tool_call' : 'stop' }]),
+    ),
+  };
+}
+
+/**
+ * A tool call's arguments and result (or error message) for the attempt's span, when the operator opted
+ * in: `gen_ai.tool.call.arguments`, `gen_ai.tool.call.result`, each cut at `CONTENT_CHARS`.
+ */
+export function toolContentAttributes(args: unknown, result: unknown): Attributes {
+  const text = (v: unknown) => capped(typeof v === 'string' ? v : JSON.stringify(v ?? null));
+  return { 'gen_ai.tool.call.arguments': text(args), 'gen_ai.tool.call.result': text(result) };
 }

@@ -129,6 +129,9 @@ export const WorkerEnvSchema = z.object({
   OTEL_EXPORTER_OTLP_METRICS_TIMEOUT: text('metric export timeout in ms'),
   OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: text('gzip or none'),
   OTEL_EXPORTER_OTLP_METRICS_TEMPORALITY_PREFERENCE: text('cumulative (default) or delta'),
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: text(
+    'true: prompts, answers, tool arguments and results on the spans (default false: none)',
+  ),
   OTEL_EXPORTER_OTLP_METRICS_DEFAULT_HISTOGRAM_AGGREGATION: text(
     'explicit_bucket_histogram (default) or base2_exponential_bucket_histogram (CloudWatch percentiles)',
   ),

@@ -27,6 +27,17 @@ describe('the trace settings (OTEL_*)', () => {
     ).toBeUndefined();
   });
 
+  it('carry no content unless the operator opts in, and say what the opt-in takes', () => {
+    const on = { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' };
+    expect(tracingConfigFromEnv(on)?.captureContent).toBeUndefined();
+    expect(
+      tracingConfigFromEnv({ ...on, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true' })?.captureContent,
+    ).toBe(true);
+    expect(problem({ ...on, OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'yes' })).toContain(
+      'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT="yes": must be true or false',
+    );
+  });
+
   it('send traces to …/v1/traces of the endpoint, or to the traces endpoint as it is', () => {
     expect(tracingConfigFromEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://api.honeycomb.io/' })).toMatchObject({
       exporter: 'otlp',

@@ -29,6 +29,11 @@ export interface TracingConfig {
   compression?: 'gzip' | 'none';
   /** The share of tasks traced (a sampler by trace id, so a task's spans are kept or dropped together). */
   ratio: number;
+  /**
+   * The operator opted in to prompts, answers and tool arguments and results on the attempts' spans
+   * (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true`); by default spans carry none.
+   */
+  captureContent?: true;
   /** The batch processor's bounds (`OTEL_BSP_*`); absent: OpenTelemetry's defaults (queue 2048). */
   batch: {
     maxQueueSize?: number;
@@ -69,6 +74,7 @@ export interface MetricsConfig {
 /** Every OpenTelemetry variable a worker reads. */
 export const OTEL_ENV_NAMES = [
   'OTEL_SDK_DISABLED',
+  'OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT',
   'OTEL_TRACES_EXPORTER',
   'OTEL_EXPORTER_OTLP_ENDPOINT',
   'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
@@ -288,12 +294,16 @@ function readTracing(r: Reader): TracingConfig | undefined {
     maxQueueSize: r.count('OTEL_BSP_MAX_QUEUE_SIZE', 1),
     maxExportBatchSize: r.count('OTEL_BSP_MAX_EXPORT_BATCH_SIZE', 1),
   };
+  const content = r.env('OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT');
+  if (content && !/^(true|false)$/i.test(content))
+    r.bad('OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT', 'must be true or false');
   const off = r.disabled || exporter === 'none' || (!exporter && !endpointSet) || ratio === 0;
   if (off) return undefined;
   return {
     exporter: exporter ?? 'otlp',
     ...otlp,
     ratio,
+    ...(content?.toLowerCase() === 'true' ? { captureContent: true as const } : {}),
     batch: Object.fromEntries(Object.entries(batch).filter(([, v]) => v !== undefined)),
     ...r.resource,
   };

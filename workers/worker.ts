@@ -122,6 +122,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
       policy: opts.activities?.policy ?? config.policy,
       registry,
       traces: tracing !== undefined,
+      ...(tracingConfig && tracingConfig.captureContent ? { captureContent: true } : {}),
       ...(opts.metrics ? { metrics: opts.metrics.activityMeter } : {}),
       // After the spread, so alert sinks given without a webhook keep the configured ones.
       alerts: { ...config.alerts, namespace, ...opts.activities?.alerts },

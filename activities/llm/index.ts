@@ -5,7 +5,8 @@
  * in `provider.ts`.
  */
 import { normalizedError } from '../../core/errors';
-import { llmMetricAttributes, METRIC } from '../../core/telemetry';
+import { trace } from '@opentelemetry/api';
+import { chatContentAttributes, llmMetricAttributes, METRIC } from '../../core/telemetry';
 import { Context } from '@temporalio/activity';
 import { secondsSince, thrownCode, type ActivityMeter } from '../metrics';
 import type { LlmCallInput, LlmResponse } from '../../core/llm';
@@ -76,6 +77,7 @@ export function createLlmActivities(
   transcripts: TranscriptStore,
   policy: LlmPolicy,
   meter?: ActivityMeter,
+  captureContent = false,
 ) {
   const providers = createLlmProviders(deps, policy);
   return {
@@ -111,6 +113,8 @@ export function createLlmActivities(
         meter.record(METRIC.tokenUsage, response.usage.inputTokens, { ...attributes, 'gen_ai.token.type': 'input' });
         meter.record(METRIC.tokenUsage, response.usage.outputTokens, { ...attributes, 'gen_ai.token.type': 'output' });
       }
+      // The attempt's span (Temporal's RunActivity, active here when the task traces).
+      if (captureContent) trace.getActiveSpan()?.setAttributes(chatContentAttributes(request.messages, response));
       return withStore(() => answer(response));
     },
   };

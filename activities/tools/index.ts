@@ -18,7 +18,8 @@ import {
 import { failure, normalizedError, success, type ToolExecutionResult } from '../../core/errors';
 import type { ToolSpec } from '../../core/llm';
 import { toolResultText } from '../../core/transcript';
-import { METRIC, toolMetricAttributes } from '../../core/telemetry';
+import { trace } from '@opentelemetry/api';
+import { METRIC, toolContentAttributes, toolMetricAttributes } from '../../core/telemetry';
 import { secondsSince, thrownCode, type ActivityMeter } from '../metrics';
 import { withStore, type TranscriptStore } from '../transcript';
 import { allowMatches, checkArgs, checkObjectArgs, isToolName } from '../../core/tools';
@@ -281,7 +282,7 @@ export function createToolActivities(
   policy: WorkerPolicy,
   transcripts?: TranscriptStore,
   registry: ToolRegistry = new ToolRegistry(),
-  telemetry: { traces?: boolean; metrics?: ActivityMeter } = {},
+  telemetry: { traces?: boolean; metrics?: ActivityMeter; captureContent?: boolean } = {},
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
   listTools(req: ListToolsRequest): Promise<ListedTools>;
@@ -317,6 +318,10 @@ export function createToolActivities(
       }
       const { retryAfterMs, ...result } = ran;
       meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(req.name, result.error));
+      if (telemetry.captureContent)
+        trace
+          .getActiveSpan()
+          ?.setAttributes(toolContentAttributes(req.args, result.success ? result.data : result.error?.message));
       // Every failure fails the activity, so the Web UI shows a failed call in red with its error: an
       // execution error is not retried (the workflow feeds it back as pain), a transient one is.
       if (!result.success && result.error !== undefined) {

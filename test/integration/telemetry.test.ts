@@ -280,6 +280,46 @@ describe("a submitter's trace context (traceparent)", () => {
   });
 });
 
+describe('a worker whose operator opted in to content (OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT)', () => {
+  it("puts each LLM call's messages and each tool call's arguments and result on the attempt's span", async () => {
+    const own = await startOtlpReceiver();
+    const content = await startHarness({
+      name: 'otel-content',
+      tracing: { ...tracingTo(own.url), captureContent: true },
+    });
+    try {
+      const run = await runScenario(content, SCENARIOS.eperm);
+      const spans = await traceOf(own, run);
+      const llm = spans.filter((s) => s.name === 'RunActivity:llm');
+      expect(llm).toHaveLength(4);
+      const input = JSON.parse(String(llm[0]!.attributes['gen_ai.input.messages'])) as { role: string }[];
+      expect(input.map((m) => m.role)).toEqual(['system', 'user']);
+      expect(JSON.stringify(input)).toContain(SCENARIOS.eperm.goal);
+      expect(JSON.parse(String(llm[0]!.attributes['gen_ai.output.messages']))).toEqual([
+        {
+          role: 'assistant',
+          parts: [
+            { type: 'text', content: 'I will read the secret file.' },
+            { type: 'tool_call', id: expect.any(String), name: 'fs.read', arguments: { path: '/root/secret.txt' } },
+          ],
+          finish_reason: 'tool_call',
+        },
+      ]);
+      const tools = spans.filter((s) => s.name === 'RunActivity:tool');
+      expect(tools.map((t) => t.attributes['gen_ai.tool.call.arguments'])).toEqual([
+        '{"path":"/root/secret.txt"}',
+        '{}',
+        '{"path":"notes.md"}',
+      ]);
+      expect(tools[0]!.attributes['gen_ai.tool.call.result']).toContain('EPERM');
+      expect(tools[2]!.attributes['gen_ai.tool.call.result']).toContain('agents work only inside');
+    } finally {
+      await content.stop();
+      await own.close();
+    }
+  });
+});
+
 describe('a worker whose collector is unreachable', () => {
   it('completes the task and logs the failed export once', async () => {
     const logged: string[] = [];
