@@ -37,6 +37,7 @@ import {
   type StreamEvent,
 } from '../core/contract';
 import { InvalidArgumentError, isRequestError, RefusedError } from '../core/errors';
+import { traceparentSchema } from '../core/payloads';
 import { TASK_WORKFLOW_ID_PATTERN } from '../core/tenant';
 import { AuthError, roleAllows, type Authenticator, type Principal, type Role } from './auth';
 
@@ -217,6 +218,10 @@ const routes = {
         'idempotency-key': z.string().optional().openapi({
           description:
             'Makes the submit safe to retry: a submit sent again with the same key (1-255 visible ASCII characters) is answered as the first was and runs at most once',
+        }),
+        traceparent: z.string().optional().openapi({
+          description:
+            "The caller's W3C trace context: when the worker traces, the task's trace links to this span. A malformed one is ignored, as W3C Trace Context says",
         }),
       }),
       body: { content: { 'application/json': { schema: SubmitBodySchema } }, required: true },
@@ -445,13 +450,14 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
     const { agents } = await allow('submit', c);
     const { agentId } = c.req.valid('param');
     const { wait } = c.req.valid('query');
-    const key = c.req.valid('header')['idempotency-key'];
+    const { 'idempotency-key': key, traceparent } = c.req.valid('header');
     const body = c.req.valid('json');
     const task = {
       goal: body.goal,
       ...(body.priority !== undefined ? { priority: body.priority } : {}),
       ...(body.taskId ? { taskId: body.taskId } : {}),
       ...(key !== undefined ? { idempotencyKey: key } : {}),
+      ...(traceparent && traceparentSchema().safeParse(traceparent).success ? { traceparent } : {}),
     };
     // Parsed here, once: a config or an LLM creates the agent if needed; without either, the task runs with the agent's
     // config.

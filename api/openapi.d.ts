@@ -19,6 +19,8 @@ export interface paths {
                 header?: {
                     /** @description Makes the submit safe to retry: a submit sent again with the same key (1-255 visible ASCII characters) is answered as the first was and runs at most once */
                     "idempotency-key"?: string;
+                    /** @description The caller's W3C trace context: when the worker traces, the task's trace links to this span. A malformed one is ignored, as W3C Trace Context says */
+                    traceparent?: string;
                 };
                 path: {
                     agentId: string;
@@ -85,6 +87,7 @@ export interface paths {
                                 text: string;
                             }[];
                             finalText?: string;
+                            traceId?: string;
                             omitted?: {
                                 toolCalls: number;
                                 injections: number;
@@ -246,6 +249,7 @@ export interface paths {
                                 workflowId: string;
                                 tick: number;
                                 runTokens?: number;
+                                traceId?: string;
                             };
                             suspendedTask?: {
                                 taskId: string;
@@ -315,6 +319,7 @@ export interface paths {
                                     text: string;
                                 }[];
                                 finalText?: string;
+                                traceId?: string;
                                 omitted?: {
                                     toolCalls: number;
                                     injections: number;
@@ -627,6 +632,7 @@ export interface paths {
                                 text: string;
                             }[];
                             finalText?: string;
+                            traceId?: string;
                             omitted?: {
                                 toolCalls: number;
                                 injections: number;
@@ -1777,6 +1783,7 @@ export interface components {
                         text: string;
                     }[];
                     finalText?: string;
+                    traceId?: string;
                     omitted?: {
                         toolCalls: number;
                         injections: number;

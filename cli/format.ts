@@ -105,7 +105,7 @@ export function formatStatus(s: AgentStatus): string {
           .join(', ')}${c.note ? ` (${c.note})` : ''}`,
     ),
     s.currentTask
-      ? `running ${s.currentTask.taskId} at tick ${s.currentTask.tick} (${s.currentTask.workflowId})`
+      ? `running ${s.currentTask.taskId} at tick ${s.currentTask.tick} (${s.currentTask.workflowId})${s.currentTask.traceId ? ` · trace ${s.currentTask.traceId}` : ''}`
       : 'no task running',
     ...(s.approvals ?? []).map(
       (p) =>

@@ -133,6 +133,11 @@ export interface SubmitInput {
    * `Idempotency-Key`).
    */
   idempotencyKey?: string;
+  /**
+   * The caller's W3C trace context (`00-<trace id>-<span id>-<flags>`): when the worker traces, the task's
+   * trace links to that span (docs/OBSERVABILITY.md).
+   */
+  traceparent?: string;
 }
 
 export interface AgentClientOptions {
@@ -485,7 +490,12 @@ export class AgentClient {
       ...s,
       tokensUsed: s.tokensUsed - known + live.runTokens,
       counters: live.counters,
-      currentTask: { ...current, tick: live.tick, runTokens: live.runTokens },
+      currentTask: {
+        ...current,
+        tick: live.tick,
+        runTokens: live.runTokens,
+        ...(live.traceId ? { traceId: live.traceId } : {}),
+      },
     };
   }
 
@@ -889,12 +899,18 @@ function submitPayload(input: {
   priority?: number;
   taskId?: string;
   idempotencyKey?: string;
+  traceparent?: string;
 }): SubmitTaskInput {
   if (input.idempotencyKey !== undefined) parsePayload(IdempotencyKeySchema, input.idempotencyKey, 'idempotency key');
-  const { goal, priority, taskId } = input;
+  const { goal, priority, taskId, traceparent } = input;
   return parsePayload(
     SubmitTaskInputSchema,
-    { goal, ...(priority !== undefined ? { priority } : {}), ...(taskId !== undefined ? { taskId } : {}) },
+    {
+      goal,
+      ...(priority !== undefined ? { priority } : {}),
+      ...(taskId !== undefined ? { taskId } : {}),
+      ...(traceparent !== undefined ? { traceparent } : {}),
+    },
     'task',
   ) as SubmitTaskInput;
 }

@@ -488,6 +488,16 @@ describe('AgentEntity: the contract at its door', () => {
     expect(() => agentOf().parseSubmit({ goal: 'g', priority: 0 })).toThrow(/priority: .*reserved for SYSTEM_HALT/);
   });
 
+  it("carries a submit's traceparent to the task's run, and refuses a malformed one", () => {
+    const agent = agentOf();
+    const traceparent = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+    agent.submit(agent.parseSubmit({ goal: 'g', traceparent }));
+    expect(agent.startNext()?.task.traceparent).toBe(traceparent);
+    expect(() => agent.parseSubmit({ goal: 'g', traceparent: traceparent.toUpperCase() })).toThrow(
+      /traceparent: traceparent must be a W3C trace context/,
+    );
+  });
+
   it('numbers its own tasks around ids a caller chose', () => {
     const agent = agentOf();
     agent.submit({ goal: 'mine', taskId: 'task-2' });

@@ -79,6 +79,8 @@ export interface RunningTask {
   runTokens: number;
   /** Human messages forwarded to this run (bounded by LIMITS.messagesPerRun). */
   messages?: number;
+  /** The task's trace id, from its progress reports when its worker traces. */
+  traceId?: string;
 }
 
 export interface SuspendedTask {
@@ -255,6 +257,7 @@ export class AgentEntity {
     if (input.priority !== undefined) out.priority = input.priority;
     if (input.taskId !== undefined) out.taskId = input.taskId;
     if (input.acceptBy !== undefined) out.acceptBy = input.acceptBy;
+    if (input.traceparent !== undefined) out.traceparent = input.traceparent;
     if (input.config !== undefined) out.config = parseTaskConfig(input.config, this.data.config?.llm, 'task config');
     return out;
   }
@@ -342,6 +345,7 @@ export class AgentEntity {
       priority: input.priority ?? DEFAULT_TASK_PRIORITY,
     };
     if (input.config) task.config = input.config;
+    if (input.traceparent) task.traceparent = input.traceparent;
     d.inbox = enqueue(d.inbox, task);
     // A cancelled task submitted again under its id is no longer cancelled.
     d.cancelledTasks = d.cancelledTasks.filter((c) => c.taskId !== taskId);
@@ -424,11 +428,13 @@ export class AgentEntity {
     runTokens: number;
     counters: SafetyCounters;
     lastErrorCode?: string;
+    traceId?: string;
   }): void {
     const c = this.data.current;
     if (!c || c.task.taskId !== p.taskId) return;
     c.tick = p.tick;
     c.runTokens = p.runTokens;
+    if (p.traceId) c.traceId = p.traceId;
     this.data.counters = p.counters;
     if (p.lastErrorCode) this.data.lastErrorCode = p.lastErrorCode;
   }
@@ -765,6 +771,7 @@ export class AgentEntity {
         workflowId: d.current.workflowId,
         tick: d.current.tick,
         runTokens: d.current.runTokens,
+        ...(d.current.traceId ? { traceId: d.current.traceId } : {}),
       };
     if (d.suspended) s.suspendedTask = { taskId: d.suspended.task.taskId, workflowId: d.suspended.workflowId };
     if (d.approvals?.length) s.approvals = d.approvals;

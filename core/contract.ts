@@ -233,6 +233,8 @@ export const AgentStatusSchema = z.object({
        * count from the task).
        */
       runTokens: z.number().int().min(0).optional(),
+      /** The task's OpenTelemetry trace id, when its worker traces (docs/OBSERVABILITY.md). */
+      traceId: z.string().optional(),
     })
     .optional(),
   suspendedTask: z.object({ taskId: z.string(), workflowId: z.string() }).optional(),

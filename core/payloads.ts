@@ -161,6 +161,8 @@ export const taskResultSchema = once(() =>
     toolCalls: z.array(toolCallRecordSchema()),
     injections: z.array(injectionSchema()),
     finalText: z.string().optional(),
+    /** The task's OpenTelemetry trace id (32 hex digits), when its worker traces: find the trace by it. */
+    traceId: z.string().optional(),
     /** How many of the oldest tool calls and injections were left out to keep the result bounded. */
     omitted: z.object({ toolCalls: z.number().int().min(0), injections: z.number().int().min(0) }).optional(),
     /** Present when the task FAILED: what the provider or the system said. */
@@ -229,6 +231,16 @@ export const prioritySchema = once(() =>
  * parsed (`AgentConfig`), and a parsed config parses to itself. Without one, the task runs with the
  * agent's config.
  */
+/** A W3C trace context header: version 00, a trace id and a span id (not all zeros), flags. */
+export const traceparentSchema = once(() =>
+  z
+    .string({ error: 'traceparent must be a string' })
+    .regex(
+      /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/,
+      'traceparent must be a W3C trace context: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>, lower case, ids not all zeros',
+    ),
+);
+
 export const submitTaskInputSchema = once(() =>
   z
     .object({
@@ -250,6 +262,11 @@ export const submitTaskInputSchema = once(() =>
         .int('acceptBy must be a whole number')
         .positive('acceptBy must be > 0')
         .optional(),
+      /**
+       * The caller's W3C trace context (`traceparent`): the task's trace links to the caller's span, so a
+       * request's trace leads to the task it started (docs/OBSERVABILITY.md).
+       */
+      traceparent: traceparentSchema().optional(),
     })
     .strict(),
 );
@@ -311,6 +328,8 @@ export const taskProgressSchema = once(() =>
       runTokens: z.number().int().min(0),
       counters: safetyCountersSchema(),
       lastErrorCode: z.string().optional(),
+      /** The task's trace id, when its worker traces. */
+      traceId: z.string().optional(),
     })
     .strict(),
 );

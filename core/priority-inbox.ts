@@ -18,6 +18,8 @@ export interface QueuedTask {
   seq: number;
   /** The config the task was submitted with, when it differs from the agent's (its `safety`: the limits it gives). */
   config?: TaskConfig;
+  /** The submitter's trace context, when it sent one: the task's trace links to it. */
+  traceparent?: string;
 }
 
 export interface PriorityInbox {

@@ -103,6 +103,8 @@ export interface TaskRunInput {
   traced?: boolean;
   /** The task counts its facts in metrics (its worker said so at its start): carried likewise. */
   metered?: boolean;
+  /** The submitter's trace context: a new task's span links to it. */
+  traceparent?: string;
 }
 
 /** What a task's next run takes over when it continues as new, besides the checkpoint. */
@@ -388,6 +390,7 @@ export class TaskRun {
       runTokens: this.runTokens,
       counters: this.counters,
       ...this.lastError(),
+      ...(this.traceId ? { traceId: this.traceId } : {}),
     };
   }
 
@@ -837,6 +840,7 @@ export class TaskRun {
       toolCalls: cp.toolCalls,
       injections: cp.injections,
       ...omitted,
+      ...(this.traceId ? { traceId: this.traceId } : {}),
     };
   }
 

@@ -13,6 +13,7 @@ import {
   llmTarget,
   METRIC,
   painEvent,
+  remoteSpan,
   taskSpanAttributes,
   toolMetricAttributes,
   toolSpan,
@@ -72,6 +73,17 @@ describe('telemetry: spans', () => {
     expect(toolSpan('fs.read', 't1-0', 1).name).toBe('execute_tool fs.read');
     expect(errorType({ code: 'EPERM' })).toBe('EPERM');
     expect(errorType(undefined)).toBe('_OTHER');
+  });
+});
+
+describe("telemetry: a caller's span", () => {
+  it('reads the trace id, span id and sampled flag of a traceparent', () => {
+    expect(remoteSpan('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toEqual({
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+      traceFlags: 1,
+    });
+    expect(remoteSpan('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-00').traceFlags).toBe(0);
   });
 });
 

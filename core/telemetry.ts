@@ -393,6 +393,27 @@ export function breakerEvents(
   return events;
 }
 
+/** A remote span, as a W3C `traceparent` names it. */
+export interface RemoteSpan {
+  traceId: string;
+  spanId: string;
+  /** 1: the caller sampled it. */
+  traceFlags: number;
+}
+
+/**
+ * The span a `traceparent` names (checked by the contract's `traceparentSchema` before it gets here).
+ *
+ * ```ts
+ * remoteSpan('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')
+ * // { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: 1 }
+ * ```
+ */
+export function remoteSpan(traceparent: string): RemoteSpan {
+  const [, traceId = '', spanId = '', flags = '00'] = traceparent.split('-');
+  return { traceId, spanId, traceFlags: parseInt(flags, 16) & 1 };
+}
+
 /**
  * Events of rarer facts: a halt, an approval asked and decided, the move to a fresh history.
  *

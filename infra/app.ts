@@ -2,7 +2,8 @@
  * The CDK app (`npx cdk synth`, `npx cdk deploy`; cdk.json runs the compiled lib/infra/app.js, so
  * `npm run build` first). Context (`-c key=value`): temporalAddress and temporalNamespace (required),
  * temporalAuth (api-key | mtls | none, default api-key), alertEmail, workerImage, workerBuildId,
- * drainingWorkers (JSON: `[{"buildId":"…","image":"…"}]`), minWorkers, maxWorkers, apiTenantClaim.
+ * drainingWorkers (JSON: `[{"buildId":"…","image":"…"}]`), minWorkers, maxWorkers, apiTenantClaim,
+ * observability (true | false, default true), collectorImage.
  * See docs/DEPLOY.md.
  */
 import path from 'node:path';
@@ -22,6 +23,14 @@ const required = (key: string, example: string): string => {
 const auth = ctx('temporalAuth') ?? 'api-key';
 if (!['api-key', 'mtls', 'none'].includes(auth))
   throw new Error(`context temporalAuth must be api-key, mtls or none, got "${auth}"`);
+
+/** A true/false switch (`-c observability=false`); unset: undefined. */
+function flag(key: string): boolean | undefined {
+  const v = ctx(key);
+  if (v === undefined) return undefined;
+  if (v !== 'true' && v !== 'false') throw new Error(`context ${key} must be true or false, got "${v}"`);
+  return v === 'true';
+}
 
 /** The versions still draining (docs/DEPLOY.md#rolling-workers), checked: a typo would remove a service. */
 function drainingWorkers(): WorkerVersion[] | undefined {
@@ -58,6 +67,8 @@ new StarryStack(app, ctx('stackName') ?? 'OpenStarry', {
   ...(ctx('minWorkers') ? { minWorkers: Number(ctx('minWorkers')) } : {}),
   ...(ctx('maxWorkers') ? { maxWorkers: Number(ctx('maxWorkers')) } : {}),
   ...(ctx('apiTenantClaim') ? { apiTenantClaim: ctx('apiTenantClaim') } : {}),
+  ...(flag('observability') === false ? { observability: false } : {}),
+  ...(ctx('collectorImage') ? { collectorImage: ctx('collectorImage') } : {}),
   projectRoot: path.join(__dirname, '..', '..'),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });

@@ -9,6 +9,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { API_ENV_NAMES } from '../api/env';
 import { WorkerEnvSchema } from '../workers/env';
+import { CLOUDWATCH_METRICS, type collectorConfig } from './observability';
 import { StarryStack } from './stack';
 
 const projectRoot = path.join(__dirname, '..');
@@ -30,14 +31,59 @@ function synth(over: Partial<ConstructorParameters<typeof StarryStack>[2]> = {})
   return { stack, template: Template.fromStack(stack) };
 }
 
+let draining: ReturnType<typeof synth> | undefined;
+/** The stack with one draining version beside the current one (synthesized once). */
+const synthDraining = () =>
+  (draining ??= synth({
+    drainingWorkers: [{ buildId: '0.1.0-aaaaaaaaaaaa', image: 'public.ecr.aws/example/openstarry:0' }],
+  }));
+
 jest.setTimeout(120_000);
 const { stack, template } = synth();
 const json = JSON.stringify(template.toJSON());
 
+interface Container {
+  Name: string;
+  Image: string;
+  Essential?: boolean;
+  Environment?: { Name: string; Value: unknown }[];
+  Secrets?: { Name: string }[];
+  [key: string]: unknown;
+}
+/** The containers of the (first) worker task definition. */
+function containers(t: Template): Container[] {
+  const [def] = Object.values(t.findResources('AWS::ECS::TaskDefinition'));
+  return def?.Properties.ContainerDefinitions as Container[];
+}
+function taskRoleStatements(t: Template) {
+  const policies = Object.values(t.findResources('AWS::IAM::Policy')).filter((p) =>
+    JSON.stringify(p).includes('WorkerTaskRole'),
+  );
+  expect(policies).toHaveLength(1);
+  return policies[0]?.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[];
+}
+const bucketArn = { 'Fn::GetAtt': [expect.stringMatching(/^Transcripts/), 'Arn'] };
+const objects = { 'Fn::Join': ['', [bucketArn, '/*']] };
+/** What the worker's own code may do: alerts and transcripts. */
+const APP_STATEMENTS = [
+  { Action: 'sns:Publish', Effect: 'Allow', Resource: { Ref: expect.stringMatching(/^Alerts/) } },
+  { Action: ['s3:GetObject*', 's3:GetBucket*', 's3:List*'], Effect: 'Allow', Resource: [bucketArn, objects] },
+  { Action: expect.arrayContaining(['s3:PutObject']), Effect: 'Allow', Resource: objects },
+];
+/** What its collector may do: spans to the X-Ray OTLP endpoint, EMF records into the stack's own group. */
+const TELEMETRY_STATEMENTS = [
+  { Action: ['xray:PutSpans', 'xray:PutSpansForIndexing'], Effect: 'Allow', Resource: '*' },
+  {
+    Action: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+    Effect: 'Allow',
+    Resource: { 'Fn::GetAtt': [expect.stringMatching(/^ObservabilityMetricsLogs/), 'Arn'] },
+  },
+];
+
 describe('the workers on Fargate', () => {
   it('run `starry worker` with Temporal from the props and every secret from Secrets Manager', () => {
     template.hasResourceProperties('AWS::ECS::TaskDefinition', {
-      ContainerDefinitions: [
+      ContainerDefinitions: Match.arrayWith([
         Match.objectLike({
           Image: 'public.ecr.aws/example/openstarry:1',
           Command: ['node', 'bin/starry.js', 'worker'],
@@ -57,25 +103,19 @@ describe('the workers on Fargate', () => {
             }),
           ],
         }),
-      ],
+      ]),
     });
   });
 
   it('set only variables the worker reads (workers/env.ts)', () => {
-    const [def] = Object.values(template.findResources('AWS::ECS::TaskDefinition')) as Array<{
-      Properties: { ContainerDefinitions: Array<{ Environment: { Name: string }[]; Secrets: { Name: string }[] }> };
-    }>;
-    const names = def!.Properties.ContainerDefinitions.flatMap((c) =>
-      [...c.Environment, ...c.Secrets].map((v) => v.Name),
-    );
+    const worker = containers(template).find((c) => c.Name === 'worker');
+    const names = [...(worker?.Environment ?? []), ...(worker?.Secrets ?? [])].map((v) => v.Name);
     expect(names.length).toBeGreaterThan(3);
     expect(names.filter((n) => !(n in WorkerEnvSchema.shape))).toEqual([]);
   });
 
   it('run each worker version as its own service, named by its build id: the new one makes itself current, a draining one keeps its pinned tasks until it is dropped', () => {
-    const { template: t } = synth({
-      drainingWorkers: [{ buildId: '0.1.0-aaaaaaaaaaaa', image: 'public.ecr.aws/example/openstarry:0' }],
-    });
+    const { template: t } = synthDraining();
     const services = t.findResources('AWS::ECS::Service');
     expect(Object.keys(services).map((id) => id.replace(/[0-9A-F]{8}$/, ''))).toEqual([
       'Workers010aaaaaaaaaaaaService',
@@ -119,22 +159,12 @@ describe('the workers on Fargate', () => {
     });
   });
 
-  it('may publish to the alert topic and read and write the transcript bucket, nothing else (no delete); the task role has no other policy', () => {
-    const policies = template.findResources('AWS::IAM::Policy');
-    const taskRolePolicies = Object.values(policies).filter((p) => JSON.stringify(p).includes('WorkerTaskRole'));
-    expect(taskRolePolicies).toHaveLength(1);
-    const bucketArn = { 'Fn::GetAtt': [expect.stringMatching(/^Transcripts/), 'Arn'] };
-    const objects = { 'Fn::Join': ['', [bucketArn, '/*']] };
-    const statements = taskRolePolicies[0]?.Properties.PolicyDocument.Statement as {
-      Action: string | string[];
-      Resource: unknown;
-    }[];
-    expect(statements).toEqual([
-      { Action: 'sns:Publish', Effect: 'Allow', Resource: { Ref: expect.stringMatching(/^Alerts/) } },
-      { Action: ['s3:GetObject*', 's3:GetBucket*', 's3:List*'], Effect: 'Allow', Resource: [bucketArn, objects] },
-      { Action: expect.arrayContaining(['s3:PutObject']), Effect: 'Allow', Resource: objects },
-    ]);
-    expect(statements.flatMap((st) => st.Action).filter((a) => /Delete|^s3:\*$/.test(a))).toEqual([]);
+  it('may publish to the alert topic, read and write the transcript bucket, and send its telemetry, nothing else (no delete); the task role has no other policy', () => {
+    const statements = taskRoleStatements(template);
+    expect(statements).toEqual([...APP_STATEMENTS, ...TELEMETRY_STATEMENTS]);
+    expect(statements.flatMap((st) => st.Action).filter((a) => /Delete|^s3:\*$|^logs:CreateLogGroup$/.test(a))).toEqual(
+      [],
+    );
   });
 
   it('alarm on worker errors, to the alert topic', () => {
@@ -182,14 +212,19 @@ describe('the HTTP API on Lambda', () => {
     });
   });
 
-  it('may read its own secrets, and only those', () => {
+  it('may read its own secrets and send its X-Ray segments, and nothing else', () => {
     const policies = Object.values(template.findResources('AWS::IAM::Policy')).filter((p) =>
       JSON.stringify(p).includes('ApiFunctionServiceRole'),
     );
     const actions = policies.flatMap((p) =>
       (p.Properties.PolicyDocument.Statement as { Action: string | string[] }[]).flatMap((s) => s.Action),
     );
-    expect([...new Set(actions)].sort()).toEqual(['secretsmanager:DescribeSecret', 'secretsmanager:GetSecretValue']);
+    expect([...new Set(actions)].sort()).toEqual([
+      'secretsmanager:DescribeSecret',
+      'secretsmanager:GetSecretValue',
+      'xray:PutTelemetryRecords',
+      'xray:PutTraceSegments',
+    ]);
   });
 });
 
@@ -231,12 +266,13 @@ describe('the streaming API on a function URL', () => {
     expect(bundle).toContain('awslambda global is missing');
   });
 
-  it('may read the API secrets, and only those; anyone may invoke it through its URL, and no other way', () => {
+  it('may read the API secrets and send its X-Ray segments, and only those; anyone may invoke it through its URL, and no other way', () => {
     const role = (resource(fnId).Properties.Role as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
     const statements = Object.values(template.findResources('AWS::IAM::Policy'))
       .filter((p) => JSON.stringify(p.Properties.Roles) === JSON.stringify([{ Ref: role }]))
       .flatMap((p) => p.Properties.PolicyDocument.Statement as { Action: string[]; Resource: unknown }[]);
     expect(statements).toEqual([
+      expect.objectContaining({ Action: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'], Resource: '*' }),
       expect.objectContaining({
         Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
         Resource: { Ref: expect.stringMatching(/^ApiJwtSecret/) },
@@ -298,6 +334,240 @@ describe('alerts and logs', () => {
   });
 });
 
+describe('observability (infra/observability.ts)', () => {
+  const collector = () => containers(template).find((c) => c.Name === 'otel-collector');
+  /** The collector's configuration as the task gets it, with the region and the EMF group filled in. */
+  const config = () => {
+    const value = collector()?.Environment?.find((e) => e.Name === 'AOT_CONFIG_CONTENT')?.Value as {
+      'Fn::Join': ['', unknown[]];
+    };
+    const text = value['Fn::Join'][1]
+      .map((part) =>
+        typeof part === 'string'
+          ? part
+          : JSON.stringify(part) === '{"Ref":"AWS::Region"}'
+            ? 'eu-test-1'
+            : `<${(part as { Ref: string }).Ref}>`,
+      )
+      .join('');
+    return JSON.parse(text) as ReturnType<typeof collectorConfig>;
+  };
+  const dashboardBody = () => {
+    const [dashboard] = Object.values(template.findResources('AWS::CloudWatch::Dashboard'));
+    const parts = (dashboard?.Properties.DashboardBody as { 'Fn::Join': ['', unknown[]] })['Fn::Join'][1];
+    return parts.map((p) => (typeof p === 'string' ? p : 'REGION')).join('');
+  };
+  const declared = (metric: string, dims: string[]) =>
+    CLOUDWATCH_METRICS.some(
+      (m) =>
+        m.name === metric &&
+        m.dimensions.some((d) => JSON.stringify([...d].sort()) === JSON.stringify([...dims].sort())),
+    );
+
+  it('runs a pinned ADOT collector beside each worker: not essential, its own log group, health-checked without a shell, restarted, started before the worker', () => {
+    expect(collector()).toMatchObject({
+      Image: expect.stringMatching(/^public\.ecr\.aws\/aws-observability\/aws-otel-collector:v\d+\.\d+\.\d+$/),
+      Essential: false,
+      Cpu: 256,
+      Memory: 256,
+      LogConfiguration: {
+        LogDriver: 'awslogs',
+        Options: expect.objectContaining({
+          'awslogs-group': { Ref: expect.stringMatching(/^ObservabilityCollectorLogs/) },
+        }),
+      },
+      HealthCheck: expect.objectContaining({ Command: ['CMD', '/healthcheck'] }),
+      RestartPolicy: { Enabled: true, RestartAttemptPeriod: 60 },
+    });
+    expect(containers(template).find((c) => c.Name === 'worker')?.DependsOn).toEqual([
+      { Condition: 'START', ContainerName: 'otel-collector' },
+    ]);
+    // One per worker version.
+    const { template: t } = synthDraining();
+    for (const def of Object.values(t.findResources('AWS::ECS::TaskDefinition')))
+      expect((def.Properties.ContainerDefinitions as Container[]).map((c) => c.Name)).toEqual([
+        'worker',
+        'otel-collector',
+      ]);
+  });
+
+  it("configures it: OTLP in on loopback only, traces to the region's X-Ray OTLP endpoint signed with SigV4, metrics filtered to the declared ones, made deltas and written as EMF into the stack's group", () => {
+    const c = config();
+    expect(c.receivers.otlp.protocols).toEqual({
+      http: { endpoint: '127.0.0.1:4318' },
+      grpc: { endpoint: '127.0.0.1:4317' },
+    });
+    expect(c.extensions).toEqual({
+      health_check: { endpoint: '127.0.0.1:13133' },
+      sigv4auth: { region: 'eu-test-1', service: 'xray' },
+    });
+    expect(c.exporters['otlp_http/xray']).toEqual({
+      traces_endpoint: 'https://xray.eu-test-1.amazonaws.com/v1/traces',
+      auth: { authenticator: 'sigv4auth' },
+      compression: 'gzip',
+    });
+    expect(c.exporters.awsemf).toMatchObject({
+      region: 'eu-test-1',
+      namespace: 'OpenStarry',
+      log_group_name: expect.stringMatching(/^<ObservabilityMetricsLogs/),
+      dimension_rollup_option: 'NoDimensionRollup',
+    });
+    const { traces, metrics } = c.service.pipelines;
+    expect([traces.receivers, traces.exporters, metrics.receivers, metrics.exporters]).toEqual([
+      ['otlp'],
+      ['otlp_http/xray'],
+      ['otlp'],
+      ['awsemf'],
+    ]);
+    // The memory limiter first, the batch last; metrics filtered before they become deltas (no state is
+    // kept for the series dropped).
+    for (const p of [traces, metrics])
+      expect([p.processors[0], p.processors.at(-1)]).toEqual(['memory_limiter', 'batch']);
+    expect(metrics.processors.indexOf('filter/cloudwatch')).toBeLessThan(
+      metrics.processors.indexOf('cumulativetodelta'),
+    );
+    // Every component a pipeline names is configured, and every configured one is used.
+    const used = Object.values(c.service.pipelines).flatMap((p) => [...p.receivers, ...p.processors, ...p.exporters]);
+    const defined = [...Object.keys(c.receivers), ...Object.keys(c.processors), ...Object.keys(c.exporters)];
+    expect([...new Set(used)].sort()).toEqual(defined.sort());
+    expect(c.service.extensions.sort()).toEqual(Object.keys(c.extensions).sort());
+    // Each series' first point counts (the JS SDK stamps it start == time, which `auto` would drop).
+    expect(c.processors.cumulativetodelta).toEqual({ initial_value: 'keep' });
+    expect(c.exporters.awsemf.metric_descriptors).toEqual(
+      CLOUDWATCH_METRICS.map((m) => ({ metric_name: m.name, unit: m.unit, overwrite: true })),
+    );
+    // The filter keeps exactly the declared metrics; each declaration selects its one metric by name.
+    expect(c.processors['filter/cloudwatch'].metrics.metric).toEqual([
+      `not (${CLOUDWATCH_METRICS.map((m) => `name == "${m.name}"`).join(' or ')})`,
+    ]);
+    for (const [i, m] of CLOUDWATCH_METRICS.entries()) {
+      const [selector] = c.exporters.awsemf.metric_declarations[i]?.metric_name_selectors ?? [];
+      expect([
+        m.name,
+        new RegExp(selector ?? '$^').test(m.name),
+        new RegExp(selector ?? '$^').test(`${m.name}x`),
+      ]).toEqual([m.name, true, false]);
+    }
+  });
+
+  it('points the worker at it: OTLP to the collector on loopback, as openstarry-worker of this stack and build id', () => {
+    expect(containers(template).find((c) => c.Name === 'worker')?.Environment).toEqual(
+      expect.arrayContaining([
+        { Name: 'OTEL_EXPORTER_OTLP_ENDPOINT', Value: 'http://127.0.0.1:4318' },
+        { Name: 'OTEL_SERVICE_NAME', Value: 'openstarry-worker' },
+        {
+          Name: 'OTEL_RESOURCE_ATTRIBUTES',
+          Value: 'deployment.environment.name=Test,service.version=0.1.0-bbbbbbbbbbbb',
+        },
+      ]),
+    );
+  });
+
+  it('lets the task role write spans and its own EMF group only (exactly the two statements after the app’s)', () => {
+    expect(taskRoleStatements(template).slice(APP_STATEMENTS.length)).toEqual(TELEMETRY_STATEMENTS);
+    template.hasResourceProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  it('traces both API functions with X-Ray (active tracing)', () => {
+    const fns = Object.values(
+      template.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } }),
+    );
+    expect(fns.map((f) => f.Properties.TracingConfig)).toEqual([{ Mode: 'Active' }, { Mode: 'Active' }]);
+  });
+
+  it('has a dashboard of tasks by outcome, tokens by model and type, LLM latency p50/p95 by model, pain by code, breaker trips, lockouts by reason, halts, tool duration, ticks and worker errors, each on a declared metric', () => {
+    const body = JSON.parse(dashboardBody()) as {
+      widgets: { properties: { title?: string; metrics?: unknown[][] } }[];
+    };
+    const widgets = body.widgets.filter((w) => w.properties.metrics);
+    const searches = widgets.flatMap((w) =>
+      w.properties.metrics!.flatMap((line) =>
+        line
+          .map((e) => (e as { expression?: string }).expression)
+          .filter((e): e is string => !!e)
+          .map((e) => {
+            const [, dims, metric, stat] =
+              /^SEARCH\('\{OpenStarry,([^}]*)\} MetricName="([^"]+)"', '(\w+)'\)$/.exec(e) ?? [];
+            return {
+              title: w.properties.title,
+              metric,
+              stat,
+              dims: dims?.split(',').map((d) => JSON.parse(d) as string),
+            };
+          }),
+      ),
+    );
+    const plain = widgets.flatMap((w) =>
+      w.properties.metrics!.filter((line) => line[0] === 'OpenStarry').map((line) => line[1] as string),
+    );
+    expect(searches.map((s) => `${s.metric} ${s.stat} by ${s.dims?.join('+')}`)).toEqual([
+      'starry.tasks Sum by starry.task.outcome',
+      'gen_ai.client.token.usage Sum by gen_ai.request.model+gen_ai.token.type',
+      'gen_ai.client.operation.duration p50 by gen_ai.request.model',
+      'gen_ai.client.operation.duration p95 by gen_ai.request.model',
+      'gen_ai.client.operation.duration Average by gen_ai.request.model',
+      'starry.pain Sum by starry.pain.code',
+      'starry.breaker.trips Sum by starry.breaker.rung',
+      'starry.lockouts Sum by starry.lockout.reason',
+      'starry.tool.duration p95 by gen_ai.tool.name',
+      'starry.tool.duration Average by gen_ai.tool.name',
+    ]);
+    expect(plain).toEqual(['starry.halts', 'starry.ticks', 'WorkerErrors']);
+    // A SEARCH with a schema matches metrics with exactly those dimensions: each must be one the collector declares.
+    for (const s of searches)
+      expect([s.metric, s.dims, declared(s.metric!, s.dims!)]).toEqual([s.metric, s.dims, true]);
+    for (const m of plain.filter((n) => n !== 'WorkerErrors')) expect([m, declared(m, [])]).toEqual([m, true]);
+    template.hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'Test' });
+    template.hasOutput('DashboardName', { Value: { Ref: Match.stringLikeRegexp('^ObservabilityDashboard') } });
+    template.hasOutput('DashboardUrl', {
+      Value: { 'Fn::Join': ['', Match.arrayWith([Match.stringLikeRegexp('#dashboards/dashboard/$')])] },
+    });
+  });
+
+  it('alarms on any lockout and any error cascade in 5 minutes, to the alert topic, quiet without data, on declared metrics', () => {
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties);
+    const on = (name: string) => alarms.find((a) => a.MetricName === name);
+    const common = {
+      Namespace: 'OpenStarry',
+      Statistic: 'Sum',
+      Period: 300,
+      EvaluationPeriods: 1,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+      AlarmActions: [{ Ref: expect.stringMatching(/^Alerts/) }],
+    };
+    expect(on('starry.lockouts')).toEqual({
+      ...common,
+      MetricName: 'starry.lockouts',
+      AlarmDescription: expect.any(String),
+    });
+    expect(on('starry.breaker.trips')).toEqual({
+      ...common,
+      MetricName: 'starry.breaker.trips',
+      Dimensions: [{ Name: 'starry.breaker.rung', Value: 'ERROR_CASCADE' }],
+      AlarmDescription: expect.any(String),
+    });
+    expect(declared('starry.lockouts', [])).toBe(true);
+    expect(declared('starry.breaker.trips', ['starry.breaker.rung'])).toBe(true);
+  });
+
+  it('is left out whole with observability: false (no collector, OTEL_* variable, telemetry permission, tracing, dashboard or alarm of its own), cdk-nag still clean', () => {
+    const { stack: off, template: t } = synth({ observability: false });
+    expect(containers(t).map((c) => c.Name)).toEqual(['worker']);
+    expect(containers(t)[0]?.Environment?.filter((e) => e.Name.startsWith('OTEL_'))).toEqual([]);
+    expect(taskRoleStatements(t)).toEqual(APP_STATEMENTS);
+    const fns = Object.values(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } }));
+    expect(fns.map((f) => f.Properties.TracingConfig)).toEqual([undefined, undefined]);
+    t.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
+    expect(Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties.MetricName)).toEqual([
+      'WorkerErrors',
+    ]);
+    expect(Object.keys(t.toJSON().Outputs)).not.toContain('DashboardName');
+    expect(Annotations.fromStack(off).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
+  });
+});
+
 describe('cdk-nag (AwsSolutions)', () => {
   it('reports no unacknowledged error or warning', () => {
     const findings = [
@@ -318,14 +588,14 @@ describe('cdk-nag (AwsSolutions)', () => {
       Environment: { Variables: Match.objectLike({ STARRY_API_TENANT_CLAIM: 'custom:tenant' }) },
     });
     t.hasResourceProperties('AWS::ECS::TaskDefinition', {
-      ContainerDefinitions: [
+      ContainerDefinitions: Match.arrayWith([
         Match.objectLike({
           Secrets: Match.arrayWith([
             Match.objectLike({ Name: 'TEMPORAL_TLS_CERT' }),
             Match.objectLike({ Name: 'TEMPORAL_TLS_KEY' }),
           ]),
         }),
-      ],
+      ]),
     });
     expect(Annotations.fromStack(mtls).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
   });

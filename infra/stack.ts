@@ -4,7 +4,9 @@
  * with retention and an alarm on worker errors. Temporal itself is Temporal Cloud or your own cluster,
  * given by address. Least privilege: the worker's task role may publish to the alert topic and read and
  * write the transcript bucket, nothing else; its execution role reads its secrets; the API's roles (its
- * API Gateway function's and its streaming function's) read its secrets.
+ * API Gateway function's and its streaming function's) read its secrets. Observability (infra/observability.ts,
+ * on unless `observability: false`): an OTel collector beside each worker, X-Ray traces of the workers and
+ * the API, CloudWatch metrics, a dashboard, alarms on lockouts and error cascades.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -25,7 +27,7 @@ import {
   LogDrivers,
   Secret as EcsSecret,
 } from 'aws-cdk-lib/aws-ecs';
-import { FunctionUrlAuthType, HttpMethod, InvokeMode, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { FunctionUrlAuthType, HttpMethod, InvokeMode, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { FilterPattern, LogGroup, MetricFilter, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { BlockPublicAccess, Bucket, BucketEncryption, ObjectOwnership } from 'aws-cdk-lib/aws-s3';
@@ -35,6 +37,7 @@ import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
 import type { WorkerEnvName } from '../workers/env';
 import { buildIdOf } from '../workers/versioning';
+import { METRICS_NAMESPACE, Observability } from './observability';
 
 /** A version of the workers (a Worker Deployment Version, workers/versioning.ts): its build id and its image. */
 export interface WorkerVersion {
@@ -72,6 +75,13 @@ export interface StarryStackProps extends StackProps {
    * The token claim naming the API caller's tenant (STARRY_API_TENANT_CLAIM, docs/API.md#tenants); unset: one tenant.
    */
   apiTenantClaim?: string;
+  /**
+   * Traces and metrics (docs/DEPLOY.md#observability-on-aws): an ADOT collector beside each worker, X-Ray
+   * active tracing on the API, a CloudWatch dashboard and alarms. Default true; false leaves all of it out.
+   */
+  observability?: boolean;
+  /** The ADOT collector image (default: the pinned public one, infra/observability.ts). */
+  collectorImage?: string;
   /** The repository root (the Docker build context and the API's entry). */
   projectRoot: string;
 }
@@ -171,12 +181,32 @@ export class StarryStack extends Stack {
     // (One service rolled from one image to the next would stop the old workers while tasks are
     // still pinned to them: nothing else could ever run those.)
     const workerLogs = new LogGroup(this, 'WorkerLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
+    // Worker errors (the SDK's and ours are "[worker ERROR]" / "worker failed" lines) page the topic.
+    const errors = new MetricFilter(this, 'WorkerErrors', {
+      logGroup: workerLogs,
+      filterPattern: FilterPattern.anyTerm('ERROR', 'worker failed'),
+      metricNamespace: METRICS_NAMESPACE,
+      metricName: 'WorkerErrors',
+      metricValue: '1',
+      defaultValue: 0,
+    });
+    const errorMetric = errors.metric({ period: Duration.minutes(5), statistic: 'Sum' });
     // The worker's own AWS identity, shared by every version: publishing alerts, reading and writing
     // transcript blobs, nothing else. No delete: the store never deletes (content-addressed, shared).
     const taskRole = new Role(this, 'WorkerTaskRole', { assumedBy: new ServicePrincipal('ecs-tasks.amazonaws.com') });
     this.alertTopic.grantPublish(taskRole);
     this.transcripts.grantRead(taskRole);
     this.transcripts.grantPut(taskRole);
+    const o11y =
+      props.observability === false
+        ? undefined
+        : new Observability(this, 'Observability', {
+            taskRole,
+            alertTopic: this.alertTopic,
+            workerErrors: errorMetric,
+            retention,
+            ...(props.collectorImage ? { collectorImage: props.collectorImage } : {}),
+          });
     // Typed by the worker's own list of variables (workers/env.ts): the stack cannot set one it ignores.
     const secrets: Partial<Record<WorkerEnvName, EcsSecret>> = {
       OPENAI_API_KEY: EcsSecret.fromSecretsManager(openaiApiKey),
@@ -207,7 +237,7 @@ export class StarryStack extends Stack {
       const isCurrent = v === current;
       const id = `Workers-${v.buildId}`;
       const task = new FargateTaskDefinition(this, `${id}-Task`, { cpu: 1024, memoryLimitMiB: 2048, taskRole });
-      task.addContainer('worker', {
+      const worker = task.addContainer('worker', {
         image: v.asset
           ? ContainerImage.fromAsset(props.projectRoot, {
               platform: Platform.LINUX_AMD64,
@@ -223,12 +253,14 @@ export class StarryStack extends Stack {
           // The new version becomes current once its workers poll, and wakes the agents of the old ones;
           // a draining version never touches the routing (a late task of it cannot roll it back).
           ...(isCurrent ? { STARRY_MAKE_CURRENT: 'always' } : {}),
+          ...o11y?.workerEnvironment(v.buildId),
         } satisfies Partial<Record<WorkerEnvName, string>>,
         secrets: secrets as Record<string, EcsSecret>,
         logging: LogDrivers.awsLogs({ streamPrefix: `worker-${v.buildId}`, logGroup: workerLogs }),
         // SIGTERM, then 60 s: the worker lets activities in flight finish for 45 s (shutdownGraceTime).
         stopTimeout: Duration.seconds(60),
       });
+      o11y?.addCollector(task, worker);
       const service = new FargateService(this, id, {
         cluster,
         taskDefinition: task,
@@ -255,7 +287,7 @@ export class StarryStack extends Stack {
           {
             id: 'AwsSolutions-ECS2',
             reason:
-              'The environment holds only non-secret addresses; every secret is an ECS secret from Secrets Manager.',
+              "The environment holds only non-secret addresses and the collector's configuration; every secret is an ECS secret from Secrets Manager.",
           },
           {
             id: 'AwsSolutions-IAM5',
@@ -300,17 +332,8 @@ export class StarryStack extends Stack {
     // agents, which continue as new on their own version's workers first.
     for (const service of services.slice(0, -1)) services.at(-1)?.node.addDependency(service);
 
-    // Worker errors (the SDK's and ours are "[worker ERROR]" / "worker failed" lines) page the topic.
-    const errors = new MetricFilter(this, 'WorkerErrors', {
-      logGroup: workerLogs,
-      filterPattern: FilterPattern.anyTerm('ERROR', 'worker failed'),
-      metricNamespace: 'OpenStarry',
-      metricName: 'WorkerErrors',
-      metricValue: '1',
-      defaultValue: 0,
-    });
     new Alarm(this, 'WorkerErrorAlarm', {
-      metric: errors.metric({ period: Duration.minutes(5), statistic: 'Sum' }),
+      metric: errorMetric,
       threshold: 5,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
@@ -328,6 +351,8 @@ export class StarryStack extends Stack {
         memorySize: 512,
         timeout,
         logGroup,
+        // X-Ray segments of each invocation (sampled: 1 a second and 5% beyond).
+        ...(o11y ? { tracing: Tracing.ACTIVE } : {}),
         environment: {
           TEMPORAL_ADDRESS: props.temporalAddress,
           TEMPORAL_NAMESPACE: props.temporalNamespace,
@@ -355,6 +380,16 @@ export class StarryStack extends Stack {
             reason: 'AWSLambdaBasicExecutionRole only lets the function write its own logs.',
             appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole'],
           },
+          ...(o11y
+            ? [
+                {
+                  id: 'AwsSolutions-IAM5',
+                  reason:
+                    'Active tracing: xray:PutTraceSegments and xray:PutTelemetryRecords have no resource-level permissions.',
+                  appliesTo: ['Resource::*'],
+                },
+              ]
+            : []),
         ],
         true,
       );

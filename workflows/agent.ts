@@ -380,6 +380,7 @@ async function runTask(agent: AgentEntity, next: NextRun, ended: Map<string, Tas
           counters: d.counters,
           agentTokensUsed: d.tokensUsed,
           ...(next.checkpoint ? { checkpoint: next.checkpoint } : {}),
+          ...(next.task.traceparent ? { traceparent: next.task.traceparent } : {}),
           messages: agent.takePendingMessages(),
         },
       ],

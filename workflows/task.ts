@@ -34,6 +34,7 @@ import {
   chatSpan,
   continueAsNewEvent,
   errorType,
+  remoteSpan,
   SPAN,
   taskSpanAttributes,
   toolSpan,
@@ -173,7 +174,12 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     const first = !workflowInfo().continuedFromExecutionRunId;
     const from = startContext();
     const attributes = taskSpanAttributes({ ...input, llm: config.llm });
-    const placed = first ? { root: true, ...(from ? { link: from } : {}) } : from ? { parent: from } : {};
+    // A new task's span links to whoever started it: a traced client's context, else the submitter's traceparent.
+    const caller = {
+      ...(from ? { link: from } : {}),
+      ...(input.traceparent ? { linkTo: remoteSpan(input.traceparent) } : {}),
+    };
+    const placed = first ? { root: true, ...caller } : from ? { parent: from } : {};
     return inSpan(
       { name: SPAN.task, attributes, ...placed },
       (span) => {

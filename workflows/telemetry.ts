@@ -9,7 +9,14 @@
 import type * as Api from '@opentelemetry/api';
 import type { MetricCounter } from '@temporalio/common';
 import { ApplicationFailure, ContinueAsNew, isCancellation, metricMeter } from '@temporalio/workflow';
-import { errorType, type Attributes, type MetricCount, type TelemetryEvent, EVENT } from '../core/telemetry';
+import {
+  errorType,
+  type Attributes,
+  type MetricCount,
+  type RemoteSpan,
+  type TelemetryEvent,
+  EVENT,
+} from '../core/telemetry';
 import { factsOf } from './activity-facts';
 import { TASK_FAILED } from './messages';
 import { tracingEnabled } from './otel-interceptors';
@@ -44,9 +51,10 @@ export interface SpanSpec {
   name: string;
   attributes: Attributes;
   kind?: 'client' | 'internal';
-  /** A root span (a new trace), linked to `link` when given. */
+  /** A root span (a new trace), linked to `link` (or `linkTo`, a span named by its ids) when given. */
   root?: boolean;
   link?: Api.Context;
+  linkTo?: RemoteSpan;
   /** The parent when not the active span (the run this one continues). */
   parent?: Api.Context;
 }
@@ -62,7 +70,8 @@ export interface SpanSpec {
 export function inSpan<T>(spec: SpanSpec, fn: (span: MaybeSpan) => Promise<T>, classify = classifyFailure): Promise<T> {
   if (!tracingEnabled()) return fn(undefined);
   const otel = otelApi();
-  const linked = spec.link && otel.trace.getSpanContext(spec.link);
+  const linked =
+    (spec.link && otel.trace.getSpanContext(spec.link)) || (spec.linkTo && { ...spec.linkTo, isRemote: true });
   const options: Api.SpanOptions = {
     attributes: spec.attributes,
     kind: spec.kind === 'client' ? otel.SpanKind.CLIENT : otel.SpanKind.INTERNAL,

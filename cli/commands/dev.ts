@@ -9,6 +9,7 @@ import type { DevServer } from '../../dev/dev-server';
 import { TASK_QUEUE, temporalEnv } from '../../client/connection';
 import { qualifiedAgentId } from '../../core/tenant';
 import { projectRoot, stateDir } from '../../dev/paths';
+import { TRACE_VIEWER_PORT, type TraceViewer } from '../../dev/trace-viewer';
 import { agentWorkflowId, webUiLink } from '../../workflows/messages';
 import { actingTenant, EXIT, ExitError, parsePort, sayErr, untilSignal } from '../common';
 import { say } from '../format';
@@ -23,7 +24,11 @@ export function devCommands(program: Command): void {
     .option('--port <n>', 'gRPC port (the Web UI is on port + 1000)', parsePort, 7233)
     .option('--db <file>', 'SQLite file (default .temporal/dev.db)')
     .option('--api-port <n>', 'port of the HTTP API beside the worker (0: none)', parsePort, 8080)
-    .action(async (o: { port: number; db?: string; apiPort: number }) => {
+    .option('--otel', "trace the worker's tasks to a trace viewer served here, and its metrics to Prometheus on :9464")
+    .option('--otel-port <n>', 'port of the trace viewer (0: any free port)', parsePort, TRACE_VIEWER_PORT)
+    .action(async (o: { port: number; db?: string; apiPort: number; otel?: boolean; otelPort: number }) => {
+      // Before the worker reads its environment: its exporter points at the viewer.
+      const otel = o.otel ? await startOtel(o.otelPort) : undefined;
       const { startDevServer } = await import('../../dev/dev-server');
       const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
       process.env.TEMPORAL_ADDRESS = server.address;
@@ -36,12 +41,13 @@ export function devCommands(program: Command): void {
           )
         : undefined;
       sayErr(
-        `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}worker running on task queue ${TASK_QUEUE}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
+        `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}${otel ? `${otel.line}\n` : ''}worker running on task queue ${TASK_QUEUE}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
       );
       await untilSignal();
       sayErr(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
       await api?.close();
       await w.stop();
+      await otel?.viewer.close();
       await server.stop();
       sayErr(`stopped${server.started ? ` (agents are kept in ${server.dbFile ?? 'the SQLite file'})` : ''}\n`);
     });
@@ -110,6 +116,45 @@ export function devCommands(program: Command): void {
         );
       } else throw new ExitError(`unknown action "${action}": use start or stop`, EXIT.USAGE);
     });
+}
+
+/**
+ * `starry dev --otel`: the trace viewer on loopback, and the worker's OTEL_* pointing at it (traces,
+ * exported every 500 ms so a task's trace shows soon after it ends) and at a Prometheus endpoint
+ * (metrics). A line per finished task gives its trace's page. Variables the person set stay theirs,
+ * except the traces endpoint, which is the point of the flag.
+ */
+async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: string }> {
+  const { startTraceViewer } = await import('../../dev/trace-viewer');
+  const { tracingConfigFromEnv } = await import('../../workers/otel-env');
+  const env = process.env;
+  env.OTEL_BSP_SCHEDULE_DELAY ??= '500';
+  env.OTEL_METRICS_EXPORTER ??= 'prometheus';
+  env.OTEL_EXPORTER_PROMETHEUS_HOST ??= '127.0.0.1';
+  const probe = tracingConfigFromEnv({ ...env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1/v1/traces' });
+  if (probe?.exporter !== 'otlp')
+    throw new ExitError(
+      "--otel sends the worker's traces to its viewer, but this environment turns them off or sends them to the console (OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none|console, an always_off sampler): unset it",
+      EXIT.USAGE,
+    );
+  const viewer = await startTraceViewer({
+    port,
+    onSpans: (spans) => {
+      for (const s of spans)
+        if (s.name === 'invoke_agent' && s.attributes['starry.task.outcome'] !== undefined)
+          sayErr(
+            `trace of ${String(s.attributes['temporal.workflow.id'])} (${String(s.attributes['starry.task.outcome'])}): ${viewer.traceUrl(s.traceId)}\n`,
+          );
+    },
+  }).catch((err: Error) => {
+    throw new ExitError(err.message, EXIT.FAILED);
+  });
+  env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${viewer.url}/v1/traces`;
+  const metrics = `http://${env.OTEL_EXPORTER_PROMETHEUS_HOST}:${env.OTEL_EXPORTER_PROMETHEUS_PORT ?? 9464}/metrics`;
+  return {
+    viewer,
+    line: `traces: ${viewer.url} (a task's trace: ${viewer.url}/traces/<traceId>)\nmetrics: ${env.OTEL_METRICS_EXPORTER === 'prometheus' ? metrics : `OTEL_METRICS_EXPORTER=${env.OTEL_METRICS_EXPORTER}`}`,
+  };
 }
 
 /**

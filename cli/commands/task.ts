@@ -8,6 +8,7 @@ import { ConfigError, type TaskConfig } from '../../core/config';
 import { guideIds } from '../../core/guides';
 import { LLM_SPEC_HELP } from '../../core/llm-spec';
 import { isRequestError } from '../../core/errors';
+import { traceparentSchema } from '../../core/payloads';
 import { webUiLink } from '../../workflows/messages';
 import { EXIT, ExitError, exitCodeFor, onInterrupt, sayErr, uiBase, withClient, workerIfNeeded } from '../common';
 import { formatOutcome, jsonLine, say } from '../format';
@@ -178,7 +179,13 @@ async function submitWith(
   config: TaskConfig | undefined,
   priority?: number,
 ) {
-  const extra = priority !== undefined ? { priority } : {};
+  // A caller that traces (a CI job, a script run under otel-cli) passes its span as TRACEPARENT; a
+  // malformed one is ignored, as W3C Trace Context says.
+  const traceparent = process.env.TRACEPARENT;
+  const extra = {
+    ...(priority !== undefined ? { priority } : {}),
+    ...(traceparent && traceparentSchema().safeParse(traceparent).success ? { traceparent } : {}),
+  };
   if (config) return agents.submit(agentId, { goal, config, ...extra });
   try {
     return await agents.submitExisting(agentId, { goal, ...extra });

@@ -1,31 +1,72 @@
 /**
- * A collector for tests: an OTLP/HTTP server, or an OTLP/gRPC one (the collector's TraceService and
- * MetricsService), on loopback, decoding the real protobuf wire format (the generated code
- * `@opentelemetry/otlp-transformer` ships) into plain spans and metric points.
+ * Collectors for tests: the dev trace viewer (dev/trace-viewer.ts, an OTLP/HTTP server on loopback that
+ * decodes the real protobuf wire format) on a free port, with every span it received kept in arrival
+ * order, beyond the viewer's own bounds; an OTLP/HTTP collector of metrics; and an OTLP/gRPC one (the
+ * collector's TraceService and MetricsService), decoding the same protobuf.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
+import { eventually } from '../../dev/poll';
+import { decodeTraceRequest, otlpAttributes, otlpNumber } from '../../dev/trace-store';
+import { startTraceViewer, type ReceivedSpan, type TraceViewer } from '../../dev/trace-viewer';
+import type { TracingConfig } from '../../workers/otel';
+import type { ScenarioRun } from './scenarios';
 
-/* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any */
-const root = require('@opentelemetry/otlp-transformer/build/src/generated/root') as any;
-const { ExportTraceServiceRequest, ExportTraceServiceResponse } = root.opentelemetry.proto.collector.trace.v1;
-const { ExportMetricsServiceRequest, ExportMetricsServiceResponse } = root.opentelemetry.proto.collector.metrics.v1;
+export type { ReceivedSpan } from '../../dev/trace-viewer';
 
-/** One received span, its ids in hex and its attributes as plain values. */
-export interface ReceivedSpan {
-  name: string;
-  kind: number;
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  attributes: Record<string, unknown>;
-  events: { name: string; attributes: Record<string, unknown> }[];
-  links: { traceId?: string; spanId?: string }[];
-  /** 0 unset, 1 ok, 2 error. */
-  status: number;
-  resource: Record<string, unknown>;
+export interface OtlpReceiver {
+  /** e.g. http://127.0.0.1:40123 (traces go to …/v1/traces). */
+  url: string;
+  spans: ReceivedSpan[];
+  /** The viewer behind it: its pages show what it received. */
+  viewer: TraceViewer;
+  close(): Promise<void>;
+}
+
+/**
+ * Start a receiver.
+ *
+ * ```ts
+ * const receiver = await startOtlpReceiver();
+ * // ... a worker exporting to `${receiver.url}/v1/traces` ...
+ * receiver.spans.find((s) => s.name === 'invoke_agent');
+ * ```
+ */
+export async function startOtlpReceiver(): Promise<OtlpReceiver> {
+  const spans: ReceivedSpan[] = [];
+  const viewer = await startTraceViewer({ port: 0, onSpans: (received) => spans.push(...received) });
+  return { url: viewer.url, spans, viewer, close: () => viewer.close() };
+}
+
+/** Tracing to `url`, exported every 50 ms so a test sees its spans soon. */
+export const tracingTo = (url: string): TracingConfig => ({
+  exporter: 'otlp',
+  url: `${url}/v1/traces`,
+  headers: {},
+  ratio: 1,
+  batch: { scheduledDelayMillis: 50 },
+  serviceName: 'openstarry-test',
+  resourceAttributes: {},
+});
+
+/** The spans of a task's trace, once its last `invoke_agent` span (the one that says the outcome) and every parent arrived. */
+export async function traceOf(receiver: OtlpReceiver, run: ScenarioRun): Promise<ReceivedSpan[]> {
+  const last = await eventually(`the final invoke_agent span of ${run.workflowId}`, async () =>
+    receiver.spans.find(
+      (s) =>
+        s.name === 'invoke_agent' &&
+        s.attributes['gen_ai.agent.id'] === run.agentId &&
+        s.attributes['starry.task.outcome'] !== undefined,
+    ),
+  );
+  // Activity spans end before the workflow learns the result; give the last batch a moment.
+  return eventually('the whole trace', async () => {
+    const spans = receiver.spans.filter((s) => s.traceId === last.traceId);
+    const ids = new Set(spans.map((s) => s.spanId));
+    return spans.every((s) => !s.parentSpanId || ids.has(s.parentSpanId)) ? spans : undefined;
+  });
 }
 
 /** One received metric data point: a sum's or gauge's value, a histogram's count, sum and buckets. */
@@ -41,81 +82,59 @@ export interface ReceivedPoint {
   resource: Record<string, unknown>;
 }
 
-export interface OtlpReceiver {
-  /** e.g. http://127.0.0.1:40123 (OTLP/HTTP: traces go to …/v1/traces, metrics to …/v1/metrics). */
+/** A collector that keeps what it received: spans, and every metric point of every export in arrival order. */
+export interface OtlpCollector {
+  /** OTLP/HTTP: metrics go to …/v1/metrics; gRPC: the endpoint as is. */
   url: string;
   spans: ReceivedSpan[];
-  /** Every point of every export, in arrival order (cumulative points repeat with each export). */
+  /** Cumulative points repeat with each export: `latest` reads the last of each series. */
   points: ReceivedPoint[];
   close(): Promise<void>;
 }
 
-const num = (v: any) => (v && typeof v === 'object' && 'low' in v ? v.high * 2 ** 32 + (v.low >>> 0) : v);
-const hex = (b: Uint8Array | undefined) => (b && b.length ? Buffer.from(b).toString('hex') : undefined);
-function value(v: any): unknown {
-  const k = v?.value as string | undefined; // the oneof's name
-  if (!k) return undefined;
-  if (k === 'arrayValue') return (v.arrayValue.values as any[]).map(value);
-  if (k === 'kvlistValue') return attrs(v.kvlistValue.values);
-  return num(v[k]);
-}
-function attrs(kvs: any[] = []): Record<string, unknown> {
-  return Object.fromEntries(kvs.map((kv) => [kv.key, value(kv.value)]));
-}
+/* eslint-disable @typescript-eslint/no-require-imports, @typescript-eslint/no-explicit-any */
+const collector = (require('@opentelemetry/otlp-transformer/build/src/generated/root') as any).opentelemetry.proto
+  .collector;
 
-function decodeSpans(request: any, spans: ReceivedSpan[]): void {
-  for (const rs of request.resourceSpans)
-    for (const ss of rs.scopeSpans)
-      for (const s of ss.spans)
-        spans.push({
-          name: s.name,
-          kind: s.kind,
-          traceId: hex(s.traceId)!,
-          spanId: hex(s.spanId)!,
-          parentSpanId: hex(s.parentSpanId),
-          attributes: attrs(s.attributes),
-          events: (s.events as any[]).map((e) => ({ name: e.name, attributes: attrs(e.attributes) })),
-          links: (s.links as any[]).map((l) => ({ traceId: hex(l.traceId), spanId: hex(l.spanId) })),
-          status: s.status?.code ?? 0,
-          resource: attrs(rs.resource?.attributes),
-        });
-}
-
-function decodePoints(request: any, points: ReceivedPoint[]): void {
-  for (const rm of request.resourceMetrics)
-    for (const sm of rm.scopeMetrics)
-      for (const m of sm.metrics) {
+/** Decode an `ExportMetricsServiceRequest` into points. */
+function decodePoints(body: Uint8Array): ReceivedPoint[] {
+  const points: ReceivedPoint[] = [];
+  for (const rm of collector.metrics.v1.ExportMetricsServiceRequest.decode(body).resourceMetrics as any[]) {
+    const resource = otlpAttributes(rm.resource?.attributes);
+    for (const sm of rm.scopeMetrics as any[])
+      for (const m of sm.metrics as any[]) {
         const data = m.sum ?? m.histogram ?? m.gauge;
         for (const p of (data?.dataPoints ?? []) as any[])
           points.push({
             name: m.name,
             unit: m.unit,
-            attributes: attrs(p.attributes),
-            ...(p.asInt != null ? { value: num(p.asInt) } : p.asDouble != null ? { value: p.asDouble } : {}),
+            attributes: otlpAttributes(p.attributes),
+            ...(p.asInt != null ? { value: otlpNumber(p.asInt) } : p.asDouble != null ? { value: p.asDouble } : {}),
             ...(m.histogram
               ? {
-                  count: num(p.count),
+                  count: otlpNumber(p.count),
                   sum: p.sum,
                   bounds: p.explicitBounds,
-                  buckets: (p.bucketCounts as any[]).map(num),
+                  buckets: (p.bucketCounts as any[]).map(otlpNumber),
                 }
               : {}),
-            resource: attrs(rm.resource?.attributes),
+            resource,
           });
       }
+  }
+  return points;
 }
 
 /**
- * Start a receiver.
+ * Start an OTLP/HTTP collector of metrics (`POST /v1/metrics`, protobuf).
  *
  * ```ts
- * const receiver = await startOtlpReceiver();
- * // ... a worker exporting to `${receiver.url}/v1/traces` ...
- * receiver.spans.find((s) => s.name === 'invoke_agent');
+ * const metrics = await startOtlpMetricsReceiver();
+ * // ... a worker process with OTEL_EXPORTER_OTLP_ENDPOINT=metrics.url ...
+ * latest(metrics.points, 'starry.pain', { 'starry.pain.code': 'EPERM' }).value // 1
  * ```
  */
-export function startOtlpReceiver(): Promise<OtlpReceiver> {
-  const spans: ReceivedSpan[] = [];
+export function startOtlpMetricsReceiver(): Promise<OtlpCollector> {
   const points: ReceivedPoint[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -124,8 +143,7 @@ export function startOtlpReceiver(): Promise<OtlpReceiver> {
       .on('end', () => {
         let body = Buffer.concat(chunks);
         if (req.headers['content-encoding'] === 'gzip') body = zlib.gunzipSync(body);
-        if (req.url === '/v1/traces') decodeSpans(ExportTraceServiceRequest.decode(body), spans);
-        if (req.url === '/v1/metrics') decodePoints(ExportMetricsServiceRequest.decode(body), points);
+        if (req.url === '/v1/metrics') points.push(...decodePoints(body));
         res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
       });
   });
@@ -133,7 +151,7 @@ export function startOtlpReceiver(): Promise<OtlpReceiver> {
     server.listen(0, '127.0.0.1', () =>
       resolve({
         url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-        spans,
+        spans: [],
         points,
         close: () => new Promise<void>((r) => server.close(() => r())),
       }),
@@ -141,23 +159,23 @@ export function startOtlpReceiver(): Promise<OtlpReceiver> {
   );
 }
 
-/** A unary OTLP Export method served over gRPC, decoding its request with `decode`. */
-function exportMethod(service: string, request: any, response: any, decode: (message: any) => void) {
+/** A unary OTLP `Export` method of the collector's `service`, its request handed over as bytes. */
+function exportMethod(service: string, response: any, receive: (body: Buffer) => void) {
   return {
     definition: {
       Export: {
         path: `/opentelemetry.proto.collector.${service}/Export`,
         requestStream: false,
         responseStream: false,
-        requestSerialize: (m: any) => Buffer.from(request.encode(m).finish()),
-        requestDeserialize: (b: Buffer) => request.decode(b),
+        requestSerialize: (b: Buffer) => b,
+        requestDeserialize: (b: Buffer) => b,
         responseSerialize: (m: any) => Buffer.from(response.encode(m).finish()),
         responseDeserialize: (b: Buffer) => response.decode(b),
       },
     } as grpc.ServiceDefinition,
     implementation: {
-      Export: (call: grpc.ServerUnaryCall<any, any>, done: grpc.sendUnaryData<any>) => {
-        decode(call.request);
+      Export: (call: grpc.ServerUnaryCall<Buffer, any>, done: grpc.sendUnaryData<any>) => {
+        receive(call.request);
         done(null, response.create({}));
       },
     },
@@ -165,23 +183,23 @@ function exportMethod(service: string, request: any, response: any, decode: (mes
 }
 
 /**
- * Start an OTLP/gRPC receiver (the collector's TraceService and MetricsService, no TLS).
+ * Start an OTLP/gRPC collector (the collector's TraceService and MetricsService, no TLS).
  *
  * ```ts
  * const receiver = await startOtlpGrpcReceiver();
  * // ... a worker with OTEL_EXPORTER_OTLP_PROTOCOL=grpc and OTEL_EXPORTER_OTLP_ENDPOINT=receiver.url ...
  * ```
  */
-export async function startOtlpGrpcReceiver(): Promise<OtlpReceiver> {
+export async function startOtlpGrpcReceiver(): Promise<OtlpCollector> {
   const spans: ReceivedSpan[] = [];
   const points: ReceivedPoint[] = [];
   const server = new grpc.Server();
   for (const m of [
-    exportMethod('trace.v1.TraceService', ExportTraceServiceRequest, ExportTraceServiceResponse, (r) =>
-      decodeSpans(r, spans),
+    exportMethod('trace.v1.TraceService', collector.trace.v1.ExportTraceServiceResponse, (b) =>
+      spans.push(...decodeTraceRequest(b)),
     ),
-    exportMethod('metrics.v1.MetricsService', ExportMetricsServiceRequest, ExportMetricsServiceResponse, (r) =>
-      decodePoints(r, points),
+    exportMethod('metrics.v1.MetricsService', collector.metrics.v1.ExportMetricsServiceResponse, (b) =>
+      points.push(...decodePoints(b)),
     ),
   ])
     server.addService(m.definition, m.implementation);

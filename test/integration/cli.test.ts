@@ -855,10 +855,11 @@ describe('starry watch when its server stops answering', () => {
   }, 240_000);
 });
 
+/** `starry` from a folder of its own: its SQLite file, pid files and logs in a fresh state directory. */
+const stateDir = () => mkdtempSync(path.join(os.tmpdir(), 'starry-state-'));
+const inFolder = (dir: string) => ({ STARRY_STATE_DIR: dir });
+
 describe("the local dev server, one per folder's SQLite file", () => {
-  /** `starry` from a folder of its own: its SQLite file, pid files and logs in a fresh state directory. */
-  const stateDir = () => mkdtempSync(path.join(os.tmpdir(), 'starry-state-'));
-  const inFolder = (dir: string) => ({ STARRY_STATE_DIR: dir });
   const pidOf = (dir: string, port: number) => Number(readFileSync(path.join(dir, `server-${port}.pid`), 'utf8'));
 
   it('refuses a second server on the file, naming the running one, while `starry dev` runs; Ctrl-C stops it and frees the file', async () => {
@@ -949,6 +950,47 @@ describe("the local dev server, one per folder's SQLite file", () => {
     } finally {
       for (const port of [a, b].filter(Boolean))
         await starryAsync(['server', 'stop', '--port', String(port)], QUEUE, inFolder(dir));
+    }
+  });
+});
+
+describe('starry dev --otel', () => {
+  it("serves a trace viewer beside its worker, which traces to it, and names each finished task's trace page", async () => {
+    const port = await freePort();
+    const metrics = await freePort();
+    const queue = uniqueId('cli-otel-q');
+    const dev = starryLive(['dev', '--otel', '--otel-port', '0', '--port', String(port), '--api-port', '0'], queue, {
+      ...inFolder(stateDir()),
+      OTEL_EXPORTER_PROMETHEUS_PORT: String(metrics),
+    });
+    try {
+      await dev.until(
+        'stderr',
+        new RegExp(
+          `^started Temporal dev server at 127\\.0\\.0\\.1:${port}\\nWeb UI: \\S+\\ntraces: (http://127\\.0\\.0\\.1:\\d+) \\(a task's trace: \\1/traces/<traceId>\\)\\nmetrics: http://127\\.0\\.0\\.1:${metrics}/metrics\\nworker running on task queue ${queue}; Ctrl-C stops all\\n`,
+        ),
+      );
+      const viewer = /traces: (\S+)/.exec(dev.out().stderr)![1]!;
+      const agent = uniqueId('cli-otel');
+      const config = path.join(projectRoot(), 'examples/eperm/agent.json');
+      const run = await starryAsync(
+        ['run', 'Tell me what /root/secret.txt says.', '--agent', agent, '--config', config],
+        queue,
+        { TEMPORAL_ADDRESS: `127.0.0.1:${port}` },
+      );
+      expect(run.code).toBe(0);
+      const line = new RegExp(`trace of agent-${agent}-task-1 \\(COMPLETED\\): (${viewer}/traces/[0-9a-f]{32})\\n`);
+      await dev.until('stderr', line);
+      const page = await fetch(line.exec(dev.out().stderr)![1]!);
+      expect(page.status).toBe(200);
+      const html = await page.text();
+      for (const shown of ['invoke_agent', 'chat turns.json', 'execute_tool fs.read', '◆ starry.pain EPERM'])
+        expect(html).toContain(shown);
+      dev.child.kill('SIGINT');
+      expect(await dev.exited).toBe(0);
+    } finally {
+      dev.child.kill('SIGINT');
+      await dev.exited;
     }
   });
 });

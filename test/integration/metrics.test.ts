@@ -14,8 +14,8 @@ import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, typ
 import {
   latest,
   startOtlpGrpcReceiver,
-  startOtlpReceiver,
-  type OtlpReceiver,
+  startOtlpMetricsReceiver,
+  type OtlpCollector,
   type ReceivedPoint,
 } from '../helpers/otlp-receiver';
 import { done, LIST, runScenario, SCENARIOS, USAGE, WORKSPACE_FILES, type ScenarioRun } from '../helpers/scenarios';
@@ -46,7 +46,7 @@ afterAll(async () => {
 });
 
 /** Metrics over OTLP/HTTP to `receiver`, pushed every 300 ms; no traces. */
-const otlpTo = (receiver: OtlpReceiver) => ({
+const otlpTo = (receiver: OtlpCollector) => ({
   OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
   OTEL_METRIC_EXPORT_INTERVAL: '300',
   OTEL_TRACES_EXPORTER: 'none',
@@ -63,12 +63,12 @@ async function settles(points: ReceivedPoint[], name: string, match: Record<stri
 }
 
 describe('a worker exporting metrics over OTLP/HTTP', () => {
-  let receiver: OtlpReceiver;
+  let receiver: OtlpCollector;
   let w: Harness;
   let eperm: ScenarioRun;
   const output: string[] = [];
   beforeAll(async () => {
-    receiver = await startOtlpReceiver();
+    receiver = await startOtlpMetricsReceiver();
     w = await meteredWorker(otlpTo(receiver), output);
     eperm = await runScenario(w, SCENARIOS.eperm);
   });
@@ -189,7 +189,7 @@ describe('a worker exporting metrics over OTLP/HTTP', () => {
 
 describe('a worker that replays every task from its history (no workflow cache)', () => {
   it('counts each fact once all the same', async () => {
-    const receiver = await startOtlpReceiver();
+    const receiver = await startOtlpMetricsReceiver();
     try {
       const w = await meteredWorker(otlpTo(receiver), [], UNCACHED_WORKER);
       const run = await runScenario(w, SCENARIOS.eperm);

@@ -4,42 +4,38 @@
  * spans and the pain and breaker facts as span events; a replay sends nothing; an unreachable collector
  * does not fail the task, and says so once.
  */
+import { spawn } from 'node:child_process';
+import path from 'node:path';
 import { Worker } from '@temporalio/worker';
+import { projectRoot } from '../../dev/paths';
 import { eventually } from '../../dev/poll';
 import { freePort } from '../../dev/dev-server';
-import { startTracing, type TracingConfig } from '../../workers/otel';
-import { startEarlyContinueServer, startHarness, type Harness } from '../helpers/harness';
-import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
-import { done, LIST, runScenario, SCENARIOS, times, type ScenarioRun } from '../helpers/scenarios';
-
-/** Tracing to `url`, exported every 50 ms so a test sees its spans soon. */
-const tracingTo = (url: string): TracingConfig => ({
-  exporter: 'otlp',
-  url: `${url}/v1/traces`,
-  headers: {},
-  ratio: 1,
-  batch: { scheduledDelayMillis: 50 },
-  serviceName: 'openstarry-test',
-  resourceAttributes: {},
-});
-
-/** The spans of a task's trace, once its last `invoke_agent` span (the one that says the outcome) and every parent arrived. */
-async function traceOf(receiver: OtlpReceiver, run: ScenarioRun): Promise<ReceivedSpan[]> {
-  const last = await eventually(`the final invoke_agent span of ${run.workflowId}`, async () =>
-    receiver.spans.find(
-      (s) =>
-        s.name === 'invoke_agent' &&
-        s.attributes['gen_ai.agent.id'] === run.agentId &&
-        s.attributes['starry.task.outcome'] !== undefined,
-    ),
-  );
-  // Activity spans end before the workflow learns the result; give the last batch a moment.
-  return eventually('the whole trace', async () => {
-    const spans = receiver.spans.filter((s) => s.traceId === last.traceId);
-    const ids = new Set(spans.map((s) => s.spanId));
-    return spans.every((s) => !s.parentSpanId || ids.has(s.parentSpanId)) ? spans : undefined;
-  });
-}
+import { startTracing } from '../../workers/otel';
+import { createApp } from '../../api/app';
+import { authenticator, devToken } from '../../api/auth';
+import { formatStatus } from '../../cli/format';
+import type { TaskConfig } from '../../core/config';
+import {
+  address,
+  makeWorkspace,
+  scriptedConfig,
+  startEarlyContinueServer,
+  startHarness,
+  uniqueId,
+  writeScript,
+  type Harness,
+} from '../helpers/harness';
+import { startOtlpReceiver, traceOf, tracingTo, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
+import {
+  done,
+  LIST,
+  runScenario,
+  SCENARIOS,
+  times,
+  USAGE,
+  WORKSPACE_FILES,
+  type ScenarioRun,
+} from '../helpers/scenarios';
 
 const child = (spans: ReceivedSpan[], parent: ReceivedSpan) => spans.filter((s) => s.parentSpanId === parent.spanId);
 
@@ -113,6 +109,7 @@ describe('a traced worker', () => {
     expect(failed?.events).toEqual([
       {
         name: 'starry.pain',
+        time: expect.any(Number),
         attributes: {
           'starry.pain.code': 'EPERM',
           'starry.pain.kind': 'execution',
@@ -138,6 +135,13 @@ describe('a traced worker', () => {
       .getHandle(eperm.workflowId)
       .query<{ currentDetails?: string }>('__temporal_workflow_metadata');
     expect(meta.currentDetails).toContain(`trace \`${traceId}\``);
+  });
+
+  it("names its trace in the task's result, as the agent's status lists it", async () => {
+    const traceId = spans[0]!.traceId;
+    expect(eperm.result.traceId).toBe(traceId);
+    const status = await h.agents.status(eperm.agentId);
+    expect(status.tasks.find((t) => t.taskId === eperm.taskId)?.traceId).toBe(traceId);
   });
 
   it('sends nothing when the history is replayed, by a replayer tracing to a collector', async () => {
@@ -183,6 +187,99 @@ describe('a traced worker', () => {
   });
 });
 
+describe("a running traced task's trace id", () => {
+  it('is in the agent status (`starry status --json`) while the task waits, and is the trace its spans end in', async () => {
+    const agentId = uniqueId('otel-running');
+    const write = { toolCalls: [{ name: 'fs.write', args: { path: 'a.md', content: 'x' } }], usage: USAGE };
+    const config = scriptedConfig(writeScript([write, done()]), makeWorkspace(WORKSPACE_FILES), {
+      tools: { approval: { ask: ['fs.write'] } },
+    });
+    const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'write a file', config });
+    const waiting = await eventually('the call waiting for approval', async () =>
+      (await h.agents.status(agentId)).approvals?.length ? h.agents.status(agentId) : undefined,
+    );
+    const traceId = waiting.currentTask?.traceId;
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(formatStatus(waiting)).toContain(`trace ${traceId}`);
+    await h.agents.decide(agentId, { callId: 't1.0', decision: 'approve', by: 'alice' });
+    const result = await h.agents.waitForTask(agentId, taskId);
+    expect(result.traceId).toBe(traceId);
+    const trace = await traceOf(receiver, { agentId, taskId, workflowId, result, config, workspace: '' });
+    expect(new Set(trace.map((s) => s.traceId))).toEqual(new Set([traceId]));
+  });
+});
+
+describe("a submitter's trace context (traceparent)", () => {
+  const CALLER = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' };
+  const traceparent = `00-${CALLER.traceId}-${CALLER.spanId}-01`;
+
+  /** A one-tick task through `submit`, and the links of its trace's root span. */
+  async function rootLinks(submit: (agentId: string, config: TaskConfig) => Promise<{ taskId: string }>) {
+    const agentId = uniqueId('otel-caller');
+    const config = scriptedConfig(writeScript([done()]), makeWorkspace(WORKSPACE_FILES));
+    const { taskId } = await submit(agentId, config);
+    const result = await h.agents.waitForTask(agentId, taskId);
+    const run = { agentId, taskId, workflowId: result.workflowId, result, config, workspace: '' };
+    return (await traceOf(receiver, run)).find((s) => s.name === 'invoke_agent')!.links;
+  }
+
+  it("links the task's span to the span a library caller names", async () => {
+    const links = await rootLinks((agentId, config) =>
+      h.agents.submit(agentId, { goal: 'say done', config, traceparent }),
+    );
+    expect(links).toEqual([CALLER]);
+  });
+
+  it('links to the HTTP caller’s traceparent header, and ignores a malformed one (the task runs unlinked)', async () => {
+    const secret = 'test-secret-that-is-at-least-32-characters-long';
+    const app = createApp({ agents: async () => h.agents, auth: authenticator({ secret }) });
+    const bearer = `Bearer ${await devToken({ secret, sub: 'ops', roles: ['operator'] })}`;
+    const post = (header: string) => async (agentId: string, config: TaskConfig) => {
+      const res = await app.request(`/v1/agents/${agentId}/tasks`, {
+        method: 'POST',
+        headers: { authorization: bearer, 'content-type': 'application/json', traceparent: header },
+        body: JSON.stringify({ goal: 'say done', config }),
+      });
+      expect(res.status).toBe(202);
+      return (await res.json()) as { taskId: string };
+    };
+    expect(await rootLinks(post(traceparent))).toEqual([CALLER]);
+    expect(await rootLinks(post(`00-${'0'.repeat(32)}-${CALLER.spanId}-01`))).toEqual([]);
+  });
+
+  it('links to the TRACEPARENT a `starry run` was given', async () => {
+    const links = await rootLinks(async (agentId) => {
+      const script = writeScript([done()]);
+      const cli = spawn(
+        process.execPath,
+        [
+          ...[path.join(projectRoot(), 'bin', 'starry.js'), 'run', 'say done', '--agent', agentId],
+          ...['--llm', `scripted:${script}`, '--workspace', makeWorkspace(WORKSPACE_FILES)],
+        ],
+        {
+          env: {
+            ...process.env,
+            TEMPORAL_ADDRESS: address(),
+            STARRY_TASK_QUEUE: h.taskQueue,
+            TRACEPARENT: traceparent,
+          },
+          stdio: 'ignore',
+        },
+      );
+      expect(await new Promise((resolve) => cli.on('exit', resolve))).toBe(0);
+      return { taskId: 'task-1' };
+    });
+    expect(links).toEqual([CALLER]);
+  });
+
+  it('is refused by the library when malformed, saying the form', async () => {
+    const config = scriptedConfig(writeScript([done()]), makeWorkspace(WORKSPACE_FILES));
+    await expect(
+      h.agents.submit(uniqueId('otel-bad'), { goal: 'say done', config, traceparent: '4bf92f35-01' }),
+    ).rejects.toThrow('traceparent must be a W3C trace context: 00-<32 hex trace id>-<16 hex span id>-<2 hex flags>');
+  });
+});
+
 describe('a worker whose collector is unreachable', () => {
   it('completes the task and logs the failed export once', async () => {
     const logged: string[] = [];
@@ -220,7 +317,7 @@ describe('a traced task that continues as new', () => {
       const spans = await traceOf(own, run);
       const runs = spans.filter((s) => s.name === 'invoke_agent');
       expect(runs.length).toBeGreaterThan(1);
-      expect(new Set(spans.map((s) => s.traceId)).size).toBe(1);
+      expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([run.result.traceId]));
       expect(runs.filter((s) => !s.parentSpanId)).toHaveLength(1);
       const moved = runs.filter((s) => s.events.some((e) => e.name === 'starry.continue_as_new'));
       expect(moved).toHaveLength(runs.length - 1);

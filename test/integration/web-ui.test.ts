@@ -2,8 +2,8 @@
  * The Temporal Web UI as a human sees it, in a real browser (playwright-core driving Debian's chromium,
  * which `npm run setup` installs): the dev server's own UI, showing workflows this test ran.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../../bench/chromium';
 import {
   alertFor,
   makeWorkspace,
@@ -19,18 +19,6 @@ import { eventually } from '../../dev/poll';
 
 jest.setTimeout(180_000);
 
-const CHROMIUM = process.env.STARRY_CHROMIUM ?? '/usr/bin/chromium';
-// Without the background-networking flags Chromium keeps dialling Google's hosts, which a closed network refuses.
-const FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const DONE = { text: 'Done.', usage: { inputTokens: 10, outputTokens: 5 } };
 const LIST = { toolCalls: [{ name: 'fs.list', args: {} }], usage: { inputTokens: 100, outputTokens: 10 } };
 
@@ -50,10 +38,7 @@ const ids = {
 };
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(
-      `${CHROMIUM} is missing: run \`npm run setup\` (it installs Debian's chromium) or set STARRY_CHROMIUM`,
-    );
+  browser = await launchChromium();
   if (!ui())
     throw new Error(
       'STARRY_UI_URL is not set: the integration run starts the dev server with its Web UI (test/global-setup.ts)',
@@ -105,7 +90,6 @@ beforeAll(async () => {
   });
   await eventually('the waiting call', async () => (await h.agents.approvals(ids.waiting)).approvals[0]);
 
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
   page = await browser.newPage({ viewport: { width: 1600, height: 1200 } });
 });
 afterAll(async () => {

@@ -1,0 +1,157 @@
+/**
+ * A trace viewer for a laptop (`starry dev --otel`): one HTTP server on loopback that is both an
+ * OTLP/HTTP receiver (`POST /v1/traces`, protobuf, what the worker's exporter sends) and the pages a
+ * person reads — `/` the recent traces, `/traces/<traceId>` a trace's waterfall, `/tasks/<workflowId>`
+ * the latest trace of a task. Traces live in memory, bounded (dev/trace-store.ts); nothing is downloaded
+ * and nothing but this process is needed.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import zlib from 'node:zlib';
+import { listPage, missingPage, tracePage, type PageLimits } from './trace-pages';
+import { decodeTraceRequest, TraceStore, type ReceivedSpan, type TraceStoreLimits } from './trace-store';
+
+export type { ReceivedSpan } from './trace-store';
+
+/** The default port: Jaeger's UI port, where people look for traces on a laptop. */
+export const TRACE_VIEWER_PORT = 16686;
+
+/** A request body larger than this is refused (the exporter sends at most 512 spans a request). */
+const MAX_BODY = 32 * 1024 * 1024;
+
+export interface TraceViewerOptions extends TraceStoreLimits {
+  /** Default 16686; 0 takes a free port. */
+  port?: number;
+  /** Default 127.0.0.1: the viewer shows what the worker's tasks did, to this machine only. */
+  host?: string;
+  /** Called with each request's spans once they are stored (the test receiver keeps them all). */
+  onSpans?: (spans: ReceivedSpan[]) => void;
+}
+
+export interface TraceViewer {
+  /** e.g. http://127.0.0.1:16686 — the exporter's endpoint is `${url}/v1/traces`. */
+  url: string;
+  store: TraceStore;
+  /** The page of a trace. */
+  traceUrl(traceId: string): string;
+  close(): Promise<void>;
+}
+
+const TRACE_ID = /^[0-9a-f]{32}$/i;
+const HEADERS = {
+  'content-type': 'text/html; charset=utf-8',
+  // No script, no asset from elsewhere: the pages are HTML and inline CSS only.
+  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'",
+  'x-content-type-options': 'nosniff',
+  'cache-control': 'no-store',
+};
+
+/**
+ * Start the viewer.
+ *
+ * ```ts
+ * const viewer = await startTraceViewer({ port: 0 });
+ * process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${viewer.url}/v1/traces`;
+ * // … run a task on a worker started now, then open viewer.url
+ * ```
+ *
+ * @throws Error saying the port is in use (and how to pick another) when it is.
+ */
+export async function startTraceViewer(opts: TraceViewerOptions = {}): Promise<TraceViewer> {
+  const store = new TraceStore(opts);
+  const limits: PageLimits = { maxTraces: store.maxTraces, maxSpans: store.maxSpans, since: Date.now() };
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://viewer');
+    if (url.pathname === '/v1/traces') return receive(req, res);
+    if (req.method !== 'GET' && req.method !== 'HEAD') return text(res, 405, 'GET a page, or POST /v1/traces\n');
+    if (url.pathname === '/') return html(res, 200, listPage(store.summaries(), limits));
+    const trace = /^\/traces\/([^/]+)$/.exec(url.pathname);
+    if (trace) {
+      const id = decodeURIComponent(trace[1]!);
+      if (!TRACE_ID.test(id))
+        return text(res, 400, `not a trace id: a trace id is 32 hex digits (e.g. from \`starry status --json\`)\n`);
+      const found = store.get(id);
+      return found
+        ? html(res, 200, tracePage(found, url.searchParams.get('open') === 'all'))
+        : html(res, 404, missingPage(id.toLowerCase(), limits));
+    }
+    const task = /^\/tasks\/([^/]+)$/.exec(url.pathname);
+    if (task) {
+      const found = store.forWorkflow(decodeURIComponent(task[1]!));
+      if (found) return res.writeHead(302, { location: `/traces/${found.traceId}` }).end();
+      return text(
+        res,
+        404,
+        'no trace of that task here yet: its spans arrive when it ends; see / for the recent traces\n',
+      );
+    }
+    return text(res, 404, 'not found: / lists the recent traces, /traces/<traceId> shows one\n');
+  });
+
+  function receive(req: http.IncomingMessage, res: http.ServerResponse) {
+    if (req.method !== 'POST') return text(res, 405, 'POST OTLP/HTTP protobuf here\n');
+    const type = String(req.headers['content-type'] ?? '');
+    if (!type.startsWith('application/x-protobuf'))
+      return text(
+        res,
+        415,
+        `this viewer reads OTLP/HTTP protobuf (OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf); got content-type "${type}"\n`,
+      );
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_BODY) chunks.push(c);
+    });
+    req.on('end', () => {
+      if (size > MAX_BODY) return text(res, 413, `a request of at most ${MAX_BODY} bytes\n`);
+      let spans: ReceivedSpan[];
+      try {
+        let body = Buffer.concat(chunks);
+        if (req.headers['content-encoding'] === 'gzip') body = zlib.gunzipSync(body);
+        spans = decodeTraceRequest(body);
+      } catch (err) {
+        return text(res, 400, `not an OTLP ExportTraceServiceRequest: ${(err as Error).message}\n`);
+      }
+      store.add(spans);
+      opts.onSpans?.(spans);
+      // An empty ExportTraceServiceResponse: everything was accepted.
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  }
+
+  const port = opts.port ?? TRACE_VIEWER_PORT;
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${port} is in use (another \`starry dev --otel\`, or a Jaeger?): choose another with --otel-port N (0: any free port)`,
+            )
+          : err,
+      ),
+    );
+    server.listen(port, host, resolve);
+  });
+  const url = `http://${host}:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    store,
+    traceUrl: (traceId) => `${url}/traces/${traceId}`,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        // The exporter keeps its connection alive: close it too, or close() waits for its idle timeout.
+        server.closeAllConnections();
+      }),
+  };
+}
+
+function html(res: http.ServerResponse, status: number, body: string) {
+  res.writeHead(status, HEADERS).end(body);
+}
+
+function text(res: http.ServerResponse, status: number, body: string) {
+  res.writeHead(status, { ...HEADERS, 'content-type': 'text/plain; charset=utf-8' }).end(body);
+}
