@@ -38,6 +38,15 @@ export interface TraceViewer {
 }
 
 const TRACE_ID = /^[0-9a-f]{32}$/i;
+
+/** A path segment decoded, or as it is when its escapes are malformed (`%E0`): never a thrown error. */
+function decoded(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
 const HEADERS = {
   'content-type': 'text/html; charset=utf-8',
   // No script, no asset from elsewhere: the pages are HTML and inline CSS only.
@@ -67,7 +76,7 @@ export async function startTraceViewer(opts: TraceViewerOptions = {}): Promise<T
     if (url.pathname === '/') return html(res, 200, listPage(store.summaries(), limits));
     const trace = /^\/traces\/([^/]+)$/.exec(url.pathname);
     if (trace) {
-      const id = decodeURIComponent(trace[1]!);
+      const id = decoded(trace[1]!);
       if (!TRACE_ID.test(id))
         return text(res, 400, `not a trace id: a trace id is 32 hex digits (e.g. from \`starry status --json\`)\n`);
       const found = store.get(id);
@@ -77,7 +86,7 @@ export async function startTraceViewer(opts: TraceViewerOptions = {}): Promise<T
     }
     const task = /^\/tasks\/([^/]+)$/.exec(url.pathname);
     if (task) {
-      const found = store.forWorkflow(decodeURIComponent(task[1]!));
+      const found = store.forWorkflow(decoded(task[1]!));
       if (found) return res.writeHead(302, { location: `/traces/${found.traceId}` }).end();
       return text(
         res,
@@ -106,9 +115,21 @@ export async function startTraceViewer(opts: TraceViewerOptions = {}): Promise<T
     req.on('end', () => {
       if (size > MAX_BODY) return text(res, 413, `a request of at most ${MAX_BODY} bytes\n`);
       let spans: ReceivedSpan[];
+      let body = Buffer.concat(chunks);
+      if (req.headers['content-encoding'] === 'gzip') {
+        // Bounded unpacked too: a small gzip may unpack to gigabytes.
+        try {
+          body = zlib.gunzipSync(body, { maxOutputLength: MAX_BODY });
+        } catch (err) {
+          const big = (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
+          return text(
+            res,
+            big ? 413 : 400,
+            big ? `a request that unpacks to at most ${MAX_BODY} bytes\n` : `not gzip: ${(err as Error).message}\n`,
+          );
+        }
+      }
       try {
-        let body = Buffer.concat(chunks);
-        if (req.headers['content-encoding'] === 'gzip') body = zlib.gunzipSync(body);
         spans = decodeTraceRequest(body);
       } catch (err) {
         return text(res, 400, `not an OTLP ExportTraceServiceRequest: ${(err as Error).message}\n`);

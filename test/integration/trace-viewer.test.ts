@@ -3,6 +3,7 @@
  * real browser (playwright-core driving Debian's chromium): a traced worker's EPERM task in the list of
  * recent traces, and its waterfall with the task, LLM and tool spans and the pain event.
  */
+import zlib from 'node:zlib';
 import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import type { Browser, Page } from 'playwright-core';
@@ -113,6 +114,21 @@ describe('the trace viewer, in a browser', () => {
       400,
       'not a trace id: a trace id is 32 hex digits (e.g. from `starry status --json`)',
     ]);
+    // A malformed escape is a bad id too, not a crash of the dev process.
+    expect((await fetch(`${receiver.url}/traces/%E0`)).status).toBe(400);
+    expect((await fetch(`${receiver.url}/tasks/%E0`)).status).toBe(404);
+    expect((await fetch(receiver.url)).status).toBe(200);
+  });
+
+  it('refuses a gzip body that unpacks beyond its bound, and keeps serving', async () => {
+    const bomb = zlib.gzipSync(Buffer.alloc(64 * 1024 * 1024));
+    const res = await fetch(`${receiver.url}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' },
+      body: bomb,
+    });
+    expect([res.status, await res.text()]).toEqual([413, 'a request that unpacks to at most 33554432 bytes\n']);
+    expect((await fetch(receiver.url)).status).toBe(200);
   });
 
   it('shows a hostile span name and attribute as text: nothing in a span runs in the page', async () => {
