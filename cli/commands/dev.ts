@@ -122,7 +122,7 @@ export function devCommands(program: Command): void {
  * `starry dev --otel`: the trace viewer on loopback, and the worker's OTEL_* pointing at it (traces,
  * exported every 500 ms so a task's trace shows soon after it ends) and at a Prometheus endpoint
  * (metrics). A line per finished task gives its trace's page. Variables the person set stay theirs,
- * except the traces endpoint, which is the point of the flag.
+ * except the traces endpoint and its protocol (the viewer speaks OTLP/HTTP), which are the point of the flag.
  */
 async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: string }> {
   const { startTraceViewer } = await import('../../dev/trace-viewer');
@@ -131,7 +131,12 @@ async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: str
   env.OTEL_BSP_SCHEDULE_DELAY ??= '500';
   env.OTEL_METRICS_EXPORTER ??= 'prometheus';
   env.OTEL_EXPORTER_PROMETHEUS_HOST ??= '127.0.0.1';
-  const probe = tracingConfigFromEnv({ ...env, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1/v1/traces' });
+  const viewerEnv = { OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' } as const;
+  const probe = tracingConfigFromEnv({
+    ...env,
+    ...viewerEnv,
+    OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1/v1/traces',
+  });
   if (probe?.exporter !== 'otlp')
     throw new ExitError(
       "--otel sends the worker's traces to its viewer, but this environment turns them off or sends them to the console (OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none|console, an always_off sampler): unset it",
@@ -149,7 +154,7 @@ async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: str
   }).catch((err: Error) => {
     throw new ExitError(err.message, EXIT.FAILED);
   });
-  env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT = `${viewer.url}/v1/traces`;
+  Object.assign(env, viewerEnv, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${viewer.url}/v1/traces` });
   const metrics = `http://${env.OTEL_EXPORTER_PROMETHEUS_HOST}:${env.OTEL_EXPORTER_PROMETHEUS_PORT ?? 9464}/metrics`;
   return {
     viewer,

@@ -962,6 +962,8 @@ describe('starry dev --otel', () => {
     const dev = starryLive(['dev', '--otel', '--otel-port', '0', '--port', String(port), '--api-port', '0'], queue, {
       ...inFolder(stateDir()),
       OTEL_EXPORTER_PROMETHEUS_PORT: String(metrics),
+      // A shell set up for a gRPC collector: the viewer speaks OTLP/HTTP, so --otel's traces must too.
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc',
     });
     try {
       await dev.until(
