@@ -8,6 +8,7 @@ import { createToolActivities, type ToolRegistry } from './tools';
 import { storeFromEnv, type BlobStore } from './store';
 import { transcriptStore } from './transcript';
 import type { ActivityMeter } from './metrics';
+import type { PricingTable } from '../core/pricing';
 
 export interface ActivityDeps {
   alerts?: AlertSinks;
@@ -34,6 +35,11 @@ export interface ActivityDeps {
    * and `listTools` tells each task to count its facts.
    */
   metrics?: ActivityMeter;
+  /**
+   * The worker's price table (`STARRY_PRICING`, core/pricing.ts): `listTools` gives each task the price of
+   * its model, `checkTaskLimits` refuses a task with a cost budget and no price.
+   */
+  pricing?: PricingTable;
 }
 
 export function createActivities(deps: ActivityDeps) {
@@ -44,6 +50,7 @@ export function createActivities(deps: ActivityDeps) {
       traces: deps.traces ?? false,
       ...(deps.captureContent ? { captureContent: true } : {}),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
+      ...(deps.pricing ? { pricing: deps.pricing } : {}),
     }),
     ...createAlertActivities(deps.alerts),
   };

@@ -67,7 +67,9 @@ export function say(text: string, stream: NodeJS.WritableStream = process.stdout
 export function formatOutcome(r: TaskResult): string {
   const out: string[] = [];
   out.push(`outcome ${r.outcome} · agent ${r.agentState}${r.reason ? ` (${reasonText(r.reason)})` : ''}`);
-  out.push(`${r.ticks} tick(s) · ${r.tokensUsed} tokens · ${r.toolCalls.length} tool call(s)`);
+  out.push(
+    `${r.ticks} tick(s) · ${r.tokensUsed} tokens${r.cachedInputTokens ? ` (${r.cachedInputTokens} cached)` : ''}${r.costUsd !== undefined ? ` · $${r.costUsd}` : ''} · ${r.toolCalls.length} tool call(s)`,
+  );
   if (r.error)
     out.push(`error ${r.error.code}: ${r.error.message}${r.error.suggestion ? `\n  ${r.error.suggestion}` : ''}`);
   if (r.finalText !== undefined) out.push(`final answer: ${r.finalText}`);
@@ -91,10 +93,10 @@ export function nextStep(state: AgentStatus['agentState'], agentId: string, susp
 export function formatStatus(s: AgentStatus): string {
   const lines = [
     `agent ${s.agentId}: ${s.agentState}${s.reason ? ` (${reasonText(s.reason)})` : ''}`,
-    `tokens ${s.tokensUsed} / ${s.tokenBudget} · guide ${s.guide} · llm ${s.llm}`,
+    `tokens ${s.tokensUsed} / ${s.tokenBudget}${s.cachedInputTokens ? ` (${s.cachedInputTokens} cached)` : ''}${s.costUsd !== undefined || s.costBudgetUsd !== undefined ? ` · cost $${s.costUsd ?? 0}${s.costBudgetUsd !== undefined ? ` / $${s.costBudgetUsd}` : ''}` : ''} · guide ${s.guide} · llm ${s.llm}`,
     s.limits
       ? `limits: ${Object.entries(s.limits)
-          .filter(([f]) => f !== 'tokenBudget')
+          .filter(([f]) => f !== 'tokenBudget' && f !== 'costBudgetUsd')
           .map(([f, v]) => `${f} ${v}`)
           .join(' · ')}`
       : '',

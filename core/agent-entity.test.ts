@@ -670,3 +670,60 @@ describe('AgentEntity: an admin replaces the approval rules', () => {
     expect(agent.status().approvalRules).toBeUndefined();
   });
 });
+
+describe('AgentEntity: cached tokens and cost', () => {
+  it('adds each run’s cached input tokens and cost to the agent’s, the running task’s included in its status', () => {
+    const agent = agentOf();
+    agent.submit({ goal: 'one' });
+    agent.submit({ goal: 'two' });
+    agent.startNext();
+    agent.progress({
+      taskId: 'task-1',
+      tick: 10,
+      runTokens: 40,
+      runCachedInputTokens: 16,
+      runCostUsd: 0.0012,
+      counters: initialCounters(),
+    });
+    expect(agent.status()).toMatchObject({ cachedInputTokens: 16, costUsd: 0.0012, currentTask: { runCostUsd: 0.0012 } });
+    agent.finish(runOutput(agent, { runCachedInputTokens: 20, runCostUsd: 0.0015 }));
+    agent.startNext();
+    agent.finish(runOutput(agent, { runCachedInputTokens: 5, runCostUsd: 0.0001 }));
+    expect(agent.status()).toMatchObject({ tokensUsed: 100, cachedInputTokens: 25, costUsd: 0.0016 });
+    // Carried by continue-as-new: the agent's data is what it carries.
+    const again = new AgentEntity(JSON.parse(JSON.stringify(agent.data)), (taskId) => `wf-${taskId}`);
+    expect(again.status()).toMatchObject({ cachedInputTokens: 25, costUsd: 0.0016 });
+  });
+
+  it('shows no cost while no task had a price, and its cost budget when it has one', () => {
+    const agent = agentOf();
+    expect(agent.status()).not.toHaveProperty('costUsd');
+    const costly = new AgentEntity(
+      newAgentData('a2', parseAgentConfig({ safety: { costBudgetUsd: 2 } }, 'scripted:x.json')),
+      (taskId) => `wf-${taskId}`,
+    );
+    expect(costly.status()).toMatchObject({ costBudgetUsd: 2, limits: { costBudgetUsd: 2 } });
+  });
+
+  it('refuses a task that would raise the cost budget, and tells how to raise it after a stop', () => {
+    const costly = new AgentEntity(
+      newAgentData('a2', parseAgentConfig({ safety: { costBudgetUsd: 2 } }, 'scripted:x.json')),
+      (taskId) => `wf-${taskId}`,
+    );
+    expect(() =>
+      costly.submit({ goal: 'more', config: parseTaskConfig({ safety: { costBudgetUsd: 3 } }, 'scripted:x.json') }),
+    ).toThrow(PermissionDeniedError);
+    costly.submit({ goal: 'spend' });
+    costly.startNext();
+    costly.finish(
+      runOutput(costly, {
+        outcome: 'SUSPENDED',
+        runCostUsd: 2,
+        lock: { agentState: 'STOPPED', reason: { code: 'COST_BUDGET_EXHAUSTED', message: 'spent' } },
+        checkpoint,
+      }),
+    );
+    expect(costly.data.agentState).toBe('STOPPED');
+    expect(costly.unlock({}).message).toContain('raise it first with starry limits a2 --cost-budget-usd N');
+  });
+});

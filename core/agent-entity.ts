@@ -28,6 +28,7 @@ import {
   type LimitsChange,
 } from './limits';
 import { formatLlmSpec } from './llm-spec';
+import { roundUsd } from './pricing';
 import {
   clear,
   dequeue,
@@ -77,6 +78,9 @@ export interface RunningTask {
   tick: number;
   /** Tokens this run has used so far (from the task's progress reports). */
   runTokens: number;
+  /** Its cached input tokens and cost so far, likewise (when there are some). */
+  runCachedInputTokens?: number;
+  runCostUsd?: number;
   /** Human messages forwarded to this run (bounded by LIMITS.messagesPerRun). */
   messages?: number;
   /** The task's trace id, from its progress reports when its worker traces. */
@@ -102,6 +106,10 @@ export interface AgentData {
   /** A SYSTEM_HALT that reached the agent while it was locked already: `reason` stays the first lock's. */
   halt?: HaltRecord;
   tokensUsed: number;
+  /** Of the input tokens in `tokensUsed`, those read from the provider's cache (absent while none were). */
+  cachedInputTokens?: number;
+  /** What the agent's LLM calls cost in USD, by the prices its tasks had (absent while none had one). */
+  costUsd?: number;
   inbox: PriorityInbox;
   counters: SafetyCounters;
   lastErrorCode?: string;
@@ -426,6 +434,8 @@ export class AgentEntity {
     taskId: string;
     tick: number;
     runTokens: number;
+    runCachedInputTokens?: number;
+    runCostUsd?: number;
     counters: SafetyCounters;
     lastErrorCode?: string;
     traceId?: string;
@@ -434,6 +444,8 @@ export class AgentEntity {
     if (!c || c.task.taskId !== p.taskId) return;
     c.tick = p.tick;
     c.runTokens = p.runTokens;
+    if (p.runCachedInputTokens !== undefined) c.runCachedInputTokens = p.runCachedInputTokens;
+    if (p.runCostUsd !== undefined) c.runCostUsd = p.runCostUsd;
     if (p.traceId) c.traceId = p.traceId;
     this.data.counters = p.counters;
     if (p.lastErrorCode) this.data.lastErrorCode = p.lastErrorCode;
@@ -447,6 +459,8 @@ export class AgentEntity {
     d.approvals = undefined;
     if (d.agentState === 'WAITING_FOR_APPROVAL') d.agentState = 'EXECUTING';
     d.tokensUsed += out.runTokens;
+    if (out.runCachedInputTokens) d.cachedInputTokens = (d.cachedInputTokens ?? 0) + out.runCachedInputTokens;
+    if (out.runCostUsd !== undefined) d.costUsd = roundUsd((d.costUsd ?? 0) + out.runCostUsd);
     d.counters = out.counters;
     // A human message is never dropped: what the task did not show its LLM goes to the next run.
     if (out.undelivered?.length) d.pendingMessages = [...out.undelivered, ...d.pendingMessages];
@@ -665,6 +679,12 @@ export class AgentEntity {
         `the budget is still exhausted (${d.tokensUsed} of ${budget} tokens): the next LLM call will stop again; pass --add-tokens N to raise it`,
       );
     }
+    const costBudget = d.config?.safety.costBudgetUsd;
+    if (reason?.code === 'COST_BUDGET_EXHAUSTED' && costBudget !== undefined && (d.costUsd ?? 0) >= costBudget) {
+      notes.push(
+        `the cost budget is still spent ($${d.costUsd ?? 0} of $${costBudget}): the next LLM call will stop again; raise it first with starry limits ${d.agentId} --cost-budget-usd N`,
+      );
+    }
     return { unlocked: true, agentState: d.agentState, message: notes.join('; ') };
   }
 
@@ -716,7 +736,7 @@ export class AgentEntity {
     const said = changed.map((f) =>
       f === 'approval'
         ? `approval rules ${rulesText(rules)} → ${rulesText(next)}`
-        : `${f} ${from[f as LimitField]} → ${to[f as LimitField]}`,
+        : `${f} ${from[f as LimitField] ?? 'none'} → ${to[f as LimitField] ?? 'none'}`,
     );
     const message = changed.length
       ? `agent ${d.agentId}'s limits changed: ${said.join(', ')}${d.current ? ` (task ${d.current.task.taskId} keeps the limits it started with; the next task runs with these)` : ''}`
@@ -752,6 +772,7 @@ export class AgentEntity {
       agentState: d.agentState,
       tokensUsed: d.tokensUsed + (d.current?.runTokens ?? 0),
       tokenBudget: d.config?.safety.tokenBudget ?? 0,
+      ...this.spend(),
       queue: ordered(d.inbox).map((t) => ({ taskId: t.taskId, priority: t.priority, goal: t.goal })),
       cancelledTasks: d.cancelledTasks,
       counters: d.counters,
@@ -771,11 +792,28 @@ export class AgentEntity {
         workflowId: d.current.workflowId,
         tick: d.current.tick,
         runTokens: d.current.runTokens,
+        ...(d.current.runCostUsd !== undefined ? { runCostUsd: d.current.runCostUsd } : {}),
         ...(d.current.traceId ? { traceId: d.current.traceId } : {}),
       };
     if (d.suspended) s.suspendedTask = { taskId: d.suspended.task.taskId, workflowId: d.suspended.workflowId };
     if (d.approvals?.length) s.approvals = d.approvals;
     return s;
+  }
+
+  /**
+   * The agent's cached input tokens and cost, the running task's so far included, each when there is
+   * some; and its cost budget, when it has one.
+   */
+  private spend(): Pick<AgentStatus, 'cachedInputTokens' | 'costUsd' | 'costBudgetUsd'> {
+    const d = this.data;
+    const cached = (d.cachedInputTokens ?? 0) + (d.current?.runCachedInputTokens ?? 0);
+    const cost = d.costUsd === undefined && d.current?.runCostUsd === undefined ? undefined : roundUsd((d.costUsd ?? 0) + (d.current?.runCostUsd ?? 0));
+    const budget = d.config?.safety.costBudgetUsd;
+    return {
+      ...(cached ? { cachedInputTokens: cached } : {}),
+      ...(cost !== undefined ? { costUsd: cost } : {}),
+      ...(budget !== undefined ? { costBudgetUsd: budget } : {}),
+    };
   }
 
   /** The Web UI's current details of the agent (markdown): its state and why, first, then what it holds. */
@@ -789,9 +827,13 @@ export class AgentEntity {
       d.halt ? `> and SYSTEM_HALT by ${d.halt.by}${d.halt.note ? `: ${d.halt.note}` : ''} while locked` : '',
       this.locked ? `- **locked**: refuses tasks until \`starry unlock ${d.agentId}\`` : '',
       c
-        ? `- tokens **${d.tokensUsed}** / ${c.safety.tokenBudget} · guide \`${c.guide}\` · llm \`${formatLlmSpec(c.llm)}\``
+        ? `- tokens **${d.tokensUsed}** / ${c.safety.tokenBudget}${d.costUsd !== undefined || c.safety.costBudgetUsd !== undefined ? ` · cost **$${d.costUsd ?? 0}**${c.safety.costBudgetUsd !== undefined ? ` / $${c.safety.costBudgetUsd}` : ''}` : ''} · guide \`${c.guide}\` · llm \`${formatLlmSpec(c.llm)}\``
         : `- tokens **${d.tokensUsed}** · no config yet`,
-      c ? `- limits: ${LIMIT_FIELDS.map((f) => `${f} ${c.safety[f]}`).join(' · ')}` : '',
+      c
+        ? `- limits: ${LIMIT_FIELDS.filter((f) => c.safety[f] !== undefined)
+            .map((f) => `${f} ${c.safety[f]}`)
+            .join(' · ')}`
+        : '',
       c?.tools.approval ? `- approval rules: ${rulesText(c.tools.approval)}` : '',
       d.limitChanges?.length ? `- limits last changed by ${d.limitChanges.at(-1)!.by}` : '',
       d.current ? `- running **${d.current.task.taskId}** at tick ${d.current.tick}` : '- no task running',

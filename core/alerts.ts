@@ -84,6 +84,14 @@ export function lockoutAlert(agent: LockedAgent): AlertNotice | undefined {
       `The agent used its token budget: \`${command}\` adds N tokens${resume ? ' and continues the task' : ''}${orAbort}.`,
     );
   }
+  if (reason.code === 'COST_BUDGET_EXHAUSTED') {
+    const command = `starry limits ${agentId} --cost-budget-usd N && ${resumed}`;
+    return notice(
+      'warning',
+      command,
+      `The agent spent its cost budget: raise it (\`starry limits ${agentId} --cost-budget-usd N\`, an admin's act), then \`${resumed}\`${resume ? ' continues the task' : ''}${orAbort}.`,
+    );
+  }
   return notice(
     'warning',
     resumed,

@@ -9,6 +9,7 @@ import { approvalConfigSchema } from './approval';
 import { GUIDE_IDS } from './guides/ids';
 import { once } from './lazy';
 import { llmSpecSchema, type LlmSpec } from './llm-spec';
+import { pricingSchema } from './pricing';
 import { ConfigError } from './errors';
 import { isValidToolName, TOOL_NAMES } from './tools';
 
@@ -44,6 +45,15 @@ const safetyObject = once(() =>
       llmTimeoutMs: positiveInt(3_600_000).default(120_000),
       /** Tokens an LLM call may produce at most, before the budget cap applies. */
       maxOutputTokens: positiveInt(1_000_000).default(8192),
+      /**
+       * Dollars the agent may spend on LLM calls (core/pricing.ts), beside the token budget: no call once
+       * spent, each call's output capped to what the rest buys. Absent: no cost budget.
+       */
+      costBudgetUsd: z
+        .number({ error: 'must be a number (US dollars)' })
+        .positive('must be > 0 (US dollars)')
+        .max(1_000_000_000, 'must be <= 1000000000')
+        .optional(),
     })
     .strict(),
 );
@@ -227,6 +237,11 @@ export const agentConfigSchema = once(() =>
       safety: safetyConfigSchema().default(() => safetyConfigSchema().parse({})),
       retry: retryConfigSchema().default(() => retryConfigSchema().parse({})),
       tools: toolsConfigSchema().default(() => toolsConfigSchema().parse({})),
+      /**
+       * Prices of this agent's models (core/pricing.ts), over the worker's `STARRY_PRICING`: its entry wins
+       * for its model. `{"<provider>:<model>": {inputPerMTok, cachedInputPerMTok, outputPerMTok}}` in USD.
+       */
+      pricing: pricingSchema().optional(),
     })
     .strict(),
 );

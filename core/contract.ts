@@ -152,6 +152,8 @@ export const LimitsSchema = z.object({
   toolTimeoutMs: z.number().int(),
   llmTimeoutMs: z.number().int(),
   maxOutputTokens: z.number().int(),
+  /** USD; absent: no cost budget. */
+  costBudgetUsd: z.number().optional(),
 });
 
 /** What `admin:limits` answers: the agent's limits now, and which fields changed. */
@@ -222,6 +224,12 @@ export const AgentStatusSchema = z.object({
   halt: z.object({ by: z.string(), note: z.string().optional() }).optional(),
   tokensUsed: z.number().int(),
   tokenBudget: z.number().int(),
+  /** Of the input tokens in `tokensUsed`, those the providers read from their prompt caches (absent: none reported). */
+  cachedInputTokens: z.number().int().min(0).optional(),
+  /** What the agent's LLM calls cost in USD, by the prices its tasks had (absent: none had a price). */
+  costUsd: z.number().min(0).optional(),
+  /** The agent's cost budget in USD (`safety.costBudgetUsd`), when it has one. */
+  costBudgetUsd: z.number().optional(),
   queue: z.array(z.object({ taskId: z.string(), priority: z.number().int(), goal: z.string() })),
   currentTask: z
     .object({
@@ -233,6 +241,8 @@ export const AgentStatusSchema = z.object({
        * count from the task).
        */
       runTokens: z.number().int().min(0).optional(),
+      /** The cost of the task's run counted in `costUsd`, when it has a price (reported likewise). */
+      runCostUsd: z.number().min(0).optional(),
       /** The task's OpenTelemetry trace id, when its worker traces (docs/OBSERVABILITY.md). */
       traceId: z.string().optional(),
     })

@@ -90,6 +90,30 @@ describe('limits: what a task may ask for', () => {
   });
 });
 
+describe('limits: the cost budget', () => {
+  it('lets a task set or lower a cost budget, never raise it, and runs with the tighter one', () => {
+    // No cost budget is unbounded: a task may give one, and runs with it.
+    expect(loosenedLimits('a1', agent, { costBudgetUsd: 5 })).toBeUndefined();
+    expect(runLimits(agent, { costBudgetUsd: 5 }).costBudgetUsd).toBe(5);
+    const capped = { ...agent, costBudgetUsd: 2 };
+    expect(loosenedLimits('a1', capped, { costBudgetUsd: 3 })?.message).toContain(
+      'raising costBudgetUsd needs admin',
+    );
+    expect(loosenedLimits('a1', capped, { costBudgetUsd: 3 })?.message).toContain('--cost-budget-usd 3');
+    expect(runLimits(capped, { costBudgetUsd: 1.5 }).costBudgetUsd).toBe(1.5);
+    expect(runLimits(capped, {}).costBudgetUsd).toBe(2);
+  });
+
+  it('lets an admin raise it, and says from none', () => {
+    expect(changeLimits(agent, { costBudgetUsd: 10 })).toEqual({
+      limits: { ...agent, costBudgetUsd: 10 },
+      from: { costBudgetUsd: undefined },
+      to: { costBudgetUsd: 10 },
+    });
+    expect(() => changeLimits(agent, { costBudgetUsd: -1 })).toThrow(/safety\.costBudgetUsd: must be > 0/);
+  });
+});
+
 describe('limits: an admin’s change', () => {
   it('returns the new limits and what changed, from what', () => {
     expect(changeLimits(agent, { tokenBudget: 5000, maxTicks: agent.maxTicks })).toEqual({

@@ -1,5 +1,5 @@
 /**
- * An agent's limits (docs/ARCHITECTURE.md#limits): the nine `safety` fields of its config, allocated by
+ * An agent's limits (docs/ARCHITECTURE.md#limits): the ten `safety` fields of its config, allocated by
  * its first task and changed by an admin only (`admin:limits`, `admin:unlock --add-tokens`). A task's
  * config may tighten them for its own run, never loosen them: this file says which way each field is
  * looser, what a task's given fields loosen, and what a run gets. Retry, context and tools are not limits
@@ -23,6 +23,7 @@ export const LIMIT_FIELDS = [
   'toolTimeoutMs',
   'llmTimeoutMs',
   'maxOutputTokens',
+  'costBudgetUsd',
 ] as const satisfies readonly (keyof SafetyConfig)[];
 
 export type LimitField = (typeof LIMIT_FIELDS)[number];
@@ -42,7 +43,19 @@ export const LOOSER_WHEN: Record<LimitField, 'higher' | 'lower'> = {
   toolTimeoutMs: 'higher',
   llmTimeoutMs: 'higher',
   maxOutputTokens: 'higher',
+  costBudgetUsd: 'higher',
 };
+
+/**
+ * A limit's value, an absent one (only `costBudgetUsd` may be: no cost budget) counting as unbounded.
+ *
+ * ```ts
+ * limitOf({ ...safety, costBudgetUsd: undefined }, 'costBudgetUsd') // Infinity
+ * ```
+ */
+export function limitOf(safety: Partial<SafetyConfig>, field: LimitField): number {
+  return safety[field] ?? Infinity;
+}
 
 /**
  * True when `value` is looser than `limit` for `field`.
@@ -115,7 +128,8 @@ export function loosenedLimits(
 ): { fields: LoosenedLimit[]; message: string; issues: string[] } | undefined {
   const fields = LIMIT_FIELDS.flatMap((field): LoosenedLimit[] => {
     const asked = task[field];
-    return asked !== undefined && isLooser(field, asked, agent[field]) ? [{ field, limit: agent[field], asked }] : [];
+    const limit = limitOf(agent, field);
+    return asked !== undefined && isLooser(field, asked, limit) ? [{ field, limit, asked }] : [];
   });
   if (!fields.length) return undefined;
   const verb = (f: LimitField) => (LOOSER_WHEN[f] === 'higher' ? 'raising' : 'lowering');
@@ -153,7 +167,7 @@ export function runLimits(agent: SafetyConfig, task: Partial<SafetyConfig> = {})
   const out = { ...agent };
   for (const field of LIMIT_FIELDS) {
     const asked = task[field];
-    if (asked !== undefined) out[field] = tighter(field, asked, agent[field]);
+    if (asked !== undefined) out[field] = tighter(field, asked, limitOf(agent, field));
   }
   return out;
 }

@@ -63,6 +63,11 @@ export interface ContextDelta {
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /**
+   * Of `inputTokens`, those the provider read from its prompt cache (billed at its cached rate), when it
+   * reports them: OpenAI's `prompt_tokens_details.cached_tokens`, Gemini's `cachedContentTokenCount`.
+   */
+  cachedInputTokens?: number;
 }
 
 /** A tool as declared to the model. `parameters` is a JSON Schema object. */
@@ -129,20 +134,24 @@ export function assistantMessage(response: Pick<LlmResponse, 'text' | 'toolCalls
 }
 
 /**
- * What is wrong with a provider's reported usage, or undefined: counts must be whole numbers >= 0.
- * The budget rung and the search attributes trust them, so a fractional, negative or non-numeric
- * count (an output anomaly of the provider) must never get past the LLM activity.
+ * What is wrong with a provider's reported usage, or undefined: counts must be whole numbers >= 0, and
+ * the cached input tokens (when reported) no more than the input tokens they are part of. The budget
+ * rungs and the search attributes trust them, so a fractional, negative or non-numeric count (an
+ * output anomaly of the provider) must never get past the LLM activity.
  *
  * ```ts
  * usageProblem({ inputTokens: 10.5, outputTokens: 3 }) // 'inputTokens is 10.5, not a whole number >= 0'
+ * usageProblem({ inputTokens: 10, outputTokens: 3, cachedInputTokens: 11 }) // 'cachedInputTokens is 11, more than inputTokens 10'
  * ```
  */
 export function usageProblem(usage: unknown): string | undefined {
   const u = (usage ?? {}) as Record<string, unknown>;
-  const bad = (['inputTokens', 'outputTokens'] as const).filter(
-    (k) => !(typeof u[k] === 'number' && Number.isSafeInteger(u[k]) && (u[k] as number) >= 0),
-  );
-  return bad.length
-    ? bad.map((k) => `${k} is ${JSON.stringify(u[k]) ?? 'missing'}, not a whole number >= 0`).join('; ')
-    : undefined;
+  const whole = (v: unknown) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
+  const keys = ['inputTokens', 'outputTokens', ...(u.cachedInputTokens !== undefined ? ['cachedInputTokens'] : [])];
+  const bad = keys.filter((k) => !whole(u[k]));
+  if (bad.length)
+    return bad.map((k) => `${k} is ${JSON.stringify(u[k]) ?? 'missing'}, not a whole number >= 0`).join('; ');
+  if (u.cachedInputTokens !== undefined && (u.cachedInputTokens as number) > (u.inputTokens as number))
+    return `cachedInputTokens is ${u.cachedInputTokens as number}, more than inputTokens ${u.inputTokens as number}`;
+  return undefined;
 }

@@ -89,6 +89,7 @@ export const LOCK_REASON_CODES = [
   'SYSTEM_HALT',
   'FATAL',
   'HISTORY_LIMIT',
+  'COST_BUDGET_EXHAUSTED',
 ] as const;
 export const lockReasonCodeSchema = once(() => z.enum(LOCK_REASON_CODES));
 /** Why an agent is locked (or why a task stopped). */
@@ -158,6 +159,10 @@ export const taskResultSchema = once(() =>
     reason: lockReasonSchema().optional(),
     ticks: z.number().int(),
     tokensUsed: z.number().int(),
+    /** Of the input tokens in `tokensUsed`, those the provider read from its prompt cache (when it reports them). */
+    cachedInputTokens: z.number().int().min(0).optional(),
+    /** What the task's LLM calls cost in US dollars, when the task had a price for its model (core/pricing.ts). */
+    costUsd: z.number().min(0).optional(),
     toolCalls: z.array(toolCallRecordSchema()),
     injections: z.array(injectionSchema()),
     finalText: z.string().optional(),
@@ -326,6 +331,9 @@ export const taskProgressSchema = once(() =>
       tokensUsed: z.number().int().min(0),
       /** Usage of this run only (the agent adds it to its total when the run ends). */
       runTokens: z.number().int().min(0),
+      /** Cached input tokens and cost of this run only, when there are some (the agent adds them likewise). */
+      runCachedInputTokens: z.number().int().min(0).optional(),
+      runCostUsd: z.number().min(0).optional(),
       counters: safetyCountersSchema(),
       lastErrorCode: z.string().optional(),
       /** The task's trace id, when its worker traces. */

@@ -113,6 +113,23 @@ describe('SafetyMonitor.beforeLLMCall', () => {
     });
   });
 
+  it('stops at the cost budget and caps maxOutputTokens to what the dollars left buy at the output price', () => {
+    const price = { inputPerMTok: 2.5, cachedInputPerMTok: 1.25, outputPerMTok: 10 };
+    const costly = { ...defaults, costBudgetUsd: 1 };
+    expect(SafetyMonitor.beforeLLMCall(costly, { tokensUsed: 0, costUsd: 0.999, price })).toMatchObject({
+      maxOutputTokens: 100,
+    });
+    expect(SafetyMonitor.beforeLLMCall(costly, { tokensUsed: 0, costUsd: 0, price }).maxOutputTokens).toBe(8192);
+    expect(SafetyMonitor.beforeLLMCall(costly, { tokensUsed: 0, costUsd: 1, price }).lock).toMatchObject({
+      agentState: 'STOPPED',
+      reason: { code: 'COST_BUDGET_EXHAUSTED' },
+    });
+    // The token budget is the first rung: both spent, it names the tokens.
+    expect(SafetyMonitor.beforeLLMCall(costly, { tokensUsed: 100_000, costUsd: 1, price }).lock?.reason.code).toBe(
+      'BUDGET_EXHAUSTED',
+    );
+  });
+
   it('caps maxOutputTokens to what is left of the budget', () => {
     expect(SafetyMonitor.beforeLLMCall(defaults, { tokensUsed: 0 }).maxOutputTokens).toBe(8192);
     expect(SafetyMonitor.beforeLLMCall(defaults, { tokensUsed: 99_000 }).maxOutputTokens).toBe(1000);

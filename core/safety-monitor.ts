@@ -4,6 +4,7 @@
  * Pure functions over plain data, so the circuit breakers live in workflow state and replay exactly.
  */
 import type { SafetyConfig } from './config';
+import { outputTokensFor } from './pricing';
 import type { SafetyAlert } from './guides/guide';
 import { recordOperation, type SafetyCounters } from './safety-counters';
 import {
@@ -12,6 +13,7 @@ import {
   loopCap,
   repeatedFailure,
   repeatAlert,
+  costBudget,
   tokenBudget,
   type FailureInput,
   type LockVerdict,
@@ -34,7 +36,7 @@ export interface Verdict {
 
 // The ladder, per hook, in docs/ARCHITECTURE.md#the-safety-ladder table order: the first lock in a table wins.
 const EVENT_LOOP_RUNGS: ReadonlyArray<SafetyRung<TickInput>> = [loopCap];
-const LLM_CALL_RUNGS: ReadonlyArray<SafetyRung<UsageInput>> = [tokenBudget];
+const LLM_CALL_RUNGS: ReadonlyArray<SafetyRung<UsageInput>> = [tokenBudget, costBudget];
 const TOOL_FAILURE_RUNGS: ReadonlyArray<SafetyRung<FailureInput>> = [
   repeatAlert,
   repeatedFailure,
@@ -68,14 +70,26 @@ export function combine(outcomes: ReadonlyArray<RungOutcome | undefined>): Verdi
 
 /**
  * Output tokens the next LLM call may produce: the configured maximum, capped to what is left of the
- * budget so one call cannot overshoot it.
+ * token budget, and with a cost budget to what the dollars left buy at the model's output price, so one
+ * call cannot overshoot either.
  *
  * ```ts
  * outputTokenAllowance(safety, 99_000) // 1000 with the defaults (budget 100,000, max 8192)
+ * outputTokenAllowance({ ...safety, costBudgetUsd: 1 }, 0, { costUsd: 0.999, price }) // 100 at $10 per million output tokens
  * ```
  */
-export function outputTokenAllowance(safety: SafetyConfig, tokensUsed: number): number {
-  return Math.max(0, Math.min(safety.maxOutputTokens, safety.tokenBudget - tokensUsed));
+export function outputTokenAllowance(
+  safety: SafetyConfig,
+  tokensUsed: number,
+  cost: Omit<UsageInput, 'tokensUsed'> = {},
+): number {
+  const tokens = Math.min(safety.maxOutputTokens, safety.tokenBudget - tokensUsed);
+  const { costBudgetUsd } = safety;
+  const bought =
+    costBudgetUsd !== undefined && cost.price
+      ? outputTokensFor(costBudgetUsd - (cost.costUsd ?? 0), cost.price)
+      : Number.MAX_SAFE_INTEGER;
+  return Math.max(0, Math.min(tokens, bought));
 }
 
 /**
@@ -94,12 +108,13 @@ export const SafetyMonitor = {
   },
 
   /**
-   * Token budget. `tokensUsed`: the agent's cumulative usage. `maxOutputTokens` is what the call may
-   * produce: `min(safety.maxOutputTokens, tokenBudget - tokensUsed)`, never below 0.
+   * Token and cost budgets. `tokensUsed`, `costUsd`: the agent's cumulative usage and cost; `price`: the
+   * task's model's. `maxOutputTokens` is what the call may produce: `min(safety.maxOutputTokens,
+   * tokenBudget - tokensUsed, what the dollars left buy)`, never below 0.
    */
   beforeLLMCall(safety: SafetyConfig, input: UsageInput): Verdict & { maxOutputTokens: number } {
     const verdict = combine(LLM_CALL_RUNGS.map((rung) => rung(safety, input)));
-    return { ...verdict, maxOutputTokens: outputTokenAllowance(safety, input.tokensUsed) };
+    return { ...verdict, maxOutputTokens: outputTokenAllowance(safety, input.tokensUsed, input) };
   },
 
   /**

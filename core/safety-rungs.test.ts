@@ -7,6 +7,7 @@ import {
   loopCap,
   repeatedFailure,
   repeatAlert,
+  costBudget,
   tokenBudget,
   type FailureInput,
 } from './safety-rungs';
@@ -91,6 +92,30 @@ describe('tokenBudget', () => {
     expect(lock).toMatchObject({ agentState: 'STOPPED', reason: { code: 'BUDGET_EXHAUSTED' } });
     expect(lock?.reason.message).toBe('Token budget exhausted: 100000 tokens used of a budget of 100000');
     expect(tokenBudget(safety, { tokensUsed: 250_000 })?.lock?.reason.message).toContain('250000');
+  });
+});
+
+describe('costBudget', () => {
+  const price = { inputPerMTok: 2.5, cachedInputPerMTok: 1.25, outputPerMTok: 10 };
+  const costly = { ...safety, costBudgetUsd: 1 };
+
+  it('never trips without a cost budget', () => {
+    expect(costBudget(safety, { tokensUsed: 0, costUsd: 1e6, price })).toBeUndefined();
+  });
+
+  it('lets calls through while what is left buys an output token', () => {
+    expect(costBudget(costly, { tokensUsed: 0, costUsd: 0.99999, price })).toBeUndefined();
+  });
+
+  it('stops the agent once the dollars are spent, or what is left buys no output token, naming the figures', () => {
+    const lock = costBudget(costly, { tokensUsed: 0, costUsd: 1, price })?.lock;
+    expect(lock).toEqual({
+      agentState: 'STOPPED',
+      reason: { code: 'COST_BUDGET_EXHAUSTED', message: 'Cost budget exhausted: $1 spent of a budget of $1' },
+    });
+    expect(costBudget(costly, { tokensUsed: 0, costUsd: 0.999999995, price })?.lock?.reason.message).toContain(
+      'buys no output token',
+    );
   });
 });
 

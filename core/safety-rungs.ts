@@ -8,6 +8,7 @@ import type { NormalizedError } from './errors';
 import type { SafetyAlert } from './guides/guide';
 import { failuresInWindow, type SafetyCounters } from './safety-counters';
 import type { LockReason } from './types';
+import { outputTokensFor, roundUsd, type Price } from './pricing';
 
 /** The seeds' name for the error-cascade action; every ERROR_CASCADE message starts with it. */
 export const EMERGENCY_HALT = 'EMERGENCY_HALT';
@@ -34,9 +35,14 @@ export interface TickInput {
   tick: number;
 }
 
-/** beforeLLMCall input: the agent's cumulative token usage. */
+/**
+ * beforeLLMCall input: the agent's cumulative token usage, and with a cost budget its cumulative cost and
+ * the price of the task's model (core/pricing.ts).
+ */
 export interface UsageInput {
   tokensUsed: number;
+  costUsd?: number;
+  price?: Price;
 }
 
 /** afterToolExecution input after a failure; `counters` already include that failure. */
@@ -96,6 +102,25 @@ export const tokenBudget: SafetyRung<UsageInput> = (safety, { tokensUsed }) =>
         message: `Token budget exhausted: ${tokensUsed} tokens used of a budget of ${safety.tokenBudget}`,
       })
     : undefined;
+
+/**
+ * Cost budget: no LLM call once the agent's calls cost `costBudgetUsd`, or once what is left of it does
+ * not buy one output token (the call would be capped to nothing). No cost budget, no check.
+ *
+ * ```ts
+ * costBudget({ ...safety, costBudgetUsd: 1 }, { tokensUsed: 0, costUsd: 1, price })?.lock?.reason.code // 'COST_BUDGET_EXHAUSTED'
+ * ```
+ */
+export const costBudget: SafetyRung<UsageInput> = (safety, { costUsd = 0, price }) => {
+  const budget = safety.costBudgetUsd;
+  if (budget === undefined) return undefined;
+  const left = budget - costUsd;
+  if (left > 0 && (!price || outputTokensFor(left, price) >= 1)) return undefined;
+  return lock('STOPPED', {
+    code: 'COST_BUDGET_EXHAUSTED',
+    message: `Cost budget exhausted: $${roundUsd(costUsd)} spent of a budget of $${budget}${left > 0 ? ` (the $${roundUsd(left)} left buys no output token)` : ''}`,
+  });
+};
 
 /**
  * Repeated failure: the identical-failure run has just reached `repeatThreshold`; alert once.

@@ -20,7 +20,12 @@ const TurnSchema = z
     text: z.string().optional(),
     toolCalls: z.array(ToolCallSchema).optional(),
     usage: z
-      .object({ inputTokens: z.number().int().min(0), outputTokens: z.number().int().min(0) })
+      .object({
+        inputTokens: z.number().int().min(0),
+        outputTokens: z.number().int().min(0),
+        /** Of the input tokens, those a provider would have read from its cache (tests of cost accounting). */
+        cachedInputTokens: z.number().int().min(0).optional(),
+      })
       .strict()
       .optional(),
     delayMs: z.number().int().min(0).optional(),

@@ -152,6 +152,38 @@ describe('TaskRun: a tick', () => {
     });
   });
 
+  it('counts cached input tokens and prices every call with the price it learnt at its start', () => {
+    const price = { inputPerMTok: 2.5, cachedInputPerMTok: 1.25, outputPerMTok: 10 };
+    const run = runOf({}, { agentCostUsd: 0.5 });
+    run.priced(price);
+    for (const id of ['c1', 'c2']) {
+      run.startTick(QUIET);
+      run.llmCall();
+      run.llmAnswered({ toolCalls: [read(id)], usage: { inputTokens: 1000, cachedInputTokens: 400, outputTokens: 100 } });
+    }
+    expect(run.progress()).toMatchObject({ runCachedInputTokens: 800, runCostUsd: 0.006 });
+    expect(run.continuation()).toMatchObject({ price, continued: { runCachedInputTokens: 800, runCostUsd: 0.006 } });
+    const out = run.close({ outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT' });
+    expect(out).toMatchObject({ runCachedInputTokens: 800, runCostUsd: 0.006 });
+    expect(out.result).toMatchObject({ tokensUsed: 2200, cachedInputTokens: 800, costUsd: 0.006 });
+    expect(TaskResultSchema.safeParse(out.result).success).toBe(true);
+  });
+
+  it('stops before the LLM call once the agent spent its cost budget, and caps the output to what is left', () => {
+    const price = { inputPerMTok: 2.5, cachedInputPerMTok: 1.25, outputPerMTok: 10 };
+    const spent = runOf({ safety: { costBudgetUsd: 1 } }, { agentCostUsd: 1, price });
+    spent.startTick(QUIET);
+    expect(spent.llmCall()).toMatchObject({
+      end: { outcome: 'SUSPENDED', agentState: 'STOPPED', lock: { reason: { code: 'COST_BUDGET_EXHAUSTED' } } },
+    });
+    const low = runOf({ safety: { costBudgetUsd: 1 } }, { agentCostUsd: 0.999, price });
+    low.startTick(QUIET);
+    expect(low.llmCall()).toMatchObject({ request: { maxOutputTokens: 100 } });
+    const unpriced = runOf({ safety: { costBudgetUsd: 1 } });
+    unpriced.startTick(QUIET);
+    expect(unpriced.llmCall()).toMatchObject({ end: { outcome: 'FAILED', error: { code: 'EINVAL', source: 'cost budget' } } });
+  });
+
   it('counts every call’s tokens, for the run and for the task', () => {
     const run = runOf();
     turn(run, [read('c1')]);

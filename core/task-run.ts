@@ -34,6 +34,7 @@ import { humanMessageSchema, LIMITS, type HumanMessage, type TaskProgress } from
 import { failure, normalizedError, type NormalizedError, type ToolExecutionResult } from './errors';
 import { fingerprint } from './fingerprint';
 import { getGuide, type Guide, type PainContext } from './guides';
+import { formatLlmSpec } from './llm-spec';
 import {
   assistantMessage,
   type ChatMessage,
@@ -43,8 +44,9 @@ import {
   type LlmToolCall,
   type ToolSpec,
 } from './llm';
+import { costUsd, roundUsd, type Price } from './pricing';
 import { SafetyMonitor, type LockVerdict, type SafetyCounters } from './safety-monitor';
-import { fatalLock, historyLimit } from './safety-rungs';
+import { fatalLock, historyLimit, type UsageInput } from './safety-rungs';
 import {
   approvalAskedEvent,
   approvalDecidedEvent,
@@ -86,6 +88,14 @@ export interface TaskRunInput {
   counters: SafetyCounters;
   /** The agent's cumulative usage before this run: the budget is per agent. */
   agentTokensUsed: number;
+  /** The agent's cumulative cost before this run, in USD (the cost budget is per agent too). */
+  agentCostUsd?: number;
+  /**
+   * The price of the task's model (core/pricing.ts), as the task learnt it at its start (the config's
+   * `pricing`, else the worker's table in the `listTools` answer) and carried when it continues as new,
+   * so a replay prices its calls the same. Absent: the calls have no cost.
+   */
+  price?: Price;
   /** Present when `admin:unlock --resume` continues a suspended task. */
   checkpoint?: TaskCheckpoint;
   /** Human messages that arrived while no task was running (or before the task continued as new). */
@@ -110,6 +120,8 @@ export interface TaskRunInput {
 /** What a task's next run takes over when it continues as new, besides the checkpoint. */
 export interface Continued {
   runTokens: number;
+  runCachedInputTokens?: number;
+  runCostUsd?: number;
   /** The tick the loop cap counts from (the start or the last resume). */
   allowanceStart: number;
   /** Human messages taken this run, against `LIMITS.messagesPerRun`. */
@@ -134,6 +146,9 @@ export interface TaskRunOutput {
   counters: SafetyCounters;
   /** Tokens this run used, to add to the agent's total. */
   runTokens: number;
+  /** Cached input tokens and cost of this run, when there are some, to add likewise. */
+  runCachedInputTokens?: number;
+  runCostUsd?: number;
   lock?: LockVerdict;
   /** Present when SUSPENDED. */
   checkpoint?: TaskCheckpoint;
@@ -233,6 +248,10 @@ export class TaskRun {
   counters: SafetyCounters;
   /** Tokens this run has used. */
   runTokens = 0;
+  /** Of its input tokens, those read from the provider's cache. */
+  runCachedInputTokens = 0;
+  /** What its calls cost, in USD (0 without a price). */
+  runCostUsd = 0;
   halted = false;
   lastErrorCode?: string;
   /** The task's trace, when its worker traces: in its details, so a person goes from the Web UI to it. */
@@ -276,6 +295,8 @@ export class TaskRun {
     this.allowanceStart = c?.allowanceStart ?? this.checkpoint.ticks;
     if (c) {
       this.runTokens = c.runTokens;
+      this.runCachedInputTokens = c.runCachedInputTokens ?? 0;
+      this.runCostUsd = c.runCostUsd ?? 0;
       this.received = c.received;
       this.omitted = { ...c.omitted };
       if (c.lastErrorCode) this.lastErrorCode = c.lastErrorCode;
@@ -304,6 +325,30 @@ export class TaskRun {
         ),
       };
     }
+  }
+
+  /**
+   * The price of the task's model, as it learnt it at its start (carried from then on): its calls cost
+   * from the first on.
+   */
+  priced(price: Price | undefined): void {
+    if (price) this.input.price = price;
+    else delete this.input.price;
+  }
+
+  /** The agent's cost so far, this run's included. */
+  private agentCost(): number {
+    return roundUsd((this.input.agentCostUsd ?? 0) + this.runCostUsd);
+  }
+
+  /** What the budget rungs weigh before a call: the agent's tokens and cost, and the model's price. */
+  private usage(): UsageInput {
+    const { price } = this.input;
+    return {
+      tokensUsed: this.input.agentTokensUsed + this.runTokens,
+      costUsd: this.agentCost(),
+      ...(price ? { price } : {}),
+    };
   }
 
   /** The task could not start: the worker could not list its tools (an MCP server that does not start). */
@@ -388,6 +433,8 @@ export class TaskRun {
       tick: cp.ticks,
       tokensUsed: cp.tokensUsed,
       runTokens: this.runTokens,
+      ...(this.runCachedInputTokens ? { runCachedInputTokens: this.runCachedInputTokens } : {}),
+      ...(this.input.price || this.runCostUsd ? { runCostUsd: this.runCostUsd } : {}),
       counters: this.counters,
       ...this.lastError(),
       ...(this.traceId ? { traceId: this.traceId } : {}),
@@ -409,7 +456,7 @@ export class TaskRun {
       outcome === 'SUSPENDED'
         ? `- **suspended, waiting for a human**: \`starry unlock ${agentId} --resume\` continues it in a new run of this workflow; plain \`starry unlock ${agentId}\` ends it ABORTED`
         : '',
-      `- tick **${this.checkpoint.ticks}** (cap ${safety.maxTicks}) · tokens **${this.input.agentTokensUsed + this.runTokens}** / ${safety.tokenBudget}`,
+      `- tick **${this.checkpoint.ticks}** (cap ${safety.maxTicks}) · tokens **${this.input.agentTokensUsed + this.runTokens}** / ${safety.tokenBudget}${this.input.price ? ` · cost **$${this.agentCost()}**${safety.costBudgetUsd !== undefined ? ` / $${safety.costBudgetUsd}` : ''}` : ''}`,
       `- consecutive failures **${this.counters.consecutiveFailures}** · window ${this.counters.window.join(' ') || '—'}`,
       last
         ? `- last tool: \`${last.name}\` ${last.status}${last.error ? ` (${last.error.code})` : ''}`
@@ -450,7 +497,19 @@ export class TaskRun {
     const { config, input } = this;
     const cp = this.checkpoint;
     const tick = cp.ticks;
-    const budget = SafetyMonitor.beforeLLMCall(config.safety, { tokensUsed: input.agentTokensUsed + this.runTokens });
+    // The submit check refuses this; a task picked up by a worker without the price still must not spend unchecked.
+    if (config.safety.costBudgetUsd !== undefined && !input.price) {
+      const error = normalizedError({
+        code: 'EINVAL',
+        kind: 'execution',
+        source: 'cost budget',
+        message: `safety.costBudgetUsd is set but the task has no price for its model ${formatLlmSpec(config.llm)}: its cost cannot be counted`,
+        suggestion: `Add the model to the agent's "pricing" or to the worker's STARRY_PRICING, or leave costBudgetUsd out, and submit again.`,
+      });
+      return { end: { outcome: 'FAILED', agentState: 'WAITING_FOR_EVENT', error } };
+    }
+    const usage = this.usage();
+    const budget = SafetyMonitor.beforeLLMCall(config.safety, usage);
     let context: Pick<LlmCallInput, 'messages' | 'tools' | 'context'>;
     if (this.store) {
       const delta = this.contextDelta();
@@ -470,7 +529,7 @@ export class TaskRun {
       }
       context = { messages, tools: this.offeredSpecs() };
     }
-    if (budget.lock) return { end: this.tripped(budget.lock, { tokensUsed: input.agentTokensUsed + this.runTokens }) };
+    if (budget.lock) return { end: this.tripped(budget.lock, usage) };
     const callNumber = ++cp.callNumber;
     return {
       request: {
@@ -501,9 +560,20 @@ export class TaskRun {
    */
   llmAnswered(response: LlmResponse): AnswerStep {
     const cp = this.checkpoint;
-    const used = response.usage.inputTokens + response.usage.outputTokens;
+    const { usage } = response;
+    const used = usage.inputTokens + usage.outputTokens;
     this.runTokens += used;
     cp.tokensUsed += used;
+    if (usage.cachedInputTokens) {
+      this.runCachedInputTokens += usage.cachedInputTokens;
+      cp.cachedInputTokens = (cp.cachedInputTokens ?? 0) + usage.cachedInputTokens;
+    }
+    const { price } = this.input;
+    if (price) {
+      const cost = costUsd(usage, price);
+      this.runCostUsd = roundUsd(this.runCostUsd + cost);
+      cp.costUsd = roundUsd((cp.costUsd ?? 0) + cost);
+    }
     if (response.message && response.context) {
       cp.messages.push(response.message);
       this.sent(response.context, response.usage.inputTokens);
@@ -813,7 +883,7 @@ export class TaskRun {
       },
       LIMITS.taskResultBytes,
     );
-    const out: TaskRunOutput = { result, counters: this.counters, runTokens: this.runTokens };
+    const out: TaskRunOutput = { result, counters: this.counters, runTokens: this.runTokens, ...this.runSpend() };
     if (lock) out.lock = lock;
     // A resumed task sees only the anchored head and the window again, so that is all it carries.
     if (outcome === 'SUSPENDED')
@@ -837,6 +907,8 @@ export class TaskRun {
       workflowId: this.workflowId,
       ticks: cp.ticks,
       tokensUsed: cp.tokensUsed,
+      ...(cp.cachedInputTokens ? { cachedInputTokens: cp.cachedInputTokens } : {}),
+      ...(this.input.price || cp.costUsd !== undefined ? { costUsd: cp.costUsd ?? 0 } : {}),
       toolCalls: cp.toolCalls,
       injections: cp.injections,
       ...omitted,
@@ -854,6 +926,7 @@ export class TaskRun {
     const { input } = this;
     const continued: Continued = {
       runTokens: this.runTokens,
+      ...this.runSpend(),
       allowanceStart: this.allowanceStart,
       received: this.received,
       omitted: { ...this.omitted },
@@ -940,6 +1013,14 @@ export class TaskRun {
     const from = this.windowFrom;
     cp.messages = [...cp.messages.slice(0, ANCHORED), ...cp.messages.slice(from)];
     cp.sent = { ref: context.ref, from: ANCHORED, to: cp.messages.length };
+  }
+
+  /** This run's cached input tokens and cost, each when there is some. */
+  private runSpend(): Pick<TaskRunOutput, 'runCachedInputTokens' | 'runCostUsd'> {
+    return {
+      ...(this.runCachedInputTokens ? { runCachedInputTokens: this.runCachedInputTokens } : {}),
+      ...(this.runCostUsd ? { runCostUsd: this.runCostUsd } : {}),
+    };
   }
 
   private lastError(): { lastErrorCode?: string } {

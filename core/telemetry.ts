@@ -88,7 +88,8 @@ export const METRIC = {
     name: 'gen_ai.client.token.usage',
     kind: 'histogram',
     unit: '{token}',
-    description: 'Tokens used per LLM call, by token type',
+    description:
+      'Tokens used per LLM call, by token type: input, output, and cache_read (the part of input read from the provider cache)',
     buckets: TOKEN_BUCKETS,
   },
   operationDuration: {
@@ -275,18 +276,23 @@ export function chatSpan(
 }
 
 /**
- * What the answer adds to its `chat` span: the token counts and why the model stopped (`tool_calls` when
- * it asked for tools, else `stop`).
+ * What the answer adds to its `chat` span: the token counts (the cached input tokens as the GenAI
+ * conventions' `gen_ai.usage.cache_read.input_tokens`, part of the input tokens, when the provider
+ * reported them), its cost when the task has a price, and why the model stopped (`tool_calls` when it
+ * asked for tools, else `stop`).
  *
  * ```ts
  * chatResultAttributes({ toolCalls: [], usage: { inputTokens: 100, outputTokens: 10 } })
  * // { 'gen_ai.usage.input_tokens': 100, 'gen_ai.usage.output_tokens': 10, 'gen_ai.response.finish_reasons': ['stop'] }
  * ```
  */
-export function chatResultAttributes(response: Pick<LlmResponse, 'toolCalls' | 'usage'>): Attributes {
+export function chatResultAttributes(response: Pick<LlmResponse, 'toolCalls' | 'usage'>, costUsd?: number): Attributes {
+  const { cachedInputTokens } = response.usage;
   return {
     'gen_ai.usage.input_tokens': response.usage.inputTokens,
     'gen_ai.usage.output_tokens': response.usage.outputTokens,
+    ...(cachedInputTokens !== undefined ? { 'gen_ai.usage.cache_read.input_tokens': cachedInputTokens } : {}),
+    ...(costUsd !== undefined ? { 'starry.llm.cost_usd': costUsd } : {}),
     'gen_ai.response.finish_reasons': [response.toolCalls.length ? 'tool_calls' : 'stop'],
   };
 }
@@ -343,6 +349,8 @@ export interface BreakerFacts {
   tick?: number;
   /** The agent's tokens before the call the budget refused. */
   tokensUsed?: number;
+  /** The agent's cost in USD before the call the cost budget refused. */
+  costUsd?: number;
   /** The task's history size when the history rung tripped. */
   historyEvents?: number;
 }
@@ -386,6 +394,7 @@ export function breakerEvents(
     ERROR_CASCADE: [counters ? failuresInWindow(counters) : 0, safety.cascadeErrors],
     LOOP_CAP: [facts.tick ?? 0, safety.maxTicks],
     BUDGET_EXHAUSTED: [facts.tokensUsed ?? 0, safety.tokenBudget],
+    COST_BUDGET_EXHAUSTED: [facts.costUsd ?? 0, safety.costBudgetUsd ?? 0],
     HISTORY_LIMIT: [facts.historyEvents ?? 0, Math.floor(HISTORY_LIMITS.events * HISTORY_LIMITS.share)],
   };
   const m = measured[code];

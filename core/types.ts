@@ -49,6 +49,10 @@ export interface TaskCheckpoint {
   ticks: number;
   callNumber: number;
   tokensUsed: number;
+  /** Of the input tokens, those read from the provider's cache; absent while none were reported. */
+  cachedInputTokens?: number;
+  /** What the task's LLM calls cost in USD, when it has a price for its model. */
+  costUsd?: number;
   toolCalls: ToolCallRecord[];
   injections: Injection[];
   verifyAsked: boolean;

@@ -66,6 +66,17 @@ describe('workerConfigFromEnv', () => {
     expect(() => workerConfigFromEnv({ STARRY_WORKER_POLICY: '{"roots": ["relative"]}' })).toThrow(
       /STARRY_WORKER_POLICY[\s\S]*roots/,
     );
+    expect(() => workerConfigFromEnv({ STARRY_PRICING: '/no/such/prices.json' })).toThrow(
+      /Cannot read STARRY_PRICING file \/no\/such\/prices.json/,
+    );
+    expect(() =>
+      workerConfigFromEnv({ STARRY_PRICING: '{"openai:gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": -10}}' }),
+    ).toThrow(/Invalid STARRY_PRICING:[\s\S]*openai:gpt-4o\.cachedInputPerMTok: missing[\s\S]*openai:gpt-4o\.outputPerMTok: must be >= 0/);
+    expect(
+      workerConfigFromEnv({
+        STARRY_PRICING: '{"openai:gpt-4o": {"inputPerMTok": 2.5, "cachedInputPerMTok": 1.25, "outputPerMTok": 10}}',
+      }).pricing,
+    ).toEqual({ 'openai:gpt-4o': { inputPerMTok: 2.5, cachedInputPerMTok: 1.25, outputPerMTok: 10 } });
     expect(() => workerConfigFromEnv({ STARRY_WORKER_POLICY: '/no/such/policy.json' })).toThrow(
       /Cannot read STARRY_WORKER_POLICY file \/no\/such\/policy.json/,
     );

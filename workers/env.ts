@@ -15,6 +15,7 @@ import { temporalEnv, type TemporalEnv } from '../client/connection';
 import { formatIssues } from '../core/config';
 import { ConfigError } from '../core/errors';
 import { parseWorkerPolicy, type WorkerPolicy } from '../core/worker-policy';
+import { parsePricing, type PricingTable } from '../core/pricing';
 import type { LlmProviderOptions } from '../activities/llm';
 import { openAiBaseUrl } from '../activities/llm/openai';
 import type { AlertSinks } from '../activities/alert';
@@ -55,6 +56,10 @@ export const WorkerEnvSchema = z.object({
   // The trust boundary (core/worker-policy.ts)
   STARRY_WORKER_POLICY: text('the outer limits of every tool call: JSON inline or the path of a JSON file'),
   STARRY_WORKSPACE_ROOTS: text('without a policy: the `:`-separated roots tasks may use'),
+  // Cost accounting (core/pricing.ts)
+  STARRY_PRICING: text(
+    'the price table, USD per million tokens: {"<provider>:<model>": {inputPerMTok, cachedInputPerMTok, outputPerMTok}}, JSON inline or the path of a JSON file',
+  ),
   STARRY_TOOLS_ALLOW_ROOT: z
     .enum(['0', '1'], { error: 'must be 0 or 1' })
     .optional()
@@ -158,6 +163,8 @@ export interface WorkerConfig {
   tracing?: TracingConfig;
   /** Absent: the worker process has no metrics (workers/metrics.ts). */
   metrics?: MetricsConfig;
+  /** The worker's price table (`STARRY_PRICING`); absent: its tasks' calls cost nothing it knows of. */
+  pricing?: PricingTable;
 }
 
 /**
@@ -190,11 +197,31 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
     ...(env.STARRY_WORKFLOW_BUNDLE ? { workflowBundlePath: env.STARRY_WORKFLOW_BUNDLE } : {}),
     ...(tracing ? { tracing } : {}),
     ...(metrics ? { metrics } : {}),
+    ...(env.STARRY_PRICING ? { pricing: workerPricing(env.STARRY_PRICING) } : {}),
     versioning: {
       ...(env.STARRY_DEPLOYMENT_NAME ? { deploymentName: env.STARRY_DEPLOYMENT_NAME } : {}),
       ...(env.STARRY_MAKE_CURRENT ? { makeCurrent: env.STARRY_MAKE_CURRENT } : {}),
     },
   };
+}
+
+/**
+ * The worker's price table from `STARRY_PRICING`: JSON inline, or the path of a JSON file.
+ *
+ * @throws ConfigError naming the file that cannot be read, or each bad entry (a negative or missing price).
+ */
+function workerPricing(raw: string): PricingTable {
+  const inline = raw.startsWith('{');
+  const origin = inline ? 'STARRY_PRICING' : `STARRY_PRICING file ${raw}`;
+  let table: unknown;
+  try {
+    table = JSON.parse(inline ? raw : readFileSync(raw, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(
+      `Cannot read ${origin}: ${(err as Error).message}. Give a JSON object or the path of a JSON file.`,
+    );
+  }
+  return parsePricing(table, origin);
 }
 
 /** Loopback on any port: where a developer runs llama.cpp, Ollama or vLLM. */

@@ -118,6 +118,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
     taskQueue: opts.taskQueue ?? config.taskQueue,
     activities: createActivities({
       llm: config.llm,
+      ...(config.pricing ? { pricing: config.pricing } : {}),
       ...opts.activities,
       policy: opts.activities?.policy ?? config.policy,
       registry,

@@ -26,7 +26,8 @@ import type { createActivities } from '../activities';
 import { AgentEntity, newAgentData, type AgentData, type NextRun } from '../core/agent-entity';
 import { approvalAlert, lockoutAlert } from '../core/alerts';
 import { approvalsReportSchema, decisionInputSchema, type PendingApproval } from '../core/approval';
-import type { AgentConfig } from '../core/config';
+import type { AgentConfig, TaskConfig } from '../core/config';
+import type { PricingTable } from '../core/pricing';
 import {
   haltInputSchema,
   humanMessageSchema,
@@ -189,6 +190,7 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
           workspace: config.workspace,
           tools: config.tools,
           llm: config.llm,
+          ...costCheck(config, agent.data.config),
         });
         if (refused)
           typed(() => {
@@ -238,7 +240,12 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
     const { suspended, agentState } = d;
     const config = suspended?.task.config ?? d.config;
     if (!suspended || !agent.locked || !config) return;
-    const { refused } = await checkTaskLimits({ workspace: config.workspace, tools: config.tools, llm: config.llm });
+    const { refused } = await checkTaskLimits({
+      workspace: config.workspace,
+      tools: config.tools,
+      llm: config.llm,
+      ...costCheck(config, d.config),
+    });
     if (refused) throw new RefusedError(cannotResume(d.agentId, agentState, suspended.task.taskId, refused));
     if (d.suspended !== suspended || d.agentState !== agentState) {
       throw new RefusedError(
@@ -379,6 +386,7 @@ async function runTask(agent: AgentEntity, next: NextRun, ended: Map<string, Tas
           config: next.config,
           counters: d.counters,
           agentTokensUsed: d.tokensUsed,
+          ...(d.costUsd !== undefined ? { agentCostUsd: d.costUsd } : {}),
           ...(next.checkpoint ? { checkpoint: next.checkpoint } : {}),
           ...(next.task.traceparent ? { traceparent: next.task.traceparent } : {}),
           messages: agent.takePendingMessages(),
@@ -426,6 +434,19 @@ async function runTask(agent: AgentEntity, next: NextRun, ended: Map<string, Tas
       lock: fatalLock(error),
     };
   }
+}
+
+/**
+ * What the submit check needs to know of a task's cost budget: the budget it runs with (its own, else
+ * its agent's) and the agent's price table; nothing without a cost budget (the check's input stays as it was).
+ */
+function costCheck(
+  task: Pick<TaskConfig, 'safety' | 'pricing'>,
+  agent: AgentConfig | undefined,
+): { costBudgetUsd?: number; pricing?: PricingTable } {
+  const costBudgetUsd = task.safety.costBudgetUsd ?? agent?.safety.costBudgetUsd;
+  if (costBudgetUsd === undefined) return {};
+  return { costBudgetUsd, ...(task.pricing ? { pricing: task.pricing } : {}) };
 }
 
 /**

@@ -27,6 +27,7 @@ import type { ToolExecutionResult } from '../core/errors';
 import type { LlmResponse } from '../core/llm';
 import { llmLabel } from '../core/llm-spec';
 import { LIMITS } from '../core/payloads';
+import { costUsd, priceFor } from '../core/pricing';
 import { approvalDecisionSchema } from '../core/approval';
 import { callIdOf, TaskRun, type TaskEnd, type TaskRunInput, type TaskRunOutput } from '../core/task-run';
 import {
@@ -155,9 +156,11 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     if (!input.tools) {
       try {
         const listed = await cancellable('tools', () =>
-          listTools({ workspace: config.workspace, tools: config.tools }),
+          listTools({ workspace: config.workspace, tools: config.tools, llm: config.llm }),
         );
         run.offer(listed.specs, listed.shellAllow, listed.approval);
+        // The agent's price for its model wins over the worker's; the answer is in the history, so a replay prices alike.
+        run.priced(priceFor(config.pricing, config.llm) ?? listed.price);
         // The worker's answer is in the history: a replay turns tracing and metrics on (or not) the same way.
         if (listed.telemetry?.traces) enableTracing();
         if (listed.telemetry?.metrics) enableMetrics();
@@ -220,7 +223,8 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
                 call.request,
               ]),
             );
-            span?.setAttributes(chatResultAttributes(answer));
+            const { price } = run.input;
+            span?.setAttributes(chatResultAttributes(answer, price ? costUsd(answer.usage, price) : undefined));
             return answer;
           },
         );

@@ -138,6 +138,14 @@ describe('toGeminiContents', () => {
 });
 
 describe('fromGeminiResponse', () => {
+  it('reads the cached part of the prompt from cachedContentTokenCount', () => {
+    const answer = fromGeminiResponse(
+      geminiResponse({ parts: [{ text: 'Done.' }], usage: { prompt: 3000, candidates: 5, cached: 2048 } }) as never,
+      { callNumber: 1 },
+    );
+    expect(answer.ok && answer.response.usage).toEqual({ inputTokens: 3000, outputTokens: 5, cachedInputTokens: 2048 });
+  });
+
   it('reads text without thoughts, function calls, the parts and usage', () => {
     const parts = [
       { text: 'let me think', thought: true },

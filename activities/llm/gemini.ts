@@ -250,6 +250,8 @@ export function fromGeminiResponse(
     usage: {
       inputTokens: (u.promptTokenCount ?? 0) + (u.toolUsePromptTokenCount ?? 0),
       outputTokens: (u.candidatesTokenCount ?? 0) + (u.thoughtsTokenCount ?? 0),
+      // Part of promptTokenCount: the implicit (or explicit) context cache's share, billed at its cached rate.
+      ...(u.cachedContentTokenCount !== undefined ? { cachedInputTokens: u.cachedContentTokenCount } : {}),
     },
   };
   if (texts.length) response.text = texts.join('');

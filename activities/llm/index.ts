@@ -112,6 +112,12 @@ export function createLlmActivities(
         meter.record(METRIC.operationDuration, secondsSince(started), attributes);
         meter.record(METRIC.tokenUsage, response.usage.inputTokens, { ...attributes, 'gen_ai.token.type': 'input' });
         meter.record(METRIC.tokenUsage, response.usage.outputTokens, { ...attributes, 'gen_ai.token.type': 'output' });
+        // Part of the input, not in addition to it: named like the conventions' gen_ai.usage.cache_read.input_tokens.
+        if (response.usage.cachedInputTokens !== undefined)
+          meter.record(METRIC.tokenUsage, response.usage.cachedInputTokens, {
+            ...attributes,
+            'gen_ai.token.type': 'cache_read',
+          });
       }
       // The attempt's span (Temporal's RunActivity, active here when the task traces).
       if (captureContent) trace.getActiveSpan()?.setAttributes(chatContentAttributes(request.messages, response));

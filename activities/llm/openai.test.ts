@@ -129,6 +129,11 @@ describe('fromOpenAiResponse', () => {
     ]);
   });
 
+  it('reads the cached part of the prompt from prompt_tokens_details.cached_tokens', () => {
+    const res = fromOpenAiResponse(openAiCompletion({ text: 'Done.', usage: { prompt: 2048, completion: 7, cached: 1024 } }), ctx);
+    expect(res.usage).toEqual({ inputTokens: 2048, outputTokens: 7, cachedInputTokens: 1024 });
+  });
+
   it('numbers tool calls that come without an id, and estimates usage a server left out', () => {
     const body = {
       choices: [{ message: { content: null, tool_calls: [{ function: { name: 'fs_list', arguments: '{}' } }] } }],

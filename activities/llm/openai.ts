@@ -5,7 +5,7 @@
  * and goes only to the worker's own base URL (`OPENAI_BASE_URL`): a task that names another endpoint
  * gets its calls sent there without a key.
  */
-import type { ChatMessage, LlmRequest, LlmResponse, LlmToolCall, ToolSpec } from '../../core/llm';
+import type { ChatMessage, LlmRequest, LlmResponse, LlmToolCall, TokenUsage, ToolSpec } from '../../core/llm';
 import type { LlmSpec } from '../../core/llm-spec';
 import { classifyHttpStatus, classifyNetworkError, retryAfterMs } from '../../core/errors/http';
 import { LlmError } from '../../core/errors/activity';
@@ -98,7 +98,12 @@ interface OpenAiResponseBody {
     };
     finish_reason?: string | null;
   }>;
-  usage?: { prompt_tokens?: number; completion_tokens?: number };
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    /** OpenAI's prompt caching: the prompt's tokens read from the cache (vLLM and others report it too). */
+    prompt_tokens_details?: { cached_tokens?: number | null } | null;
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -230,11 +235,14 @@ export function fromOpenAiResponse(
     ...parseArguments(c.function?.arguments),
   }));
   const text = typeof choice.message.content === 'string' ? choice.message.content : undefined;
-  const usage = {
+  const cached = json.usage?.prompt_tokens_details?.cached_tokens;
+  const usage: TokenUsage = {
     inputTokens: json.usage?.prompt_tokens ?? Math.ceil(ctx.promptChars / 4),
     outputTokens:
       json.usage?.completion_tokens ??
       Math.ceil(((text ?? '').length + JSON.stringify(choice.message.tool_calls ?? []).length) / 4),
+    // Part of prompt_tokens, billed at the cached rate (usageProblem checks it is no more than them).
+    ...(cached !== undefined && cached !== null ? { cachedInputTokens: cached } : {}),
   };
   const out: LlmResponse = { toolCalls, usage };
   if (text !== undefined && (text !== '' || toolCalls.length === 0)) out.text = text;

@@ -17,6 +17,8 @@ import {
 } from '../../core/worker-policy';
 import { failure, normalizedError, success, type ToolExecutionResult } from '../../core/errors';
 import type { ToolSpec } from '../../core/llm';
+import type { LlmSpec } from '../../core/llm-spec';
+import { priceFor, unpricedRefusal, type Price, type PricingTable } from '../../core/pricing';
 import { toolResultText } from '../../core/transcript';
 import { trace } from '@opentelemetry/api';
 import { METRIC, toolContentAttributes, toolMetricAttributes } from '../../core/telemetry';
@@ -282,14 +284,13 @@ export function createToolActivities(
   policy: WorkerPolicy,
   transcripts?: TranscriptStore,
   registry: ToolRegistry = new ToolRegistry(),
-  telemetry: { traces?: boolean; metrics?: ActivityMeter; captureContent?: boolean } = {},
+  telemetry: { traces?: boolean; metrics?: ActivityMeter; captureContent?: boolean } & WorkerPrices = {},
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
   listTools(req: ListToolsRequest): Promise<ListedTools>;
-  checkTaskLimits(
-    task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> },
-  ): Promise<{ refused?: string }>;
+  checkTaskLimits(task: CheckedTask): Promise<{ refused?: string }>;
 } {
+  const { pricing } = telemetry;
   const journalDir = policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
   // Sandboxes a killed predecessor on this host left behind end now, not at their next shell call.
   reapOrphanedSandboxes().catch(() => undefined);
@@ -362,10 +363,12 @@ export function createToolActivities(
             })),
           );
         }
+        const price = req.llm ? priceFor(pricing, req.llm) : undefined;
         return {
           specs: offered(specs, req.tools),
           shellAllow: withWorkerDefaults(req.tools, policy).shellAllow,
           ...(policy?.approval ? { approval: policy.approval } : {}),
+          ...(price ? { price } : {}),
           ...(telemetry.traces || telemetry.metrics
             ? {
                 telemetry: {
@@ -383,29 +386,46 @@ export function createToolActivities(
 
     /**
      * The submit-time check (an activity of the agent's submit update): a task whose limits are wider
-     * than this worker's policy, or whose `tools.allow` names a tool the worker does not have, is
-     * refused to its submitter, before it is queued.
+     * than this worker's policy, or whose `tools.allow` names a tool the worker does not have, or that
+     * has a cost budget but no price for its model (neither its own nor this worker's), is refused to
+     * its submitter, before it is queued.
      */
-    async checkTaskLimits(
-      task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> },
-    ): Promise<{ refused?: string }> {
+    async checkTaskLimits(task: CheckedTask): Promise<{ refused?: string }> {
       try {
         await checkPolicy(policy, task, 'submitTask');
       } catch (err) {
         if (ToolError.is(err)) return { refused: err.error.message };
         throw err;
       }
-      const refused = registry.refusedAllow(task.tools);
+      const refused =
+        registry.refusedAllow(task.tools) ??
+        (task.costBudgetUsd !== undefined && task.llm ? unpricedRefusal(task.llm, task.pricing, pricing) : undefined);
       return refused ? { refused } : {};
     },
   };
 }
 
-/** Input of the `listTools` activity: the task's workspace and tool settings. */
+/** The worker's price table (`STARRY_PRICING`), which `listTools` and `checkTaskLimits` consult. */
+export interface WorkerPrices {
+  pricing?: PricingTable;
+}
+
+/** Input of the `listTools` activity: the task's workspace and tool settings, and its LLM (to price it). */
 export interface ListToolsRequest {
   workspace: string[];
   tools: AgentConfig['tools'];
+  llm?: LlmSpec;
 }
+
+/**
+ * Input of the `checkTaskLimits` activity: the task's limits, its tools, and with a cost budget the
+ * agent's own price table (the worker's is the worker's).
+ */
+export type CheckedTask = TaskLimits & {
+  tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'>;
+  costBudgetUsd?: number;
+  pricing?: PricingTable;
+};
 
 /** What the `listTools` activity answers: the tools offered, and the commands `shell.run` starts for this task. */
 export interface ListedTools {
@@ -418,6 +438,8 @@ export interface ListedTools {
    * spans or its counters on from this answer, which its history keeps, so a replay decides the same.
    */
   telemetry?: { traces?: true; metrics?: true };
+  /** The price of the task's LLM in this worker's table (`STARRY_PRICING`), when it has one. */
+  price?: Price;
 }
 
 /**

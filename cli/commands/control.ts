@@ -68,7 +68,7 @@ export function controlCommands(program: Command): void {
   for (const field of LIMIT_FIELDS)
     limits.addOption(
       new Option(`--${kebab(field)} <n>`, `set safety.${field} (looser when ${LOOSER_WHEN[field]})`).argParser(
-        wholeNumber,
+        field === 'costBudgetUsd' ? dollars : wholeNumber,
       ),
     );
   limits
@@ -100,7 +100,7 @@ export function controlCommands(program: Command): void {
               );
             if (!s.limits) return void say(`agent ${agentId} has no limits yet: its first task sets them\n`);
             const rules = `approval ${s.approvalRules ? JSON.stringify(s.approvalRules) : 'none'}`;
-            return void say(`${LIMIT_FIELDS.map((f) => `${f} ${s.limits![f]}`).join('\n')}\n${rules}\n`);
+            return void say(`${LIMIT_FIELDS.map((f) => `${f} ${s.limits![f] ?? 'none'}`).join('\n')}\n${rules}\n`);
           }
           const r = await agents.setLimits(agentId, {
             safety,
@@ -132,6 +132,13 @@ export function controlCommands(program: Command): void {
 }
 
 /** A limit flag's value: a whole number > 0 (the agent checks its bounds). */
+/** A dollar amount > 0 (`--cost-budget-usd 2.50`). */
+function dollars(v: string): number {
+  if (!/^\d+(\.\d+)?$/.test(v.trim()) || !(Number(v) > 0))
+    throw new CommanderInvalidArgumentError(`must be a number of US dollars > 0; got "${v}"`);
+  return Number(v);
+}
+
 function wholeNumber(v: string): number {
   if (!/^\d+$/.test(v.trim()) || Number(v) < 1)
     throw new CommanderInvalidArgumentError(`must be a whole number > 0; got "${v}"`);

@@ -142,7 +142,8 @@ export async function startFakeServer(
 export function openAiCompletion(a: {
   text?: string | null;
   toolCalls?: Array<{ id: string; name: string; arguments: string }>;
-  usage?: { prompt: number; completion: number };
+  /** `cached`: of the prompt's tokens, those read from the prompt cache (`prompt_tokens_details.cached_tokens`). */
+  usage?: { prompt: number; completion: number; cached?: number };
   model?: string;
 }): unknown {
   const message: Record<string, unknown> = { role: 'assistant', content: a.text ?? null };
@@ -165,6 +166,9 @@ export function openAiCompletion(a: {
             prompt_tokens: a.usage.prompt,
             completion_tokens: a.usage.completion,
             total_tokens: a.usage.prompt + a.usage.completion,
+            ...(a.usage.cached !== undefined
+              ? { prompt_tokens_details: { cached_tokens: a.usage.cached, audio_tokens: 0 } }
+              : {}),
           },
         }
       : {}),
@@ -205,7 +209,8 @@ export function vertexModelOf(path: string): string | undefined {
  */
 export function geminiResponse(a: {
   parts: unknown[];
-  usage?: { prompt: number; candidates: number; thoughts?: number };
+  /** `cached`: of the prompt's tokens, those the context cache held (`cachedContentTokenCount`). */
+  usage?: { prompt: number; candidates: number; thoughts?: number; cached?: number };
   finishReason?: string;
 }): unknown {
   return {
@@ -218,6 +223,7 @@ export function geminiResponse(a: {
             promptTokenCount: a.usage.prompt,
             candidatesTokenCount: a.usage.candidates,
             ...(a.usage.thoughts ? { thoughtsTokenCount: a.usage.thoughts } : {}),
+            ...(a.usage.cached !== undefined ? { cachedContentTokenCount: a.usage.cached } : {}),
             totalTokenCount: a.usage.prompt + a.usage.candidates + (a.usage.thoughts ?? 0),
             trafficType: 'ON_DEMAND',
           },
