@@ -26,6 +26,7 @@ export { runWorker } from './workers/main';
 export type { MakeCurrent, VersioningOptions } from './workers/versioning';
 export { installWorkerLogger } from './workers/log';
 export { parseWorkerPolicy, type WorkerPolicy, type WorkerPolicyInput } from './core/worker-policy';
+export { costUsd, parsePricing, priceFor, type Price, type PricingTable } from './core/pricing';
 // A server the package did not start needs the search attributes the workflows write (once per namespace).
 export { ensureSearchAttributes } from './dev/dev-server';
 export { SEARCH_ATTRIBUTES } from './workflows/search-attributes';

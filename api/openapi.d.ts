@@ -49,11 +49,13 @@ export interface paths {
                             agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                             reason?: {
                                 /** @enum {string} */
-                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
+                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
                                 message: string;
                             };
                             ticks: number;
                             tokensUsed: number;
+                            cachedInputTokens?: number;
+                            costUsd?: number;
                             toolCalls: {
                                 tick: number;
                                 name: string;
@@ -230,7 +232,7 @@ export interface paths {
                             agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                             reason?: {
                                 /** @enum {string} */
-                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
+                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
                                 message: string;
                             };
                             halt?: {
@@ -239,6 +241,9 @@ export interface paths {
                             };
                             tokensUsed: number;
                             tokenBudget: number;
+                            cachedInputTokens?: number;
+                            costUsd?: number;
+                            costBudgetUsd?: number;
                             queue: {
                                 taskId: string;
                                 priority: number;
@@ -249,6 +254,7 @@ export interface paths {
                                 workflowId: string;
                                 tick: number;
                                 runTokens?: number;
+                                runCostUsd?: number;
                                 traceId?: string;
                             };
                             suspendedTask?: {
@@ -281,11 +287,13 @@ export interface paths {
                                 agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                                 reason?: {
                                     /** @enum {string} */
-                                    code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
+                                    code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
                                     message: string;
                                 };
                                 ticks: number;
                                 tokensUsed: number;
+                                cachedInputTokens?: number;
+                                costUsd?: number;
                                 toolCalls: {
                                     tick: number;
                                     name: string;
@@ -352,7 +360,7 @@ export interface paths {
                                 from: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                                 reason?: {
                                     /** @enum {string} */
-                                    code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
+                                    code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
                                     message: string;
                                 };
                                 resume: boolean;
@@ -368,6 +376,7 @@ export interface paths {
                                 toolTimeoutMs: number;
                                 llmTimeoutMs: number;
                                 maxOutputTokens: number;
+                                costBudgetUsd?: number;
                             };
                             approvalRules?: unknown;
                             limitChanges: {
@@ -383,6 +392,7 @@ export interface paths {
                                     toolTimeoutMs?: number;
                                     llmTimeoutMs?: number;
                                     maxOutputTokens?: number;
+                                    costBudgetUsd?: number;
                                 };
                                 to: {
                                     maxTicks?: number;
@@ -394,6 +404,7 @@ export interface paths {
                                     toolTimeoutMs?: number;
                                     llmTimeoutMs?: number;
                                     maxOutputTokens?: number;
+                                    costBudgetUsd?: number;
                                 };
                                 approval?: {
                                     from?: unknown;
@@ -594,11 +605,13 @@ export interface paths {
                             agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                             reason?: {
                                 /** @enum {string} */
-                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
+                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
                                 message: string;
                             };
                             ticks: number;
                             tokensUsed: number;
+                            cachedInputTokens?: number;
+                            costUsd?: number;
                             toolCalls: {
                                 tick: number;
                                 name: string;
@@ -1478,6 +1491,7 @@ export interface paths {
                                 toolTimeoutMs: number;
                                 llmTimeoutMs: number;
                                 maxOutputTokens: number;
+                                costBudgetUsd?: number;
                             };
                             approval?: unknown;
                             changed: string[];
@@ -1745,11 +1759,13 @@ export interface components {
                     agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                     reason?: {
                         /** @enum {string} */
-                        code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT";
+                        code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
                         message: string;
                     };
                     ticks: number;
                     tokensUsed: number;
+                    cachedInputTokens?: number;
+                    costUsd?: number;
                     toolCalls: {
                         tick: number;
                         name: string;
@@ -1831,6 +1847,7 @@ export interface components {
                 toolTimeoutMs?: number;
                 llmTimeoutMs?: number;
                 maxOutputTokens?: number;
+                costBudgetUsd?: number;
             };
             approval?: {
                 /** @default [] */

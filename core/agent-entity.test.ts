@@ -685,7 +685,11 @@ describe('AgentEntity: cached tokens and cost', () => {
       runCostUsd: 0.0012,
       counters: initialCounters(),
     });
-    expect(agent.status()).toMatchObject({ cachedInputTokens: 16, costUsd: 0.0012, currentTask: { runCostUsd: 0.0012 } });
+    expect(agent.status()).toMatchObject({
+      cachedInputTokens: 16,
+      costUsd: 0.0012,
+      currentTask: { runCostUsd: 0.0012 },
+    });
     agent.finish(runOutput(agent, { runCachedInputTokens: 20, runCostUsd: 0.0015 }));
     agent.startNext();
     agent.finish(runOutput(agent, { runCachedInputTokens: 5, runCostUsd: 0.0001 }));

@@ -807,7 +807,10 @@ export class AgentEntity {
   private spend(): Pick<AgentStatus, 'cachedInputTokens' | 'costUsd' | 'costBudgetUsd'> {
     const d = this.data;
     const cached = (d.cachedInputTokens ?? 0) + (d.current?.runCachedInputTokens ?? 0);
-    const cost = d.costUsd === undefined && d.current?.runCostUsd === undefined ? undefined : roundUsd((d.costUsd ?? 0) + (d.current?.runCostUsd ?? 0));
+    const cost =
+      d.costUsd === undefined && d.current?.runCostUsd === undefined
+        ? undefined
+        : roundUsd((d.costUsd ?? 0) + (d.current?.runCostUsd ?? 0));
     const budget = d.config?.safety.costBudgetUsd;
     return {
       ...(cached ? { cachedInputTokens: cached } : {}),

@@ -96,9 +96,7 @@ describe('limits: the cost budget', () => {
     expect(loosenedLimits('a1', agent, { costBudgetUsd: 5 })).toBeUndefined();
     expect(runLimits(agent, { costBudgetUsd: 5 }).costBudgetUsd).toBe(5);
     const capped = { ...agent, costBudgetUsd: 2 };
-    expect(loosenedLimits('a1', capped, { costBudgetUsd: 3 })?.message).toContain(
-      'raising costBudgetUsd needs admin',
-    );
+    expect(loosenedLimits('a1', capped, { costBudgetUsd: 3 })?.message).toContain('raising costBudgetUsd needs admin');
     expect(loosenedLimits('a1', capped, { costBudgetUsd: 3 })?.message).toContain('--cost-budget-usd 3');
     expect(runLimits(capped, { costBudgetUsd: 1.5 }).costBudgetUsd).toBe(1.5);
     expect(runLimits(capped, {}).costBudgetUsd).toBe(2);

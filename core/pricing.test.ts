@@ -16,7 +16,8 @@ describe('costUsd', () => {
 
   it('adds up to exact figures over many calls (rounded to a billionth of a dollar)', () => {
     let total = 0;
-    for (let i = 0; i < 1000; i++) total = Math.round((total + costUsd({ inputTokens: 7, outputTokens: 3 }, price)) * 1e9) / 1e9;
+    for (let i = 0; i < 1000; i++)
+      total = Math.round((total + costUsd({ inputTokens: 7, outputTokens: 3 }, price)) * 1e9) / 1e9;
     expect(total).toBe(0.0475);
   });
 });
@@ -36,7 +37,10 @@ describe('price lookup', () => {
     const cheap = { ...price, inputPerMTok: 0.1 };
     expect(priceFor({ 'openai:gpt-4o-mini': price }, llm)).toBe(price);
     expect(priceFor({ 'openai:gpt-4o-mini': price, 'openai:gpt-4o-mini@http://h/v1': cheap }, llm)).toBe(cheap);
-    expect(pricingKeys({ provider: 'local', modelPath: '/m/qwen.gguf' })).toEqual(['local:/m/qwen.gguf', 'local:qwen.gguf']);
+    expect(pricingKeys({ provider: 'local', modelPath: '/m/qwen.gguf' })).toEqual([
+      'local:/m/qwen.gguf',
+      'local:qwen.gguf',
+    ]);
     expect(priceFor({ 'gemini:other': price }, { provider: 'gemini', model: 'gemini-2.5-flash' })).toBeUndefined();
   });
 
@@ -79,7 +83,10 @@ describe('bad price tables', () => {
 
   it('refuses the same in an agent config, under pricing', () => {
     expect(() =>
-      parseAgentConfig({ pricing: { 'openai:gpt-4o': { inputPerMTok: 1, cachedInputPerMTok: -2, outputPerMTok: 3 } } }, 'scripted:x'),
+      parseAgentConfig(
+        { pricing: { 'openai:gpt-4o': { inputPerMTok: 1, cachedInputPerMTok: -2, outputPerMTok: 3 } } },
+        'scripted:x',
+      ),
     ).toThrow(/pricing\.openai:gpt-4o\.cachedInputPerMTok: must be >= 0/);
     expect(() => parseAgentConfig({ safety: { costBudgetUsd: 0 } }, 'scripted:x')).toThrow(
       /safety\.costBudgetUsd: must be > 0/,

@@ -14,7 +14,8 @@ import type { LlmSpec } from './llm-spec';
 const perMTok = () =>
   z
     .number({
-      error: (i) => (i.input === undefined ? 'missing: give all three prices, in USD per million tokens' : 'must be a number'),
+      error: (i) =>
+        i.input === undefined ? 'missing: give all three prices, in USD per million tokens' : 'must be a number',
     })
     .min(0, 'must be >= 0 (USD per million tokens)')
     .max(1_000_000, 'must be <= 1000000 (USD per million tokens)');
@@ -24,9 +25,7 @@ const perMTok = () =>
  * rate is priced with `cachedInputPerMTok` equal to `inputPerMTok`, said explicitly.
  */
 export const priceSchema = once(() =>
-  z
-    .object({ inputPerMTok: perMTok(), cachedInputPerMTok: perMTok(), outputPerMTok: perMTok() })
-    .strict(),
+  z.object({ inputPerMTok: perMTok(), cachedInputPerMTok: perMTok(), outputPerMTok: perMTok() }).strict(),
 );
 export type Price = z.output<ReturnType<typeof priceSchema>>;
 
@@ -82,11 +81,7 @@ export function parsePricing(raw: unknown, origin: string): PricingTable {
  */
 export function pricingKeys(llm: LlmSpec): string[] {
   const model =
-    llm.provider === 'local'
-      ? baseName(llm.modelPath)
-      : llm.provider === 'scripted'
-        ? baseName(llm.file)
-        : llm.model;
+    llm.provider === 'local' ? baseName(llm.modelPath) : llm.provider === 'scripted' ? baseName(llm.file) : llm.model;
   const whole =
     llm.provider === 'local'
       ? `local:${llm.modelPath}`

@@ -159,7 +159,10 @@ describe('TaskRun: a tick', () => {
     for (const id of ['c1', 'c2']) {
       run.startTick(QUIET);
       run.llmCall();
-      run.llmAnswered({ toolCalls: [read(id)], usage: { inputTokens: 1000, cachedInputTokens: 400, outputTokens: 100 } });
+      run.llmAnswered({
+        toolCalls: [read(id)],
+        usage: { inputTokens: 1000, cachedInputTokens: 400, outputTokens: 100 },
+      });
     }
     expect(run.progress()).toMatchObject({ runCachedInputTokens: 800, runCostUsd: 0.006 });
     expect(run.continuation()).toMatchObject({ price, continued: { runCachedInputTokens: 800, runCostUsd: 0.006 } });
@@ -181,7 +184,9 @@ describe('TaskRun: a tick', () => {
     expect(low.llmCall()).toMatchObject({ request: { maxOutputTokens: 100 } });
     const unpriced = runOf({ safety: { costBudgetUsd: 1 } });
     unpriced.startTick(QUIET);
-    expect(unpriced.llmCall()).toMatchObject({ end: { outcome: 'FAILED', error: { code: 'EINVAL', source: 'cost budget' } } });
+    expect(unpriced.llmCall()).toMatchObject({
+      end: { outcome: 'FAILED', error: { code: 'EINVAL', source: 'cost budget' } },
+    });
   });
 
   it('counts every call’s tokens, for the run and for the task', () => {

@@ -73,6 +73,19 @@ describe('telemetry: spans', () => {
       'gen_ai.usage.output_tokens': 3,
       'gen_ai.response.finish_reasons': ['tool_calls'],
     });
+    // The cached part of the input under the conventions' name, and the call's cost when the task has a price.
+    expect(
+      chatResultAttributes(
+        { toolCalls: [], usage: { inputTokens: 2100, outputTokens: 20, cachedInputTokens: 1536 } },
+        0.00353,
+      ),
+    ).toEqual({
+      'gen_ai.usage.input_tokens': 2100,
+      'gen_ai.usage.output_tokens': 20,
+      'gen_ai.usage.cache_read.input_tokens': 1536,
+      'starry.llm.cost_usd': 0.00353,
+      'gen_ai.response.finish_reasons': ['stop'],
+    });
     expect(toolSpan('fs.read', 't1-0', 1).name).toBe('execute_tool fs.read');
     expect(errorType({ code: 'EPERM' })).toBe('EPERM');
     expect(errorType(undefined)).toBe('_OTHER');
@@ -129,6 +142,19 @@ describe('telemetry: events', () => {
         'starry.breaker.state': 'ERROR_PAUSED',
       },
     ]);
+  });
+
+  it('reports the cost budget with the dollars spent and the budget', () => {
+    const lock = {
+      agentState: 'STOPPED' as const,
+      reason: { code: 'COST_BUDGET_EXHAUSTED' as const, message: 'spent' },
+    };
+    expect(breakerEvents({ ...safety, costBudgetUsd: 0.01 }, { lock }, { costUsd: 0.0105 })[0]?.attributes).toEqual({
+      'starry.breaker.rung': 'COST_BUDGET_EXHAUSTED',
+      'starry.breaker.count': 0.0105,
+      'starry.breaker.threshold': 0.01,
+      'starry.breaker.state': 'STOPPED',
+    });
   });
 
   it('does not count a fatal error as a breaker', () => {

@@ -71,7 +71,9 @@ describe('workerConfigFromEnv', () => {
     );
     expect(() =>
       workerConfigFromEnv({ STARRY_PRICING: '{"openai:gpt-4o": {"inputPerMTok": 2.5, "outputPerMTok": -10}}' }),
-    ).toThrow(/Invalid STARRY_PRICING:[\s\S]*openai:gpt-4o\.cachedInputPerMTok: missing[\s\S]*openai:gpt-4o\.outputPerMTok: must be >= 0/);
+    ).toThrow(
+      /Invalid STARRY_PRICING:[\s\S]*openai:gpt-4o\.cachedInputPerMTok: missing[\s\S]*openai:gpt-4o\.outputPerMTok: must be >= 0/,
+    );
     expect(
       workerConfigFromEnv({
         STARRY_PRICING: '{"openai:gpt-4o": {"inputPerMTok": 2.5, "cachedInputPerMTok": 1.25, "outputPerMTok": 10}}',

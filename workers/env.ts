@@ -211,17 +211,25 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
  * @throws ConfigError naming the file that cannot be read, or each bad entry (a negative or missing price).
  */
 function workerPricing(raw: string): PricingTable {
+  const { json, origin } = jsonOrFile('STARRY_PRICING', raw);
+  return parsePricing(json, origin);
+}
+
+/**
+ * A variable holding JSON inline (`{…}`) or the path of a JSON file, parsed; `origin` names it in errors.
+ *
+ * @throws ConfigError naming the variable (and the file) that cannot be read or parsed.
+ */
+function jsonOrFile(name: string, raw: string): { json: unknown; origin: string } {
   const inline = raw.startsWith('{');
-  const origin = inline ? 'STARRY_PRICING' : `STARRY_PRICING file ${raw}`;
-  let table: unknown;
+  const origin = inline ? name : `${name} file ${raw}`;
   try {
-    table = JSON.parse(inline ? raw : readFileSync(raw, 'utf8'));
+    return { json: JSON.parse(inline ? raw : readFileSync(raw, 'utf8')), origin };
   } catch (err) {
     throw new ConfigError(
       `Cannot read ${origin}: ${(err as Error).message}. Give a JSON object or the path of a JSON file.`,
     );
   }
-  return parsePricing(table, origin);
 }
 
 /** Loopback on any port: where a developer runs llama.cpp, Ollama or vLLM. */
@@ -248,14 +256,7 @@ function workerPolicy(env: WorkerEnv, cwd: string): WorkerPolicy {
   const raw = env.STARRY_WORKER_POLICY;
   let policy: unknown;
   if (raw) {
-    const origin = raw.startsWith('{') ? 'STARRY_WORKER_POLICY' : `STARRY_WORKER_POLICY file ${raw}`;
-    try {
-      policy = JSON.parse(raw.startsWith('{') ? raw : readFileSync(raw, 'utf8'));
-    } catch (err) {
-      throw new ConfigError(
-        `Cannot read ${origin}: ${(err as Error).message}. Give a JSON object or the path of a JSON file.`,
-      );
-    }
+    policy = jsonOrFile('STARRY_WORKER_POLICY', raw).json;
   } else {
     const roots = env.STARRY_WORKSPACE_ROOTS?.split(':')
       .filter(Boolean)

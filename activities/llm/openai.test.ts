@@ -130,7 +130,10 @@ describe('fromOpenAiResponse', () => {
   });
 
   it('reads the cached part of the prompt from prompt_tokens_details.cached_tokens', () => {
-    const res = fromOpenAiResponse(openAiCompletion({ text: 'Done.', usage: { prompt: 2048, completion: 7, cached: 1024 } }), ctx);
+    const res = fromOpenAiResponse(
+      openAiCompletion({ text: 'Done.', usage: { prompt: 2048, completion: 7, cached: 1024 } }),
+      ctx,
+    );
     expect(res.usage).toEqual({ inputTokens: 2048, outputTokens: 7, cachedInputTokens: 1024 });
   });
 

@@ -54,7 +54,10 @@ const wires = {
         json: openAiCompletion(
           text !== undefined
             ? { text, usage }
-            : { toolCalls: [{ id: `call_${Math.random()}`, name: 'fs_read', arguments: '{"path":"notes.md"}' }], usage },
+            : {
+                toolCalls: [{ id: `call_${Math.random()}`, name: 'fs_read', arguments: '{"path":"notes.md"}' }],
+                usage,
+              },
         ),
       };
     },
@@ -65,7 +68,8 @@ const wires = {
   gemini: {
     modelOf: (req: FakeRequest) => vertexModelOf(req.path),
     reply(usage: Usage, text?: string): FakeReply {
-      const parts = text !== undefined ? [{ text }] : [{ functionCall: { name: 'fs.read', args: { path: 'notes.md' } } }];
+      const parts =
+        text !== undefined ? [{ text }] : [{ functionCall: { name: 'fs.read', args: { path: 'notes.md' } } }];
       return {
         json: geminiResponse({
           parts,
@@ -86,7 +90,11 @@ let temporal: Client;
 const seen = (p: ProviderName, model: string) => server.requests.filter((r) => wires[p].modelOf(r) === model);
 
 function answer(req: FakeRequest): FakeReply {
-  const p: ProviderName | undefined = wires.openai.modelOf(req) ? 'openai' : wires.gemini.modelOf(req) ? 'gemini' : undefined;
+  const p: ProviderName | undefined = wires.openai.modelOf(req)
+    ? 'openai'
+    : wires.gemini.modelOf(req)
+      ? 'gemini'
+      : undefined;
   if (!p) return openAiError(404, `no route for ${req.path}`);
   const w = wires[p];
   const model = w.modelOf(req)!;
@@ -236,8 +244,15 @@ describe.each(['openai', 'gemini'] as const)('the %s provider', (p) => {
     const agentId = uniqueId(`cost-${p}-unpriced`);
     const before = seen(p, 'unpriced').length;
     await expect(
-      h.agents.submit(agentId, { goal: 'Say done.', config: configFor(p, 'unpriced', { safety: { costBudgetUsd: 1 } }) }),
-    ).rejects.toThrow(new RegExp(`safety.costBudgetUsd is set but there is no price for ${p}:unpriced[\\s\\S]*this worker has prices for openai:cached, gemini:cached`));
+      h.agents.submit(agentId, {
+        goal: 'Say done.',
+        config: configFor(p, 'unpriced', { safety: { costBudgetUsd: 1 } }),
+      }),
+    ).rejects.toThrow(
+      new RegExp(
+        `safety.costBudgetUsd is set but there is no price for ${p}:unpriced[\\s\\S]*this worker has prices for openai:cached, gemini:cached`,
+      ),
+    );
     expect(seen(p, 'unpriced').length).toBe(before);
     // Without a cost budget it runs, and counts its cached tokens, but no cost.
     const { result } = await run(p, 'unpriced');
@@ -289,9 +304,9 @@ describe('a worker priced by STARRY_PRICING and exporting metrics', () => {
       latest(receiver.points, 'gen_ai.client.token.usage', { ...model, 'gen_ai.token.type': 'cache_read' }),
     ).toMatchObject({ count: 2, sum: 1536 });
     // Part of the input, which still counts all of it.
-    expect(latest(receiver.points, 'gen_ai.client.token.usage', { ...model, 'gen_ai.token.type': 'input' })).toMatchObject(
-      { count: 2, sum: 4100 },
-    );
+    expect(
+      latest(receiver.points, 'gen_ai.client.token.usage', { ...model, 'gen_ai.token.type': 'input' }),
+    ).toMatchObject({ count: 2, sum: 4100 });
   });
 
   it('refuses to start with a bad price table, naming the entry and what is wrong', async () => {
