@@ -310,11 +310,13 @@ describe('a worker priced by STARRY_PRICING and exporting metrics', () => {
   });
 
   it('refuses to start with a bad price table, naming the entry and what is wrong', async () => {
-    await expect(
-      startWorkerProcess(uniqueId('tq-cost-bad'), undefined, {
-        env: { STARRY_PRICING: '{"openai:gpt-4o": {"inputPerMTok": -1, "outputPerMTok": 10}}' },
-      }),
-    ).rejects.toThrow(
+    const started = startWorkerProcess(uniqueId('tq-cost-bad'), undefined, {
+      env: { STARRY_PRICING: '{"openai:gpt-4o": {"inputPerMTok": -1, "outputPerMTok": 10}}' },
+    }).then(async (child) => {
+      await killWorker(child);
+      throw new Error('the worker started with a bad price table');
+    });
+    await expect(started).rejects.toThrow(
       /Invalid STARRY_PRICING:[\s\S]*openai:gpt-4o\.inputPerMTok: must be >= 0[\s\S]*openai:gpt-4o\.cachedInputPerMTok: missing/,
     );
   });
