@@ -23,7 +23,14 @@ export type ChatMessage =
       /** The provider's own parts (e.g. Gemini `thoughtSignature`), replayed unchanged. */
       providerParts?: unknown[];
     }
-  | { role: 'tool'; callId: string; name: string; text: string };
+  | {
+      role: 'tool';
+      callId: string;
+      name: string;
+      text: string;
+      /** The call failed and `text` is its pain: a provider that can say so on the wire (Bedrock's `toolResult` status) does. */
+      isError?: true;
+    };
 
 /**
  * A message of the transcript kept in the content store (issue: history grows with new content only):
@@ -63,6 +70,11 @@ export interface ContextDelta {
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /**
+   * Of `inputTokens`, those the provider read from its prompt cache (billed at its cached rate), when it
+   * reports them: OpenAI's `prompt_tokens_details.cached_tokens`, Gemini's `cachedContentTokenCount`.
+   */
+  cachedInputTokens?: number;
 }
 
 /** A tool as declared to the model. `parameters` is a JSON Schema object. */

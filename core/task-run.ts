@@ -729,7 +729,13 @@ export class TaskRun {
       this.record(painEvent(error, this.counters.consecutiveFailures, record.tick));
     }
     cp.toolCalls.push(record);
-    cp.messages.push({ role: 'tool', callId: call.id, name: call.name, text });
+    cp.messages.push({
+      role: 'tool',
+      callId: call.id,
+      name: call.name,
+      text,
+      ...(result.success ? {} : { isError: true as const }),
+    });
     this.turnVerdict(verdict, record);
   }
 

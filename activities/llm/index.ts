@@ -13,6 +13,7 @@ import type { LlmCallInput, LlmResponse } from '../../core/llm';
 import type { LlmSpec } from '../../core/llm-spec';
 import { llmFileDirs, llmSpecProblem, type WorkerPolicy } from '../../core/worker-policy';
 import { throwAsFailure } from '../failures';
+import { createBedrockProvider, type BedrockProviderOptions } from './bedrock';
 import { createGeminiProvider, type GeminiProviderOptions } from './gemini';
 import { createLocalProvider, type LocalProviderOptions } from './local';
 import { createOpenAiProvider, type OpenAiProviderOptions } from './openai';
@@ -24,6 +25,7 @@ import { withStore, type TranscriptStore } from '../transcript';
 export interface LlmProviderOptions {
   gemini?: GeminiProviderOptions;
   openai?: OpenAiProviderOptions;
+  bedrock?: BedrockProviderOptions;
   local?: LocalProviderOptions;
 }
 
@@ -42,6 +44,7 @@ export function createLlmProviders(deps: LlmProviderOptions = {}, policy?: LlmPo
     scripted: createScriptedProvider({ dirs }),
     gemini: createGeminiProvider(deps.gemini),
     openai: createOpenAiProvider(deps.openai),
+    bedrock: createBedrockProvider(deps.bedrock),
     local: createLocalProvider({ ...deps.local, dirs }),
   };
 }
@@ -51,7 +54,7 @@ export type LlmPolicy = Pick<WorkerPolicy, 'roots' | 'llmAllow' | 'llmDirs'>;
 
 /**
  * The problem with running `spec` on this worker, or undefined when nothing is visibly wrong: a
- * misconfigured provider (no Vertex project or key, no key for api.openai.com) is a clear error at the
+ * misconfigured provider (no Vertex project or key, no key for api.openai.com, no AWS region) is a clear error at the
  * edge instead of a paused agent later. Reads only the worker's options and environment.
  *
  * ```ts
