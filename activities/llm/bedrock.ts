@@ -363,9 +363,7 @@ export function bedrockFailure(
       suggestion: `Submit with --llm bedrock:MODEL_ID of a model enabled in ${ctx.region}, or unlock the agent once it is.`,
     });
   }
-  if (name === 'ValidationException') {
-    return normalizedError({ code: 'EINVAL', kind: 'execution', source: SOURCE, message: `${said} (${where})` });
-  }
+  // The rest by status, as every provider's: ValidationException (400) a failed task, any 5xx transient.
   const code =
     status !== undefined ? httpStatusCode(status, 'worker') : e.$fault === 'server' ? 'E_UNAVAILABLE' : 'EINVAL';
   return normalizedError({ code, source: SOURCE, message: `${said} (${where})` });
