@@ -8,6 +8,7 @@
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { PassThrough } from 'node:stream';
 import path from 'node:path';
 import { localDirStore } from '../../activities/store';
 import { transcriptStore, type Manifest, type SummaryRecord } from '../../activities/transcript';
@@ -19,6 +20,7 @@ import { expectWarnings, seenWarnings } from '../helpers/expected-logs';
 import { openAiCompletion, startFakeServer, type FakeServer, type WireBody } from '../helpers/fake-llm-server';
 import { makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { replayAll } from '../helpers/workflow-history';
+import { printTask } from '../../cli/live';
 
 const TICKS = 30;
 /** The worker's log line for a summary that failed (the third test provokes it). */
@@ -33,6 +35,15 @@ const messagesOf = (body: WireBody | undefined) => (body?.messages ?? []) as Mes
 const isSummaryCall = (body: WireBody | undefined) => messagesOf(body)[0]?.content === SUMMARY_INSTRUCTION;
 /** Input tokens as a provider would count them: about 4 bytes a token. */
 const promptTokens = (body: WireBody | undefined) => Math.ceil(JSON.stringify(messagesOf(body)).length / 4);
+
+/** What `starry logs <workflowId>` prints of a closed task. */
+async function logsOf(h: Harness, workflowId: string): Promise<string> {
+  const out = new PassThrough();
+  const chunks: Buffer[] = [];
+  out.on('data', (c: Buffer) => chunks.push(c));
+  await printTask(h.agents.client, workflowId, { live: false, out });
+  return Buffer.concat(chunks).toString('utf8');
+}
 
 /** True when `next` starts with every message of `prev`: the provider can reuse `prev`'s cached prefix. */
 function continues(prev: Message[], next: Message[]): boolean {
@@ -174,13 +185,16 @@ describe('context strategies on the wire', () => {
     expect(transcript.filter((m) => m.role === 'tool')).toHaveLength(TICKS - 1);
     expect(transcript.some((m) => JSON.stringify(m).includes(SUMMARY_TEXT))).toBe(false);
 
+    // `starry logs` shows each summary where it happened.
+    expect(await logsOf(h, workflowId)).toMatch(/≡ calls 1–\d+ summarized \(\d+ tokens\):\n.*many times/);
+
     const reports = await replayAll(h.agents.client, [workflowId]);
     expect(reports.filter((r) => !r.ok)).toEqual([]);
   });
 
   it('summarize: a summary call that fails leaves the task on the plain window, and says so', async () => {
     failing.add('failsum');
-    const { result, bodies } = await run('failsum', { strategy: 'summarize' });
+    const { result, workflowId, bodies } = await run('failsum', { strategy: 'summarize' });
     expect(result).toMatchObject({ outcome: 'COMPLETED', ticks: TICKS });
     const summaries = bodies.filter(isSummaryCall);
     // Each summary call tried twice (the retry policy), then given up.
@@ -192,6 +206,9 @@ describe('context strategies on the wire', () => {
     expect(notes.length).toBe(summaries.length / 2);
     // The worker's log says so too, once a failed summary.
     expect(seenWarnings(SUMMARY_FAILED)).toBe(notes.length);
+    expect(await logsOf(h, workflowId)).toMatch(
+      /≡ no summary of calls 1–\d+ \(they left the context without one\): .*summaries are down/,
+    );
     expect(notes[0]?.text).toMatch(
       /^No summary of calls 1–\d+: the summary call failed \(.*summaries are down.*\); they left the context without one\.$/,
     );
