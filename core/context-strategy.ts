@@ -134,7 +134,13 @@ export function checkedPlan(plan: ContextPlan, view: ContextView): Required<Cont
   return { start, summarize: plan.summarize === true && start > floor };
 }
 
-/** The slide: the newest turns that fit, the window moving forward as little as it can. */
+/**
+ * The slide: the newest turns that fit, the window moving forward as little as it can.
+ *
+ * ```ts
+ * windowStrategy.plan({ entries, limits, previousStart: 2 }) // { start: windowStart(entries, limits) } when past 2
+ * ```
+ */
 export const windowStrategy: ContextStrategy = {
   id: 'window',
   description: 'slides turn by turn: the newest turns that fit (each request past the limit starts differently)',
@@ -162,14 +168,26 @@ function prefixStart(view: ContextView): { start: number; shrunk: boolean } {
   return { start: Math.max(half, fits, previous), shrunk: true };
 }
 
-/** The default: append-only while it fits, then one large drop (docs/ARCHITECTURE.md#context). */
+/**
+ * The default: append-only while it fits, then one large drop (docs/ARCHITECTURE.md#context-strategies).
+ *
+ * ```ts
+ * prefixStrategy.plan({ entries, limits, previousStart: 2 }) // { start: 2 } while everything fits
+ * ```
+ */
 export const prefixStrategy: ContextStrategy = {
   id: 'prefix',
   description: 'grows append-only while it fits, then drops the older half at once (cache-friendly; the default)',
   plan: (view) => ({ start: prefixStart(view).start }),
 };
 
-/** `prefix`, with the dropped turns (and any earlier summary) replaced by a summary the model writes. */
+/**
+ * `prefix`, with the dropped turns (and any earlier summary) replaced by a summary the model writes.
+ *
+ * ```ts
+ * summarizeStrategy.plan(view) // { start: 14, summarize: true } when the window drops entries 2..13
+ * ```
+ */
 export const summarizeStrategy: ContextStrategy = {
   id: 'summarize',
   description: 'like prefix, but the dropped turns are replaced by a summary the same model writes',

@@ -20,7 +20,14 @@ import {
 } from './approval';
 import { cutStrings, fitResult, jsonBytes } from './compact';
 import type { AgentConfig } from './config';
-import { assembleContext, calibrate, DEFAULT_BYTES_PER_TOKEN, resultChars, type WindowLimits } from './context';
+import {
+  assembleContext,
+  calibrate,
+  DEFAULT_BYTES_PER_TOKEN,
+  entriesTokens,
+  resultChars,
+  type WindowLimits,
+} from './context';
 import {
   checkedPlan,
   DEFAULT_CONTEXT_STRATEGY,
@@ -201,6 +208,8 @@ export const PROGRESS_EVERY_TICKS = 10;
 export const CARRIED_RECORDS = 50;
 /** Entries anchored at the start of every context: the system prompt and the goal. */
 const ANCHORED = 2;
+/** A summary's output is capped at 1/SUMMARY_SHARE of the room after the head (a quarter). */
+const SUMMARY_SHARE = 4;
 
 /** A new task's checkpoint: the anchored system prompt and goal, nothing done yet. */
 function freshCheckpoint(guide: Guide, config: AgentConfig, goal: string, tools?: readonly string[]): TaskCheckpoint {
@@ -908,6 +917,12 @@ export class TaskRun {
     return { ...cp, messages: [...cp.messages] };
   }
 
+  /** Estimated tokens the limits leave after the anchored head. */
+  private roomAfterHead(): number {
+    const limits = this.limits();
+    return limits.maxTokens - entriesTokens(this.checkpoint.messages.slice(0, ANCHORED), limits.bytesPerToken);
+  }
+
   private limits(): WindowLimits {
     const { contextWindow, contextTokens } = this.config;
     return {
@@ -1005,7 +1020,11 @@ export class TaskRun {
         entries: [cp.summary?.covers.entries[0] ?? from + trimmed.entries, this.planned.start + trimmed.entries],
         calls: [cp.summary?.covers.calls[0] ?? trimmed.calls + 1, calls],
       },
-      maxOutputTokens: Math.min(budget.maxOutputTokens, SUMMARY_MAX_TOKENS),
+      // At most a quarter of the room after the head: with the half the window keeps, the call still fits.
+      maxOutputTokens: Math.max(
+        1,
+        Math.min(budget.maxOutputTokens, SUMMARY_MAX_TOKENS, Math.floor(this.roomAfterHead() / SUMMARY_SHARE)),
+      ),
       maxRetryDelayMs: config.retry.maximumIntervalMs,
     };
   }
