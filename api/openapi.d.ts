@@ -85,7 +85,7 @@ export interface paths {
                             injections: {
                                 tick: number;
                                 /** @enum {string} */
-                                kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE";
+                                kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE" | "SUMMARY";
                                 text: string;
                             }[];
                             finalText?: string;
@@ -323,7 +323,7 @@ export interface paths {
                                 injections: {
                                     tick: number;
                                     /** @enum {string} */
-                                    kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE";
+                                    kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE" | "SUMMARY";
                                     text: string;
                                 }[];
                                 finalText?: string;
@@ -641,7 +641,7 @@ export interface paths {
                             injections: {
                                 tick: number;
                                 /** @enum {string} */
-                                kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE";
+                                kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE" | "SUMMARY";
                                 text: string;
                             }[];
                             finalText?: string;
@@ -1795,7 +1795,7 @@ export interface components {
                     injections: {
                         tick: number;
                         /** @enum {string} */
-                        kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE";
+                        kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE" | "SUMMARY";
                         text: string;
                     }[];
                     finalText?: string;
