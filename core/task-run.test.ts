@@ -676,6 +676,16 @@ describe('TaskRun: the transcript in the store', () => {
     });
     // Its tokens count against the budget like any call's; the injections say what it covers.
     expect(run.checkpoint.tokensUsed).toBe(tokensBefore + 3100);
+    // Its cached tokens and cost count too, when the task has a price.
+    const priced = storeRun({ contextTokens: 4000, context: { strategy: 'summarize' } });
+    priced.priced({ inputPerMTok: 2.5, cachedInputPerMTok: 1.25, outputPerMTok: 10 });
+    priced.summarized({
+      summary: { message: { role: 'user', ref: 'summary-1', bytes: 400 }, record: 'record-1', covers: due.covers },
+      text: 'summary',
+      usage: { inputTokens: 3000, cachedInputTokens: 2000, outputTokens: 100 },
+    });
+    // 1000 × 2.5 + 2000 × 1.25 + 100 × 10 micro-dollars
+    expect(priced.progress()).toMatchObject({ runCachedInputTokens: 2000, runCostUsd: 0.006 });
     expect(run.checkpoint.injections.at(-1)).toEqual({
       tick: run.checkpoint.ticks,
       kind: 'SUMMARY',
