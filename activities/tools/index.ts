@@ -33,6 +33,8 @@ import { specOf, type ToolDefinition } from './define';
 import { McpPool, type McpSandboxOptions } from './mcp';
 import { checkPolicy } from './policy-check';
 import { Workspace } from './sandbox';
+import { guideIds } from '../../core/guides';
+import { refusedChoices, type WorkerOffer } from '../../core/plugins';
 import { reapOrphanedSandboxes } from './confine';
 import { ToolError, messageOf, normalizeOwnThrown, normalizeThrown } from '../../core/errors/activity';
 
@@ -282,14 +284,13 @@ export function createToolActivities(
   policy: WorkerPolicy,
   transcripts?: TranscriptStore,
   registry: ToolRegistry = new ToolRegistry(),
-  telemetry: { traces?: boolean; metrics?: ActivityMeter; captureContent?: boolean } = {},
+  options: { traces?: boolean; metrics?: ActivityMeter; captureContent?: boolean; offer?: WorkerOffer } = {},
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
   listTools(req: ListToolsRequest): Promise<ListedTools>;
-  checkTaskLimits(
-    task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> },
-  ): Promise<{ refused?: string }>;
+  checkTaskLimits(task: SubmittedTask): Promise<{ refused?: string }>;
 } {
+  const offer = options.offer ?? { guides: guideIds() };
   const journalDir = policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
   // Sandboxes a killed predecessor on this host left behind end now, not at their next shell call.
   reapOrphanedSandboxes().catch(() => undefined);
@@ -304,7 +305,7 @@ export function createToolActivities(
         : undefined;
       const heartbeat = (details?: unknown) => ctx.heartbeat(details ?? { tool: req.name, tick: req.tick });
       const started = performance.now();
-      const meter = telemetry.metrics;
+      const meter = options.metrics;
       let ran: ToolRunResult;
       try {
         ran = await withHeartbeats(
@@ -318,7 +319,7 @@ export function createToolActivities(
       }
       const { retryAfterMs, ...result } = ran;
       meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(req.name, result.error));
-      if (telemetry.captureContent)
+      if (options.captureContent)
         trace
           .getActiveSpan()
           ?.setAttributes(toolContentAttributes(req.args, result.success ? result.data : result.error?.message));
@@ -366,11 +367,11 @@ export function createToolActivities(
           specs: offered(specs, req.tools),
           shellAllow: withWorkerDefaults(req.tools, policy).shellAllow,
           ...(policy?.approval ? { approval: policy.approval } : {}),
-          ...(telemetry.traces || telemetry.metrics
+          ...(options.traces || options.metrics
             ? {
                 telemetry: {
-                  ...(telemetry.traces ? { traces: true as const } : {}),
-                  ...(telemetry.metrics ? { metrics: true as const } : {}),
+                  ...(options.traces ? { traces: true as const } : {}),
+                  ...(options.metrics ? { metrics: true as const } : {}),
                 },
               }
             : {}),
@@ -383,23 +384,34 @@ export function createToolActivities(
 
     /**
      * The submit-time check (an activity of the agent's submit update): a task whose limits are wider
-     * than this worker's policy, or whose `tools.allow` names a tool the worker does not have, is
-     * refused to its submitter, before it is queued.
+     * than this worker's policy, or whose `tools.allow` names a tool the worker does not have, or whose
+     * guide or context strategy the worker lacks (workers/plugins.ts), is refused to its submitter,
+     * before it is queued.
      */
-    async checkTaskLimits(
-      task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> },
-    ): Promise<{ refused?: string }> {
+    async checkTaskLimits(task: SubmittedTask): Promise<{ refused?: string }> {
       try {
         await checkPolicy(policy, task, 'submitTask');
       } catch (err) {
         if (ToolError.is(err)) return { refused: err.error.message };
         throw err;
       }
-      const refused = registry.refusedAllow(task.tools);
+      const refused =
+        registry.refusedAllow(task.tools) ??
+        refusedChoices(offer, { guide: task.guide, contextStrategy: task.context?.strategy });
       return refused ? { refused } : {};
     },
   };
 }
+
+/**
+ * Input of `checkTaskLimits`: the task's limits and tools, and (callers since plugins) its guide and
+ * context strategy. Optional, so a history recorded before them replays.
+ */
+export type SubmittedTask = TaskLimits & {
+  tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'>;
+  guide?: string;
+  context?: { strategy?: string };
+};
 
 /** Input of the `listTools` activity: the task's workspace and tool settings. */
 export interface ListToolsRequest {
