@@ -39,7 +39,7 @@ function userEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-it('runs: a task with an MCP server’s tools and a worker’s own tool, then halt (STOPPED), unlock and a task that completes; and leaves no agent running on its queue', async () => {
+it('runs: a task with an MCP server’s tools and a worker’s own tool, then halt (STOPPED), unlock and a task that completes, then a task driven by the worker’s own guide from a plugin module; and leaves no agent running on its queue', async () => {
   const r = spawnSync('npm', ['run', '--silent', 'example'], {
     cwd: root,
     env: userEnv(),
@@ -67,6 +67,13 @@ it('runs: a task with an MCP server’s tools and a worker’s own tool, then ha
     '  task-2 CANCELLED (SYSTEM_HALT)',
     '  unlock → agent state WAITING_FOR_EVENT',
     '  task-3 COMPLETED',
+    // The worker's own guide, from its plugin module, told the model about the failed read.
+    '  submitted task-4 with guide careful',
+    '  the careful guide told the model: CAREFUL: Tool fs.read failed: ENOENT',
+    '  → fs.read {"path":"draft.txt"} failed ENOENT',
+    '  → fs.list {} ok',
+    '  task-4 COMPLETED',
+    '  final answer: There is no draft.txt in the workspace yet: nothing to summarize.',
     '  agent library-',
     'worker stopped; example done',
   ];
