@@ -4,6 +4,7 @@
  * its reading of a failure on the wire, a guide the worker lacks is refused at submit with the list of what
  * it has, and a worker whose plugin module is missing does not start.
  */
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
@@ -21,6 +22,7 @@ import { llmRequests, settledHistory } from '../helpers/workflow-history';
 import { createWorker, type VersionedWorker } from '../../workers/worker';
 import { buildIdOf } from '../../workers/versioning';
 import { ConfigError } from '../../core/errors';
+import { projectRoot } from '../../dev/paths';
 
 const CAREFUL = path.resolve(__dirname, '..', 'fixtures', 'plugins', 'careful.js');
 
@@ -84,4 +86,16 @@ it('does not start with a plugin module that is missing, naming it', async () =>
   } finally {
     await connection.close();
   }
+});
+
+it('`starry worker` with STARRY_PLUGINS naming a missing module exits at start, naming it', () => {
+  const env: NodeJS.ProcessEnv = { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_PLUGINS: './no-such-plugin.js' };
+  delete env.STARRY_WORKFLOW_BUNDLE;
+  const r = spawnSync(process.execPath, [path.join(projectRoot(), 'bin', 'starry.js'), 'worker'], {
+    env,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
+  expect(r.status).not.toBe(0);
+  expect(r.stderr).toContain(`plugin module "./no-such-plugin.js" cannot be found (from ${process.cwd()})`);
 });
