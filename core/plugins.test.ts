@@ -1,23 +1,9 @@
 import { ConfigError } from './errors';
-import { defineGuide, guideIds, type GuideSpec } from './guides';
-import { ctx, eperm } from './guides/test-support';
+import { defineGuide, guideIds } from './guides';
+import { carefulSpec, ctx, eperm, thrown } from './guides/test-support';
 import { pluginOf, refusedChoices } from './plugins';
 
-const spec: GuideSpec = {
-  id: 'careful',
-  systemPrompt: () => 'Be careful.',
-  interpretPain: (error) => `CAREFUL: ${error.code}`,
-  interpretAlert: (alert) => `CAREFUL ALERT: ${alert.kind}`,
-};
-
-function thrown(f: () => unknown): Error {
-  try {
-    f();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a throw');
-}
+const spec = carefulSpec;
 
 describe('a plugin module’s exports', () => {
   it('are read from its named exports, or else from its default export', () => {
@@ -30,7 +16,8 @@ describe('a plugin module’s exports', () => {
   });
 
   it('checks a guide not made with defineGuide as defineGuide does, naming the module and the entry', () => {
-    expect(pluginOf({ guides: [spec] }, 'm').guides[0]!.description).toBe('');
+    const { description: _, ...bare } = spec;
+    expect(pluginOf({ guides: [bare] }, 'm').guides[0]!.description).toBe('');
     const err = thrown(() => pluginOf({ guides: [defineGuide(spec), { ...spec, id: 'Bad' }] }, '"./my-plugin.js"'));
     expect(err).toBeInstanceOf(ConfigError);
     expect(err.message).toBe(

@@ -1,20 +1,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError } from '../core/errors';
+import { thrown } from '../core/guides/test-support';
 import { workerConfigFromEnv } from './env';
 import { loadPlugins, pluginList, pluginWorkflowsEntry } from './plugins';
 
 const fixtures = path.resolve(__dirname, '..', 'test', 'fixtures', 'plugins');
 const fixture = (name: string) => path.join(fixtures, name);
-
-function thrown(f: () => unknown): Error {
-  try {
-    f();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a throw');
-}
 
 describe("a worker's plugin modules, loaded at its start", () => {
   it('offer the shipped guides and then the plugins’ own, with their context strategies', () => {

@@ -1,24 +1,9 @@
 import { ConfigError } from '../errors';
 import { defineGuide, type GuideSpec } from './define';
 import { BUILTIN_GUIDES, getGuide, GuideRegistry, guideIds, painGuide } from './index';
-import { ctx, eperm } from './test-support';
+import { carefulSpec, ctx, eperm, thrown } from './test-support';
 
-const spec: GuideSpec = {
-  id: 'careful',
-  description: 'Facts, then a reminder to check.',
-  systemPrompt: () => 'Be careful.',
-  interpretPain: (error) => `CAREFUL: ${error.code}`,
-  interpretAlert: (alert) => `CAREFUL ALERT: ${alert.kind}`,
-};
-
-function thrown(f: () => unknown): Error {
-  try {
-    f();
-  } catch (err) {
-    return err as Error;
-  }
-  throw new Error('expected a throw');
-}
+const spec = carefulSpec;
 
 describe('defineGuide', () => {
   it('returns a frozen guide that does what its functions say, with an empty description when none is given', () => {
