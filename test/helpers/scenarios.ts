@@ -246,7 +246,7 @@ const OUTCOMES = ['COMPLETED', 'FAILED', 'CANCELLED', 'SUSPENDED', 'ABORTED'];
 const AGENT_STATES = ['WAITING_FOR_EVENT', 'EXECUTING', 'SAFETY_LOCKOUT', 'ERROR_PAUSED', 'STOPPED'];
 const REASONS = ['LOOP_CAP', 'BUDGET_EXHAUSTED', 'REPEATED_FAILURE', 'ERROR_CASCADE', 'SYSTEM_HALT', 'FATAL'];
 const CALL_STATUSES = ['ok', 'failed', 'skipped'];
-const INJECTION_KINDS = ['PAIN', 'REPEAT_ALERT', 'FRUSTRATION', 'VERIFY', 'MESSAGE'];
+const INJECTION_KINDS = ['PAIN', 'REPEAT_ALERT', 'FRUSTRATION', 'VERIFY', 'MESSAGE', 'SUMMARY'];
 const ERROR_KINDS = ['execution', 'transient', 'fatal'];
 // §6's fields, plus `error` (what failed a FAILED task).
 const RESULT_KEYS = [
