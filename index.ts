@@ -35,7 +35,7 @@ export { defineTool, ToolError, type ToolContext, type ToolDefinition } from './
 
 // ---- guides and worker plugins (their modules import `openstarry-temporal/plugins`, docs/LIBRARY.md#plugins)
 export { defineGuide, type Guide, type GuideSpec, type PainContext, type SafetyAlert } from './core/guides';
-export type { PluginContextStrategy, WorkerPlugin } from './core/plugins';
+export type { WorkerPlugin } from './core/plugins';
 
 // ---- agent configuration -------------------------------------------------------------------------------
 export {

@@ -35,8 +35,15 @@ export type { AgentConfig } from './core/config';
 export type { ErrorCode, NormalizedError } from './core/errors';
 
 // ---- the plugin module's shape ---------------------------------------------------------------------------
-export type { PluginContextStrategy, WorkerPlugin } from './core/plugins';
+export type { WorkerPlugin } from './core/plugins';
 
-// ---- context strategies ----------------------------------------------------------------------------------
-// CONNECT(context): re-export the context-strategy API here (the `ContextStrategy` type and the helpers a
-// strategy is built with), from core/, once the `context` branch is merged.
+// ---- context strategies: the type a strategy implements, the built-ins, and the helpers to fit the limits --
+export {
+  prefixStrategy,
+  summarizeStrategy,
+  windowStrategy,
+  type ContextPlan,
+  type ContextStrategy,
+  type ContextView,
+} from './core/context-strategy';
+export { entriesTokens, entryBytes, windowStart, type WindowLimits } from './core/context';

@@ -10,9 +10,10 @@ describe('a plugin module’s exports', () => {
     const named = pluginOf({ guides: [defineGuide(spec)] }, 'm');
     expect(named.guides.map((g) => g.id)).toEqual(['careful']);
     expect(named.guides[0]!.interpretPain(eperm, ctx)).toBe('CAREFUL: EPERM');
-    const byDefault = pluginOf({ default: { guides: [defineGuide(spec)], contextStrategies: [{ id: 'tail' }] } }, 'm');
+    const tail = { id: 'tail', description: 'the newest turn', plan: () => ({ start: 2 }) };
+    const byDefault = pluginOf({ default: { guides: [defineGuide(spec)], contextStrategies: [tail] } }, 'm');
     expect(byDefault.guides.map((g) => g.id)).toEqual(['careful']);
-    expect(byDefault.contextStrategies).toEqual([{ id: 'tail' }]);
+    expect(byDefault.contextStrategies).toEqual([tail]);
   });
 
   it('checks a guide not made with defineGuide as defineGuide does, naming the module and the entry', () => {
@@ -44,7 +45,11 @@ describe('a plugin module’s exports', () => {
     expect(() => pluginOf({ contextStrategies: [{ name: 'x' }] }, '"m"')).toThrow(
       'plugin module "m": contextStrategies[0] has no valid id',
     );
-    expect(() => pluginOf({ contextStrategies: [{ id: 'a' }, { id: 'a' }] }, '"m"')).toThrow(
+    expect(() => pluginOf({ contextStrategies: [{ id: 'a' }] }, '"m"')).toThrow(
+      'plugin module "m": context strategy "a" needs plan(view) as a function',
+    );
+    const a = { id: 'a', description: '', plan: () => ({ start: 2 }) };
+    expect(() => pluginOf({ contextStrategies: [a, a] }, '"m"')).toThrow(
       'plugin module "m" gives context strategy "a" twice',
     );
   });

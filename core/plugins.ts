@@ -4,16 +4,9 @@
  * into its workflow code and registers what it exports when the bundle is evaluated (workers/plugins.ts
  * writes that entry); the worker also loads it in Node, to check it and to know the ids it offers.
  */
+import { CONTEXT_STRATEGY_ID, registerContextStrategy, type ContextStrategy } from './context-strategy';
 import { ConfigError } from './errors';
-import { defineGuide, GUIDE_ID_PATTERN, GUIDE_ID_RULE, registerGuide, type Guide } from './guides';
-
-/**
- * A context strategy as a plugin gives it; only its id is read until the context-strategy API is merged.
- * CONNECT(context): replace with that API's `ContextStrategy` type.
- */
-export interface PluginContextStrategy {
-  readonly id: string;
-}
+import { defineGuide, GUIDE_ID_RULE, registerGuide, type Guide } from './guides';
 
 /**
  * What a plugin module exports (named exports, or a default export of this shape).
@@ -28,13 +21,13 @@ export interface WorkerPlugin {
   /** Guides, each made with `defineGuide`; their ids must not be taken. */
   guides?: readonly Guide[];
   /** Context strategies an agent's `context.strategy` may name. */
-  contextStrategies?: readonly PluginContextStrategy[];
+  contextStrategies?: readonly ContextStrategy[];
 }
 
 /** What a plugin module offers, checked: its guides (checked as `defineGuide` does) and strategies. */
 export interface CheckedPlugin {
   guides: Guide[];
-  contextStrategies: PluginContextStrategy[];
+  contextStrategies: ContextStrategy[];
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object';
@@ -59,11 +52,13 @@ export function pluginOf(exports: unknown, from: string): CheckedPlugin {
     }
   });
   const contextStrategies = listOf(plugin?.contextStrategies, 'contextStrategies', from).map((s, i) => {
-    if (!isObject(s) || typeof s.id !== 'string' || !GUIDE_ID_PATTERN.test(s.id))
+    if (!isObject(s) || typeof s.id !== 'string' || !CONTEXT_STRATEGY_ID.test(s.id))
       throw new ConfigError(
-        `plugin module ${from}: contextStrategies[${i}] has no valid id (${GUIDE_ID_RULE}): make it with the context-strategy API`,
+        `plugin module ${from}: contextStrategies[${i}] has no valid id (${GUIDE_ID_RULE}): give it an id and plan(view) (ContextStrategy)`,
       );
-    return s as unknown as PluginContextStrategy;
+    if (typeof s.plan !== 'function')
+      throw new ConfigError(`plugin module ${from}: context strategy "${s.id}" needs plan(view) as a function`);
+    return s as unknown as ContextStrategy;
   });
   if (!guides.length && !contextStrategies.length)
     throw new ConfigError(
@@ -82,12 +77,6 @@ function listOf(value: unknown, name: string, from: string): readonly unknown[] 
 }
 
 /**
- * The context strategies the plugins registered, by id: the workflow's own (module state, like the guides).
- * CONNECT(context): `registerPlugin` calls the context registry's `registerContextStrategy` instead.
- */
-export const pluginContextStrategies = new Map<string, PluginContextStrategy>();
-
-/**
  * Register a plugin module's guides and context strategies where the task workflow looks them up. The
  * worker's generated workflow entry calls it for each plugin module, in the order the worker was given.
  *
@@ -99,11 +88,7 @@ export const pluginContextStrategies = new Map<string, PluginContextStrategy>();
 export function registerPlugin(exports: unknown, from: string): void {
   const plugin = pluginOf(exports, from);
   for (const guide of plugin.guides) registerGuide(guide, from);
-  for (const strategy of plugin.contextStrategies) {
-    if (pluginContextStrategies.has(strategy.id))
-      throw new ConfigError(`context strategy id "${strategy.id}" (from ${from}) is already taken`);
-    pluginContextStrategies.set(strategy.id, strategy);
-  }
+  for (const strategy of plugin.contextStrategies) registerContextStrategy(strategy);
 }
 
 /** What a worker offers the tasks it takes: the ids of its guides and context strategies. */

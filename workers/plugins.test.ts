@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ConfigError } from '../core/errors';
 import { thrown } from '../core/guides/test-support';
 import { workerConfigFromEnv } from './env';
-import { loadPlugins, pluginList, pluginWorkflowsEntry } from './plugins';
+import { loadPlugins, pluginList, pluginWorkflowsEntry, workerOffer } from './plugins';
 
 const fixtures = path.resolve(__dirname, '..', 'test', 'fixtures', 'plugins');
 const fixture = (name: string) => path.join(fixtures, name);
@@ -13,6 +13,8 @@ describe("a worker's plugin modules, loaded at its start", () => {
     const loaded = loadPlugins([fixture('plain.js')]);
     expect(loaded.guides).toEqual(['pain', 'safety', 'learning', 'debugging', 'neutral', 'plain']);
     expect(loaded.contextStrategies).toEqual(['plain-window']);
+    // At submit the worker offers the built-in strategies and the plugins' own.
+    expect(workerOffer(loaded).contextStrategies).toEqual(['prefix', 'window', 'summarize', 'plain-window']);
     expect(loaded.modules).toEqual([{ spec: fixture('plain.js'), file: fixture('plain.js') }]);
   });
 

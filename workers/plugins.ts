@@ -10,6 +10,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
+import { contextStrategyIds } from '../core/context-strategy';
 import { ConfigError } from '../core/errors';
 import { GuideRegistry } from '../core/guides';
 import { pluginOf, type WorkerOffer } from '../core/plugins';
@@ -39,6 +40,7 @@ export function loadPlugins(specs: readonly string[], cwd: string = process.cwd(
   const load = createRequire(path.join(cwd, 'plugins.js'));
   const registry = new GuideRegistry();
   const strategies: string[] = [];
+  const builtinStrategies = contextStrategyIds();
   const modules: LoadedPlugins['modules'] = [];
   for (const spec of specs) {
     let file: string;
@@ -61,8 +63,10 @@ export function loadPlugins(specs: readonly string[], cwd: string = process.cwd(
     const plugin = pluginOf(exports, `"${spec}"`);
     for (const guide of plugin.guides) registry.register(guide, `plugin module "${spec}"`);
     for (const { id } of plugin.contextStrategies) {
-      if (strategies.includes(id))
-        throw new ConfigError(`context strategy id "${id}" (from plugin module "${spec}") is already taken`);
+      if (strategies.includes(id) || builtinStrategies.includes(id))
+        throw new ConfigError(
+          `context strategy id "${id}" (from plugin module "${spec}") is already taken${builtinStrategies.includes(id) ? ' by a built-in strategy' : ''}: give yours another id`,
+        );
       strategies.push(id);
     }
     modules.push({ spec, file });
@@ -70,13 +74,12 @@ export function loadPlugins(specs: readonly string[], cwd: string = process.cwd(
   return { modules, guides: registry.ids(), contextStrategies: strategies };
 }
 
-/**
- * What the worker offers at the submit check (activities/tools `checkTaskLimits`).
- * CONNECT(context): `contextStrategies: [...contextStrategyIds(), ...(plugins?.contextStrategies ?? [])]`,
- * so strategies are checked at submit; until then they are not.
- */
+/** What the worker offers at the submit check (activities/tools `checkTaskLimits`): shipped ids, then the plugins'. */
 export function workerOffer(plugins: LoadedPlugins | undefined): WorkerOffer {
-  return { guides: plugins?.guides ?? new GuideRegistry().ids() };
+  return {
+    guides: plugins?.guides ?? new GuideRegistry().ids(),
+    contextStrategies: [...contextStrategyIds(), ...(plugins?.contextStrategies ?? [])],
+  };
 }
 
 /**

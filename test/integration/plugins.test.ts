@@ -61,13 +61,16 @@ it('runs a task with the plugin’s guide: its system prompt and its reading of 
   expect(await h.agents.waitForTask(agentId, again.taskId)).toMatchObject({ outcome: 'COMPLETED' });
 });
 
-it('refuses at submit a guide the worker does not have, listing the ones it has', async () => {
+it('refuses at submit a guide and a context strategy the worker does not have, listing the ones it has', async () => {
   const agentId = uniqueId('zen');
-  const config = scriptedConfig(writeScript([done()]), makeWorkspace(), { guide: 'zen' });
+  const config = scriptedConfig(writeScript([done()]), makeWorkspace(), {
+    guide: 'zen',
+    context: { strategy: 'lossy' },
+  });
   await expect(h.agents.submit(agentId, { goal: 'g', config })).rejects.toMatchObject({
     name: 'Refused',
     message: expect.stringContaining(
-      'guide "zen" is not on this worker: it has pain, safety, learning, debugging, neutral, careful. A worker adds guides',
+      'guide "zen" is not on this worker: it has pain, safety, learning, debugging, neutral, careful; context strategy "lossy" is not on this worker: it has prefix, window, summarize. A worker adds guides',
     ),
   });
 });
