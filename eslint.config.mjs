@@ -77,6 +77,26 @@ export default tseslint.config(
     },
   },
   {
+    // openstarry-temporal/plugins: what a plugin module bundles into the workflow sandbox (docs/LIBRARY.md).
+    files: ['plugins.ts'],
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: nodeBuiltins, message: 'plugin code runs in the workflow sandbox: no Node built-ins' },
+            { group: ['@temporalio/*'], message: 'the plugin entry is pure: core/ only' },
+            {
+              group: ['./*', '!./core'],
+              message: 'the plugin entry re-exports pure code of core/ only',
+              allowTypeImports: false,
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['core/**/*.ts'],
     ignores: ['core/**/*.test.ts'],
     rules: {

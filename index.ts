@@ -34,6 +34,10 @@ export { SEARCH_ATTRIBUTES } from './workflows/search-attributes';
 // ---- the tool API: a worker's own tools ----------------------------------------------------------------
 export { defineTool, ToolError, type ToolContext, type ToolDefinition } from './activities/tools';
 
+// ---- guides and worker plugins (their modules import `openstarry-temporal/plugins`, docs/LIBRARY.md#plugins)
+export { defineGuide, type Guide, type GuideSpec, type PainContext, type SafetyAlert } from './core/guides';
+export type { WorkerPlugin } from './core/plugins';
+
 // ---- agent configuration -------------------------------------------------------------------------------
 export {
   parseAgentConfig,

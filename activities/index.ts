@@ -9,6 +9,7 @@ import { storeFromEnv, type BlobStore } from './store';
 import { transcriptStore } from './transcript';
 import type { ActivityMeter } from './metrics';
 import type { PricingTable } from '../core/pricing';
+import type { WorkerOffer } from '../core/plugins';
 
 export interface ActivityDeps {
   alerts?: AlertSinks;
@@ -26,6 +27,11 @@ export interface ActivityDeps {
    * ones).
    */
   registry?: ToolRegistry;
+  /**
+   * The guides and context strategies this worker offers (workers/plugins.ts): the submit check refuses a
+   * task naming another. Default: the shipped guides.
+   */
+  offer?: WorkerOffer;
   /** The worker traces (workers/otel.ts): `listTools` tells each task to turn its spans on. */
   traces?: boolean;
   /** The operator opted in to content on the spans: the LLM and tool activities add it to their attempt's span. */
@@ -48,6 +54,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createLlmActivities(deps.llm ?? {}, transcripts, deps.policy, deps.metrics, deps.captureContent),
     ...createToolActivities(deps.policy, transcripts, deps.registry, {
       traces: deps.traces ?? false,
+      ...(deps.offer ? { offer: deps.offer } : {}),
       ...(deps.captureContent ? { captureContent: true } : {}),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
       ...(deps.pricing ? { pricing: deps.pricing } : {}),

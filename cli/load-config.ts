@@ -6,7 +6,6 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { ConfigError, parseTaskConfig, type TaskConfig } from '../core/config';
-import { getGuide } from '../core/guides';
 import { parseJsonText, parseScript } from '../core/script';
 
 export interface ConfigFlags {
@@ -37,13 +36,8 @@ export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): TaskCo
   if (flags.guide) merged.guide = flags.guide;
   if (flags.workspace?.length) merged.workspace = flags.workspace.map((w) => path.resolve(cwd, w));
   const origin = flags.config ? `config ${flags.config}` : 'agent config';
+  // The guide's id is checked here; whether the worker has it, at submit (its plugins may add guides).
   const config = parseTaskConfig(merged, flags.llm, origin);
-
-  try {
-    getGuide(config.guide);
-  } catch (err) {
-    throw new ConfigError((err as Error).message);
-  }
   const spec = config.llm;
   let llm = spec;
   if (spec.provider === 'scripted') {

@@ -484,7 +484,9 @@ describe('AgentEntity: the contract at its door', () => {
     const parsed = agentOf().parseSubmit({ goal: 'g', priority: 2, config: { safety: { maxTicks: 3 } } });
     expect(parsed.config?.llm).toEqual({ provider: 'scripted', file: 'x.json' });
     expect(parsed.config?.safety).toEqual({ maxTicks: 3 });
-    expect(() => agentOf().parseSubmit({ goal: 'g', config: { guide: 'nope' } })).toThrow(/unknown guide "nope"/);
+    expect(() => agentOf().parseSubmit({ goal: 'g', config: { guide: 'No pe' } })).toThrow(/guide: must be a guide id/);
+    // A well-formed id passes here: whether the worker has that guide is its own check, at submit.
+    expect(agentOf().parseSubmit({ goal: 'g', config: { guide: 'careful' } }).config?.guide).toBe('careful');
     expect(() => agentOf().parseSubmit({ goal: 'g', priority: 0 })).toThrow(/priority: .*reserved for SYSTEM_HALT/);
   });
 

@@ -46,12 +46,12 @@ describe('parseAgentConfig', () => {
     expect(c.safety.tokenBudget).toBe(100000);
   });
 
-  it('checks the guide and the llm inside the schema, so every client gets the same error', () => {
-    const e = catchError(() => parseAgentConfig({ guide: 'x', llm: 'gpt4' }));
+  it('checks the guide id and the llm inside the schema, so every client gets the same error', () => {
+    const e = catchError(() => parseAgentConfig({ guide: 'Zen Master', llm: 'gpt4' }));
     expect(e).toBeInstanceOf(ConfigError);
     expect(e.type).toBe('InvalidArgument');
     expect(e.issues).toEqual([
-      'guide: unknown guide "x": use one of pain, safety, learning, debugging, neutral',
+      'guide: must be a guide id (a lowercase letter, then up to 63 lowercase letters, digits, "_" or "-"), e.g. "pain"',
       expect.stringMatching(/^llm: Invalid --llm "gpt4": unknown provider "gpt4"/),
     ]);
   });
@@ -175,12 +175,12 @@ describe('parseTaskConfig', () => {
   it('names every bad field at once, the safety fields with the others', () => {
     let error: ConfigError | undefined;
     try {
-      parseTaskConfig({ guide: 'nope', safety: { maxTicks: 0, tokenBudgett: 5 } }, 'scripted:x.json');
+      parseTaskConfig({ guide: 'No!', safety: { maxTicks: 0, tokenBudgett: 5 } }, 'scripted:x.json');
     } catch (err) {
       error = err as ConfigError;
     }
     expect(error?.issues).toEqual([
-      expect.stringMatching(/^guide: unknown guide "nope"/),
+      expect.stringMatching(/^guide: must be a guide id/),
       'safety.maxTicks: must be > 0',
       'safety: Unrecognized key: "tokenBudgett"',
     ]);

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { approvalConfigSchema } from './approval';
 import { CONTEXT_STRATEGY_ID, DEFAULT_CONTEXT_STRATEGY } from './context-strategy';
-import { GUIDE_IDS } from './guides/ids';
+import { GUIDE_ID_PATTERN, GUIDE_ID_RULE } from './guides/define';
 import { once } from './lazy';
 import { llmSpecSchema, type LlmSpec } from './llm-spec';
 import { pricingSchema } from './pricing';
@@ -209,11 +209,13 @@ export const contextConfigSchema = once(() =>
 export const agentConfigSchema = once(() =>
   z
     .object({
+      /**
+       * The guide that explains failures to the model: a shipped one or one a worker's plugin adds. Only
+       * its form is checked here; the worker that takes the task checks it has the guide (at submit).
+       */
       guide: z
-        .string()
-        .refine((id) => GUIDE_IDS.includes(id), {
-          error: (i) => `unknown guide ${JSON.stringify(i.input)}: use one of ${GUIDE_IDS.join(', ')}`,
-        })
+        .string({ error: 'must be a string' })
+        .regex(GUIDE_ID_PATTERN, `must be a guide id (${GUIDE_ID_RULE}), e.g. "pain"`)
         .default('pain'),
       /** `"openai:gpt-4o-mini"` as a user writes it, or the `LlmSpec` a parsed config carries. */
       llm: llmSpecSchema().optional(),

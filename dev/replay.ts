@@ -8,6 +8,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
+import { loadPlugins, pluginList } from '../workers/plugins';
 import { workflowSource } from '../workers/worker';
 
 type History = temporal.api.history.v1.IHistory;
@@ -83,8 +84,13 @@ export async function replayHistory(history: History, workflowId = 'replay'): Pr
   const report: ReplayReport = { workflowId, events: events.length, ok: true };
   if (started?.workflowType?.name) report.workflowType = started.workflowType.name;
   try {
+    // A worker's plugins (STARRY_PLUGINS) are in its workflow code: a task with its own guide replays with them.
+    const plugins = process.env.STARRY_PLUGINS ? loadPlugins(pluginList(process.env.STARRY_PLUGINS)) : undefined;
     await Worker.runReplayHistory(
-      { ...workflowSource(process.env.STARRY_WORKFLOW_BUNDLE), replayName: 'starry-replay' },
+      {
+        ...workflowSource(plugins ? undefined : process.env.STARRY_WORKFLOW_BUNDLE, plugins),
+        replayName: 'starry-replay',
+      },
       history,
       workflowId,
     );

@@ -21,6 +21,7 @@ import { openAiBaseUrl } from '../activities/llm/openai';
 import type { AlertSinks } from '../activities/alert';
 import { projectRoot } from '../dev/paths';
 import type { VersioningOptions } from './versioning';
+import { pluginList } from './plugins';
 import { telemetryConfigFromEnv, type MetricsConfig, type TracingConfig } from './otel-env';
 
 const text = (what: string) => z.string().trim().min(1).optional().describe(what);
@@ -41,6 +42,9 @@ export const WorkerEnvSchema = z.object({
   TEMPORAL_TLS_KEY: text('mTLS client key: PEM content or the path of a PEM file'),
   STARRY_TASK_QUEUE: text('the task queue; default `openstarry`'),
   STARRY_WORKFLOW_BUNDLE: text('a prebuilt workflow bundle; default lib/workflow-bundle.js'),
+  STARRY_PLUGINS: text(
+    'plugin modules (paths or module names, separated by commas or `:`) whose guides and context strategies the worker offers; it then bundles its workflows at start',
+  ),
   // Worker Deployment Versioning (workers/versioning.ts)
   STARRY_DEPLOYMENT_NAME: z
     .string()
@@ -162,6 +166,8 @@ export interface WorkerConfig {
   alerts: Pick<AlertSinks, 'webhookUrl' | 'snsTopicArn' | 'uiUrl'>;
   llm: LlmProviderOptions;
   workflowBundlePath?: string;
+  /** Plugin modules (workers/plugins.ts): with them the worker bundles its workflows at start. */
+  plugins?: string[];
   versioning: VersioningOptions;
   /** Absent: the worker does not trace (workers/otel.ts). */
   tracing?: TracingConfig;
@@ -181,6 +187,11 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
   const parsed = WorkerEnvSchema.safeParse(present);
   if (!parsed.success) throw new ConfigError(`Invalid worker environment:\n${formatIssues(parsed.error)}`);
   const env = parsed.data;
+  const plugins = env.STARRY_PLUGINS ? pluginList(env.STARRY_PLUGINS) : [];
+  if (plugins.length && env.STARRY_WORKFLOW_BUNDLE)
+    throw new ConfigError(
+      'Invalid worker environment: STARRY_PLUGINS and STARRY_WORKFLOW_BUNDLE are both set, but a prebuilt bundle cannot hold the plugins (the worker bundles its workflows with them at start): unset one',
+    );
   const { tracing, metrics } = telemetryConfigFromEnv(present);
   // Temporal and the providers read their variables from this checked copy, never from process.env again.
   const llmEnv: Record<string, string | undefined> = {
@@ -200,6 +211,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
       local: { env: llmEnv },
     },
     ...(env.STARRY_WORKFLOW_BUNDLE ? { workflowBundlePath: env.STARRY_WORKFLOW_BUNDLE } : {}),
+    ...(plugins.length ? { plugins } : {}),
     ...(tracing ? { tracing } : {}),
     ...(metrics ? { metrics } : {}),
     ...(env.STARRY_PRICING ? { pricing: workerPricing(env.STARRY_PRICING) } : {}),

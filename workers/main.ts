@@ -42,6 +42,10 @@ export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): P
     process.stderr.write(
       `worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.taskQueue}, version ${worker.version.buildId} of deployment ${worker.version.deploymentName}); SIGTERM or Ctrl-C stops it\n`,
     );
+    if (config.plugins?.length)
+      process.stderr.write(
+        `plugins: ${config.plugins.join(', ')} (their guides are offered besides the shipped ones; bundled into this version)\n`,
+      );
     const { tracing } = config;
     if (tracing)
       process.stderr.write(

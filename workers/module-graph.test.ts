@@ -17,10 +17,7 @@ function evaluatedModules(entry: string): Set<string> {
   const visit = (file: string) => {
     if (seen.has(file)) return;
     seen.add(file);
-    const js = ts.transpileModule(readFileSync(path.join(root, file), 'utf8'), {
-      compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-    }).outputText;
-    for (const [, spec] of js.matchAll(/require\("(\.[^"]+)"\)/g)) {
+    for (const spec of requiresOf(file).filter((s) => s.startsWith('.'))) {
       const base = path.join(path.dirname(file), spec as string);
       visit(
         [`${base}.ts`, path.join(base, 'index.ts')].find((f) => ts.sys.fileExists(path.join(root, f))) ?? `${base}.ts`,
@@ -29,6 +26,14 @@ function evaluatedModules(entry: string): Set<string> {
   };
   visit(entry);
   return seen;
+}
+
+/** What a file `require`s at run time, compiled as the build does. */
+function requiresOf(file: string): string[] {
+  const js = ts.transpileModule(readFileSync(path.join(root, file), 'utf8'), {
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+  }).outputText;
+  return [...js.matchAll(/require\("([^"]+)"\)/g)].map(([, spec]) => spec as string);
 }
 
 describe('the modules each workflow evaluates', () => {
@@ -87,5 +92,23 @@ describe('the zod schemas on the workflow path', () => {
   it('are built on first use by an agent too, but for the worker policy’s, which it evaluates for the default shell list', () => {
     const built = [...evaluatedModules('workflows/agent.ts')].flatMap(schemasBuiltAtEvaluation);
     expect(built.filter((at) => !at.startsWith('core/worker-policy.ts:'))).toEqual([]);
+  });
+});
+
+describe('openstarry-temporal/plugins, which plugin modules import into the workflow sandbox', () => {
+  it('evaluates only pure code of core/: no client, worker, activity, Node module nor Temporal package', () => {
+    const modules = [...evaluatedModules('plugins.ts')];
+    expect(modules).toEqual(expect.arrayContaining(['core/guides/index.ts', 'core/guides/define.ts']));
+    expect(modules.filter((m) => m !== 'plugins.ts' && !m.startsWith('core/'))).toEqual([]);
+    const packages = new Set(modules.flatMap((m) => requiresOf(m).filter((s) => !s.startsWith('.'))));
+    // zod and the hashes are the libraries the workflows already preload (workflows/preload.ts).
+    expect([...packages].filter((p) => !['zod', '@noble/hashes/sha2', '@noble/hashes/utils'].includes(p))).toEqual([]);
+  });
+
+  it('is what the package exports as ./plugins, beside the root entry', () => {
+    const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as {
+      exports: Record<string, unknown>;
+    };
+    expect(pkg.exports['./plugins']).toEqual({ types: './lib/plugins.d.ts', default: './lib/plugins.js' });
   });
 });

@@ -4,14 +4,23 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { bundleWorkflowCode, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import {
+  bundleWorkflowCode,
+  NativeConnection,
+  Runtime,
+  Worker,
+  type BundleOptions,
+  type WorkerOptions,
+} from '@temporalio/worker';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { createActivities, type ActivityDeps } from '../activities';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
 import { workerConfigFromEnv, type WorkerConfig } from './env';
 import { workflowBundleOptions } from './bundle';
+import { loadPlugins, pluginWorkflowsEntry, workerOffer, type LoadedPlugins } from './plugins';
 import type { WorkerMetrics } from './metrics';
 import { silentSpanSinks, startTracing, type TracingConfig } from './otel';
+import { ConfigError } from '../core/errors';
 import { buildIdOf, DEPLOYMENT_NAME, makeVersionCurrent, type VersioningOptions } from './versioning';
 
 export interface CreateWorkerOptions {
@@ -29,6 +38,13 @@ export interface CreateWorkerOptions {
    * (an agent's `tools.allow` narrows them). They run here: their code and credentials stay on the worker.
    */
   tools?: readonly ToolDefinition[];
+  /**
+   * Plugin modules (absolute paths, paths relative to the working directory, or installed module names)
+   * whose guides and context strategies this worker offers, over the config's (`STARRY_PLUGINS`). Their
+   * code runs in the workflow sandbox: the worker bundles its workflows with them at start, so its build
+   * id changes with their code (docs/LIBRARY.md#plugins). Not with `workflowBundlePath`.
+   */
+  plugins?: readonly string[];
   /** Activity settings over the config's (tests pass their own policy, alert sinks, providers). */
   activities?: Partial<ActivityDeps>;
   identity?: string;
@@ -60,33 +76,85 @@ export type VersionedWorker = Worker & { version: WorkerDeploymentVersion };
 
 /**
  * The prebuilt bundle when there is one (`npm run build` writes lib/workflow-bundle.js beside the
- * compiled workflows), else the workflow sources, bundled at start.
+ * compiled workflows), else the workflow sources, bundled at start; with plugins (workers/plugins.ts),
+ * always bundled at start, from the entry that registers them.
  */
 export function workflowSource(
   bundlePath?: string,
+  plugins?: LoadedPlugins,
 ): Pick<WorkerOptions, 'workflowBundle' | 'workflowsPath' | 'bundlerOptions' | 'interceptors' | 'sinks'> {
   const prebuilt = path.join(__dirname, '..', 'workflow-bundle.js');
   // A replayer registers the trace sink too: a traced workflow calls it on replay (it drops the spans).
   const sinks = silentSpanSinks();
+  if (plugins && bundlePath)
+    throw new ConfigError(
+      'a prebuilt workflow bundle cannot hold plugin modules: give plugins (the worker bundles at start) or a bundle path, not both',
+    );
   if (bundlePath) return { workflowBundle: { codePath: bundlePath }, sinks };
-  if (existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt }, sinks };
-  const { workflowsPath, preloadModules, workflowInterceptorModules } = workflowBundleOptions();
+  if (!plugins && existsSync(prebuilt)) return { workflowBundle: { codePath: prebuilt }, sinks };
+  const { workflowsPath, preloadModules, workflowInterceptorModules, webpackConfigHook } = bundleOptions(plugins);
   return {
     workflowsPath,
-    bundlerOptions: { preloadModules },
+    bundlerOptions: { preloadModules, ...(webpackConfigHook ? { webpackConfigHook } : {}) },
     interceptors: { workflowModules: workflowInterceptorModules },
     sinks,
   };
 }
 
+/**
+ * The package's bundle options; with plugins, their generated entry in place of the workflows. That entry
+ * lives outside the package, so the bundler is also told where the package's own dependencies are (the
+ * SDK's entry point beside it imports `@temporalio/workflow`).
+ */
+function bundleOptions(
+  plugins?: LoadedPlugins,
+): ReturnType<typeof workflowBundleOptions> & Pick<BundleOptions, 'webpackConfigHook'> {
+  const options = workflowBundleOptions();
+  if (!plugins) return options;
+  const workflowPackage = require.resolve('@temporalio/workflow');
+  const nodeModules = workflowPackage.slice(0, workflowPackage.lastIndexOf(`${path.sep}node_modules${path.sep}`) + 13);
+  return {
+    ...options,
+    workflowsPath: pluginWorkflowsEntry(plugins),
+    webpackConfigHook: (config) => ({
+      ...config,
+      resolve: { ...config.resolve, modules: [...(config.resolve?.modules ?? ['node_modules']), nodeModules] },
+    }),
+  };
+}
+
 /** The workflow bundle's code, read or bundled now: its hash is the worker's build id. */
-async function workflowCode(bundlePath?: string): Promise<string> {
-  const source = workflowSource(bundlePath);
+async function workflowCode(bundlePath?: string, plugins?: LoadedPlugins): Promise<string> {
+  const source = workflowSource(bundlePath, plugins);
   if (source.workflowBundle && 'codePath' in source.workflowBundle)
     return readFileSync(source.workflowBundle.codePath, 'utf8');
   const noop = () => undefined;
-  const logger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: noop };
-  return (await bundleWorkflowCode({ ...workflowBundleOptions(), logger })).code;
+  // webpack's report, kept to say why a bundle failed (a plugin module importing what cannot be bundled).
+  const errors: string[] = [];
+  const logger = { log: noop, trace: noop, debug: noop, info: noop, warn: noop, error: (m: string) => errors.push(m) };
+  const { workflowsPath, bundlerOptions, interceptors } = source;
+  try {
+    const bundled = await bundleWorkflowCode({
+      workflowsPath: workflowsPath!,
+      preloadModules: bundlerOptions?.preloadModules ?? [],
+      workflowInterceptorModules: interceptors?.workflowModules ?? [],
+      ...(bundlerOptions?.webpackConfigHook ? { webpackConfigHook: bundlerOptions.webpackConfigHook } : {}),
+      logger,
+    });
+    return bundled.code;
+  } catch (err) {
+    const report = errors
+      .join('\n')
+      .split('\n')
+      .filter((line) => /ERROR|Module not found|Can't resolve/.test(line));
+    if (!report.length) throw err;
+    throw new Error(
+      `cannot bundle the workflows${plugins ? ' with the plugin modules' : ''}: ${report.slice(0, 10).join('; ')}`,
+      {
+        cause: err,
+      },
+    );
+  }
 }
 
 /**
@@ -102,7 +170,14 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
   const namespace = opts.namespace ?? config.temporal.namespace;
   const registry = opts.activities?.registry ?? new ToolRegistry(opts.tools ?? []);
   const versioning = { ...config.versioning, ...opts.versioning };
-  const code = await workflowCode(opts.workflowBundlePath ?? config.workflowBundlePath);
+  // Loaded first: a missing or unusable plugin module stops the start before anything is bundled.
+  const pluginSpecs = opts.plugins ?? config.plugins ?? [];
+  const plugins = pluginSpecs.length ? loadPlugins(pluginSpecs) : undefined;
+  // Given plugins in code, the environment's prebuilt bundle (STARRY_WORKFLOW_BUNDLE) gives way to them.
+  const code = await workflowCode(
+    opts.workflowBundlePath ?? (opts.plugins?.length ? undefined : config.workflowBundlePath),
+    plugins,
+  );
   const tracingConfig = opts.tracing ?? config.tracing;
   const tracing = tracingConfig ? startTracing(tracingConfig, opts.tracingLog) : undefined;
   const interceptors: WorkerOptions['interceptors'] = tracing
@@ -122,6 +197,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
       ...opts.activities,
       policy: opts.activities?.policy ?? config.policy,
       registry,
+      offer: workerOffer(plugins),
       traces: tracing !== undefined,
       ...(tracingConfig && tracingConfig.captureContent ? { captureContent: true } : {}),
       ...(opts.metrics ? { metrics: opts.metrics.activityMeter } : {}),

@@ -23,6 +23,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
+import type { SubmittedTask } from '../activities/tools';
 import { AgentEntity, newAgentData, type AgentData, type NextRun } from '../core/agent-entity';
 import { approvalAlert, lockoutAlert } from '../core/alerts';
 import { approvalsReportSchema, decisionInputSchema, type PendingApproval } from '../core/approval';
@@ -168,6 +169,22 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
 }
 
 /**
+ * What the worker checks of a task's config at submit (and before a resume): its limits, tools, guide
+ * and context strategy, and what its cost budget needs. The strategy is read loosely: a config carried
+ * from a history recorded before context strategies has no `context`.
+ */
+function submitted(config: TaskConfig, agent: AgentConfig | undefined): SubmittedTask {
+  return {
+    workspace: config.workspace,
+    tools: config.tools,
+    llm: config.llm,
+    guide: config.guide,
+    ...(config.context?.strategy ? { context: { strategy: config.context.strategy } } : {}),
+    ...costCheck(config, agent),
+  };
+}
+
+/**
  * The agent's messages. Every payload is checked with the contract's schemas (core/payloads.ts): an
  * update's validator refuses a bad one to its caller with a typed failure; a signal's handler drops it
  * with a warning. Either way it never reaches the agent's state, so no payload can wedge the workflow.
@@ -186,12 +203,7 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
       const input = typed(() => agent.parseSubmit(raw));
       const config = input.config ?? agent.data.config;
       if (config) {
-        const { refused } = await checkTaskLimits({
-          workspace: config.workspace,
-          tools: config.tools,
-          llm: config.llm,
-          ...costCheck(config, agent.data.config),
-        });
+        const { refused } = await checkTaskLimits(submitted(config, agent.data.config));
         if (refused)
           typed(() => {
             throw new RefusedError(refused);
@@ -240,12 +252,7 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
     const { suspended, agentState } = d;
     const config = suspended?.task.config ?? d.config;
     if (!suspended || !agent.locked || !config) return;
-    const { refused } = await checkTaskLimits({
-      workspace: config.workspace,
-      tools: config.tools,
-      llm: config.llm,
-      ...costCheck(config, d.config),
-    });
+    const { refused } = await checkTaskLimits(submitted(config, d.config));
     if (refused) throw new RefusedError(cannotResume(d.agentId, agentState, suspended.task.taskId, refused));
     if (d.suspended !== suspended || d.agentState !== agentState) {
       throw new RefusedError(

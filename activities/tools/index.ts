@@ -35,6 +35,8 @@ import { specOf, type ToolDefinition } from './define';
 import { McpPool, type McpSandboxOptions } from './mcp';
 import { checkPolicy } from './policy-check';
 import { Workspace } from './sandbox';
+import { guideIds } from '../../core/guides';
+import { refusedChoices, type WorkerOffer } from '../../core/plugins';
 import { reapOrphanedSandboxes } from './confine';
 import { ToolError, messageOf, normalizeOwnThrown, normalizeThrown } from '../../core/errors/activity';
 
@@ -284,13 +286,19 @@ export function createToolActivities(
   policy: WorkerPolicy,
   transcripts?: TranscriptStore,
   registry: ToolRegistry = new ToolRegistry(),
-  telemetry: { traces?: boolean; metrics?: ActivityMeter; captureContent?: boolean } & WorkerPrices = {},
+  options: {
+    traces?: boolean;
+    metrics?: ActivityMeter;
+    captureContent?: boolean;
+    offer?: WorkerOffer;
+  } & WorkerPrices = {},
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
   listTools(req: ListToolsRequest): Promise<ListedTools>;
-  checkTaskLimits(task: CheckedTask): Promise<{ refused?: string }>;
+  checkTaskLimits(task: SubmittedTask): Promise<{ refused?: string }>;
 } {
-  const { pricing } = telemetry;
+  const { pricing } = options;
+  const offer = options.offer ?? { guides: guideIds() };
   const journalDir = policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
   // Sandboxes a killed predecessor on this host left behind end now, not at their next shell call.
   reapOrphanedSandboxes().catch(() => undefined);
@@ -305,7 +313,7 @@ export function createToolActivities(
         : undefined;
       const heartbeat = (details?: unknown) => ctx.heartbeat(details ?? { tool: req.name, tick: req.tick });
       const started = performance.now();
-      const meter = telemetry.metrics;
+      const meter = options.metrics;
       let ran: ToolRunResult;
       try {
         ran = await withHeartbeats(
@@ -319,7 +327,7 @@ export function createToolActivities(
       }
       const { retryAfterMs, ...result } = ran;
       meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(req.name, result.error));
-      if (telemetry.captureContent)
+      if (options.captureContent)
         trace
           .getActiveSpan()
           ?.setAttributes(toolContentAttributes(req.args, result.success ? result.data : result.error?.message));
@@ -369,11 +377,11 @@ export function createToolActivities(
           shellAllow: withWorkerDefaults(req.tools, policy).shellAllow,
           ...(policy?.approval ? { approval: policy.approval } : {}),
           ...(price ? { price } : {}),
-          ...(telemetry.traces || telemetry.metrics
+          ...(options.traces || options.metrics
             ? {
                 telemetry: {
-                  ...(telemetry.traces ? { traces: true as const } : {}),
-                  ...(telemetry.metrics ? { metrics: true as const } : {}),
+                  ...(options.traces ? { traces: true as const } : {}),
+                  ...(options.metrics ? { metrics: true as const } : {}),
                 },
               }
             : {}),
@@ -386,11 +394,12 @@ export function createToolActivities(
 
     /**
      * The submit-time check (an activity of the agent's submit update): a task whose limits are wider
-     * than this worker's policy, or whose `tools.allow` names a tool the worker does not have, or that
-     * has a cost budget but no price for its model (neither its own nor this worker's), is refused to
-     * its submitter, before it is queued.
+     * than this worker's policy, or whose `tools.allow` names a tool the worker does not have, or whose
+     * guide or context strategy the worker lacks (workers/plugins.ts), or that has a cost budget but no
+     * price for its model (neither its own nor this worker's), is refused to its submitter, before it is
+     * queued.
      */
-    async checkTaskLimits(task: CheckedTask): Promise<{ refused?: string }> {
+    async checkTaskLimits(task: SubmittedTask): Promise<{ refused?: string }> {
       try {
         await checkPolicy(policy, task, 'submitTask');
       } catch (err) {
@@ -399,6 +408,7 @@ export function createToolActivities(
       }
       const refused =
         registry.refusedAllow(task.tools) ??
+        refusedChoices(offer, { guide: task.guide, contextStrategy: task.context?.strategy }) ??
         (task.costBudgetUsd !== undefined && task.llm ? unpricedRefusal(task.llm, task.pricing, pricing) : undefined);
       return refused ? { refused } : {};
     },
@@ -410,22 +420,25 @@ export interface WorkerPrices {
   pricing?: PricingTable;
 }
 
+/**
+ * Input of `checkTaskLimits`: the task's limits and tools; (callers since plugins) its guide and context
+ * strategy; with a cost budget, the agent's own price table (the worker's is the worker's). The later
+ * fields are optional, so a history recorded before them replays.
+ */
+export type SubmittedTask = TaskLimits & {
+  tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'>;
+  guide?: string;
+  context?: { strategy?: string };
+  costBudgetUsd?: number;
+  pricing?: PricingTable;
+};
+
 /** Input of the `listTools` activity: the task's workspace and tool settings, and its LLM (to price it). */
 export interface ListToolsRequest {
   workspace: string[];
   tools: AgentConfig['tools'];
   llm?: LlmSpec;
 }
-
-/**
- * Input of the `checkTaskLimits` activity: the task's limits, its tools, and with a cost budget the
- * agent's own price table (the worker's is the worker's).
- */
-export type CheckedTask = TaskLimits & {
-  tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'>;
-  costBudgetUsd?: number;
-  pricing?: PricingTable;
-};
 
 /** What the `listTools` activity answers: the tools offered, and the commands `shell.run` starts for this task. */
 export interface ListedTools {

@@ -42,6 +42,28 @@ describe('checkTaskLimits (the submit-time check)', () => {
     expect(refused).toContain('STARRY_WORKER_POLICY');
   });
 
+  it('refuses a guide or context strategy the worker does not offer, listing what it has', async () => {
+    const offer = { guides: ['pain', 'careful'], contextStrategies: ['prefix'] };
+    const tools = toolsConfig({ shellAllow: ['ls'], httpAllow: [], maxOutputBytes: 500 });
+    const own = createToolActivities(testPolicy(ws, { roots: [ws.root] }), undefined, undefined, { offer });
+    await expect(own.checkTaskLimits({ workspace: [ws.root], tools, guide: 'careful' })).resolves.toEqual({});
+    const { refused } = await own.checkTaskLimits({
+      workspace: [ws.root],
+      tools,
+      guide: 'zen',
+      context: { strategy: 'lossy' },
+    });
+    expect(refused).toBe(
+      'guide "zen" is not on this worker: it has pain, careful; context strategy "lossy" is not on this worker: it has prefix. ' +
+        'A worker adds guides and context strategies with plugin modules (STARRY_PLUGINS, createWorker({ plugins })).',
+    );
+    // A worker without plugins offers the shipped guides.
+    const plain = await activities().checkTaskLimits({ workspace: [ws.root], tools, guide: 'careful' });
+    expect(plain.refused).toMatch(
+      /^guide "careful" is not on this worker: it has pain, safety, learning, debugging, neutral\./,
+    );
+  });
+
   it('refuses a root that is a symlink out of the allowed tree', async () => {
     const { refused } = await activities().checkTaskLimits({
       workspace: [path.join(ws.root, 'escape')],

@@ -137,7 +137,10 @@ function addTaskOptions(cmd: Command): Command {
     .option('--agent <id>', 'agent id (one long-lived workflow per agent)', 'default')
     .option('--llm <spec>', `the controller: ${LLM_SPEC_HELP}`)
     .option('--workspace <dir>', 'a workspace root the tools are confined to (repeatable)', collect)
-    .option('--guide <id>', `how failures are explained to the LLM: ${guideIds().join(', ')}`)
+    .option(
+      '--guide <id>',
+      `how failures are explained to the LLM: ${guideIds().join(', ')}, or a guide the worker's plugins add`,
+    )
     .option('--config <file>', 'agent config JSON (flags override it)')
     .addOption(new Option('--priority <n>', 'task priority, 1 (first) to 9').argParser(parsePriority))
     .option('--json', 'print one JSON object on stdout');

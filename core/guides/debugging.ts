@@ -5,6 +5,7 @@
 import type { ErrorCode, NormalizedError } from '../errors';
 import { basePrompt } from './base-prompt';
 import { countOf, lines, REPEAT_ALERT_SENTENCE } from './failure-facts';
+import { defineGuide } from './define';
 import type { Guide } from './guide';
 
 const PERMISSION =
@@ -64,7 +65,7 @@ function formatArgs(args: unknown): string {
  * // 'DIAGNOSTIC: Permission issue detected. Check file ownership. ...\ntool: fs.read\ncode: EPERM\n...'
  * ```
  */
-export const debuggingGuide: Guide = {
+export const debuggingGuide: Guide = defineGuide({
   id: 'debugging',
   description: 'Failures are diagnostic data: EPERM means "permission issue detected, check file ownership".',
 
@@ -111,4 +112,4 @@ export const debuggingGuide: Guide = {
         );
     }
   },
-};
+});

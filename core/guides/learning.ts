@@ -5,6 +5,7 @@
 import type { ErrorCode, NormalizedError } from '../errors';
 import { basePrompt } from './base-prompt';
 import { countOf, describeFailure, lines, REPEAT_ALERT_SENTENCE, suggestionLine } from './failure-facts';
+import { defineGuide } from './define';
 import type { Guide } from './guide';
 
 const UNREACHABLE = 'This resource did not answer. Look for another way to get what you need.';
@@ -46,7 +47,7 @@ function reading(error: NormalizedError): string {
  * // "You found a boundary. This path is blocked. Let's find another.\n..."
  * ```
  */
-export const learningGuide: Guide = {
+export const learningGuide: Guide = defineGuide({
   id: 'learning',
   description: 'Failures are lessons: EPERM means "this path is blocked, let\'s find another".',
 
@@ -87,4 +88,4 @@ export const learningGuide: Guide = {
         );
     }
   },
-};
+});

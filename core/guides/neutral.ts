@@ -4,6 +4,7 @@
  */
 import { basePrompt } from './base-prompt';
 import { countOf, describeFailure, REPEAT_ALERT_SENTENCE, suggestionLine } from './failure-facts';
+import { defineGuide } from './define';
 import type { Guide } from './guide';
 
 /**
@@ -14,7 +15,7 @@ import type { Guide } from './guide';
  * // 'Tool fs.read failed: EPERM: denied (source fs.read).'
  * ```
  */
-export const neutralGuide: Guide = {
+export const neutralGuide: Guide = defineGuide({
   id: 'neutral',
   description: 'Facts only: tool, code, message, source and suggestion, with no interpretation.',
 
@@ -45,4 +46,4 @@ export const neutralGuide: Guide = {
         );
     }
   },
-};
+});

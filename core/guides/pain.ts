@@ -5,6 +5,7 @@
 import type { NormalizedError } from '../errors';
 import { basePrompt } from './base-prompt';
 import { codeAndMessage, countOf, lines, REPEAT_ALERT_SENTENCE, suggestionLine } from './failure-facts';
+import { defineGuide } from './define';
 import type { Guide } from './guide';
 
 /** The seeds' three pain levels. */
@@ -32,7 +33,7 @@ export function calculateSeverity(error: Pick<NormalizedError, 'code'>): PainSev
  * // '【System Pain Alert】\nExecution anomaly detected!\nSource: fs.read\n...'
  * ```
  */
-export const painGuide: Guide = {
+export const painGuide: Guide = defineGuide({
   id: 'pain',
   description: "Failures are pain (the seeds' 【System Pain Alert】): EPERM critical, ENOENT medium, others low.",
 
@@ -84,4 +85,4 @@ export const painGuide: Guide = {
         );
     }
   },
-};
+});

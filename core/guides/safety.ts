@@ -5,6 +5,7 @@
 import type { ErrorCode, NormalizedError } from '../errors';
 import { basePrompt } from './base-prompt';
 import { countOf, describeFailure, lines, REPEAT_ALERT_SENTENCE, suggestionLine } from './failure-facts';
+import { defineGuide } from './define';
 import type { Guide } from './guide';
 
 const NETWORK = 'The resource did not respond, and calling it again unchanged is unlikely to help. Do not hammer it.';
@@ -46,7 +47,7 @@ function reading(error: NormalizedError): string {
  * // 'SAFETY WARNING\nSafety violation: that action is not permitted. You should not have tried that.\n...'
  * ```
  */
-export const safetyGuide: Guide = {
+export const safetyGuide: Guide = defineGuide({
   id: 'safety',
   description: 'Failures are violations: EPERM means "you should not have tried that"; stay inside your limits.',
 
@@ -91,4 +92,4 @@ export const safetyGuide: Guide = {
         );
     }
   },
-};
+});

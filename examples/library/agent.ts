@@ -1,7 +1,8 @@
 /**
  * OpenStarry as a library, end to end (docs/LIBRARY.md walks through it): a worker in this process with
- * the package's workflows, two tools of its own and an MCP server; a task submitted from code that uses
- * both; then the kill switch: halt a running agent, see it STOPPED, unlock it, and see it work again.
+ * the package's workflows, two tools of its own, an MCP server and a guide of its own from a plugin module
+ * (careful-guide.ts); a task submitted from code that uses the tools; the kill switch: halt a running agent,
+ * see it STOPPED, unlock it, and see it work again; then a task driven by the worker's own guide.
  *
  *   npm run build && npm run example      # in the repository; TEMPORAL_ADDRESS defaults to 127.0.0.1:7233
  *   STARRY_LLM=openai:gpt-4o-mini@https://api.openai.com/v1 npm run example   # a real model instead of turns.json
@@ -37,6 +38,8 @@ const TASK_QUEUE = 'openstarry-library-example';
 const DEPLOYMENT = 'openstarry-library-example';
 /** The example's sources (turns.json, wait-turns.json) are one folder above the compiled dist/. */
 const SOURCES = path.resolve(__dirname, '..');
+/** The worker's plugin module (compiled next to this file): it gives the guide `careful`. */
+const CAREFUL_GUIDE = path.join(__dirname, 'careful-guide.js');
 /** The MCP server the agent config names (compiled next to this file). */
 const NOTES_SERVER = path.join(__dirname, 'notes-server.mjs');
 /** The node_modules the server's imports resolve from: its sandbox sees it read-only, besides the server's folder. */
@@ -128,6 +131,7 @@ async function run(workspace: string): Promise<void> {
   });
   const llm = process.env.STARRY_LLM ?? `scripted:${path.join(SOURCES, 'turns.json')}`;
   const waitLlm = process.env.STARRY_LLM ?? `scripted:${path.join(SOURCES, 'wait-turns.json')}`;
+  const carefulLlm = process.env.STARRY_LLM ?? `scripted:${path.join(SOURCES, 'careful-turns.json')}`;
   say(
     `OpenStarry library example: Temporal ${config.temporal.address} (namespace ${config.temporal.namespace}), task queue ${TASK_QUEUE}`,
   );
@@ -150,18 +154,21 @@ async function run(workspace: string): Promise<void> {
     connection: workerConnection,
     config,
     tools: [wordcount, clockWait],
+    // Its own guides come from plugin modules: bundled into its workflow code at start (so its build id
+    // changes with their code), offered to agents besides the shipped ones.
+    plugins: [CAREFUL_GUIDE],
     versioning: { deploymentName: DEPLOYMENT, makeCurrent: 'take-over' },
   });
   const running = worker.run(); // polls until shutdown(), then closes the MCP servers it started
   say(
-    `  worker running in this process: tools text.wordcount, clock.wait; MCP server node notes-server.mjs; workspace ${workspace}`,
+    `  worker running in this process: tools text.wordcount, clock.wait; MCP server node notes-server.mjs; guide careful (careful-guide.js); workspace ${workspace}`,
   );
 
   const agents = new AgentClient({ connection, namespace: config.temporal.namespace, taskQueue: TASK_QUEUE });
   try {
     // A worker that stops on its own ends the example at once, rather than leaving tasks nobody runs.
     const stopped = running.then(() => Promise.reject(new Unexpected('the worker stopped before the example ended')));
-    await Promise.race([demo(agents, { workspace, llm, waitLlm }), stopped]);
+    await Promise.race([demo(agents, { workspace, llm, waitLlm, carefulLlm }), stopped]);
   } finally {
     if (worker.getState() === 'RUNNING') worker.shutdown();
     await running;
@@ -171,15 +178,20 @@ async function run(workspace: string): Promise<void> {
   say('worker stopped; example done');
 }
 
-async function demo(
-  agents: AgentClient,
-  { workspace, llm, waitLlm }: { workspace: string; llm: string; waitLlm: string },
-): Promise<void> {
+/** The example's workspace and the LLM of each of its tasks. */
+interface Llms {
+  workspace: string;
+  llm: string;
+  waitLlm: string;
+  carefulLlm: string;
+}
+
+async function demo(agents: AgentClient, { workspace, llm, waitLlm, carefulLlm }: Llms): Promise<void> {
   // One agent per run. An agent lives on across tasks, so the example ends its own when it is done: its
   // worker stops with the example, and an agent left running would wait on a queue nobody polls.
   const agentId = `library-${Date.now().toString(36)}`;
   try {
-    await tasks(agents, agentId, { workspace, llm, waitLlm });
+    await tasks(agents, agentId, { workspace, llm, waitLlm, carefulLlm });
   } finally {
     await agents.client.workflow
       .getHandle(agents.agentWorkflowId(agentId))
@@ -192,7 +204,7 @@ async function demo(
 async function tasks(
   agents: AgentClient,
   agentId: string,
-  { workspace, llm, waitLlm }: { workspace: string; llm: string; waitLlm: string },
+  { workspace, llm, waitLlm, carefulLlm }: Llms,
 ): Promise<void> {
   const notesFile = path.join(workspace, 'notes.json');
   // The agent config as a user writes it; parseAgentConfig checks it and fills in the defaults.
@@ -245,6 +257,27 @@ async function tasks(
   const after = await agents.waitForTask(agentId, again.taskId, { timeoutMs: 120_000 });
   printResult(after);
   expectOutcome(after, 'COMPLETED');
+
+  say('\n3. A task with the worker’s own guide, `careful`, from its plugin module');
+  // `guide` names a guide the worker offers: a shipped one or one of its plugins'. The worker checks at
+  // submit that it has it (and refuses the task, listing its guides, when it does not).
+  const carefulConfig = parseAgentConfig({
+    llm: carefulLlm,
+    workspace: [workspace],
+    guide: 'careful',
+    tools: { allow: ['fs.read', 'fs.list'] },
+  });
+  const careful = await agents.submit(agentId, {
+    goal: 'Summarize draft.txt in the workspace in one sentence.',
+    config: carefulConfig,
+  });
+  say(`  submitted ${careful.taskId} with guide careful`);
+  const read = await agents.waitForTask(agentId, careful.taskId, { timeoutMs: 120_000 });
+  // What the guide told the model about the failed call (a real model may make none).
+  for (const pain of read.injections.filter((i) => i.kind === 'PAIN'))
+    say(`  the careful guide told the model: ${pain.text.split('\n')[0]}`);
+  printResult(read);
+  expectOutcome(read, 'COMPLETED');
 }
 
 /** The task's outcome, its tool calls and its final answer. */

@@ -51,6 +51,8 @@ export interface HarnessOptions {
   taskQueue?: string;
   /** The worker's own tools (`createWorker({ tools })`). */
   tools?: CreateWorkerOptions['tools'];
+  /** Plugin modules (`createWorker({ plugins })`): the worker then bundles its workflows at start, without the run's bundle. */
+  plugins?: CreateWorkerOptions['plugins'];
   /** The worker's deployment and version (workers/versioning.ts); default: the run's, taking it over. */
   versioning?: CreateWorkerOptions['versioning'];
   /** The worker's traces and where their export failures are logged (workers/otel.ts); default: none. */
@@ -68,7 +70,7 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
       ? undefined
       : await startEmbeddedWorker(env, taskQueue, {
           logs: false,
-          workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE,
+          ...(opts.plugins ? { plugins: opts.plugins } : { workflowBundlePath: process.env.STARRY_WORKFLOW_BUNDLE }),
           activities: { ...opts.activities, alerts: { log: (line) => alerts.push(line), ...opts.activities?.alerts } },
           interceptors: opts.interceptors,
           ...(opts.tools ? { tools: opts.tools } : {}),

@@ -7,8 +7,30 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { guideIds } from '../../core/guides';
+import { loadPlugins } from '../../workers/plugins';
 import { workflowSource } from '../../workers/worker';
+
+/** The plugin modules the integration tests give their workers. */
+const FIXTURE_PLUGINS = [path.resolve(__dirname, '..', 'fixtures', 'plugins', 'careful.js')];
+
+type ReplayHistories = Parameters<typeof Worker.runReplayHistories>[1];
+
+/** Whether a history is a task's whose guide is none of the shipped ones (its config is in its input). */
+function usesPluginGuide(history: temporal.api.history.v1.IHistory): boolean {
+  const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+  if (started?.workflowType?.name !== 'taskWorkflow') return false;
+  try {
+    const input = JSON.parse(Buffer.from(started.input?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as {
+      config?: { guide?: string };
+    };
+    return input.config?.guide !== undefined && !guideIds().includes(input.config.guide);
+  } catch {
+    return false;
+  }
+}
 
 /** gRPC's NOT_FOUND: the server has no such workflow run. */
 const GRPC_NOT_FOUND = 5;
@@ -49,29 +71,38 @@ export async function replayAllHistories(address: string, since: Date, saveDir: 
     }
     const report: ReplayAllReport = { replayed: 0, failures: [] };
     const kept = new Map<string, unknown>();
+    // A task that ran a plugin's guide (test/integration/plugins.test.ts) replays on the code of its worker,
+    // which bundled the plugin: set aside here, replayed after the others.
+    const withPlugins: Array<{ workflowId: string; history: never }> = [];
     async function* keeping() {
       for await (const h of histories()) {
         kept.set(h.workflowId, h.history);
-        yield h;
+        if (usesPluginGuide(h.history)) withPlugins.push(h as never);
+        else yield h;
       }
     }
-    for await (const result of Worker.runReplayHistories(
-      { ...workflowSource(process.env.STARRY_WORKFLOW_BUNDLE), replayName: 'replay-all' },
-      keeping(),
-    )) {
-      report.replayed++;
-      if (result.error) {
-        mkdirSync(saveDir, { recursive: true });
-        const file = path.join(saveDir, `${result.workflowId.replace(/[^\w.-]+/g, '_')}.json`);
-        writeFileSync(file, JSON.stringify(historyToJSON(kept.get(result.workflowId) as never)));
-        report.failures.push({
-          workflowId: result.workflowId,
-          error: String(result.error.message).slice(0, 600),
-          file,
-        });
+    const replays = async (source: Parameters<typeof Worker.runReplayHistories>[0], all: ReplayHistories) => {
+      for await (const result of Worker.runReplayHistories(source, all)) {
+        report.replayed++;
+        if (result.error) {
+          mkdirSync(saveDir, { recursive: true });
+          const file = path.join(saveDir, `${result.workflowId.replace(/[^\w.-]+/g, '_')}.json`);
+          writeFileSync(file, JSON.stringify(historyToJSON(kept.get(result.workflowId) as never)));
+          report.failures.push({
+            workflowId: result.workflowId,
+            error: String(result.error.message).slice(0, 600),
+            file,
+          });
+        }
+        kept.delete(result.workflowId);
       }
-      kept.delete(result.workflowId);
-    }
+    };
+    await replays({ ...workflowSource(process.env.STARRY_WORKFLOW_BUNDLE), replayName: 'replay-all' }, keeping());
+    if (withPlugins.length)
+      await replays(
+        { ...workflowSource(undefined, loadPlugins(FIXTURE_PLUGINS)), replayName: 'replay-all-plugins' },
+        withPlugins,
+      );
     return report;
   } finally {
     await connection.close();

@@ -705,10 +705,10 @@ describe('bad input', () => {
       /safety\.maxTicks: must be > 0/,
     ],
     [
-      'an unknown guide',
-      { body: { goal: 'g', config: { guide: 'zen' }, llm: 'scripted:/x.json' } },
+      'a malformed guide id',
+      { body: { goal: 'g', config: { guide: 'Zen Master' }, llm: 'scripted:/x.json' } },
       400,
-      /unknown guide \\+"zen/,
+      /guide: must be a guide id/,
     ],
     ['a 2 MiB body', { body: { goal: 'x'.repeat(2 * 1024 * 1024) } }, 413, /over 1048576 bytes/],
   ])('answers %s with a 4xx problem+json that says what is wrong', async (_what, req, status, detail) => {

@@ -65,7 +65,7 @@ const corpus: Record<string, [string, unknown][]> = {
     ['a fractional priority', { goal: 'g', priority: 1.5 }],
     ['an unknown field', { goal: 'g', shell: 'sh' }],
     ['a partial config with a bad number', { goal: 'g', config: { safety: { maxTicks: -5 } } }],
-    ['an unknown guide', { goal: 'g', config: { guide: 'zen' } }],
+    ['a malformed guide id', { goal: 'g', config: { guide: 'Zen Master' } }],
     ['a config of the wrong type', { goal: 'g', config: 'yes' }],
     ['a task id with a path', { goal: 'g', taskId: '../../etc/passwd' }],
   ],

@@ -689,8 +689,8 @@ describe('bad input', () => {
     [['run', 'x', '--workspace', ws], /no LLM given/],
     [['run', 'x', '--llm', 'gpt:4', '--workspace', ws], /unknown provider "gpt"/],
     [
-      ['run', 'x', '--llm', `scripted:${script}`, '--workspace', ws, '--guide', 'zen'],
-      /unknown guide "zen": use one of pain/,
+      ['run', 'x', '--llm', `scripted:${script}`, '--workspace', ws, '--guide', 'Zen'],
+      /guide: must be a guide id \(a lowercase letter/,
     ],
     [
       ['run', 'x', '--llm', `scripted:${script}`, '--workspace', '/no/such/dir'],

@@ -39,7 +39,7 @@ function userEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-it('runs: a task with an MCP server’s tools and a worker’s own tool, then halt (STOPPED), unlock and a task that completes; and leaves no agent running on its queue', async () => {
+it('runs: a task with an MCP server’s tools and a worker’s own tool, then halt (STOPPED), unlock and a task that completes, then a task driven by the worker’s own guide from a plugin module; and leaves no agent running on its queue', async () => {
   const r = spawnSync('npm', ['run', '--silent', 'example'], {
     cwd: root,
     env: userEnv(),
@@ -67,6 +67,13 @@ it('runs: a task with an MCP server’s tools and a worker’s own tool, then ha
     '  task-2 CANCELLED (SYSTEM_HALT)',
     '  unlock → agent state WAITING_FOR_EVENT',
     '  task-3 COMPLETED',
+    // The worker's own guide, from its plugin module, told the model about the failed read.
+    '  submitted task-4 with guide careful',
+    '  the careful guide told the model: CAREFUL: Tool fs.read failed: ENOENT',
+    '  → fs.read {"path":"draft.txt"} failed ENOENT',
+    '  → fs.list {} ok',
+    '  task-4 COMPLETED',
+    '  final answer: There is no draft.txt in the workspace yet: nothing to summarize.',
     '  agent library-',
     'worker stopped; example done',
   ];
@@ -97,6 +104,8 @@ it('is a package: npm pack publishes the compiled entry with its declarations, a
     expect.arrayContaining([
       'lib/index.js',
       'lib/index.d.ts',
+      'lib/plugins.js',
+      'lib/plugins.d.ts',
       'lib/workflow-bundle.js',
       'lib/workers/worker.d.ts',
       'lib/activities/tools/define.d.ts',
@@ -115,12 +124,16 @@ it('is a package: npm pack publishes the compiled entry with its declarations, a
   const probe = [
     "const m = require('openstarry-temporal');",
     "let deep; try { require('openstarry-temporal/lib/core/config'); deep = 'allowed'; } catch (e) { deep = e.code; }",
-    "console.log(JSON.stringify({ resolved: require.resolve('openstarry-temporal'), deep, kinds: Object.fromEntries(['createWorker', 'AgentClient', 'defineTool', 'ToolError', 'connectClient', 'connectWorker', 'parseAgentConfig', 'workerConfigFromEnv', 'runWorker'].map((k) => [k, typeof m[k]])), codes: m.ERROR_CODES.length }));",
+    "const p = require('openstarry-temporal/plugins');",
+    "console.log(JSON.stringify({ resolved: require.resolve('openstarry-temporal'), plugins: require.resolve('openstarry-temporal/plugins'), defineGuide: [typeof m.defineGuide, typeof p.defineGuide], deep, kinds: Object.fromEntries(['createWorker', 'AgentClient', 'defineTool', 'ToolError', 'connectClient', 'connectWorker', 'parseAgentConfig', 'workerConfigFromEnv', 'runWorker'].map((k) => [k, typeof m[k]])), codes: m.ERROR_CODES.length }));",
   ].join('\n');
   const r = spawnSync(process.execPath, ['-e', probe], { cwd: root, encoding: 'utf8', timeout: 60_000 });
   expect(r.stderr).toBe('');
   expect(JSON.parse(r.stdout)).toEqual({
     resolved: path.join(root, 'lib', 'index.js'),
+    // The entry a worker's plugin module imports (docs/LIBRARY.md#plugins); defineGuide is at the root too.
+    plugins: path.join(root, 'lib', 'plugins.js'),
+    defineGuide: ['function', 'function'],
     deep: 'ERR_PACKAGE_PATH_NOT_EXPORTED',
     kinds: {
       createWorker: 'function',
