@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { approvalConfigSchema } from './approval';
+import { budgetNameSchema } from './budget';
 import { GUIDE_IDS } from './guides/ids';
 import { once } from './lazy';
 import { llmSpecSchema, type LlmSpec } from './llm-spec';
@@ -227,6 +228,11 @@ export const agentConfigSchema = once(() =>
       safety: safetyConfigSchema().default(() => safetyConfigSchema().parse({})),
       retry: retryConfigSchema().default(() => retryConfigSchema().parse({})),
       tools: toolsConfigSchema().default(() => toolsConfigSchema().parse({})),
+      /**
+       * A shared budget's name (`starry budget create`): the agent also draws its tokens from it, in leases,
+       * and stops (STOPPED, SHARED_BUDGET_EXHAUSTED) with every agent on it when it is spent.
+       */
+      budget: budgetNameSchema().optional(),
     })
     .strict(),
 );

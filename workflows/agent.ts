@@ -24,6 +24,7 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import { AgentEntity, newAgentData, type AgentData, type NextRun } from '../core/agent-entity';
+import { budgetRefFor } from '../core/budget';
 import { approvalAlert, lockoutAlert } from '../core/alerts';
 import { approvalsReportSchema, decisionInputSchema, type PendingApproval } from '../core/approval';
 import type { AgentConfig } from '../core/config';
@@ -64,6 +65,7 @@ import {
 } from './messages';
 import { searchAttributes, startAttributes } from './search-attributes';
 import type { taskWorkflow } from './task';
+import { typed } from './typed';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -189,6 +191,7 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
           workspace: config.workspace,
           tools: config.tools,
           llm: config.llm,
+          ...(config.budget ? { budget: budgetRefFor(agent.data.agentId, config.budget) } : {}),
         });
         if (refused)
           typed(() => {
@@ -238,7 +241,12 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
     const { suspended, agentState } = d;
     const config = suspended?.task.config ?? d.config;
     if (!suspended || !agent.locked || !config) return;
-    const { refused } = await checkTaskLimits({ workspace: config.workspace, tools: config.tools, llm: config.llm });
+    const { refused } = await checkTaskLimits({
+      workspace: config.workspace,
+      tools: config.tools,
+      llm: config.llm,
+      ...(config.budget ? { budget: budgetRefFor(d.agentId, config.budget) } : {}),
+    });
     if (refused) throw new RefusedError(cannotResume(d.agentId, agentState, suspended.task.taskId, refused));
     if (d.suspended !== suspended || d.agentState !== agentState) {
       throw new RefusedError(
@@ -425,26 +433,6 @@ async function runTask(agent: AgentEntity, next: NextRun, ended: Map<string, Tas
       runTokens: d.current?.runTokens ?? 0,
       lock: fatalLock(error),
     };
-  }
-}
-
-/**
- * Run a validator body so that a contract error reaches the caller as an ApplicationFailure of its
- * type (`InvalidArgument`, `Refused`): clients tell a bad request from a refusal by type.
- */
-function typed<T>(check: () => T): T {
-  try {
-    return check();
-  } catch (err) {
-    if (isRequestError(err)) {
-      throw ApplicationFailure.create({
-        type: err.type,
-        message: err.message,
-        nonRetryable: true,
-        details: [{ issues: [...err.issues] }],
-      });
-    }
-    throw err;
   }
 }
 

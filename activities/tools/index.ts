@@ -26,6 +26,7 @@ import { allowMatches, checkArgs, checkObjectArgs, isToolName } from '../../core
 import { retryDelayWithin } from '../../core/errors/http';
 import { throwAsFailure } from '../failures';
 import { withHeartbeats } from '../heartbeat';
+import { budgetMissing } from '../budget';
 import { BUILTIN_TOOLS } from './builtin';
 import type { ToolCallRef } from './call-journal';
 import type { ToolContext } from './context';
@@ -286,9 +287,7 @@ export function createToolActivities(
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
   listTools(req: ListToolsRequest): Promise<ListedTools>;
-  checkTaskLimits(
-    task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> },
-  ): Promise<{ refused?: string }>;
+  checkTaskLimits(task: TaskLimitsCheck): Promise<{ refused?: string }>;
 } {
   const journalDir = policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
   // Sandboxes a killed predecessor on this host left behind end now, not at their next shell call.
@@ -386,9 +385,7 @@ export function createToolActivities(
      * than this worker's policy, or whose `tools.allow` names a tool the worker does not have, is
      * refused to its submitter, before it is queued.
      */
-    async checkTaskLimits(
-      task: TaskLimits & { tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'> },
-    ): Promise<{ refused?: string }> {
+    async checkTaskLimits(task: TaskLimitsCheck): Promise<{ refused?: string }> {
       try {
         await checkPolicy(policy, task, 'submitTask');
       } catch (err) {
@@ -396,10 +393,20 @@ export function createToolActivities(
         throw err;
       }
       const refused = registry.refusedAllow(task.tools);
-      return refused ? { refused } : {};
+      if (refused) return { refused };
+      // The config's shared budget must exist: a task would otherwise stop at its first LLM call.
+      const missing = task.budget ? await budgetMissing(Context.current().client, task.budget) : undefined;
+      return missing ? { refused: missing } : {};
     },
   };
 }
+
+/** Input of the `checkTaskLimits` activity: what a submitted (or resumed) task's config asks of the worker. */
+export type TaskLimitsCheck = TaskLimits & {
+  tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'>;
+  /** The shared budget the config names, by its full name (`<tenant>:<name>` for a tenant's agent). */
+  budget?: string;
+};
 
 /** Input of the `listTools` activity: the task's workspace and tool settings. */
 export interface ListToolsRequest {

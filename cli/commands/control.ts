@@ -132,7 +132,7 @@ export function controlCommands(program: Command): void {
 }
 
 /** A limit flag's value: a whole number > 0 (the agent checks its bounds). */
-function wholeNumber(v: string): number {
+export function wholeNumber(v: string): number {
   if (!/^\d+$/.test(v.trim()) || Number(v) < 1)
     throw new CommanderInvalidArgumentError(`must be a whole number > 0; got "${v}"`);
   return Number(v);
