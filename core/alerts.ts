@@ -84,6 +84,13 @@ export function lockoutAlert(agent: LockedAgent): AlertNotice | undefined {
       `The agent used its token budget: \`${command}\` adds N tokens${resume ? ' and continues the task' : ''}${orAbort}.`,
     );
   }
+  if (reason.code === 'SHARED_BUDGET_EXHAUSTED') {
+    return notice(
+      'warning',
+      resumed,
+      `The shared budget it draws from is spent: an admin raises it (\`starry budget raise <name> --tokens N\`, the reason names it), then \`${resumed}\`${resume ? ' continues the task' : ''}${orAbort}.`,
+    );
+  }
   return notice(
     'warning',
     resumed,

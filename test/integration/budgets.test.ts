@@ -96,9 +96,6 @@ describe('agents drawing from one shared budget', () => {
     // Racing for the last tokens, an agent counts the others' leases as taken: what is left when they all
     // stopped is at most what each held back (a lease) beside what its next call needed.
     expect(s.available).toBeLessThan(results.length * (LEASE + Math.max(...needs)));
-    console.log(
-      `shared budget of ${limit}: spent ${s.spent}, ${s.available} left; next calls needed ${needs.join(', ')}`,
-    );
   });
 
   it('takes back what a task did not use when it ends, and a raise lets a stopped agent resume', async () => {
@@ -152,7 +149,6 @@ describe('agents drawing from one shared budget', () => {
     const b = await historyOf(h.agents.client, withBudget.workflowId);
     const markers =
       b.filter((e) => e.kind === 'markerRecorded').length - a.filter((e) => e.kind === 'markerRecorded').length;
-    console.log(`lease cost: ${a.length} events without a shared budget, ${b.length} with (5 ticks)`);
     expect(markers).toBe(2);
     expect(b.length - a.length).toBe(2);
   });
