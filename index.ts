@@ -47,6 +47,21 @@ export {
   type SafetyConfig,
 } from './core/config';
 
+// ---- context strategies: what each LLM call sees (docs/LIBRARY.md#your-own-context-strategy) -------------
+export {
+  checkedPlan,
+  contextStrategyIds,
+  getContextStrategy,
+  prefixStrategy,
+  registerContextStrategy,
+  summarizeStrategy,
+  windowStrategy,
+  type ContextPlan,
+  type ContextStrategy,
+  type ContextView,
+} from './core/context-strategy';
+export { windowStart, entriesTokens, entryBytes, type WindowLimits } from './core/context';
+
 // ---- human approval of tool calls (docs/ARCHITECTURE.md#human-approval) ----------------------------------
 export {
   approvalVerdict,

@@ -14,6 +14,9 @@ import {
   type LlmRequest,
   type LlmResponse,
   type StoredMessage,
+  type StoredSummary,
+  type SummaryCovers,
+  type TokenUsage,
   type ToolSpec,
   type TranscriptEntry,
 } from '../core/llm';
@@ -33,6 +36,19 @@ export interface Manifest {
   prev?: string;
   /** Messages new in this manifest (what the delta appended, then the answer), for the full transcript. */
   added: string[];
+  /** The summary sent between the head and the window (`summarize` strategy): its message and its record. */
+  summary?: { message: string; record: string };
+}
+
+/** A summary's record in the store: what it covers, what it replaced, what it cost. */
+export interface SummaryRecord {
+  v: 1;
+  /** The blob of the summary message. */
+  message: string;
+  covers: SummaryCovers;
+  /** The record of the earlier summary this one replaced (and summarized). */
+  replaces?: string;
+  usage: TokenUsage;
 }
 
 const json = (value: unknown) => JSON.stringify(value);
@@ -81,8 +97,9 @@ export function transcriptStore(store: BlobStore) {
       return { request: { ...rest, messages: messages ?? [], tools: tools ?? [] }, answer: async (r) => r };
     }
     const resolved = await manifestFor(context, tools);
+    const summary = resolved.summary ? [resolved.summary.message] : [];
     const blobs = await Promise.all(
-      [resolved.tools, ...resolved.head, ...resolved.rest].map((ref) => readJson<unknown>(ref)),
+      [resolved.tools, ...resolved.head, ...summary, ...resolved.rest].map((ref) => readJson<unknown>(ref)),
     );
     const sentBytes = blobs.reduce((n, b) => n + b.bytes, 0);
     const [toolBlob, ...messageBlobs] = blobs;
@@ -112,6 +129,9 @@ export function transcriptStore(store: BlobStore) {
   /** The manifest of a delta's context (without the answer yet): its base's, less `drop`, plus `append`. */
   async function manifestFor(delta: ContextDelta, tools: ToolSpec[] | undefined): Promise<Manifest> {
     const appended = await Promise.all(delta.append.map(refOf));
+    const summary = delta.summary
+      ? { summary: { message: delta.summary.message.ref, record: delta.summary.record } }
+      : {};
     if (delta.base) {
       const { value: base } = await readJson<Manifest>(delta.base);
       return {
@@ -121,6 +141,8 @@ export function transcriptStore(store: BlobStore) {
         rest: [...base.rest, ...appended].slice(delta.drop),
         prev: delta.base,
         added: appended,
+        ...(base.summary ? { summary: base.summary } : {}),
+        ...summary,
       };
     }
     const head = await Promise.all((delta.head ?? []).map(refOf));
@@ -130,7 +152,32 @@ export function transcriptStore(store: BlobStore) {
       head,
       rest: appended.slice(delta.drop),
       added: [...head, ...appended],
+      ...summary,
     };
+  }
+
+  /** The messages of some entries, in order (a stored one read back, an inline one as it is). */
+  function read(entries: readonly TranscriptEntry[]): Promise<ChatMessage[]> {
+    return Promise.all(entries.map(async (m) => (isStored(m) ? (await readJson<ChatMessage>(m.ref)).value : m)));
+  }
+
+  /**
+   * Store a summary: its message and its record (what it covers, what it replaced, its usage); the
+   * summary as the workflow carries it.
+   */
+  async function keepSummary(
+    message: ChatMessage,
+    facts: { covers: SummaryCovers; replaces?: string; usage: TokenUsage },
+  ): Promise<StoredSummary> {
+    const entry = await keep(message);
+    const record: SummaryRecord = {
+      v: 1,
+      message: entry.ref,
+      covers: facts.covers,
+      ...(facts.replaces ? { replaces: facts.replaces } : {}),
+      usage: facts.usage,
+    };
+    return { message: entry, record: await store.put(json(record)), covers: facts.covers };
   }
 
   /**
@@ -146,13 +193,10 @@ export function transcriptStore(store: BlobStore) {
     }
     const refs = chain.reverse().flatMap((m) => m.added);
     const messages = await Promise.all(refs.map(async (r) => (await readJson<ChatMessage>(r)).value));
-    const rest = await Promise.all(
-      tail.map(async (m) => (isStored(m) ? (await readJson<ChatMessage>(m.ref)).value : m)),
-    );
-    return [...messages, ...rest];
+    return [...messages, ...(await read(tail))];
   }
 
-  return { resolve, keep, transcript };
+  return { resolve, keep, keepSummary, read, transcript };
 }
 
 export type TranscriptStore = ReturnType<typeof transcriptStore>;

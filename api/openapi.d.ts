@@ -83,7 +83,7 @@ export interface paths {
                             injections: {
                                 tick: number;
                                 /** @enum {string} */
-                                kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE";
+                                kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE" | "SUMMARY";
                                 text: string;
                             }[];
                             finalText?: string;
@@ -315,7 +315,7 @@ export interface paths {
                                 injections: {
                                     tick: number;
                                     /** @enum {string} */
-                                    kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE";
+                                    kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE" | "SUMMARY";
                                     text: string;
                                 }[];
                                 finalText?: string;
@@ -628,7 +628,7 @@ export interface paths {
                             injections: {
                                 tick: number;
                                 /** @enum {string} */
-                                kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE";
+                                kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE" | "SUMMARY";
                                 text: string;
                             }[];
                             finalText?: string;
@@ -2222,7 +2222,7 @@ export interface components {
                     injections: {
                         tick: number;
                         /** @enum {string} */
-                        kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE";
+                        kind: "PAIN" | "REPEAT_ALERT" | "FRUSTRATION" | "VERIFY" | "MESSAGE" | "SUMMARY";
                         text: string;
                     }[];
                     finalText?: string;

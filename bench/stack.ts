@@ -3,12 +3,12 @@
  * in-process worker with production settings (`dev/embedded.ts`, as the CLI and the tests start
  * theirs), and a line that says where the figures were measured.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Connection, type Client } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { AgentClient } from '../client/agent-client';
 import { parseAgentConfig, type AgentConfig } from '../core/config';
@@ -160,6 +160,48 @@ export async function startFloorWorker(address: string, taskQueue: string): Prom
       await running;
     },
   };
+}
+
+/**
+ * `count` more `starry worker` processes on the stack's server (on `taskQueue`, default the stack's),
+ * each logging to `log(i)`; resolves once the queue has `alreadyPolling + count` distinct pollers.
+ *
+ * ```ts
+ * const children = await spawnWorkers(stack, { count: 1, alreadyPolling: 1, log: (i) => `${stack.dir}/w${i}.log` });
+ * ```
+ */
+export async function spawnWorkers(
+  stack: BenchStack,
+  opts: {
+    count: number;
+    log: (i: number) => string;
+    taskQueue?: string;
+    env?: NodeJS.ProcessEnv;
+    alreadyPolling?: number;
+  },
+): Promise<ChildProcess[]> {
+  const cli = path.join(__dirname, '..', '..', 'bin', 'starry.js');
+  const taskQueue = opts.taskQueue ?? stack.taskQueue;
+  const env = { ...(opts.env ?? process.env), TEMPORAL_ADDRESS: stack.address, STARRY_TASK_QUEUE: taskQueue };
+  const children = Array.from({ length: opts.count }, (_, i) => {
+    const log = openSync(opts.log(i), 'a');
+    return spawn(process.execPath, [cli, 'worker'], { env, stdio: ['ignore', log, log] });
+  });
+  const expected = (opts.alreadyPolling ?? 0) + opts.count;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const { pollers } = await stack.agents.client.workflowService.describeTaskQueue({
+      namespace: 'default',
+      taskQueue: { name: taskQueue },
+      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
+    });
+    if (new Set((pollers ?? []).map((p) => p.identity)).size >= expected) return children;
+    if (children.some((c) => c.exitCode !== null) || Date.now() > deadline) {
+      for (const c of children) c.kill('SIGTERM');
+      throw new Error(`the ${taskQueue} workers did not poll within 60 s; see ${opts.log(0)}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 /**

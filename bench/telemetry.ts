@@ -16,19 +16,17 @@
  * npm run build && node lib/bench/telemetry.js --rounds 5 --scenario 100x10
  * ```
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import zlib from 'node:zlib';
 import { Connection } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import { AgentClient } from '../client/agent-client';
 import { freePort } from '../dev/dev-server';
 import { decodeTraceRequest } from '../dev/trace-store';
-import { environmentLine, listingTask, processCpuMs, startBenchStack, type BenchStack } from './stack';
+import { environmentLine, listingTask, processCpuMs, spawnWorkers, startBenchStack } from './stack';
 
 type Variant = 'off' | 'on' | 'unreachable';
 const VARIANTS: Variant[] = ['off', 'on', 'unreachable'];
@@ -102,34 +100,6 @@ function otelEnv(variant: Variant, receiverUrl: string, closedUrl: string): Node
   };
 }
 
-/** A `starry worker` process on `taskQueue`, polling once this resolves. */
-async function startWorker(
-  stack: BenchStack,
-  taskQueue: string,
-  env: NodeJS.ProcessEnv,
-  log: string,
-): Promise<ChildProcess> {
-  const cli = path.join(__dirname, '..', '..', 'bin', 'starry.js');
-  const child = spawn(process.execPath, [cli, 'worker'], {
-    env: { ...env, TEMPORAL_ADDRESS: stack.address, STARRY_TASK_QUEUE: taskQueue },
-    stdio: ['ignore', openSync(log, 'a'), openSync(log, 'a')],
-  });
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const { pollers } = await stack.agents.client.workflowService.describeTaskQueue({
-      namespace: 'default',
-      taskQueue: { name: taskQueue },
-      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-    });
-    if (pollers?.length) return child;
-    if (child.exitCode !== null || Date.now() > deadline) {
-      child.kill('SIGTERM');
-      throw new Error(`the ${taskQueue} worker did not poll within 60 s; see ${log}`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
 interface Measure {
   wallMs: number;
   workerCpuMs: number;
@@ -166,7 +136,13 @@ async function main(): Promise<void> {
     for (const v of VARIANTS) {
       const taskQueue = `${stack.taskQueue}-${v}`;
       const env = otelEnv(v, receiver.url, closedUrl);
-      const child = await startWorker(stack, taskQueue, env, path.join(stack.dir, `worker-${v}.log`));
+      const spawned = await spawnWorkers(stack, {
+        count: 1,
+        taskQueue,
+        env,
+        log: () => path.join(stack.dir, `worker-${v}.log`),
+      });
+      const child = spawned[0]!;
       children.push(child);
       workers.set(v, { client: new AgentClient({ connection, taskQueue }), pid: child.pid ?? 0 });
     }

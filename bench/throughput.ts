@@ -20,12 +20,11 @@
  * npm run build && node lib/bench/throughput.js --scenarios 200x10 --own-workspaces  # each agent its own workspace
  * ```
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { openSync, readFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
 import { agentWorkflowId } from '../workflows/messages';
 import { temporalCliPath } from '../dev/paths';
 import { cannotProfile, profileRows, profileServer, type ServerProfile } from './server-profile';
@@ -36,6 +35,7 @@ import {
   eventMs,
   processCpuMs,
   listingTask,
+  spawnWorkers,
   startBenchStack,
   startFloorWorker,
   type BenchStack,
@@ -89,35 +89,6 @@ function parseArgs(argv: string[]): Options {
     return { agents: a as number, ticks: t as number };
   });
   return { scenarios, workers, metrics, profile, ownWorkspaces };
-}
-
-/**
- * `n` more project workers, each its own process (`starry worker`) on the stack's task queue, polling
- * once this resolves. The floor keeps its one worker: these show how the project's run scales.
- */
-async function extraWorkers(stack: BenchStack, n: number): Promise<ChildProcess[]> {
-  const cli = path.join(__dirname, '..', '..', 'bin', 'starry.js');
-  const env = { ...process.env, TEMPORAL_ADDRESS: stack.address, STARRY_TASK_QUEUE: stack.taskQueue };
-  const children = Array.from({ length: n }, (_, i) =>
-    spawn(process.execPath, [cli, 'worker'], {
-      env,
-      stdio: ['ignore', 'ignore', openSync(path.join(stack.dir, `worker-${i + 2}.log`), 'a')],
-    }),
-  );
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const { pollers } = await stack.agents.client.workflowService.describeTaskQueue({
-      namespace: 'default',
-      taskQueue: { name: stack.taskQueue },
-      taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY,
-    });
-    if (new Set((pollers ?? []).map((p) => p.identity)).size >= n + 1) return children;
-    if (Date.now() > deadline) {
-      for (const c of children) c.kill('SIGTERM');
-      throw new Error(`the extra workers did not poll within 60 s; see ${stack.dir}/worker-*.log`);
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
 }
 
 interface Measure {
@@ -302,7 +273,12 @@ async function main(): Promise<void> {
   const started = await startBenchStack('throughput', { metrics: extras.metrics });
   let children: ChildProcess[] = [];
   try {
-    if (workers > 1) children = await extraWorkers(started, workers - 1);
+    if (workers > 1)
+      children = await spawnWorkers(started, {
+        count: workers - 1,
+        alreadyPolling: 1,
+        log: (i) => path.join(started.dir, `worker-${i + 2}.log`),
+      });
   } catch (err) {
     await started.stop();
     throw err;

@@ -38,6 +38,11 @@ export function eventLines(e: TaskEvent): string[] {
       return [`tick ${e.tick} · ${e.tokens} tokens${e.text ? `\n${indent(cut(e.text.trim(), 4000), '  │ ')}` : ''}`];
     case 'llm-failed':
       return [`tick ${e.tick} · the LLM call failed: ${e.message}`];
+    case 'summary': {
+      const calls = `calls ${e.calls[0]}–${e.calls[1]}`;
+      if (e.error) return [`  ≡ no summary of ${calls} (they left the context without one): ${oneLine(e.error, 300)}`];
+      return [`  ≡ ${calls} summarized (${e.tokens ?? 0} tokens):\n${indent(cut((e.text ?? '').trim(), 2000))}`];
+    }
     case 'tool-call':
       return [`  → ${e.name} ${oneLine(e.args)}`];
     case 'tool':

@@ -111,6 +111,9 @@ export function streamEventsOf(te: TaskEvent, workflowId: string): StreamEventBo
       ];
     case 'continued':
       return [];
+    case 'summary':
+      // The task's result records it (an injection of kind SUMMARY); the stream keeps to the ticks.
+      return [];
     case 'end':
       return [
         {

@@ -5,7 +5,14 @@
  */
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter, type Payload } from '@temporalio/common';
-import { isStored, type LlmCallInput, type LlmResponse, type TranscriptEntry } from '../core/llm';
+import {
+  isStored,
+  type LlmCallInput,
+  type LlmResponse,
+  type SummaryInput,
+  type SummaryResponse,
+  type TranscriptEntry,
+} from '../core/llm';
 import type { AlertInput } from '../activities/alert';
 import type { ApprovalsReport, PendingApproval } from '../core/approval';
 import type { TaskResult } from '../core/types';
@@ -35,6 +42,11 @@ export type TaskEvent =
       usage?: { inputTokens: number; outputTokens: number; cachedInputTokens?: number };
     }
   | { kind: 'llm-failed'; tick: number; message: string }
+  /**
+   * The `summarize` context strategy replaced calls `calls` by a summary (`text`, its `tokens`), or
+   * could not (`error`): they left the context without one.
+   */
+  | { kind: 'summary'; tick: number; calls: [number, number]; text?: string; tokens?: number; error?: string }
   | { kind: 'tool-call'; tick: number; name: string; args: unknown }
   | { kind: 'tool'; tick: number; name: string; ok: boolean; error?: NormalizedError }
   | { kind: 'tool-failed'; tick: number; name: string; message: string }
@@ -152,6 +164,7 @@ export class TaskEventDecoder {
         const req = input as { name: string; args: unknown; tick: number };
         return [{ kind: 'tool-call', tick: req.tick, name: req.name, args: req.args }];
       }
+      if (type === 'summarize') return [];
       if (type === 'alert') {
         const alert = input as AlertInput;
         return [{ kind: 'alert', reason: alertReason(alert), alert }];
@@ -172,6 +185,19 @@ export class TaskEventDecoder {
             toolCalls: (res?.toolCalls ?? []).map((c) => ({ name: c.name, args: c.args })),
             tokens: (res?.usage?.inputTokens ?? 0) + (res?.usage?.outputTokens ?? 0),
             ...(res?.usage ? { usage: res.usage } : {}),
+          },
+        ];
+      }
+      if (s?.type === 'summarize') {
+        const req = s.input as SummaryInput;
+        const res = decode<SummaryResponse>(done.result);
+        return [
+          {
+            kind: 'summary',
+            tick: req.tick,
+            calls: res?.summary.covers.calls ?? req.covers.calls,
+            ...(res?.text ? { text: res.text } : {}),
+            tokens: (res?.usage.inputTokens ?? 0) + (res?.usage.outputTokens ?? 0),
           },
         ];
       }
@@ -196,6 +222,10 @@ export class TaskEventDecoder {
       const s = this.scheduled.get(String(failed.scheduledEventId ?? ''));
       const message = failed.failure?.cause?.message ?? failed.failure?.message ?? 'failed';
       if (s?.type === 'llm') return [{ kind: 'llm-failed', tick: (s.input as LlmCallInput).tick, message }];
+      if (s?.type === 'summarize') {
+        const req = s.input as SummaryInput;
+        return [{ kind: 'summary', tick: req.tick, calls: req.covers.calls, error: message }];
+      }
       if (s?.type === 'tool') {
         const req = s.input as { name: string; tick: number };
         // A failed call carries its NormalizedError: unless fatal, the agent feels it as pain, as it does a result.

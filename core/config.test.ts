@@ -143,6 +143,23 @@ describe('parseAgentConfig', () => {
   });
 });
 
+describe('the context config', () => {
+  it('defaults to the prefix strategy and takes any well-formed strategy id (the worker checks it has it)', () => {
+    expect(parseAgentConfig({}, 'scripted:/x.json').context).toEqual({ strategy: 'prefix' });
+    for (const strategy of ['window', 'summarize', 'my-team_strategy2'])
+      expect(parseAgentConfig({ context: { strategy } }, 'scripted:/x.json').context.strategy).toBe(strategy);
+  });
+
+  it('refuses a malformed strategy id or an unknown field, saying what an id looks like', () => {
+    expect(() => parseAgentConfig({ context: { strategy: 'Prefix!' } }, 'scripted:/x.json')).toThrow(
+      /context\.strategy: a strategy id is a lowercase letter, then lowercase letters, digits, _ or - \(e\.g\. prefix, window, summarize\)/,
+    );
+    expect(() => parseAgentConfig({ context: { strategy: 'prefix', keep: 3 } }, 'scripted:/x.json')).toThrow(
+      /context: Unrecognized key/,
+    );
+  });
+});
+
 describe('parseTaskConfig', () => {
   it('keeps of safety only the limits the config gives, so the agent’s fill in the rest', () => {
     expect(parseTaskConfig({}, 'scripted:x.json').safety).toEqual({});

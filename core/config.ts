@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { approvalConfigSchema } from './approval';
 import { budgetNameSchema } from './budget';
+import { CONTEXT_STRATEGY_ID, DEFAULT_CONTEXT_STRATEGY } from './context-strategy';
 import { GUIDE_IDS } from './guides/ids';
 import { once } from './lazy';
 import { llmSpecSchema, type LlmSpec } from './llm-spec';
@@ -182,6 +183,20 @@ export const toolsConfigSchema = once(() =>
     .strict(),
 );
 
+export const contextConfigSchema = once(() =>
+  z
+    .object({
+      strategy: z
+        .string({ error: 'must be a string' })
+        .regex(
+          CONTEXT_STRATEGY_ID,
+          'a strategy id is a lowercase letter, then lowercase letters, digits, _ or - (e.g. prefix, window, summarize)',
+        )
+        .default(DEFAULT_CONTEXT_STRATEGY),
+    })
+    .strict(),
+);
+
 export const agentConfigSchema = once(() =>
   z
     .object({
@@ -228,6 +243,14 @@ export const agentConfigSchema = once(() =>
       safety: safetyConfigSchema().default(() => safetyConfigSchema().parse({})),
       retry: retryConfigSchema().default(() => retryConfigSchema().parse({})),
       tools: toolsConfigSchema().default(() => toolsConfigSchema().parse({})),
+      /**
+       * What each LLM call sees of the transcript (core/context-strategy.ts): `prefix` (the default: the
+       * request grows append-only, then drops the older half at once, so providers bill its repeated
+       * beginning at their cached rate), `window` (slides turn by turn), `summarize` (like prefix, the
+       * dropped turns replaced by a summary the model writes), or a strategy the worker registered. The
+       * worker checks at submit that it has the strategy.
+       */
+      context: contextConfigSchema().default(() => contextConfigSchema().parse({})),
       /**
        * A shared budget's name (`starry budget create`): the agent also draws its tokens from it, in leases,
        * and stops (STOPPED, SHARED_BUDGET_EXHAUSTED) with every agent on it when it is spent.

@@ -52,7 +52,7 @@ export function estimateTokens(bytes: number, bytesPerToken: number): number {
 }
 
 /** Estimated tokens of some entries (the anchored head, say) at the calibrated ratio. */
-function entriesTokens(entries: readonly TranscriptEntry[], bytesPerToken: number): number {
+export function entriesTokens(entries: readonly TranscriptEntry[], bytesPerToken: number): number {
   return entries.reduce((n, m) => n + estimateTokens(entryBytes(m), bytesPerToken), 0);
 }
 

@@ -1,4 +1,4 @@
-import { parseLlmSpec, llmLabel } from './llm-spec';
+import { formatLlmSpec, llmSpecSchema, parseLlmSpec, llmLabel } from './llm-spec';
 
 describe('parseLlmSpec', () => {
   it('parses each provider form', () => {
@@ -36,6 +36,27 @@ describe('parseLlmSpec', () => {
     for (const model of ['../../v1/projects/p', 'a/../b', 'x?key=1', 'x#y', 'a b', 'x%2F..', '/abs']) {
       expect(() => parseLlmSpec(`gemini:${model}`)).toThrow(/no "\.\." segment/);
     }
+  });
+
+  it('takes a Bedrock model id, inference profile id or ARN whole, colons included, and gives it back', () => {
+    for (const model of [
+      'anthropic.claude-3-5-haiku-20241022-v1:0',
+      'amazon.nova-lite-v1:0',
+      'us.anthropic.claude-sonnet-4-20250514-v1:0',
+      'arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.amazon.nova-pro-v1:0',
+    ]) {
+      const spec = parseLlmSpec(`bedrock:${model}`);
+      expect(spec).toEqual({ provider: 'bedrock', model });
+      expect(formatLlmSpec(spec)).toBe(`bedrock:${model}`);
+      expect(llmSpecSchema().parse(spec)).toEqual(spec);
+    }
+    expect(llmLabel(parseLlmSpec('bedrock:amazon.nova-lite-v1:0'))).toBe('bedrock amazon.nova-lite-v1:0');
+  });
+
+  it('refuses a Bedrock spec without a model id, or with characters no model id has', () => {
+    expect(() => parseLlmSpec('bedrock:')).toThrow(/bedrock needs a model id, e\.g\. bedrock:amazon\.nova-lite-v1:0/);
+    for (const model of ['a b', 'x?y', 'x#y', '-lead', 'model@us-east-1'])
+      expect(() => parseLlmSpec(`bedrock:${model}`)).toThrow(/a Bedrock model id holds letters, digits/);
   });
 
   it('labels a spec briefly for activity summaries', () => {

@@ -1,6 +1,6 @@
 /**
  * The `--llm` spec (docs/ARCHITECTURE.md#configuration): `scripted:FILE`, `gemini:MODEL`, `openai:MODEL`
- * (the worker's own endpoint) or `openai:MODEL@BASE_URL`, `local:PATH.gguf`. A user writes the string;
+ * (the worker's own endpoint) or `openai:MODEL@BASE_URL`, `bedrock:MODEL_ID`, `local:PATH.gguf`. A user writes the string;
  * the edge parses it once into an `LlmSpec`, which the parsed config, the workflows and the LLM activity
  * carry as it is. `formatLlmSpec` gives the string back for people (status, details).
  */
@@ -13,11 +13,20 @@ export type LlmSpec =
   | { provider: 'gemini'; model: string }
   /** Without `baseUrl`: the worker's own endpoint (`OPENAI_BASE_URL`), the only one its key is sent to. */
   | { provider: 'openai'; model: string; baseUrl?: string }
+  /** A Bedrock model or inference profile id; the region, endpoint and credentials are the worker's. */
+  | { provider: 'bedrock'; model: string }
   | { provider: 'local'; modelPath: string };
 
-const PROVIDERS: readonly string[] = ['scripted', 'gemini', 'openai', 'local'] satisfies LlmSpec['provider'][];
+const PROVIDERS: readonly string[] = [
+  'scripted',
+  'gemini',
+  'openai',
+  'bedrock',
+  'local',
+] satisfies LlmSpec['provider'][];
 
-export const LLM_SPEC_HELP = 'scripted:FILE, gemini:MODEL, openai:MODEL[@BASE_URL] or local:PATH.gguf';
+export const LLM_SPEC_HELP =
+  'scripted:FILE, gemini:MODEL, openai:MODEL[@BASE_URL], bedrock:MODEL_ID or local:PATH.gguf';
 
 /**
  * A model name as it goes into a provider's URL path (Gemini's `…/models/MODEL:generateContent`): no
@@ -25,6 +34,37 @@ export const LLM_SPEC_HELP = 'scripted:FILE, gemini:MODEL, openai:MODEL[@BASE_UR
  * another path of the provider's host.
  */
 const MODEL_NAME = /^(?!.*(?:^|\/)\.\.?(?:\/|$))[A-Za-z0-9][A-Za-z0-9._@/-]{0,199}$/;
+
+/**
+ * A Bedrock model id (`amazon.nova-lite-v1:0`), inference profile id (`us.anthropic.claude-…`) or ARN,
+ * as Bedrock's `modelId` allows (at most 2048 characters). The SDK escapes it as one segment of the
+ * request path, so none of its characters can reach another path.
+ */
+const BEDROCK_MODEL_ID = /^[A-Za-z0-9][A-Za-z0-9._:/-]{0,2047}$/;
+
+/** A cross-region inference profile id: a geography prefix, then the id of the model it routes to. */
+const BEDROCK_PROFILE = /^(us|us-gov|eu|apac|jp|au|ca|global)\.(.+)$/;
+
+/**
+ * The ARNs a role needs `bedrock:InvokeModel` on (what Converse asks) to call a Bedrock model: a model
+ * id's foundation model in the region; an inference profile and the foundation model it routes to, in
+ * any region it may route to; an ARN as it is.
+ *
+ * ```ts
+ * bedrockInvokeArns('us.amazon.nova-lite-v1:0', { partition: 'aws', region: 'us-east-1', account: '123456789012' })
+ * // ['arn:aws:bedrock:us-east-1:123456789012:inference-profile/us.amazon.nova-lite-v1:0', 'arn:aws:bedrock:*::foundation-model/amazon.nova-lite-v1:0']
+ * ```
+ */
+export function bedrockInvokeArns(model: string, at: { partition: string; region: string; account: string }): string[] {
+  if (model.startsWith('arn:')) return [model];
+  const profile = BEDROCK_PROFILE.exec(model);
+  if (profile)
+    return [
+      `arn:${at.partition}:bedrock:${at.region}:${at.account}:inference-profile/${model}`,
+      `arn:${at.partition}:bedrock:*::foundation-model/${profile[2]}`,
+    ];
+  return [`arn:${at.partition}:bedrock:${at.region}::foundation-model/${model}`];
+}
 
 /**
  * Parse an `--llm` spec.
@@ -47,6 +87,13 @@ export function parseLlmSpec(spec: string): LlmSpec {
       if (!rest) throw bad('gemini needs a model name, e.g. gemini:gemini-2.5-flash');
       if (!MODEL_NAME.test(rest))
         throw bad('a Gemini model name holds letters, digits, ".", "_", "-", "@" and "/" (no ".." segment)');
+      return { provider, model: rest };
+    case 'bedrock':
+      if (!rest) throw bad('bedrock needs a model id, e.g. bedrock:amazon.nova-lite-v1:0');
+      if (!BEDROCK_MODEL_ID.test(rest))
+        throw bad(
+          'a Bedrock model id holds letters, digits, ".", "_", "-", ":" and "/" (an id, an inference profile or an ARN)',
+        );
       return { provider, model: rest };
     case 'openai': {
       const at = rest.lastIndexOf('@');
@@ -78,6 +125,8 @@ export function formatLlmSpec(spec: LlmSpec): string {
       return `scripted:${spec.file}`;
     case 'gemini':
       return `gemini:${spec.model}`;
+    case 'bedrock':
+      return `bedrock:${spec.model}`;
     case 'openai':
       return `openai:${spec.model}${spec.baseUrl !== undefined ? `@${spec.baseUrl}` : ''}`;
     case 'local':
@@ -118,6 +167,7 @@ export function llmLabel(spec: LlmSpec): string {
       return `scripted ${spec.file.split('/').pop()}`;
     case 'gemini':
     case 'openai':
+    case 'bedrock':
       return `${spec.provider} ${spec.model}`;
     case 'local':
       return `local ${spec.modelPath.split('/').pop()}`;

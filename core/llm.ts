@@ -23,7 +23,14 @@ export type ChatMessage =
       /** The provider's own parts (e.g. Gemini `thoughtSignature`), replayed unchanged. */
       providerParts?: unknown[];
     }
-  | { role: 'tool'; callId: string; name: string; text: string };
+  | {
+      role: 'tool';
+      callId: string;
+      name: string;
+      text: string;
+      /** The call failed and `text` is its pain: a provider that can say so on the wire (Bedrock's `toolResult` status) does. */
+      isError?: true;
+    };
 
 /**
  * A message of the transcript kept in the content store (issue: history grows with new content only):
@@ -58,11 +65,63 @@ export interface ContextDelta {
   drop: number;
   /** Messages after the base's, in order. */
   append: TranscriptEntry[];
+  /**
+   * A summary that replaces the turns left out so far (and the base's summary): sent right after the
+   * head from this call on. Absent: the base's summary, if any, stays.
+   */
+  summary?: StoredSummary;
+}
+
+/**
+ * Which part of a task's transcript a summary stands for: positions in the whole transcript (the head
+ * first, end exclusive) and the numbers of the LLM calls (one per tick) whose turns it covers.
+ */
+export interface SummaryCovers {
+  entries: [from: number, to: number];
+  calls: [from: number, to: number];
+}
+
+/** A summary as the transcript store keeps it: its message, and its record (what it covers, what it replaced). */
+export interface StoredSummary {
+  message: StoredMessage;
+  /** The blob of the summary's `SummaryRecord`. */
+  record: string;
+  covers: SummaryCovers;
+}
+
+/** Input of the summarize activity: the turns a window leaves out, to be replaced by a summary. */
+export interface SummaryInput {
+  llm: LlmSpec;
+  agentId: string;
+  taskId: string;
+  tick: number;
+  /** The next LLM call's number (the summary is written before it). */
+  callNumber: number;
+  /** The turns left out, oldest first. */
+  entries: TranscriptEntry[];
+  /** The summary these turns followed: the new one replaces it, so it summarizes it too. */
+  previous?: StoredSummary;
+  covers: SummaryCovers;
+  maxOutputTokens: number;
+  maxRetryDelayMs?: number;
+}
+
+/** Output of the summarize activity. */
+export interface SummaryResponse {
+  summary: StoredSummary;
+  /** The summary's text, cut to fit the task's records. */
+  text: string;
+  usage: TokenUsage;
 }
 
 export interface TokenUsage {
   inputTokens: number;
   outputTokens: number;
+  /**
+   * Of `inputTokens`, those the provider read from its prompt cache (billed at its cached rate), when it
+   * reports them: OpenAI's `prompt_tokens_details.cached_tokens`, Gemini's `cachedContentTokenCount`.
+   */
+  cachedInputTokens?: number;
 }
 
 /** A tool as declared to the model. `parameters` is a JSON Schema object. */

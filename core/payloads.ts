@@ -140,7 +140,7 @@ export const toolCallRecordSchema = once(() =>
 /** One tool call as the loop saw it. */
 export type ToolCallRecord = z.infer<ReturnType<typeof toolCallRecordSchema>>;
 
-export const INJECTION_KINDS = ['PAIN', 'REPEAT_ALERT', 'FRUSTRATION', 'VERIFY', 'MESSAGE'] as const;
+export const INJECTION_KINDS = ['PAIN', 'REPEAT_ALERT', 'FRUSTRATION', 'VERIFY', 'MESSAGE', 'SUMMARY'] as const;
 export const injectionKindSchema = once(() => z.enum(INJECTION_KINDS));
 export type InjectionKind = (typeof INJECTION_KINDS)[number];
 

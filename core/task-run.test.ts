@@ -564,7 +564,7 @@ describe('TaskRun: the transcript in the store', () => {
   });
 
   it('drops from the base what the window no longer holds, and keeps only the head and the window itself', () => {
-    const run = storeRun({ contextWindow: 4 });
+    const run = storeRun({ contextWindow: 4, context: { strategy: 'window' } });
     for (let n = 1; n <= 6; n++) {
       const { request, calls } = storedTick(run, n, [read(`c${n}`)]);
       if (n > 3) expect(request.context?.drop).toBe(2);
@@ -578,6 +578,129 @@ describe('TaskRun: the transcript in the store', () => {
     expect(run.transcript()).toEqual({
       manifest: 'manifest-6',
       tail: [{ role: 'tool', ref: 'result-6', bytes: 2000 }],
+    });
+  });
+
+  /** Run `ticks` ticks of one fs.read call each, 1 KB results; each tick's request. */
+  function readTicks(run: TaskRun, ticks: number, from = 1): LlmCallInput[] {
+    const requests: LlmCallInput[] = [];
+    for (let n = from; n < from + ticks; n++) {
+      const { request, calls } = storedTick(run, n, [read(`c${n}`)]);
+      requests.push(request);
+      const step = run.beforeTool(calls[0] as LlmToolCall);
+      if (step.run) run.afterTool(step.pending, storedResult(n, 1000));
+      run.endTurn();
+    }
+    return requests;
+  }
+
+  it('by default (prefix) appends to the last context while it fits, then drops a large block at once', () => {
+    const run = storeRun({ contextTokens: 4000 });
+    const drops = readTicks(run, 40).map((r) => r.context?.drop ?? 0);
+    const dropping = drops.filter((d) => d > 0);
+    // 1.3 KB a turn in 16 KB: most calls append only; the few that drop, drop many turns' entries.
+    expect(dropping.length).toBeGreaterThan(0);
+    expect(dropping.length).toBeLessThan(drops.length / 4);
+    for (const d of dropping) expect(d).toBeGreaterThanOrEqual(8);
+    expect(run.summaryDue()).toBeUndefined();
+  });
+
+  it('with summarize, asks for a summary of the turns its window drops, then sends it after the head', () => {
+    const run = storeRun({ contextTokens: 4000, context: { strategy: 'summarize' } });
+    let due: ReturnType<TaskRun['summaryDue']>;
+    for (let n = 1; !due; n++) {
+      expect(n).toBeLessThan(40);
+      if (n > 1) readTicks(run, 1, n - 1);
+      expect(run.startTick(QUIET)).toBeUndefined();
+      due = run.summaryDue();
+      if (!due) {
+        // No summary this tick: answer its call like readTicks does.
+        const call = run.llmCall();
+        if ('end' in call) throw new Error('ended');
+        expect(call.request.context?.summary).toBeUndefined();
+        run.checkpoint.ticks--; // readTicks starts the tick again
+        run.checkpoint.callNumber--;
+      }
+    }
+    // The dropped turns are the oldest ones, from the first call on; their entries follow the head.
+    expect(due.entries[0]).toEqual({ role: 'assistant', ref: 'answer-1', bytes: 300 });
+    expect(due.covers.entries[0]).toBe(2);
+    expect(due.covers.calls[0]).toBe(1);
+    expect(due.covers.entries[1] - due.covers.entries[0]).toBe(due.entries.length);
+    expect(due.covers.calls[1]).toBe(due.entries.filter((m) => m.role === 'assistant').length);
+    // At most a quarter of the 4,000 tokens (less the head): with the half the window keeps, the call fits.
+    expect(due.maxOutputTokens).toBeLessThanOrEqual(1000);
+    expect(due.maxOutputTokens).toBeGreaterThan(500);
+    const tokensBefore = run.checkpoint.tokensUsed;
+    run.summarized({
+      summary: { message: { role: 'user', ref: 'summary-1', bytes: 400 }, record: 'record-1', covers: due.covers },
+      text: 'Read notes.md again and again.',
+      usage: { inputTokens: 3000, outputTokens: 100 },
+    });
+    // Its tokens count against the budget like any call's; the injections say what it covers.
+    expect(run.checkpoint.tokensUsed).toBe(tokensBefore + 3100);
+    expect(run.checkpoint.injections.at(-1)).toEqual({
+      tick: run.checkpoint.ticks,
+      kind: 'SUMMARY',
+      text: `Summary of calls 1–${due.covers.calls[1]}: Read notes.md again and again.`,
+    });
+    const call = run.llmCall();
+    if ('end' in call) throw new Error('ended');
+    expect(call.request.context?.summary).toEqual({
+      message: { role: 'user', ref: 'summary-1', bytes: 400 },
+      record: 'record-1',
+      covers: due.covers,
+    });
+    expect(call.request.context?.drop).toBe(due.entries.length);
+    run.llmAnswered({
+      ...answer([]),
+      text: 'done',
+      message: { role: 'assistant', ref: 'answer-x', bytes: 300 },
+      context: { ref: 'manifest-x', sentBytes: 8000 },
+    });
+    // Sent once: the next delta does not carry it again (its base has it).
+    expect(run.checkpoint.summary?.sent).toBe(true);
+  });
+
+  it('with summarize, a failed summary leaves the window as prefix would have it and says so', () => {
+    const config = { contextTokens: 4000, context: { strategy: 'summarize' } };
+    const plain = storeRun({ contextTokens: 4000 });
+    const run = storeRun(config);
+    for (let n = 1; ; n++) {
+      expect(n).toBeLessThan(40);
+      expect(run.startTick(QUIET)).toBeUndefined();
+      expect(plain.startTick(QUIET)).toBeUndefined();
+      const due = run.summaryDue();
+      if (due) {
+        run.summaryFailed(
+          normalizedError({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'llm openai', message: '503' }),
+          due,
+        );
+        expect(run.checkpoint.injections.at(-1)?.text).toMatch(
+          /^No summary of calls 1–\d+: the summary call failed \(E_UNAVAILABLE: 503\); they left the context without one\.$/,
+        );
+        const [a, b] = [run.llmCall(), plain.llmCall()];
+        if ('end' in a || 'end' in b) throw new Error('ended');
+        expect(a.request.context).toEqual(b.request.context);
+        break;
+      }
+      for (const r of [run, plain]) {
+        r.checkpoint.ticks--;
+        readTicks(r, 1, n);
+      }
+    }
+  });
+
+  it('fails the task, saying what to do, when the worker has no strategy by the config’s id', () => {
+    const run = storeRun({ context: { strategy: 'nowhere' } });
+    expect(run.startTick(QUIET)).toBeUndefined();
+    const call = run.llmCall();
+    expect('end' in call && call.end).toMatchObject({
+      outcome: 'FAILED',
+      error: {
+        code: 'EINVAL',
+        message: expect.stringContaining('unknown context strategy "nowhere": use one of prefix'),
+      },
     });
   });
 

@@ -24,10 +24,19 @@ import {
   assembleContext,
   calibrate,
   DEFAULT_BYTES_PER_TOKEN,
+  entriesTokens,
   resultChars,
-  windowStart,
   type WindowLimits,
 } from './context';
+import {
+  checkedPlan,
+  DEFAULT_CONTEXT_STRATEGY,
+  getContextStrategy,
+  type ContextPlan,
+  type ContextStrategy,
+  type ContextView,
+} from './context-strategy';
+import { SUMMARY_MAX_TOKENS } from './context-summary';
 import type { TaskStatus } from './contract';
 import type { Reported } from './agent-entity';
 import type { HeldLease } from './budget';
@@ -42,6 +51,9 @@ import {
   type LlmCallInput,
   type LlmResponse,
   type LlmToolCall,
+  type StoredSummary,
+  type SummaryInput,
+  type SummaryResponse,
   type ToolSpec,
 } from './llm';
 import { SafetyMonitor, type LockVerdict, type SafetyCounters } from './safety-monitor';
@@ -199,6 +211,8 @@ export const PROGRESS_EVERY_TICKS = 10;
 export const CARRIED_RECORDS = 50;
 /** Entries anchored at the start of every context: the system prompt and the goal. */
 const ANCHORED = 2;
+/** A summary's output is capped at 1/SUMMARY_SHARE of the room after the head (a quarter). */
+const SUMMARY_SHARE = 4;
 
 /** A new task's checkpoint: the anchored system prompt and goal, nothing done yet. */
 function freshCheckpoint(guide: Guide, config: AgentConfig, goal: string, tools?: readonly string[]): TaskCheckpoint {
@@ -249,6 +263,8 @@ export class TaskRun {
   private readonly store: boolean;
   /** Where the window of the call in flight opened (store mode), to record what its manifest holds. */
   private windowFrom = ANCHORED;
+  /** The context strategy's plan for the tick's call, made before its summary (`summaryDue`). */
+  private planned?: Required<ContextPlan>;
   /** The tools the worker offers (see `TaskRunInput.tools`); absent: the built-in ones. */
   private tools?: ToolSpec[];
   /** Facts for the task's trace (core/telemetry.ts) since the workflow last drained them. */
@@ -456,7 +472,9 @@ export class TaskRun {
     const budget = SafetyMonitor.beforeLLMCall(config.safety, { tokensUsed: input.agentTokensUsed + this.runTokens });
     let context: Pick<LlmCallInput, 'messages' | 'tools' | 'context'>;
     if (this.store) {
-      const delta = this.contextDelta();
+      const strategy = this.contextStrategy();
+      if (!('plan' in strategy)) return { end: failed(strategy) };
+      const delta = this.contextDelta(strategy);
       context = { context: delta, ...(delta.base ? {} : { tools: this.offeredSpecs() }) };
     } else {
       const messages = assembleContext({ messages: cp.messages as ChatMessage[], window: config.contextWindow });
@@ -750,7 +768,13 @@ export class TaskRun {
       this.record(painEvent(error, this.counters.consecutiveFailures, record.tick));
     }
     cp.toolCalls.push(record);
-    cp.messages.push({ role: 'tool', callId: call.id, name: call.name, text });
+    cp.messages.push({
+      role: 'tool',
+      callId: call.id,
+      name: call.name,
+      text,
+      ...(result.success ? {} : { isError: true as const }),
+    });
     this.turnVerdict(verdict, record);
   }
 
@@ -920,6 +944,12 @@ export class TaskRun {
     return { ...cp, messages: [...cp.messages] };
   }
 
+  /** Estimated tokens the limits leave after the anchored head. */
+  private roomAfterHead(): number {
+    const limits = this.limits();
+    return limits.maxTokens - entriesTokens(this.checkpoint.messages.slice(0, ANCHORED), limits.bytesPerToken);
+  }
+
   private limits(): WindowLimits {
     const { contextWindow, contextTokens } = this.config;
     return {
@@ -941,14 +971,116 @@ export class TaskRun {
    * The next call's context as a delta: the base (the last call's manifest, its answer included) less
    * what the window no longer holds, plus what came after it. The first call sends the head and the tools.
    */
-  private contextDelta(): ContextDelta {
+  private contextDelta(strategy: ContextStrategy): ContextDelta {
     const cp = this.checkpoint;
     const sent = cp.sent;
-    // The window only moves forward: what the base dropped is not sent again.
-    const start = Math.max(windowStart(cp.messages, this.limits()), sent?.from ?? ANCHORED);
+    // The window only moves forward: what the base dropped is not sent again (checkedPlan).
+    const { start } = this.planned ?? this.plan(strategy);
+    this.planned = undefined;
     this.windowFrom = start;
-    if (!sent) return { head: cp.messages.slice(0, ANCHORED), drop: 0, append: cp.messages.slice(start) };
-    return { base: sent.ref, drop: start - sent.from, append: cp.messages.slice(sent.to) };
+    const summary = cp.summary && !cp.summary.sent ? { summary: storedSummary(cp.summary) } : {};
+    if (!sent) return { head: cp.messages.slice(0, ANCHORED), drop: 0, append: cp.messages.slice(start), ...summary };
+    return { base: sent.ref, drop: start - sent.from, append: cp.messages.slice(sent.to), ...summary };
+  }
+
+  /** The config's context strategy, or the error that fails the task when this worker has none by that id. */
+  private contextStrategy(): ContextStrategy | NormalizedError {
+    const id = this.config.context?.strategy ?? DEFAULT_CONTEXT_STRATEGY;
+    try {
+      return getContextStrategy(id);
+    } catch (err) {
+      return normalizedError({
+        code: 'EINVAL',
+        kind: 'execution',
+        source: 'context strategy',
+        message: err instanceof Error ? err.message : String(err),
+        suggestion: 'Submit the task with a context.strategy this worker registers, or run it on a worker that has it.',
+      });
+    }
+  }
+
+  /**
+   * The strategy's plan for the next call (store mode): what it sees is the head (with the summary in
+   * effect, when there is one) and every entry since the last call's window opened.
+   */
+  private plan(strategy: ContextStrategy): Required<ContextPlan> {
+    const cp = this.checkpoint;
+    const summary = cp.summary ? [cp.summary.message] : [];
+    const view: ContextView = {
+      entries: [...cp.messages.slice(0, ANCHORED), ...summary, ...cp.messages.slice(ANCHORED)],
+      limits: { ...this.limits(), anchored: ANCHORED + summary.length } as Required<WindowLimits>,
+      ...(cp.sent ? { previousStart: cp.sent.from + summary.length } : {}),
+    };
+    const plan = checkedPlan(strategy.plan(view), view);
+    return { start: plan.start - summary.length, summarize: plan.summarize };
+  }
+
+  /**
+   * The summary call this tick needs before its LLM call (store mode, a strategy that summarizes, when
+   * its window drops turns and the budget has tokens left), or undefined. The workflow runs the
+   * summarize activity, then tells `summarized` or `summaryFailed`.
+   */
+  summaryDue(): SummaryInput | undefined {
+    if (!this.store) return undefined;
+    const strategy = this.contextStrategy();
+    if (!('plan' in strategy)) return undefined;
+    const { config, input } = this;
+    const cp = this.checkpoint;
+    this.planned = this.plan(strategy);
+    if (!this.planned.summarize) return undefined;
+    const budget = SafetyMonitor.beforeLLMCall(config.safety, { tokensUsed: input.agentTokensUsed + this.runTokens });
+    if (budget.lock) return undefined;
+    const from = cp.sent?.from ?? ANCHORED;
+    const entries = cp.messages.slice(from, this.planned.start);
+    const trimmed = cp.trimmed ?? { entries: 0, calls: 0 };
+    const calls = trimmed.calls + entries.filter((m) => m.role === 'assistant').length;
+    const previous = cp.summary ? { previous: storedSummary(cp.summary) } : {};
+    return {
+      llm: config.llm,
+      agentId: input.agentId,
+      taskId: input.taskId,
+      tick: cp.ticks,
+      callNumber: cp.callNumber + 1,
+      entries,
+      ...previous,
+      covers: {
+        entries: [cp.summary?.covers.entries[0] ?? from + trimmed.entries, this.planned.start + trimmed.entries],
+        calls: [cp.summary?.covers.calls[0] ?? trimmed.calls + 1, calls],
+      },
+      // At most a quarter of the room after the head: with the half the window keeps, the call still fits.
+      maxOutputTokens: Math.max(
+        1,
+        Math.min(budget.maxOutputTokens, SUMMARY_MAX_TOKENS, Math.floor(this.roomAfterHead() / SUMMARY_SHARE)),
+      ),
+      maxRetryDelayMs: config.retry.maximumIntervalMs,
+    };
+  }
+
+  /**
+   * The summary is written: it replaces the dropped turns (and any earlier summary) in the next call's
+   * context, its tokens count like any call's, and the task's injections record it.
+   */
+  summarized(response: SummaryResponse): void {
+    const cp = this.checkpoint;
+    const used = response.usage.inputTokens + response.usage.outputTokens;
+    this.runTokens += used;
+    cp.tokensUsed += used;
+    cp.summary = { ...response.summary };
+    const [from, to] = response.summary.covers.calls;
+    cp.injections.push({ tick: cp.ticks, kind: 'SUMMARY', text: `Summary of calls ${from}–${to}: ${response.text}` });
+  }
+
+  /**
+   * The summary call failed for good: the window drops the turns without one (as `prefix` does), and the
+   * task's injections say so. The task goes on.
+   */
+  summaryFailed(error: NormalizedError, request: SummaryInput): void {
+    const [from, to] = request.covers.calls;
+    this.checkpoint.injections.push({
+      tick: this.checkpoint.ticks,
+      kind: 'SUMMARY',
+      text: `No summary of calls ${from}–${to}: the summary call failed (${error.code}: ${error.message}); they left the context without one.`,
+    });
   }
 
   /**
@@ -959,6 +1091,15 @@ export class TaskRun {
     const cp = this.checkpoint;
     cp.bytesPerToken = calibrate(context.sentBytes, inputTokens, cp.bytesPerToken ?? DEFAULT_BYTES_PER_TOKEN);
     const from = this.windowFrom;
+    const left = cp.messages.slice(ANCHORED, from);
+    if (left.length) {
+      const trimmed = cp.trimmed ?? { entries: 0, calls: 0 };
+      cp.trimmed = {
+        entries: trimmed.entries + left.length,
+        calls: trimmed.calls + left.filter((m) => m.role === 'assistant').length,
+      };
+    }
+    if (cp.summary) cp.summary.sent = true;
     cp.messages = [...cp.messages.slice(0, ANCHORED), ...cp.messages.slice(from)];
     cp.sent = { ref: context.ref, from: ANCHORED, to: cp.messages.length };
   }
@@ -999,6 +1140,12 @@ export class TaskRun {
     this.checkpoint.injections.push({ tick, kind, text });
     this.checkpoint.messages.push({ role: 'user', text });
   }
+}
+
+/** A summary as a delta or a summary request carries it (without the checkpoint's bookkeeping). */
+function storedSummary(s: NonNullable<TaskCheckpoint['summary']>): StoredSummary {
+  const { sent: _sent, ...summary } = s;
+  return summary;
 }
 
 /** A breaker stopped the run: SUSPENDED, the agent in the lock's state. */

@@ -30,12 +30,14 @@ describe('telemetry: spans', () => {
     const specs: LlmSpec[] = [
       { provider: 'openai', model: 'gpt-4o-mini' },
       { provider: 'gemini', model: 'gemini-2.5-flash' },
+      { provider: 'bedrock', model: 'amazon.nova-lite-v1:0' },
       { provider: 'local', modelPath: '/m/qwen.gguf' },
       { provider: 'scripted', file: '/tmp/turns.json' },
     ];
     expect(specs.map((spec) => Object.values(llmTarget(spec)))).toEqual([
       ['openai', 'gpt-4o-mini'],
       ['gcp.gen_ai', 'gemini-2.5-flash'],
+      ['aws.bedrock', 'amazon.nova-lite-v1:0'],
       ['openstarry.local', 'qwen.gguf'],
       ['openstarry.scripted', 'turns.json'],
     ]);

@@ -216,6 +216,8 @@ export function llmTarget(spec: LlmSpec): { provider: string; model: string } {
       return { provider: 'openai', model: spec.model };
     case 'gemini':
       return { provider: 'gcp.gen_ai', model: spec.model };
+    case 'bedrock':
+      return { provider: 'aws.bedrock', model: spec.model };
     case 'local':
       return { provider: 'openstarry.local', model: basename(spec.modelPath) };
     case 'scripted':

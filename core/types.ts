@@ -3,7 +3,7 @@
  * `core/contract.ts` (the types are inferred from them); this module keeps the state predicates and the
  * suspended task's checkpoint, which is internal to the agent.
  */
-import type { TranscriptEntry } from './llm';
+import type { StoredSummary, TranscriptEntry } from './llm';
 import type { AgentState, Injection, ToolCallRecord } from './contract';
 
 export type {
@@ -46,6 +46,13 @@ export interface TaskCheckpoint {
   sent?: { ref: string; from: number; to: number };
   /** Bytes per token of the target model, calibrated by the provider's counts. */
   bytesPerToken?: number;
+  /**
+   * The summary sent after the head in place of the turns the window left out (`summarize` strategy);
+   * `sent` once a call's manifest holds it.
+   */
+  summary?: StoredSummary & { sent?: boolean };
+  /** What left the window so far: transcript entries after the head, and the LLM calls (answers) among them. */
+  trimmed?: { entries: number; calls: number };
   ticks: number;
   callNumber: number;
   tokensUsed: number;

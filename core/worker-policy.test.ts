@@ -141,6 +141,8 @@ describe('the LLM endpoints and files a task may name', () => {
     expect(llmSpecProblem(parseLlmSpec('openai:qwen@http://vllm.internal:8000/v1'), llmPolicy)).toBeUndefined();
     expect(llmSpecProblem(parseLlmSpec('openai:gpt-4o-mini'), llmPolicy)).toBeUndefined();
     expect(llmSpecProblem(parseLlmSpec('gemini:gemini-2.5-flash'), llmPolicy)).toBeUndefined();
+    // Bedrock's region, endpoint and credentials are the worker's: a spec names only the model.
+    expect(llmSpecProblem(parseLlmSpec('bedrock:amazon.nova-lite-v1:0'), llmPolicy)).toBeUndefined();
   });
 
   it.each([

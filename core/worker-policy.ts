@@ -461,8 +461,9 @@ export function widerThanPolicy(wider: string[]): string {
 /**
  * Why the policy does not allow the `llm` spec, or undefined: an OpenAI-compatible base URL must have a
  * host of `llmAllow`; a script or a model file must be an absolute path inside `roots` or `llmDirs`
- * (compared lexically here; the activity compares what it opened). Gemini's endpoint and credentials
- * are the worker's alone, so a spec cannot name one.
+ * (compared lexically here; the activity compares what it opened). Gemini's and Bedrock's endpoint,
+ * region and credentials are the worker's alone, so a spec cannot name one (which Bedrock models the
+ * worker may call is its IAM role's to say).
  *
  * ```ts
  * llmSpecProblem(parseLlmSpec('openai:gpt@http://10.0.0.9/v1'), policy) // "the host of 'http://10.0.0.9/v1' is not one …"
@@ -494,6 +495,7 @@ export function llmSpecProblem(
       return `the ${what} '${file}' is not an absolute path inside a directory the worker reads ${what}s from (${dirs.join(', ')})`;
     }
     case 'gemini':
+    case 'bedrock':
       return undefined;
   }
 }

@@ -3,11 +3,13 @@
  * `npm run build` first). Context (`-c key=value`): temporalAddress and temporalNamespace (required),
  * temporalAuth (api-key | mtls | none, default api-key), alertEmail, workerImage, workerBuildId,
  * drainingWorkers (JSON: `[{"buildId":"…","image":"…"}]`), minWorkers, maxWorkers, apiTenantClaim,
- * observability (true | false, default true), collectorImage.
+ * observability (true | false, default true), collectorImage, bedrockModels (`id1,id2`: the Bedrock
+ * models the workers may call).
  * See docs/DEPLOY.md.
  */
 import path from 'node:path';
 import { App } from 'aws-cdk-lib';
+import { parseLlmSpec } from '../core/llm-spec';
 import { StarryStack, type WorkerVersion } from './stack';
 
 const app = new App();
@@ -56,6 +58,23 @@ function drainingWorkers(): WorkerVersion[] | undefined {
   return list;
 }
 
+/** The Bedrock models the workers may call (`-c bedrockModels=id1,id2`), each checked as `--llm bedrock:ID` is. */
+function bedrockModels(): string[] | undefined {
+  const ids = ctx('bedrockModels')
+    ?.split(',')
+    .map((id) => id.trim())
+    .filter(Boolean);
+  if (!ids?.length) return undefined;
+  for (const id of ids) {
+    try {
+      parseLlmSpec(`bedrock:${id}`);
+    } catch (err) {
+      throw new Error(`context bedrockModels: "${id}" is not a Bedrock model id (${(err as Error).message})`);
+    }
+  }
+  return ids;
+}
+
 new StarryStack(app, ctx('stackName') ?? 'OpenStarry', {
   temporalAddress: required('temporalAddress', 'my-ns.a1b2c.tmprl.cloud:7233'),
   temporalNamespace: required('temporalNamespace', 'my-ns.a1b2c'),
@@ -69,6 +88,7 @@ new StarryStack(app, ctx('stackName') ?? 'OpenStarry', {
   ...(ctx('apiTenantClaim') ? { apiTenantClaim: ctx('apiTenantClaim') } : {}),
   ...(flag('observability') === false ? { observability: false } : {}),
   ...(ctx('collectorImage') ? { collectorImage: ctx('collectorImage') } : {}),
+  ...(bedrockModels() ? { bedrockModels: bedrockModels() } : {}),
   projectRoot: path.join(__dirname, '..', '..'),
   env: { account: process.env.CDK_DEFAULT_ACCOUNT, region: process.env.CDK_DEFAULT_REGION },
 });

@@ -167,6 +167,40 @@ describe('the workers on Fargate', () => {
     );
   });
 
+  it('may call the Bedrock models the deployment names (bedrockModels), with bedrock:InvokeModel on their ARNs only, cdk-nag still clean', () => {
+    const { stack: withBedrock, template: t } = synth({
+      bedrockModels: ['amazon.nova-lite-v1:0', 'us.anthropic.claude-3-5-haiku-20241022-v1:0'],
+    });
+    const arn = (...parts: unknown[]) => ({ 'Fn::Join': ['', parts] });
+    const partition = { Ref: 'AWS::Partition' };
+    const region = { Ref: 'AWS::Region' };
+    expect(taskRoleStatements(t)).toEqual([
+      ...APP_STATEMENTS,
+      {
+        Action: 'bedrock:InvokeModel',
+        Effect: 'Allow',
+        Resource: [
+          arn('arn:', partition, ':bedrock:', region, '::foundation-model/amazon.nova-lite-v1:0'),
+          // A cross-region profile, and the model it routes to in whichever region it picks.
+          arn(
+            'arn:',
+            partition,
+            ':bedrock:',
+            region,
+            ':',
+            { Ref: 'AWS::AccountId' },
+            ':inference-profile/us.anthropic.claude-3-5-haiku-20241022-v1:0',
+          ),
+          arn('arn:', partition, ':bedrock:*::foundation-model/anthropic.claude-3-5-haiku-20241022-v1:0'),
+        ],
+      },
+      ...TELEMETRY_STATEMENTS,
+    ]);
+    // Without the context the role may call no model.
+    expect(json).not.toContain('bedrock:');
+    expect(Annotations.fromStack(withBedrock).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
+  });
+
   it('alarm on worker errors, to the alert topic', () => {
     template.hasResourceProperties('AWS::Logs::MetricFilter', {
       MetricTransformations: [Match.objectLike({ MetricName: 'WorkerErrors' })],

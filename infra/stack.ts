@@ -16,7 +16,7 @@ import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { FlowLogDestination, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import {
   Cluster,
@@ -35,6 +35,7 @@ import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import { Subscription, SubscriptionProtocol, Topic } from 'aws-cdk-lib/aws-sns';
 import { NagSuppressions } from 'cdk-nag';
 import type { Construct } from 'constructs';
+import { bedrockInvokeArns } from '../core/llm-spec';
 import type { WorkerEnvName } from '../workers/env';
 import { buildIdOf } from '../workers/versioning';
 import { METRICS_NAMESPACE, Observability } from './observability';
@@ -80,6 +81,11 @@ export interface StarryStackProps extends StackProps {
    * active tracing on the API, a CloudWatch dashboard and alarms. Default true; false leaves all of it out.
    */
   observability?: boolean;
+  /**
+   * Bedrock model ids, inference profile ids or ARNs the workers may call (`bedrock:MODEL_ID` agents, in
+   * the stack's region): the task role gets `bedrock:InvokeModel` on these and no other. Default: none.
+   */
+  bedrockModels?: string[];
   /** The ADOT collector image (default: the pinned public one, infra/observability.ts). */
   collectorImage?: string;
   /** The repository root (the Docker build context and the API's entry). */
@@ -197,6 +203,25 @@ export class StarryStack extends Stack {
     this.alertTopic.grantPublish(taskRole);
     this.transcripts.grantRead(taskRole);
     this.transcripts.grantPut(taskRole);
+    // Converse is bedrock:InvokeModel, on the models the deployment names only.
+    const bedrockArns = (props.bedrockModels ?? []).flatMap((model) =>
+      bedrockInvokeArns(model, { partition: this.partition, region: this.region, account: this.account }),
+    );
+    if (bedrockArns.length) {
+      taskRole.addToPolicy(new PolicyStatement({ actions: ['bedrock:InvokeModel'], resources: bedrockArns }));
+      NagSuppressions.addResourceSuppressions(
+        taskRole,
+        [
+          {
+            id: 'AwsSolutions-IAM5',
+            reason:
+              'A cross-region inference profile routes each call to its model in one of several regions, which it picks: the named model is allowed in any region, and no other model.',
+            appliesTo: [{ regex: '/^Resource::arn:<AWS::Partition>:bedrock:\\*::foundation-model\\/[^*]+$/' }],
+          },
+        ],
+        true,
+      );
+    }
     const o11y =
       props.observability === false
         ? undefined

@@ -95,6 +95,10 @@ export const WorkerEnvSchema = z.object({
     .describe('false: the Gemini Developer API instead of Vertex AI'),
   GOOGLE_APPLICATION_CREDENTIALS: text('a service account key file for Application Default Credentials'),
   STARRY_GEMINI_BASE_URL: url('another Gemini endpoint (tests, proxies)'),
+  AWS_REGION: text('the AWS region of Bedrock models (bedrock:MODEL_ID); credentials come from the AWS default chain'),
+  AWS_DEFAULT_REGION: text('the AWS region when AWS_REGION is not set'),
+  AWS_ENDPOINT_URL_BEDROCK_RUNTIME: url('another Bedrock Runtime endpoint (a VPC endpoint, tests)'),
+  AWS_ENDPOINT_URL: url('another endpoint for every AWS service (a local emulator)'),
   STARRY_LOCAL_THREADS: count('llama.cpp CPU threads'),
   STARRY_LOCAL_CONTEXT: count('llama.cpp context size in tokens'),
   STARRY_LLAMA_RUNTIME: text('where node-llama-cpp is installed; default .tools/llama'),
@@ -185,6 +189,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
     llm: {
       openai: { env: llmEnv },
       gemini: { env: llmEnv },
+      bedrock: { env: llmEnv },
       local: { env: llmEnv },
     },
     ...(env.STARRY_WORKFLOW_BUNDLE ? { workflowBundlePath: env.STARRY_WORKFLOW_BUNDLE } : {}),

@@ -81,7 +81,7 @@ type Activities = ReturnType<typeof createActivities>;
 export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> {
   const { config } = input;
   const options = callOptions(input);
-  const { llm, tool } = proxyActivities<Activities>(options.llm);
+  const { llm, tool, summarize } = proxyActivities<Activities>(options.llm);
   // A local activity: the listing is short and the worker running this workflow has the tools, so it
   // costs the task no extra workflow task (and no round trip through the server) before its first tick.
   const { listTools, budgetLease } = proxyLocalActivities<Activities>(options.listTools);
@@ -255,6 +255,31 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       }
       const stop = run.startTick({ events: info.historyLength, bytes: info.historySize });
       if (stop) return finish(stop);
+
+      // The `summarize` context strategy, when this tick's window drops turns: a call of its own first
+      // (only then: other strategies add no command). A summary that fails costs the task nothing but
+      // the summary: the window drops the turns without one.
+      const summary = run.summaryDue();
+      if (summary) {
+        try {
+          const written = await cancellable(`summarize · tick ${summary.tick}`, () =>
+            summarize.executeWithOptions(
+              { ...options.llm, summary: `summarize ${llmLabel(config.llm)} · tick ${summary.tick}` },
+              [summary],
+            ),
+          );
+          run.summarized(written);
+        } catch (err) {
+          if (halted() && isCancellation(err)) return finish(run.cancelled());
+          const { error } = factsOf(err, `summarize ${config.llm.provider}`);
+          log.warn('the summary call failed: the oldest turns leave the context without a summary', {
+            tick: summary.tick,
+            code: error.code,
+            message: error.message,
+          });
+          run.summaryFailed(error, summary);
+        }
+      }
 
       const call = run.llmCall();
       if ('end' in call) return finish(call.end);

@@ -19,6 +19,14 @@ describe('llmSetupProblem', () => {
     ).toBeUndefined();
   });
 
+  it('says Bedrock needs a region, and takes the default region too', () => {
+    const spec = parseLlmSpec('bedrock:amazon.nova-lite-v1:0');
+    expect(llmSetupProblem(spec, { bedrock: { env: {} } })).toMatch(
+      /^--llm bedrock:amazon\.nova-lite-v1:0: .*AWS_REGION/,
+    );
+    expect(llmSetupProblem(spec, { bedrock: { env: { AWS_DEFAULT_REGION: 'eu-central-1' } } })).toBeUndefined();
+  });
+
   it('refuses an OpenAI base URL that does not parse', () => {
     // The scheme itself is checked by parseLlmSpec; this is what only a URL parser sees.
     expect(llmSetupProblem(parseLlmSpec('openai:m@http://bad host:8000/v1'), { openai: { env: {} } })).toMatch(

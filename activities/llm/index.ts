@@ -9,10 +9,13 @@ import { trace } from '@opentelemetry/api';
 import { chatContentAttributes, llmMetricAttributes, METRIC } from '../../core/telemetry';
 import { Context } from '@temporalio/activity';
 import { secondsSince, thrownCode, type ActivityMeter } from '../metrics';
-import type { LlmCallInput, LlmResponse } from '../../core/llm';
+import type { LlmCallInput, LlmResponse, SummaryInput, SummaryResponse } from '../../core/llm';
+import { SUMMARY_RECORD_CHARS, summaryMessage, summaryRequest } from '../../core/context-summary';
 import type { LlmSpec } from '../../core/llm-spec';
+import type { LlmRequest } from '../../core/llm';
 import { llmFileDirs, llmSpecProblem, type WorkerPolicy } from '../../core/worker-policy';
 import { throwAsFailure } from '../failures';
+import { createBedrockProvider, type BedrockProviderOptions } from './bedrock';
 import { createGeminiProvider, type GeminiProviderOptions } from './gemini';
 import { createLocalProvider, type LocalProviderOptions } from './local';
 import { createOpenAiProvider, type OpenAiProviderOptions } from './openai';
@@ -24,6 +27,7 @@ import { withStore, type TranscriptStore } from '../transcript';
 export interface LlmProviderOptions {
   gemini?: GeminiProviderOptions;
   openai?: OpenAiProviderOptions;
+  bedrock?: BedrockProviderOptions;
   local?: LocalProviderOptions;
 }
 
@@ -42,6 +46,7 @@ export function createLlmProviders(deps: LlmProviderOptions = {}, policy?: LlmPo
     scripted: createScriptedProvider({ dirs }),
     gemini: createGeminiProvider(deps.gemini),
     openai: createOpenAiProvider(deps.openai),
+    bedrock: createBedrockProvider(deps.bedrock),
     local: createLocalProvider({ ...deps.local, dirs }),
   };
 }
@@ -51,7 +56,7 @@ export type LlmPolicy = Pick<WorkerPolicy, 'roots' | 'llmAllow' | 'llmDirs'>;
 
 /**
  * The problem with running `spec` on this worker, or undefined when nothing is visibly wrong: a
- * misconfigured provider (no Vertex project or key, no key for api.openai.com) is a clear error at the
+ * misconfigured provider (no Vertex project or key, no key for api.openai.com, no AWS region) is a clear error at the
  * edge instead of a paused agent later. Reads only the worker's options and environment.
  *
  * ```ts
@@ -80,42 +85,97 @@ export function createLlmActivities(
   captureContent = false,
 ) {
   const providers = createLlmProviders(deps, policy);
+
+  /** A spec the worker's policy refuses fails the call for good, saying how to get it allowed. */
+  function checkPolicy(spec: LlmSpec): void {
+    const refused = llmSpecProblem(spec, policy);
+    if (!refused) return;
+    throwAsFailure(
+      normalizedError({
+        code: 'EPERM',
+        kind: 'fatal',
+        source: `llm ${spec.provider}`,
+        message: `Refused by the worker's policy: llm: ${refused}`,
+        suggestion:
+          "Submit the task with an endpoint or file the worker allows, or ask the worker's operator to widen STARRY_WORKER_POLICY (llmAllow, llmDirs).",
+      }),
+    );
+  }
+
+  /** One provider call, timed and counted in the metrics. */
+  async function generate(request: LlmRequest, spec: LlmSpec): Promise<LlmResponse> {
+    const started = performance.now();
+    let response: LlmResponse;
+    try {
+      response = await callLlm(providerFor(providers, spec), request, spec);
+    } catch (err) {
+      const failed = thrownCode(err, Context.current().cancellationSignal.aborted);
+      meter?.record(METRIC.operationDuration, secondsSince(started), llmMetricAttributes(spec, failed));
+      throw err;
+    }
+    if (meter) {
+      const attributes = llmMetricAttributes(spec);
+      meter.record(METRIC.operationDuration, secondsSince(started), attributes);
+      meter.record(METRIC.tokenUsage, response.usage.inputTokens, { ...attributes, 'gen_ai.token.type': 'input' });
+      meter.record(METRIC.tokenUsage, response.usage.outputTokens, { ...attributes, 'gen_ai.token.type': 'output' });
+    }
+    // The attempt's span (Temporal's RunActivity, active here when the task traces).
+    if (captureContent) trace.getActiveSpan()?.setAttributes(chatContentAttributes(request.messages, response));
+    return response;
+  }
+
   return {
     async llm(input: LlmCallInput): Promise<LlmResponse> {
-      const spec = input.llm;
-      const refused = llmSpecProblem(spec, policy);
-      if (refused) {
-        throwAsFailure(
-          normalizedError({
-            code: 'EPERM',
-            kind: 'fatal',
-            source: `llm ${spec.provider}`,
-            message: `Refused by the worker's policy: llm: ${refused}`,
-            suggestion:
-              "Submit the task with an endpoint or file the worker allows, or ask the worker's operator to widen STARRY_WORKER_POLICY (llmAllow, llmDirs).",
-          }),
-        );
-      }
+      checkPolicy(input.llm);
       // A whole context (no references: a direct call) resolves to itself, with no store access.
       const { request, answer } = await withStore(() => transcripts.resolve(input));
-      const started = performance.now();
-      let response: LlmResponse;
-      try {
-        response = await callLlm(providerFor(providers, spec), request, spec);
-      } catch (err) {
-        const failed = thrownCode(err, Context.current().cancellationSignal.aborted);
-        meter?.record(METRIC.operationDuration, secondsSince(started), llmMetricAttributes(spec, failed));
-        throw err;
-      }
-      if (meter) {
-        const attributes = llmMetricAttributes(spec);
-        meter.record(METRIC.operationDuration, secondsSince(started), attributes);
-        meter.record(METRIC.tokenUsage, response.usage.inputTokens, { ...attributes, 'gen_ai.token.type': 'input' });
-        meter.record(METRIC.tokenUsage, response.usage.outputTokens, { ...attributes, 'gen_ai.token.type': 'output' });
-      }
-      // The attempt's span (Temporal's RunActivity, active here when the task traces).
-      if (captureContent) trace.getActiveSpan()?.setAttributes(chatContentAttributes(request.messages, response));
+      const response = await generate(request, input.llm);
       return withStore(() => answer(response));
+    },
+
+    /**
+     * The `summarize` context strategy's call: the same model summarizes the turns a window leaves out
+     * (and the summary before them); the summary and its record go to the transcript store.
+     */
+    async summarize(input: SummaryInput): Promise<SummaryResponse> {
+      const spec = input.llm;
+      checkPolicy(spec);
+      const [previous, turns] = await withStore(() =>
+        Promise.all([
+          input.previous ? transcripts.read([input.previous.message]) : Promise.resolve([]),
+          transcripts.read(input.entries),
+        ]),
+      );
+      const request: LlmRequest = {
+        llm: spec,
+        agentId: input.agentId,
+        taskId: input.taskId,
+        callNumber: input.callNumber,
+        tick: input.tick,
+        messages: summaryRequest(previous[0]?.text, turns),
+        tools: [],
+        maxOutputTokens: input.maxOutputTokens,
+        ...(input.maxRetryDelayMs !== undefined ? { maxRetryDelayMs: input.maxRetryDelayMs } : {}),
+      };
+      const response = await generate(request, spec);
+      const text = response.text?.trim();
+      if (!text)
+        throwAsFailure(
+          normalizedError({
+            code: 'E_SCHEMA',
+            kind: 'execution',
+            source: `llm ${spec.provider}`,
+            message: 'the model answered the summary request with no text',
+          }),
+        );
+      const summary = await withStore(() =>
+        transcripts.keepSummary(summaryMessage(text, input.covers), {
+          covers: input.covers,
+          ...(input.previous ? { replaces: input.previous.record } : {}),
+          usage: response.usage,
+        }),
+      );
+      return { summary, text: text.slice(0, SUMMARY_RECORD_CHARS), usage: response.usage };
     },
   };
 }

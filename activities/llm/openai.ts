@@ -107,7 +107,7 @@ interface OpenAiResponseBody {
 const VALID_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 /**
- * OpenAI function names must match `^[a-zA-Z0-9_-]+$`, so `fs.read` travels as `fs_read`. The reverse
+ * OpenAI function names (and Bedrock tool names) must match `^[a-zA-Z0-9_-]+$`, so `fs.read` travels as `fs_read`. The reverse
  * map is built from the declared tools, so it is exact; a name the model invents is returned as it
  * came (the workflow reports it as E_UNKNOWN_TOOL).
  *
@@ -118,14 +118,14 @@ const VALID_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
  * ```
  * @throws RangeError when two tool names map to the same wire name.
  */
-export function toolNameCodec(tools: ReadonlyArray<Pick<ToolSpec, 'name'>>) {
+export function toolNameCodec(tools: ReadonlyArray<Pick<ToolSpec, 'name'>>, provider = 'OpenAI') {
   const toWire = (name: string) => (VALID_NAME.test(name) ? name : name.replace(/[^a-zA-Z0-9_-]/g, '_').slice(0, 64));
   const back = new Map<string, string>();
   for (const { name } of tools) {
     const wire = toWire(name);
     const other = back.get(wire);
     if (other !== undefined && other !== name)
-      throw new RangeError(`tool names "${other}" and "${name}" both become "${wire}" for OpenAI`);
+      throw new RangeError(`tool names "${other}" and "${name}" both become "${wire}" for ${provider}`);
     back.set(wire, name);
   }
   return { toWire, fromWire: (wire: string) => back.get(wire) ?? wire };

@@ -106,7 +106,7 @@ describe('callLlm: the scaffolding every provider shares', () => {
 describe('the provider registry', () => {
   it('has one provider for every kind of --llm spec, each with a preflight', () => {
     const providers = createLlmProviders({ gemini: { env: {} }, openai: { env: {} } });
-    expect(Object.keys(providers).sort()).toEqual(['gemini', 'local', 'openai', 'scripted']);
+    expect(Object.keys(providers).sort()).toEqual(['bedrock', 'gemini', 'local', 'openai', 'scripted']);
     expect(providers.gemini.preflight({ provider: 'gemini', model: 'm' })).toMatch(/GOOGLE_CLOUD_PROJECT/);
     expect(providers.scripted.preflight({ provider: 'scripted', file: 'x' })).toBeUndefined();
   });

@@ -126,7 +126,7 @@ export function devCommands(program: Command): void {
  */
 async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: string }> {
   const { startTraceViewer } = await import('../../dev/trace-viewer');
-  const { tracingConfigFromEnv } = await import('../../workers/otel-env');
+  const { metricsConfigFromEnv, tracingConfigFromEnv } = await import('../../workers/otel-env');
   const env = process.env;
   env.OTEL_BSP_SCHEDULE_DELAY ??= '500';
   env.OTEL_METRICS_EXPORTER ??= 'prometheus';
@@ -155,10 +155,15 @@ async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: str
     throw new ExitError(err.message, EXIT.FAILED);
   });
   Object.assign(env, viewerEnv, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${viewer.url}/v1/traces` });
-  const metrics = `http://${env.OTEL_EXPORTER_PROMETHEUS_HOST}:${env.OTEL_EXPORTER_PROMETHEUS_PORT ?? 9464}/metrics`;
+  // Where the worker will serve its metrics, as the worker reads the same variables (its defaults included).
+  const scrape = metricsConfigFromEnv(env);
+  const metrics =
+    scrape?.exporter === 'prometheus'
+      ? `http://${scrape.prometheus.host}:${scrape.prometheus.port}/metrics`
+      : `OTEL_METRICS_EXPORTER=${env.OTEL_METRICS_EXPORTER}`;
   return {
     viewer,
-    line: `traces: ${viewer.url} (a task's trace: ${viewer.url}/traces/<traceId>)\nmetrics: ${env.OTEL_METRICS_EXPORTER === 'prometheus' ? metrics : `OTEL_METRICS_EXPORTER=${env.OTEL_METRICS_EXPORTER}`}`,
+    line: `traces: ${viewer.url} (a task's trace: ${viewer.url}/traces/<traceId>)\nmetrics: ${metrics}`,
   };
 }
 

@@ -1,10 +1,11 @@
 /**
  * Local HTTP servers that speak the real LLM wire formats (OpenAI chat completions, Vertex AI
- * generateContent), for the provider tests: the providers under test use their real HTTP clients
- * (fetch, `@google/genai`), nothing of ours is mocked. Each server records what it received and whether
+ * generateContent, Bedrock Converse), for the provider tests: the providers under test use their real
+ * HTTP clients (fetch, `@google/genai`, `@aws-sdk/client-bedrock-runtime`), nothing of ours is mocked. Each server records what it received and whether
  * the client hung up before the answer (a cancelled call).
  */
 import http from 'node:http';
+import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 
 /** A JSON request body, loosely typed: each test knows the wire format it speaks. */
@@ -46,7 +47,8 @@ export interface FakeServer {
 }
 
 /**
- * Start a server on 127.0.0.1 and a free port; `handler` decides each answer.
+ * Start a server on 127.0.0.1 and a free port; `handler` decides each answer. `http2`: the server speaks
+ * HTTP/2 without TLS (prior knowledge), as the AWS SDK's Bedrock Runtime client does to an http:// endpoint.
  *
  * ```ts
  * const server = await startFakeServer(() => ({ json: openAiCompletion({ text: 'Done.' }) }));
@@ -54,10 +56,18 @@ export interface FakeServer {
  */
 export async function startFakeServer(
   handler: (req: FakeRequest, index: number) => FakeReply | Promise<FakeReply>,
+  opts: { http2?: boolean } = {},
 ): Promise<FakeServer> {
   const requests: FakeRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
-  const server = http.createServer((req, res) => {
+  const sessions = new Set<http2.ServerHttp2Session>();
+  const serve = (
+    req: http.IncomingMessage | http2.Http2ServerRequest,
+    res: http.ServerResponse | http2.Http2ServerResponse,
+  ) => {
+    // The two APIs differ in how a response tells it was sent, or its connection is gone.
+    const sent = () => ('stream' in res ? res.writableEnded : res.writableFinished);
+    const gone = () => ('stream' in res ? res.stream.destroyed : res.destroyed);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
@@ -78,11 +88,11 @@ export async function startFakeServer(
       };
       const index = requests.push(seen) - 1;
       res.on('close', () => {
-        if (!res.writableFinished) seen.aborted = true;
+        if (!sent()) seen.aborted = true;
       });
       const reply = await handler(seen, index);
       const send = () => {
-        if (res.destroyed) return;
+        if (gone()) return;
         const payload = reply.json !== undefined ? JSON.stringify(reply.json) : (reply.text ?? '');
         const type = reply.json !== undefined ? 'application/json; charset=utf-8' : 'text/plain; charset=utf-8';
         res.writeHead(reply.status ?? 200, { 'content-type': type, ...reply.headers });
@@ -96,6 +106,11 @@ export async function startFakeServer(
         timers.add(t);
       } else send();
     });
+  };
+  const server = opts.http2 ? http2.createServer(serve) : http.createServer(serve);
+  server.on('session', (s: http2.ServerHttp2Session) => {
+    sessions.add(s);
+    s.on('close', () => sessions.delete(s));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
@@ -123,7 +138,8 @@ export async function startFakeServer(
       poll(() => requests[i]?.aborted === true, timeoutMs, `request #${i} to be aborted`),
     async close() {
       for (const t of timers) clearTimeout(t);
-      server.closeAllConnections();
+      if ('closeAllConnections' in server) server.closeAllConnections();
+      for (const s of sessions) s.destroy();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
@@ -262,5 +278,53 @@ export function geminiError(
     json: {
       error: { code: status, message, status: GOOGLE_STATUS[status] ?? 'UNKNOWN', ...(details ? { details } : {}) },
     },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Bedrock Converse.
+
+/** The model id in a Converse `POST /model/MODEL_ID/converse` path (the SDK escapes it). */
+export function bedrockModelOf(path: string): string | undefined {
+  const m = /^\/model\/([^/?]+)\/converse(?:\?|$)/.exec(path)?.[1];
+  return m === undefined ? undefined : decodeURIComponent(m);
+}
+
+/**
+ * A Converse response body, as Bedrock sends it.
+ *
+ * ```ts
+ * bedrockResponse({ content: [{ toolUse: { toolUseId: 'tooluse_1', name: 'fs_read', input: { path: 'notes.md' } } }], stopReason: 'tool_use', usage: { input: 100, output: 10 } })
+ * ```
+ */
+export function bedrockResponse(a: {
+  content: unknown[];
+  stopReason?: string;
+  usage?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
+}): unknown {
+  const u = a.usage ?? { input: 0, output: 0 };
+  return {
+    output: { message: { role: 'assistant', content: a.content } },
+    stopReason: a.stopReason ?? 'end_turn',
+    usage: {
+      inputTokens: u.input,
+      outputTokens: u.output,
+      totalTokens: u.input + u.output + (u.cacheRead ?? 0) + (u.cacheWrite ?? 0),
+      ...(u.cacheRead !== undefined ? { cacheReadInputTokens: u.cacheRead } : {}),
+      ...(u.cacheWrite !== undefined ? { cacheWriteInputTokens: u.cacheWrite } : {}),
+    },
+    metrics: { latencyMs: 420 },
+  };
+}
+
+/** A Bedrock error reply: the exception's name in `x-amzn-errortype`, `{ message }` as the body. */
+export function bedrockError(status: number, type: string, message: string): FakeReply {
+  return {
+    status,
+    headers: {
+      'x-amzn-errortype': `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`,
+      'x-amzn-requestid': 'fake-request-id',
+    },
+    json: { message },
   };
 }

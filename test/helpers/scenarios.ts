@@ -254,7 +254,7 @@ const REASONS = [
   'SHARED_BUDGET_EXHAUSTED',
 ];
 const CALL_STATUSES = ['ok', 'failed', 'skipped'];
-const INJECTION_KINDS = ['PAIN', 'REPEAT_ALERT', 'FRUSTRATION', 'VERIFY', 'MESSAGE'];
+const INJECTION_KINDS = ['PAIN', 'REPEAT_ALERT', 'FRUSTRATION', 'VERIFY', 'MESSAGE', 'SUMMARY'];
 const ERROR_KINDS = ['execution', 'transient', 'fatal'];
 // §6's fields, plus `error` (what failed a FAILED task).
 const RESULT_KEYS = [

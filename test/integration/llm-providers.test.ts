@@ -1,13 +1,17 @@
 /**
  * The cloud LLM providers through real workflows on a real server, each against a local server that
  * speaks its wire format — OpenAI's chat completions (`POST /v1/chat/completions`, also vLLM, llama.cpp,
- * Ollama) and Vertex AI's REST API through `@google/genai`
- * (`POST /v1beta1/projects/P/locations/L/publishers/google/models/MODEL:generateContent`). The model
- * name picks the server's behaviour, as a real server routes by model; the same behaviours are asked of
- * both providers, and each checks its own wire.
+ * Ollama), Vertex AI's REST API through `@google/genai`
+ * (`POST /v1beta1/projects/P/locations/L/publishers/google/models/MODEL:generateContent`) and Bedrock's
+ * Converse API through the AWS SDK (`POST /model/MODEL_ID/converse`, SigV4-signed, over HTTP/2). The
+ * model name picks the server's behaviour, as a real server routes by model; the same behaviours are
+ * asked of every provider, and each checks its own wire.
  */
 import { parseAgentConfig, type AgentConfig, type AgentConfigInput } from '../../core/config';
 import {
+  bedrockError,
+  bedrockModelOf,
+  bedrockResponse,
   geminiError,
   geminiResponse,
   openAiCompletion,
@@ -25,7 +29,11 @@ type Usage = { prompt: number; completion: number };
 
 /** What differs between providers: the wire, the credentials, the messages. */
 interface Provider {
-  name: 'openai' | 'gemini';
+  name: 'openai' | 'gemini' | 'bedrock';
+  /** The wire runs over HTTP/2 (the AWS SDK's Bedrock client). */
+  http2?: boolean;
+  /** The provider honours the server's Retry-After (Bedrock sends none). */
+  retryAfter: boolean;
   /** The model a request asks for, or a reply refusing it (no route, a wrong key). */
   route(req: FakeRequest): string | FakeReply;
   modelOf(req: FakeRequest): string | undefined;
@@ -52,6 +60,7 @@ const FINAL = `Done. The notes say: ${notes}.`;
 const OPENAI_KEY = 'sk-good';
 const openai: Provider = {
   name: 'openai',
+  retryAfter: true,
   route(req) {
     if (req.path !== '/v1/chat/completions') return openAiError(404, `no route for ${req.path}`);
     if (req.headers.authorization !== `Bearer ${OPENAI_KEY}`)
@@ -109,6 +118,7 @@ const ROUNDTRIP_PARTS = [
 ];
 const gemini: Provider = {
   name: 'gemini',
+  retryAfter: true,
   route(req) {
     const model = vertexModelOf(req.path);
     if (req.method !== 'POST' || !model) return geminiError(404, `no route for ${req.method} ${req.path}`);
@@ -163,7 +173,103 @@ const gemini: Provider = {
   check401: (last) => expect(last.path).toBe('/v1beta1/publishers/google/models/roundtrip:generateContent'),
 };
 
-describe.each([openai, gemini])('the $name provider', (p) => {
+// The worker's AWS credentials, as its environment holds them: the SDK's default chain reads them here.
+process.env.AWS_ACCESS_KEY_ID = 'AKIDSTARRYGOOD';
+process.env.AWS_SECRET_ACCESS_KEY = 'starry-good-secret';
+const BEDROCK_ERRORS: Record<number, string> = {
+  400: 'ValidationException',
+  403: 'AccessDeniedException',
+  404: 'ResourceNotFoundException',
+  429: 'ThrottlingException',
+  500: 'InternalServerException',
+  503: 'ServiceUnavailableException',
+};
+const bedrock: Provider = {
+  name: 'bedrock',
+  http2: true,
+  retryAfter: false,
+  route(req) {
+    const model = bedrockModelOf(req.path);
+    if (req.method !== 'POST' || !model)
+      return bedrockError(404, 'UnknownOperationException', `no route for ${req.method} ${req.path}`);
+    // SigV4 with the worker's access key, for Bedrock in the worker's region.
+    if (
+      !/^AWS4-HMAC-SHA256 Credential=AKIDSTARRYGOOD\/\d{8}\/us-east-1\/bedrock\/aws4_request, /.test(
+        req.headers.authorization ?? '',
+      )
+    )
+      return bedrockError(403, 'UnrecognizedClientException', 'The security token included in the request is invalid.');
+    return model;
+  },
+  modelOf: (req) => bedrockModelOf(req.path),
+  reply: (text, usage) => ({
+    json: bedrockResponse({
+      content: [{ text }],
+      ...(usage ? { usage: { input: usage.prompt, output: usage.completion } } : {}),
+    }),
+  }),
+  error: (status, message) => bedrockError(status, BEDROCK_ERRORS[status] ?? 'InternalServerException', message),
+  spec: (model) => `bedrock:${model}`,
+  workers: (url) => {
+    const env = { AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_BEDROCK_RUNTIME: url };
+    return {
+      good: { llm: { bedrock: { env } } },
+      wrongKey: {
+        llm: { bedrock: { env, credentials: { accessKeyId: 'AKIDWRONG', secretAccessKey: 'wrong-secret' } } },
+      },
+    };
+  },
+  messages: {
+    rateLimit: 'Too many requests, please wait before trying again.',
+    bad: 'The model returned the following errors: messages: text content blocks must be non-empty',
+    badShown: 'text content blocks must be non-empty',
+    wrongKey: "AWS refused the worker's credentials (from the credentials given to the provider)",
+    notFound: () => 'The provided model identifier is invalid.',
+  },
+  roundtrip: {
+    first: {
+      json: bedrockResponse({
+        content: [
+          { text: 'I will read the notes.' },
+          { toolUse: { toolUseId: 'tooluse_rt_1', name: 'fs_read', input: { path: 'notes.md' } } },
+        ],
+        stopReason: 'tool_use',
+        usage: { input: 40, output: 15, cacheRead: 260, cacheWrite: 20 },
+      }),
+    },
+    second: { json: bedrockResponse({ content: [{ text: FINAL }], usage: { input: 90, output: 12, cacheRead: 260 } }) },
+    // The prompt cache's reads and writes are input, billed and counted.
+    tokens: 40 + 260 + 20 + 15 + 90 + 260 + 12,
+    checkWire(first, second) {
+      expect(first.toolConfig.tools.map((t: { toolSpec: { name: string } }) => t.toolSpec.name)).toContain('fs_read');
+      expect(first.inferenceConfig.maxTokens).toBeGreaterThan(0);
+      expect(first.system[0].text).toBeTruthy();
+      // The model's turn goes back with its tool use; the result follows as the user's, with its status.
+      const messages = second.messages as Array<{ role: string; content: WireBody[] }>;
+      expect(messages.at(-2)).toEqual({
+        role: 'assistant',
+        content: [
+          { text: 'I will read the notes.' },
+          { toolUse: { toolUseId: 'tooluse_rt_1', name: 'fs_read', input: { path: 'notes.md' } } },
+        ],
+      });
+      expect(messages.at(-1)).toEqual({
+        role: 'user',
+        content: [
+          {
+            toolResult: {
+              toolUseId: 'tooluse_rt_1',
+              content: [{ text: expect.stringContaining(notes) }],
+              status: 'success',
+            },
+          },
+        ],
+      });
+    },
+  },
+};
+
+describe.each([openai, gemini, bedrock])('the $name provider', (p) => {
   let server: FakeServer;
   let h: Harness;
   let wrongKey: Harness;
@@ -198,7 +304,7 @@ describe.each([openai, gemini])('the $name provider', (p) => {
   }
 
   beforeAll(async () => {
-    server = await startFakeServer(answer);
+    server = await startFakeServer(answer, { http2: p.http2 });
     const workers = p.workers(server.url);
     h = await startHarness({ name: `llm-${p.name}`, activities: workers.good });
     wrongKey = await startHarness({ name: `llm-${p.name}-wrong-key`, activities: workers.wrongKey });
@@ -250,13 +356,14 @@ describe.each([openai, gemini])('the $name provider', (p) => {
     p.roundtrip.checkWire(first?.body ?? {}, second?.body ?? {});
   });
 
-  it('retries a 429 after the server’s Retry-After, then completes with no pain injected', async () => {
+  it('retries a 429 (after the server’s Retry-After when it sends one), then completes with no pain injected', async () => {
     const { result } = await run(h, 'ratelimit', 'Say ok.');
     expect(result).toMatchObject({ outcome: 'COMPLETED', finalText: 'ok after a 429', tokensUsed: 34 });
     expect(result.injections).toEqual([]);
     const [first, second] = seen('ratelimit');
-    // The retry policy's own first interval is 100 ms: the wait is the server's one second.
-    expect((second?.receivedAt ?? 0) - (first?.receivedAt ?? 0)).toBeGreaterThanOrEqual(900);
+    // The retry policy's own first interval is 100 ms: the wait is the server's one second, except for
+    // Bedrock, which sends no Retry-After (the SDK's own retries are off: the policy's backoff is the one).
+    expect((second?.receivedAt ?? 0) - (first?.receivedAt ?? 0)).toBeGreaterThanOrEqual(p.retryAfter ? 900 : 100);
   });
 
   it('fails the task with the provider’s message once the retry policy gives up on a 503', async () => {

@@ -28,6 +28,7 @@ const NOT_RUN: Array<[RegExp, string]> = [
   [/^npx starry dev\b/, 'runs until Ctrl-C (test/integration/cli.test.ts runs `starry dev`)'],
   [/^npx starry watch\b/, 'follows until Ctrl-C (test/integration/cli.test.ts runs `starry watch`)'],
   [/--llm gemini:/, 'needs Vertex AI credentials (test/integration/llm-providers.test.ts speaks its wire protocol)'],
+  [/--llm bedrock:/, 'needs AWS credentials (test/integration/llm-providers.test.ts speaks its wire protocol)'],
   [
     /--llm openai:.*api\.openai\.com/,
     'needs an OpenAI key (test/integration/llm-providers.test.ts speaks its wire protocol)',

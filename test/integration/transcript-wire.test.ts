@@ -1,15 +1,18 @@
 /**
  * What the LLM receives on the wire does not depend on where the transcript lives: the request bodies
  * of a multi-tick task (tool results small and cut, a failed call's pain, the verification step, a
- * Gemini thought signature) are compared byte for byte with bodies recorded from the code that sent
- * the whole context in every activity input (test/fixtures/wire/, recorded by
- * `STARRY_RECORD_WIRE=1 npx jest test/integration/transcript-wire.test.ts`).
+ * Gemini thought signature, a Bedrock tool result's error status) are compared byte for byte with
+ * bodies recorded from the code that sent the whole context in every activity input (test/fixtures/wire/,
+ * recorded by `STARRY_RECORD_WIRE=1 npx jest test/integration/transcript-wire.test.ts`; Bedrock's by the
+ * provider's first version, through the AWS SDK).
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseAgentConfig } from '../../core/config';
 import {
+  bedrockModelOf,
+  bedrockResponse,
   geminiResponse,
   openAiCompletion,
   startFakeServer,
@@ -41,7 +44,11 @@ function recordedLengthWorkspace(): string {
 }
 
 interface Wire {
-  name: 'openai' | 'gemini';
+  name: 'openai' | 'gemini' | 'bedrock';
+  /** The model a request asks for. */
+  model(req: FakeRequest): string | undefined;
+  /** The wire runs over HTTP/2 (the AWS SDK's Bedrock client). */
+  http2?: boolean;
   spec(url: string): string;
   activities(url: string): HarnessOptions['activities'];
   /**
@@ -52,6 +59,7 @@ interface Wire {
 
 const openai: Wire = {
   name: 'openai',
+  model: (req) => req.body?.model as string | undefined,
   spec: (url) => `openai:wire@${url}/v1`,
   activities: (url) => ({
     llm: { openai: { env: { STARRY_OPENAI_API_KEY: 'sk-wire', OPENAI_BASE_URL: `${url}/v1` } } },
@@ -82,6 +90,7 @@ const openai: Wire = {
 
 const gemini: Wire = {
   name: 'gemini',
+  model: (req) => vertexModelOf(req.path),
   spec: () => 'gemini:wire',
   activities: (url) => ({
     llm: { gemini: { baseUrl: url, apiKey: 'vertex-wire', project: 'starry-test', location: 'us-central1', env: {} } },
@@ -117,18 +126,60 @@ const gemini: Wire = {
   ],
 };
 
-describe.each([openai, gemini])('the $name wire', (w) => {
+// The worker's AWS credentials for Bedrock, as its environment holds them (the SDK's default chain).
+process.env.AWS_ACCESS_KEY_ID = 'AKIDSTARRYWIRE';
+process.env.AWS_SECRET_ACCESS_KEY = 'starry-wire-secret';
+const bedrock: Wire = {
+  name: 'bedrock',
+  model: (req) => bedrockModelOf(req.path),
+  http2: true,
+  spec: () => 'bedrock:wire',
+  activities: (url) => ({
+    llm: { bedrock: { env: { AWS_REGION: 'us-east-1', AWS_ENDPOINT_URL_BEDROCK_RUNTIME: url } } },
+  }),
+  replies: [
+    {
+      json: bedrockResponse({
+        content: [
+          { text: 'Reading.' },
+          { toolUse: { toolUseId: 'tooluse_1', name: 'fs_read', input: { path: 'notes.md' } } },
+          { toolUse: { toolUseId: 'tooluse_2', name: 'fs_read', input: { path: 'missing.md' } } },
+        ],
+        stopReason: 'tool_use',
+        usage: { input: 900, output: 20 },
+      }),
+    },
+    {
+      json: bedrockResponse({
+        content: [{ toolUse: { toolUseId: 'tooluse_3', name: 'fs_read', input: { path: 'big.txt' } } }],
+        stopReason: 'tool_use',
+        usage: { input: 1500, output: 10, cacheRead: 900 },
+      }),
+    },
+    { json: bedrockResponse({ content: [{ text: 'The notes repeat one line.' }], usage: { input: 5800, output: 8 } }) },
+    {
+      json: bedrockResponse({
+        content: [{ text: 'Verified: the notes repeat one line.' }],
+        usage: { input: 5900, output: 9 },
+      }),
+    },
+  ],
+};
+
+describe.each([openai, gemini, bedrock])('the $name wire', (w) => {
   let server: FakeServer;
   let h: Harness;
-  const model = (req: FakeRequest) =>
-    w.name === 'gemini' ? vertexModelOf(req.path) : (req.body?.model as string | undefined);
+  const { model } = w;
 
   beforeAll(async () => {
-    server = await startFakeServer((req) => {
-      if (model(req) !== 'wire') return { status: 404, json: { error: { message: 'no such model' } } };
-      const n = server.requests.filter((r) => model(r) === 'wire').length;
-      return w.replies[n - 1] ?? { status: 500, json: { error: { message: 'no more replies' } } };
-    });
+    server = await startFakeServer(
+      (req) => {
+        if (model(req) !== 'wire') return { status: 404, json: { error: { message: 'no such model' } } };
+        const n = server.requests.filter((r) => model(r) === 'wire').length;
+        return w.replies[n - 1] ?? { status: 500, json: { error: { message: 'no more replies' } } };
+      },
+      { http2: w.http2 },
+    );
     h = await startHarness({ name: `wire-${w.name}`, activities: w.activities(server.url) });
   });
   afterAll(async () => {
@@ -165,6 +216,8 @@ describe.each([openai, gemini])('the $name wire', (w) => {
     // Sanity of the recording: the big result is cut, the missing file is pain, VERIFY is asked.
     expect(recorded[2]).toContain('[cut at 16000 characters]');
     expect(recorded[1]).toContain('ENOENT');
+    // Bedrock says which result is pain on the wire.
+    if (w.name === 'bedrock') expect(recorded[1]).toContain('"status":"error"');
     expect(recorded[3]).toContain('VERIFY');
     bodies.forEach((body, i) => expect({ call: i + 1, body }).toEqual({ call: i + 1, body: recorded[i] }));
   });
