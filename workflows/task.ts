@@ -269,6 +269,8 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
             ),
           );
           run.summarized(written);
+          // The summary's tokens are the shared budget's too: charged to the lease like a tick's call.
+          lease?.charge(written.usage.inputTokens + written.usage.outputTokens);
         } catch (err) {
           if (halted() && isCancellation(err)) return finish(run.cancelled());
           const { error } = factsOf(err, `summarize ${config.llm.provider}`);
