@@ -2,6 +2,7 @@
  * Every activity the worker registers. Workflows import this file's *type* only.
  */
 import { createAlertActivities, type AlertSinks } from './alert';
+import { createBudgetActivities } from './budget';
 import { createLlmActivities, type LlmProviderOptions } from './llm';
 import type { WorkerPolicy } from '../core/worker-policy';
 import { createToolActivities, type ToolRegistry } from './tools';
@@ -60,5 +61,6 @@ export function createActivities(deps: ActivityDeps) {
       ...(deps.pricing ? { pricing: deps.pricing } : {}),
     }),
     ...createAlertActivities(deps.alerts),
+    ...createBudgetActivities(),
   };
 }

@@ -14,6 +14,7 @@ import { streamSSE } from 'hono/streaming';
 import { BadEventIdError, type StreamOptions } from '../client/event-stream';
 import { NoWorkerError, type AgentClient } from '../client/agent-client';
 import { parseTaskConfig } from '../core/config';
+import { budgetCreateSchema, budgetNameSchema, budgetRaiseSchema, budgetStatusSchema } from '../core/budget';
 import {
   AgentIdSchema,
   AgentListSchema,
@@ -138,6 +139,9 @@ const LimitsBodySchema = z
   })
   .strict()
   .openapi('Limits');
+const budgetPath = z.object({ name: budgetNameSchema() });
+const BudgetCreateBodySchema = budgetCreateSchema().omit({ by: true });
+const BudgetRaiseBodySchema = budgetRaiseSchema().omit({ by: true });
 const MessageBodySchema = z.object({ text: HumanMessageSchema.shape.text }).strict().openapi('Message');
 const RunningSchema = z.object({ workflowId: z.string(), status: z.literal('RUNNING') }).openapi('TaskRunning');
 
@@ -368,6 +372,46 @@ const routes = {
       ...problems(400, 404, 409, 413, ...common),
     },
   }),
+  budgets: createRoute({
+    method: 'get',
+    path: '/v1/budgets',
+    summary: "The shared budgets (the caller's tenant's), from the visibility store",
+    security: secured,
+    responses: {
+      200: json(z.object({ budgets: z.array(budgetStatusSchema()) }), 'Every running budget, by name'),
+      ...problems(...common),
+    },
+  }),
+  budget: createRoute({
+    method: 'get',
+    path: '/v1/budgets/{name}',
+    summary: "A shared budget's books: limit, spent, leased, available, its leases and its audit log",
+    security: secured,
+    request: { params: budgetPath },
+    responses: { 200: json(budgetStatusSchema(), 'The budget'), ...problems(400, 404, ...common) },
+  }),
+  createBudget: createRoute({
+    method: 'post',
+    path: '/v1/budgets',
+    summary: 'Create a shared budget that agents draw from (`budget` in their config); recorded with who did it',
+    security: secured,
+    request: { body: { content: { 'application/json': { schema: BudgetCreateBodySchema } }, required: true } },
+    responses: {
+      201: json(budgetStatusSchema(), 'Created; `Location` is the budget'),
+      ...problems(400, 409, 413, ...common),
+    },
+  }),
+  raiseBudget: createRoute({
+    method: 'post',
+    path: '/v1/budgets/{name}/raise',
+    summary: "Raise a shared budget's limit by `tokens`; recorded with who did it",
+    security: secured,
+    request: {
+      params: budgetPath,
+      body: { content: { 'application/json': { schema: BudgetRaiseBodySchema } }, required: true },
+    },
+    responses: { 200: json(budgetStatusSchema(), 'The budget now'), ...problems(400, 404, 413, ...common) },
+  }),
 };
 
 /**
@@ -385,6 +429,10 @@ const ROLE: Record<keyof typeof routes, Role> = {
   approvals: 'viewer',
   decide: 'approver',
   limits: 'admin',
+  budgets: 'viewer',
+  budget: 'viewer',
+  createBudget: 'admin',
+  raiseBudget: 'admin',
   taskEvents: 'viewer',
   agentEvents: 'viewer',
 };
@@ -548,6 +596,27 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
       ...(body.note ? { note: body.note } : {}),
     });
     return c.json(r, 200);
+  });
+
+  // A tenant's budgets are its own (budget-<tenant>:<name>), like its agents.
+  app.openapi(routes.budgets, async (c) => {
+    const { agents } = await allow('budgets', c);
+    return c.json({ budgets: await agents.budgets().list() }, 200);
+  });
+  app.openapi(routes.budget, async (c) => {
+    const { agents } = await allow('budget', c);
+    return c.json(await agents.budgets().show(c.req.valid('param').name), 200);
+  });
+  app.openapi(routes.createBudget, async (c) => {
+    const { p, agents } = await allow('createBudget', c);
+    const created = await agents.budgets().create({ ...c.req.valid('json'), by: p.sub });
+    c.header('Location', `/v1/budgets/${created.name}`);
+    return c.json(created, 201);
+  });
+  app.openapi(routes.raiseBudget, async (c) => {
+    const { p, agents } = await allow('raiseBudget', c);
+    const raised = await agents.budgets().raise(c.req.valid('param').name, { ...c.req.valid('json'), by: p.sub });
+    return c.json(raised, 200);
   });
 
   app.doc31('/openapi.json', {

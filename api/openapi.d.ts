@@ -49,7 +49,7 @@ export interface paths {
                             agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                             reason?: {
                                 /** @enum {string} */
-                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
+                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED" | "SHARED_BUDGET_EXHAUSTED";
                                 message: string;
                             };
                             ticks: number;
@@ -232,7 +232,7 @@ export interface paths {
                             agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                             reason?: {
                                 /** @enum {string} */
-                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
+                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED" | "SHARED_BUDGET_EXHAUSTED";
                                 message: string;
                             };
                             halt?: {
@@ -287,7 +287,7 @@ export interface paths {
                                 agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                                 reason?: {
                                     /** @enum {string} */
-                                    code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
+                                    code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED" | "SHARED_BUDGET_EXHAUSTED";
                                     message: string;
                                 };
                                 ticks: number;
@@ -360,7 +360,7 @@ export interface paths {
                                 from: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                                 reason?: {
                                     /** @enum {string} */
-                                    code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
+                                    code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED" | "SHARED_BUDGET_EXHAUSTED";
                                     message: string;
                                 };
                                 resume: boolean;
@@ -605,7 +605,7 @@ export interface paths {
                             agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                             reason?: {
                                 /** @enum {string} */
-                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
+                                code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED" | "SHARED_BUDGET_EXHAUSTED";
                                 message: string;
                             };
                             ticks: number;
@@ -1566,6 +1566,449 @@ export interface paths {
         };
         trace?: never;
     };
+    "/v1/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The shared budgets (the caller's tenant's), from the visibility store */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Every running budget, by name */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            budgets: {
+                                name: string;
+                                limit: number;
+                                spent: number;
+                                leased: number;
+                                available: number;
+                                leaseTokens: number;
+                                leaseTtlMs: number;
+                                leases: {
+                                    id: string;
+                                    holder: string;
+                                    amount: number;
+                                    used: number;
+                                    grantedAt: number;
+                                    expiresAt: number;
+                                }[];
+                                audit: {
+                                    at: string;
+                                    /** @enum {string} */
+                                    action: "create" | "raise" | "lease" | "renew" | "return" | "expire" | "refuse";
+                                    by: string;
+                                    tokens: number;
+                                    leaseId?: string;
+                                    note?: string;
+                                }[];
+                                auditDropped: number;
+                                createdAt: string;
+                                createdBy: string;
+                            }[];
+                        };
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /** Create a shared budget that agents draw from (`budget` in their config); recorded with who did it */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        tokens: number;
+                        leaseTokens?: number;
+                        leaseTtlMs?: number;
+                        note?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Created; `Location` is the budget */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            name: string;
+                            limit: number;
+                            spent: number;
+                            leased: number;
+                            available: number;
+                            leaseTokens: number;
+                            leaseTtlMs: number;
+                            leases: {
+                                id: string;
+                                holder: string;
+                                amount: number;
+                                used: number;
+                                grantedAt: number;
+                                expiresAt: number;
+                            }[];
+                            audit: {
+                                at: string;
+                                /** @enum {string} */
+                                action: "create" | "raise" | "lease" | "renew" | "return" | "expire" | "refuse";
+                                by: string;
+                                tokens: number;
+                                leaseId?: string;
+                                note?: string;
+                            }[];
+                            auditDropped: number;
+                            createdAt: string;
+                            createdBy: string;
+                        };
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Conflict */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Content Too Large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A shared budget's books: limit, spent, leased, available, its leases and its audit log */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    name: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description The budget */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            name: string;
+                            limit: number;
+                            spent: number;
+                            leased: number;
+                            available: number;
+                            leaseTokens: number;
+                            leaseTtlMs: number;
+                            leases: {
+                                id: string;
+                                holder: string;
+                                amount: number;
+                                used: number;
+                                grantedAt: number;
+                                expiresAt: number;
+                            }[];
+                            audit: {
+                                at: string;
+                                /** @enum {string} */
+                                action: "create" | "raise" | "lease" | "renew" | "return" | "expire" | "refuse";
+                                by: string;
+                                tokens: number;
+                                leaseId?: string;
+                                note?: string;
+                            }[];
+                            auditDropped: number;
+                            createdAt: string;
+                            createdBy: string;
+                        };
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not Found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/budgets/{name}/raise": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Raise a shared budget's limit by `tokens`; recorded with who did it */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    name: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        tokens: number;
+                        note?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description The budget now */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            name: string;
+                            limit: number;
+                            spent: number;
+                            leased: number;
+                            available: number;
+                            leaseTokens: number;
+                            leaseTtlMs: number;
+                            leases: {
+                                id: string;
+                                holder: string;
+                                amount: number;
+                                used: number;
+                                grantedAt: number;
+                                expiresAt: number;
+                            }[];
+                            audit: {
+                                at: string;
+                                /** @enum {string} */
+                                action: "create" | "raise" | "lease" | "renew" | "return" | "expire" | "refuse";
+                                by: string;
+                                tokens: number;
+                                leaseId?: string;
+                                note?: string;
+                            }[];
+                            auditDropped: number;
+                            createdAt: string;
+                            createdBy: string;
+                        };
+                    };
+                };
+                /** @description Bad Request */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Unauthorized */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Forbidden */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Not Found */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Content Too Large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Service Unavailable */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1759,7 +2202,7 @@ export interface components {
                     agentState: "WAITING_FOR_EVENT" | "EXECUTING" | "WAITING_FOR_APPROVAL" | "SAFETY_LOCKOUT" | "ERROR_PAUSED" | "STOPPED";
                     reason?: {
                         /** @enum {string} */
-                        code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED";
+                        code: "LOOP_CAP" | "BUDGET_EXHAUSTED" | "REPEATED_FAILURE" | "ERROR_CASCADE" | "SYSTEM_HALT" | "FATAL" | "HISTORY_LIMIT" | "COST_BUDGET_EXHAUSTED" | "SHARED_BUDGET_EXHAUSTED";
                         message: string;
                     };
                     ticks: number;

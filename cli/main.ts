@@ -1,5 +1,5 @@
 /**
- * `starry`: run, submit, watch, list, logs, halt, unlock, resubmit, replay; api, dev, worker. Each command
+ * `starry`: run, submit, watch, list, logs, halt, unlock, resubmit, budget, replay; api, dev, worker. Each command
  * (or group) is a module of cli/commands/; `main` wires them and turns what they throw into the exit code
  * (the README's table, cli/common.ts).
  */
@@ -8,6 +8,7 @@ import { isRequestError } from '../core/errors';
 import { checkTenant } from '../core/tenant';
 import { actIn, EXIT, ExitError, sayErr } from './common';
 import { approvalCommands } from './commands/approvals';
+import { budgetCommands } from './commands/budget';
 import { controlCommands } from './commands/control';
 import { devCommands } from './commands/dev';
 import { logsCommand } from './commands/logs';
@@ -27,6 +28,7 @@ const COMMANDS = [
   logsCommand,
   controlCommands,
   approvalCommands,
+  budgetCommands,
   replayCommand,
   serveCommands,
   devCommands,

@@ -89,6 +89,7 @@ import {
 import { newAgentData, reportedOf } from '../core/agent-entity';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
 import type { TaskRunOutput } from '../workflows/task';
+import { BudgetClient } from './budget-client';
 import { hasLiveWorkerOn } from './connection';
 import { openAgentStream, openTaskStream, type StreamOptions } from './event-stream';
 
@@ -200,6 +201,17 @@ export class AgentClient {
    */
   forTenant(tenant: string | undefined): AgentClient {
     return tenant === this.tenant ? this : new AgentClient({ ...this.opts, tenant }, this.client);
+  }
+
+  /**
+   * The shared budgets of this client's tenant (client/budget-client.ts).
+   *
+   * ```ts
+   * await agents.budgets().create({ name: 'team-a', tokens: 1_000_000, by: 'alice' });
+   * ```
+   */
+  budgets(): BudgetClient {
+    return new BudgetClient(this.client, this.opts.taskQueue, this.tenant);
   }
 
   /** The workflow id of the agent `agentId` names for this client (`agent-acme:x` for tenant acme's `x`). */
@@ -954,7 +966,7 @@ function tenantNotRegistered(err: unknown): Error | undefined {
  * A failed update as the family's error: the workflow's validators fail with an ApplicationFailure
  * whose type is `InvalidArgument`, `NotFound`, `Refused` or `PermissionDenied` (core/errors/request.ts); anything else is passed on.
  */
-function updateFailure(err: unknown, what: string): unknown {
+export function updateFailure(err: unknown, what: string): unknown {
   if (!(err instanceof WorkflowUpdateFailedError)) return err;
   const cause = err.cause;
   const type = cause instanceof ApplicationFailure ? requestErrorType(cause.type) : undefined;

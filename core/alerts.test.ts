@@ -63,6 +63,16 @@ describe('lockoutAlert', () => {
     );
   });
 
+  it('tells an admin to raise a spent shared budget, then resume', () => {
+    expect(
+      lockoutAlert(agent({ agentState: 'STOPPED', reason: reason('SHARED_BUDGET_EXHAUSTED'), suspended })),
+    ).toMatchObject({
+      severity: 'warning',
+      command: 'starry unlock a1 --resume',
+      action: expect.stringContaining('`starry budget raise <name> --tokens N`'),
+    });
+  });
+
   it('does not page a SYSTEM_HALT: a human stopped the agent and knows', () => {
     expect(lockoutAlert(agent({ agentState: 'STOPPED', reason: reason('SYSTEM_HALT'), suspended }))).toBeUndefined();
   });

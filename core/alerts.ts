@@ -92,6 +92,13 @@ export function lockoutAlert(agent: LockedAgent): AlertNotice | undefined {
       `The agent spent its cost budget: raise it (\`starry limits ${agentId} --cost-budget-usd N\`, an admin's act), then \`${resumed}\`${resume ? ' continues the task' : ''}${orAbort}.`,
     );
   }
+  if (reason.code === 'SHARED_BUDGET_EXHAUSTED') {
+    return notice(
+      'warning',
+      resumed,
+      `The shared budget it draws from is spent: an admin raises it (\`starry budget raise <name> --tokens N\`, the reason names it), then \`${resumed}\`${resume ? ' continues the task' : ''}${orAbort}.`,
+    );
+  }
   return notice(
     'warning',
     resumed,

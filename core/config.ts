@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { approvalConfigSchema } from './approval';
+import { budgetNameSchema } from './budget';
 import { CONTEXT_STRATEGY_ID, DEFAULT_CONTEXT_STRATEGY } from './context-strategy';
 import { GUIDE_ID_PATTERN, GUIDE_ID_RULE } from './guides/define';
 import { once } from './lazy';
@@ -267,6 +268,11 @@ export const agentConfigSchema = once(() =>
        * for its model. `{"<provider>:<model>": {inputPerMTok, cachedInputPerMTok, outputPerMTok}}` in USD.
        */
       pricing: pricingSchema().optional(),
+      /**
+       * A shared budget's name (`starry budget create`): the agent also draws its tokens from it, in leases,
+       * and stops (STOPPED, SHARED_BUDGET_EXHAUSTED) with every agent on it when it is spent.
+       */
+      budget: budgetNameSchema().optional(),
     })
     .strict(),
 );

@@ -90,6 +90,8 @@ export const LOCK_REASON_CODES = [
   'FATAL',
   'HISTORY_LIMIT',
   'COST_BUDGET_EXHAUSTED',
+  /** The agent's shared budget (config `budget`) refused a lease: every agent drawing from it stops. */
+  'SHARED_BUDGET_EXHAUSTED',
 ] as const;
 export const lockReasonCodeSchema = once(() => z.enum(LOCK_REASON_CODES));
 /** Why an agent is locked (or why a task stopped). */

@@ -39,6 +39,7 @@ import {
 import { SUMMARY_MAX_TOKENS } from './context-summary';
 import type { TaskStatus } from './contract';
 import type { Reported } from './agent-entity';
+import type { HeldLease } from './budget';
 import { humanMessageSchema, LIMITS, type HumanMessage, type TaskProgress } from './payloads';
 import { failure, normalizedError, type NormalizedError, type ToolExecutionResult } from './errors';
 import { fingerprint } from './fingerprint';
@@ -128,6 +129,8 @@ export interface TaskRunInput {
   metered?: boolean;
   /** The submitter's trace context: a new task's span links to it. */
   traceparent?: string;
+  /** The shared budget's lease the task holds (config `budget`), carried when it continues as new. */
+  lease?: HeldLease;
 }
 
 /** What a task's next run takes over when it continues as new, besides the checkpoint. */
@@ -562,6 +565,24 @@ export class TaskRun {
         maxRetryDelayMs: config.retry.maximumIntervalMs,
       },
     };
+  }
+
+  /**
+   * About how many tokens the call `llmCall` just built sends: the window it holds and the tools, at the
+   * task's calibrated bytes per token. A shared budget's lease must cover them and the output cap.
+   */
+  inputEstimate(): number {
+    const cp = this.checkpoint;
+    const messages = this.store
+      ? [...cp.messages.slice(0, ANCHORED), ...cp.messages.slice(this.windowFrom)]
+      : assembleContext({ messages: cp.messages as ChatMessage[], window: this.config.contextWindow });
+    const bytes = jsonBytes(messages) + jsonBytes(this.offeredSpecs());
+    return Math.ceil(bytes / (cp.bytesPerToken ?? DEFAULT_BYTES_PER_TOKEN));
+  }
+
+  /** A lock from outside the run's own rungs (the shared budget refused a lease): its event, the run suspended. */
+  lockedBy(lock: LockVerdict): TaskEnd {
+    return this.tripped(lock, { tokensUsed: this.input.agentTokensUsed + this.runTokens });
   }
 
   /**

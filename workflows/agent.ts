@@ -25,6 +25,7 @@ import {
 import type { createActivities } from '../activities';
 import type { SubmittedTask } from '../activities/tools';
 import { AgentEntity, newAgentData, type AgentData, type NextRun } from '../core/agent-entity';
+import { budgetRefFor } from '../core/budget';
 import { approvalAlert, lockoutAlert } from '../core/alerts';
 import { approvalsReportSchema, decisionInputSchema, type PendingApproval } from '../core/approval';
 import type { AgentConfig, TaskConfig } from '../core/config';
@@ -66,6 +67,7 @@ import {
 } from './messages';
 import { searchAttributes, startAttributes } from './search-attributes';
 import type { taskWorkflow } from './task';
+import { typed } from './typed';
 
 type Activities = ReturnType<typeof createActivities>;
 
@@ -173,7 +175,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
  * and context strategy, and what its cost budget needs. The strategy is read loosely: a config carried
  * from a history recorded before context strategies has no `context`.
  */
-function submitted(config: TaskConfig, agent: AgentConfig | undefined): SubmittedTask {
+function submitted(agentId: string, config: TaskConfig, agent: AgentConfig | undefined): SubmittedTask {
   return {
     workspace: config.workspace,
     tools: config.tools,
@@ -181,6 +183,7 @@ function submitted(config: TaskConfig, agent: AgentConfig | undefined): Submitte
     guide: config.guide,
     ...(config.context?.strategy ? { context: { strategy: config.context.strategy } } : {}),
     ...costCheck(config, agent),
+    ...(config.budget ? { budget: budgetRefFor(agentId, config.budget) } : {}),
   };
 }
 
@@ -203,7 +206,7 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
       const input = typed(() => agent.parseSubmit(raw));
       const config = input.config ?? agent.data.config;
       if (config) {
-        const { refused } = await checkTaskLimits(submitted(config, agent.data.config));
+        const { refused } = await checkTaskLimits(submitted(agent.data.agentId, config, agent.data.config));
         if (refused)
           typed(() => {
             throw new RefusedError(refused);
@@ -252,7 +255,7 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
     const { suspended, agentState } = d;
     const config = suspended?.task.config ?? d.config;
     if (!suspended || !agent.locked || !config) return;
-    const { refused } = await checkTaskLimits(submitted(config, d.config));
+    const { refused } = await checkTaskLimits(submitted(d.agentId, config, d.config));
     if (refused) throw new RefusedError(cannotResume(d.agentId, agentState, suspended.task.taskId, refused));
     if (d.suspended !== suspended || d.agentState !== agentState) {
       throw new RefusedError(
@@ -454,26 +457,6 @@ function costCheck(
   const costBudgetUsd = task.safety.costBudgetUsd ?? agent?.safety.costBudgetUsd;
   if (costBudgetUsd === undefined) return {};
   return { costBudgetUsd, ...(task.pricing ? { pricing: task.pricing } : {}) };
-}
-
-/**
- * Run a validator body so that a contract error reaches the caller as an ApplicationFailure of its
- * type (`InvalidArgument`, `Refused`): clients tell a bad request from a refusal by type.
- */
-function typed<T>(check: () => T): T {
-  try {
-    return check();
-  } catch (err) {
-    if (isRequestError(err)) {
-      throw ApplicationFailure.create({
-        type: err.type,
-        message: err.message,
-        nonRetryable: true,
-        details: [{ issues: [...err.issues] }],
-      });
-    }
-    throw err;
-  }
 }
 
 /** `typed` for an async update handler: a contract error reaches the caller as its typed failure. */

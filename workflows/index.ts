@@ -1,9 +1,11 @@
 /** The workflow bundle's entry: everything registered on the worker. */
 import { setWorkflowOptions } from '@temporalio/workflow';
 import type * as Agent from './agent';
+import type * as Budget from './budget';
 import type * as Task from './task';
 
 export type { AgentWorkflowInput } from './agent';
+export type { BudgetWorkflowInput } from './budget';
 export type { TaskRunInput, TaskRunOutput } from './task';
 
 // Every new workflow evaluates the bundle's modules afresh (the SDK keeps workflows that share a V8
@@ -22,10 +24,17 @@ export function taskWorkflow(input: Task.TaskRunInput): Promise<Task.TaskRunOutp
   return (require('./task') as typeof Task).taskWorkflow(input);
 }
 
+/** A shared budget, the Budget Manager (workflows/budget.ts). */
+export function budgetWorkflow(input: Budget.BudgetWorkflowInput): Promise<void> {
+  return (require('./budget') as typeof Budget).budgetWorkflow(input);
+}
+
 // Both are pinned to the Worker Deployment Version they start on (docs/ARCHITECTURE.md#versioning): a
 // task runs on one version's code from start to end; an agent's run too, and the agent moves to the
 // current version at its continue-as-new (workflows/agent.ts).
 setWorkflowOptions({ versioningBehavior: 'PINNED' }, agentWorkflow);
+// A budget likewise moves to the current version at its continue-as-new.
+setWorkflowOptions({ versioningBehavior: 'PINNED' }, budgetWorkflow);
 // A bug in a task's workflow code (a plain Error) fails that task workflow instead of failing its
 // workflow task, which Temporal would retry forever with the agent stuck EXECUTING. The agent sees the
 // child fail and pauses (ERROR_PAUSED, FATAL, alert) for a human — see docs/ARCHITECTURE.md.

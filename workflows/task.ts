@@ -9,6 +9,7 @@ import {
   CancellationScope,
   CancelledFailure,
   condition,
+  ContinueAsNew,
   continueAsNew,
   getExternalWorkflowHandle,
   isCancellation,
@@ -24,7 +25,8 @@ import {
 } from '@temporalio/workflow';
 import type { createActivities } from '../activities';
 import type { ToolExecutionResult } from '../core/errors';
-import type { LlmResponse } from '../core/llm';
+import { budgetRefFor, LeaseHolder, sharedBudgetLock } from '../core/budget';
+import type { LlmCallInput, LlmResponse } from '../core/llm';
 import { llmLabel } from '../core/llm-spec';
 import { LIMITS } from '../core/payloads';
 import { costUsd, priceFor } from '../core/pricing';
@@ -83,8 +85,15 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
   const { llm, tool, summarize } = proxyActivities<Activities>(options.llm);
   // A local activity: the listing is short and the worker running this workflow has the tools, so it
   // costs the task no extra workflow task (and no round trip through the server) before its first tick.
-  const { listTools } = proxyLocalActivities<Activities>(options.listTools);
+  const { listTools, budgetLease } = proxyLocalActivities<Activities>(options.listTools);
   const run = new TaskRun(input, workflowInfo().workflowId, { store: true });
+  // A shared budget (config `budget`): the task draws from it in leases (docs/ARCHITECTURE.md#budget-manager).
+  const lease = config.budget
+    ? new LeaseHolder(
+        input.lease ?? LeaseHolder.fresh(budgetRefFor(input.agentId, config.budget)),
+        workflowInfo().workflowId,
+      )
+    : undefined;
   // The tick loop runs in this scope, so the halt signal can cancel the call in flight. The loop runs
   // in it once, not each call: entering a scope costs the workflow thread promises at every call, and
   // no call starts after a halt. Progress to the agent goes from the root scope, which a halt signal
@@ -126,6 +135,45 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     addEvents(run.drainEvents(), taskSpan, call);
     addCounts(run.drainCounts());
   };
+
+  /**
+   * Before an LLM call, with a shared budget: the lease must cover what the call may send and its output
+   * cap, else the budget is asked (a local activity: one marker event, no extra workflow task); the
+   * output is capped to what the lease holds. A refusal stops the task (STOPPED, SHARED_BUDGET_EXHAUSTED).
+   */
+  async function coverCall(held: LeaseHolder, request: LlmCallInput): Promise<TaskEnd | undefined> {
+    const sends = run.inputEstimate();
+    let step = held.before(sends, request.maxOutputTokens, Date.now());
+    if ('ask' in step) {
+      const ask = { budget: held.data.budget, updateId: held.nextUpdateId(workflowInfo().runId), request: step.ask };
+      const got = await cancellable(`budget ${held.data.budget}`, () => budgetLease(ask));
+      step =
+        'missing' in got
+          ? { lock: sharedBudgetLock(got.missing) }
+          : held.answered(got.answer, sends, request.maxOutputTokens);
+    }
+    if ('lock' in step) return run.lockedBy(step.lock);
+    if ('maxOutputTokens' in step) request.maxOutputTokens = step.maxOutputTokens;
+    return undefined;
+  }
+
+  /** At the task's end (any outcome but a continue-as-new): the lease's unused part goes back to the budget. */
+  async function returnLease(): Promise<void> {
+    const request = lease?.release();
+    if (!lease || !request) return;
+    const ask = { budget: lease.data.budget, updateId: lease.nextUpdateId(workflowInfo().runId), request };
+    await CancellationScope.nonCancellable(async () => {
+      try {
+        await budgetLease(ask);
+        lease.returned();
+      } catch (err) {
+        log.warn('could not return the lease to its budget: it returns when it expires', {
+          budget: ask.budget,
+          error: String(err),
+        });
+      }
+    });
+  }
 
   const finish = (end: TaskEnd): TaskRunOutput => {
     flush();
@@ -205,6 +253,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
           ...run.continuation(),
           ...(tracingEnabled() ? { traced: true } : {}),
           ...(metricsEnabled() ? { metered: true } : {}),
+          ...(lease ? { lease: lease.data } : {}),
         });
       }
       const stop = run.startTick({ events: info.historyLength, bytes: info.historySize });
@@ -223,6 +272,8 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
             ),
           );
           run.summarized(written);
+          // The summary's tokens are the shared budget's too: charged to the lease like a tick's call.
+          lease?.charge(written.usage.inputTokens + written.usage.outputTokens);
         } catch (err) {
           if (halted() && isCancellation(err)) return finish(run.cancelled());
           const { error } = factsOf(err, `summarize ${config.llm.provider}`);
@@ -237,6 +288,16 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
 
       const call = run.llmCall();
       if ('end' in call) return finish(call.end);
+      if (lease) {
+        let end: TaskEnd | undefined;
+        try {
+          end = await coverCall(lease, call.request);
+        } catch (err) {
+          if (halted() && isCancellation(err)) return finish(run.cancelled());
+          return finish(run.llmFailed(factsOf(err, `budget ${lease.data.budget}`).error));
+        }
+        if (end) return finish(end);
+      }
       let response: LlmResponse;
       try {
         const { tick } = call.request;
@@ -258,6 +319,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
         // A retryable LLM error that ran out of attempts is still the provider's error.
         return finish(run.llmFailed(factsOf(err, `llm ${config.llm.provider}`).error));
       }
+      lease?.charge(response.usage.inputTokens + response.usage.outputTokens);
       const next = run.llmAnswered(response);
       if ('end' in next) return finish(next.end);
       if ('verify' in next) {
@@ -331,9 +393,14 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     out = await calls.run(ticks);
   } catch (err) {
     // A cancellation that arrived at an await outside a call.
-    if (!(cancelled && isCancellation(err))) throw err;
+    if (!(cancelled && isCancellation(err))) {
+      // A FAILED task (or a broken one) returns its lease too; a continuing one carries it.
+      if (!(err instanceof ContinueAsNew)) await returnLease();
+      throw err;
+    }
     out = finish(run.cancelled());
   }
+  await returnLease();
   if (cancelled && out.result.outcome === 'CANCELLED') {
     // A cancelled workflow carries no result: the agent gets the output by signal first (it may be gone).
     await CancellationScope.nonCancellable(() =>

@@ -28,6 +28,7 @@ import { allowMatches, checkArgs, checkObjectArgs, isToolName } from '../../core
 import { retryDelayWithin } from '../../core/errors/http';
 import { throwAsFailure } from '../failures';
 import { withHeartbeats } from '../heartbeat';
+import { budgetMissing } from '../budget';
 import { BUILTIN_TOOLS } from './builtin';
 import type { ToolCallRef } from './call-journal';
 import type { ToolContext } from './context';
@@ -410,7 +411,10 @@ export function createToolActivities(
         registry.refusedAllow(task.tools) ??
         refusedChoices(offer, { guide: task.guide, contextStrategy: task.context?.strategy }) ??
         (task.costBudgetUsd !== undefined && task.llm ? unpricedRefusal(task.llm, task.pricing, pricing) : undefined);
-      return refused ? { refused } : {};
+      if (refused) return { refused };
+      // The config's shared budget must exist: a task would otherwise stop at its first LLM call.
+      const missing = task.budget ? await budgetMissing(Context.current().client, task.budget) : undefined;
+      return missing ? { refused: missing } : {};
     },
   };
 }
@@ -422,7 +426,8 @@ export interface WorkerPrices {
 
 /**
  * Input of `checkTaskLimits`: the task's limits and tools; (callers since plugins) its guide and context
- * strategy; with a cost budget, the agent's own price table (the worker's is the worker's). The later
+ * strategy; with a cost budget, the agent's own price table (the worker's is the worker's); its shared
+ * budget. The later
  * fields are optional, so a history recorded before them replays.
  */
 export type SubmittedTask = TaskLimits & {
@@ -431,6 +436,8 @@ export type SubmittedTask = TaskLimits & {
   context?: { strategy?: string };
   costBudgetUsd?: number;
   pricing?: PricingTable;
+  /** The shared budget the config names, by its full name (`<tenant>:<name>` for a tenant's agent). */
+  budget?: string;
 };
 
 /** Input of the `listTools` activity: the task's workspace and tool settings, and its LLM (to price it). */

@@ -139,7 +139,7 @@ function dollars(v: string): number {
   return Number(v);
 }
 
-function wholeNumber(v: string): number {
+export function wholeNumber(v: string): number {
   if (!/^\d+$/.test(v.trim()) || Number(v) < 1)
     throw new CommanderInvalidArgumentError(`must be a whole number > 0; got "${v}"`);
   return Number(v);
