@@ -58,7 +58,6 @@ export {
   contextStrategyIds,
   getContextStrategy,
   prefixStrategy,
-  registerContextStrategy,
   summarizeStrategy,
   windowStrategy,
   type ContextPlan,

@@ -1,8 +1,8 @@
 /**
  * OpenStarry as a library, end to end (docs/LIBRARY.md walks through it): a worker in this process with
- * the package's workflows, two tools of its own, an MCP server and a guide of its own from a plugin module
- * (careful-guide.ts); a task submitted from code that uses the tools; the kill switch: halt a running agent,
- * see it STOPPED, unlock it, and see it work again; then a task driven by the worker's own guide.
+ * the package's workflows, two tools of its own, an MCP server, and a guide and a context strategy of its
+ * own from a plugin module (plugin.ts); a task submitted from code that uses the tools; the kill switch: halt a running agent,
+ * see it STOPPED, unlock it, and see it work again; then a task driven by the worker's own guide and strategy.
  *
  *   npm run build && npm run example      # in the repository; TEMPORAL_ADDRESS defaults to 127.0.0.1:7233
  *   STARRY_LLM=openai:gpt-4o-mini@https://api.openai.com/v1 npm run example   # a real model instead of turns.json
@@ -39,7 +39,7 @@ const DEPLOYMENT = 'openstarry-library-example';
 /** The example's sources (turns.json, wait-turns.json) are one folder above the compiled dist/. */
 const SOURCES = path.resolve(__dirname, '..');
 /** The worker's plugin module (compiled next to this file): it gives the guide `careful`. */
-const CAREFUL_GUIDE = path.join(__dirname, 'careful-guide.js');
+const PLUGIN = path.join(__dirname, 'plugin.js');
 /** The MCP server the agent config names (compiled next to this file). */
 const NOTES_SERVER = path.join(__dirname, 'notes-server.mjs');
 /** The node_modules the server's imports resolve from: its sandbox sees it read-only, besides the server's folder. */
@@ -156,12 +156,12 @@ async function run(workspace: string): Promise<void> {
     tools: [wordcount, clockWait],
     // Its own guides come from plugin modules: bundled into its workflow code at start (so its build id
     // changes with their code), offered to agents besides the shipped ones.
-    plugins: [CAREFUL_GUIDE],
+    plugins: [PLUGIN],
     versioning: { deploymentName: DEPLOYMENT, makeCurrent: 'take-over' },
   });
   const running = worker.run(); // polls until shutdown(), then closes the MCP servers it started
   say(
-    `  worker running in this process: tools text.wordcount, clock.wait; MCP server node notes-server.mjs; guide careful (careful-guide.js); workspace ${workspace}`,
+    `  worker running in this process: tools text.wordcount, clock.wait; MCP server node notes-server.mjs; guide careful and context strategy short (plugin.js); workspace ${workspace}`,
   );
 
   const agents = new AgentClient({ connection, namespace: config.temporal.namespace, taskQueue: TASK_QUEUE });
@@ -258,20 +258,21 @@ async function tasks(
   printResult(after);
   expectOutcome(after, 'COMPLETED');
 
-  say('\n3. A task with the worker’s own guide, `careful`, from its plugin module');
-  // `guide` names a guide the worker offers: a shipped one or one of its plugins'. The worker checks at
-  // submit that it has it (and refuses the task, listing its guides, when it does not).
+  say('\n3. A task with the worker’s own guide, `careful`, and context strategy, `short`, from its plugin module');
+  // `guide` and `context.strategy` name a guide and a strategy the worker offers: shipped ones or its
+  // plugins'. The worker checks at submit that it has them (and refuses the task, listing its own, when not).
   const carefulConfig = parseAgentConfig({
     llm: carefulLlm,
     workspace: [workspace],
     guide: 'careful',
+    context: { strategy: 'short' },
     tools: { allow: ['fs.read', 'fs.list'] },
   });
   const careful = await agents.submit(agentId, {
     goal: 'Summarize draft.txt in the workspace in one sentence.',
     config: carefulConfig,
   });
-  say(`  submitted ${careful.taskId} with guide careful`);
+  say(`  submitted ${careful.taskId} with guide careful and context strategy short`);
   const read = await agents.waitForTask(agentId, careful.taskId, { timeoutMs: 120_000 });
   // What the guide told the model about the failed call (a real model may make none).
   for (const pain of read.injections.filter((i) => i.kind === 'PAIN'))

@@ -3,30 +3,44 @@
  * A workflow that behaves differently live and on replay (a nondeterminism) passes its own test and
  * only fails later, on another worker or after a cache eviction; replaying each history catches it.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { contextStrategyIds } from '../../core/context-strategy';
 import { guideIds } from '../../core/guides';
 import { loadPlugins } from '../../workers/plugins';
 import { workflowSource } from '../../workers/worker';
 
-/** The plugin modules the integration tests give their workers. */
-const FIXTURE_PLUGINS = [path.resolve(__dirname, '..', 'fixtures', 'plugins', 'careful.js')];
+/**
+ * The plugin modules the integration tests give their workers: the fixture, and the library example's
+ * (compiled by its test; absent when that test did not run, and then no history needs it).
+ */
+function fixturePlugins(): string[] {
+  const example = path.resolve(__dirname, '..', '..', 'examples', 'library', 'dist', 'plugin.js');
+  return [
+    path.resolve(__dirname, '..', 'fixtures', 'plugins', 'cautious.js'),
+    ...(existsSync(example) ? [example] : []),
+  ];
+}
 
 type ReplayHistories = Parameters<typeof Worker.runReplayHistories>[1];
 
-/** Whether a history is a task's whose guide is none of the shipped ones (its config is in its input). */
-function usesPluginGuide(history: temporal.api.history.v1.IHistory): boolean {
+/** Whether a history is a task's whose guide or context strategy is none of the shipped ones (its config is in its input). */
+function usesPlugin(history: temporal.api.history.v1.IHistory): boolean {
   const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
   if (started?.workflowType?.name !== 'taskWorkflow') return false;
   try {
     const input = JSON.parse(Buffer.from(started.input?.payloads?.[0]?.data ?? new Uint8Array()).toString('utf8')) as {
-      config?: { guide?: string };
+      config?: { guide?: string; context?: { strategy?: string } };
     };
-    return input.config?.guide !== undefined && !guideIds().includes(input.config.guide);
+    const { guide, context } = input.config ?? {};
+    return (
+      (guide !== undefined && !guideIds().includes(guide)) ||
+      (context?.strategy !== undefined && !contextStrategyIds().includes(context.strategy))
+    );
   } catch {
     return false;
   }
@@ -77,7 +91,7 @@ export async function replayAllHistories(address: string, since: Date, saveDir: 
     async function* keeping() {
       for await (const h of histories()) {
         kept.set(h.workflowId, h.history);
-        if (usesPluginGuide(h.history)) withPlugins.push(h as never);
+        if (usesPlugin(h.history)) withPlugins.push(h as never);
         else yield h;
       }
     }
@@ -100,7 +114,7 @@ export async function replayAllHistories(address: string, since: Date, saveDir: 
     await replays({ ...workflowSource(process.env.STARRY_WORKFLOW_BUNDLE), replayName: 'replay-all' }, keeping());
     if (withPlugins.length)
       await replays(
-        { ...workflowSource(undefined, loadPlugins(FIXTURE_PLUGINS)), replayName: 'replay-all-plugins' },
+        { ...workflowSource(undefined, loadPlugins(fixturePlugins())), replayName: 'replay-all-plugins' },
         withPlugins,
       );
     return report;

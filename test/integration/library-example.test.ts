@@ -39,7 +39,7 @@ function userEnv(): NodeJS.ProcessEnv {
   return env;
 }
 
-it('runs: a task with an MCP server’s tools and a worker’s own tool, then halt (STOPPED), unlock and a task that completes, then a task driven by the worker’s own guide from a plugin module; and leaves no agent running on its queue', async () => {
+it('runs: a task with an MCP server’s tools and a worker’s own tool, then halt (STOPPED), unlock and a task that completes, then a task driven by the worker’s own guide and context strategy from a plugin module; and leaves no agent running on its queue', async () => {
   const r = spawnSync('npm', ['run', '--silent', 'example'], {
     cwd: root,
     env: userEnv(),
@@ -67,8 +67,9 @@ it('runs: a task with an MCP server’s tools and a worker’s own tool, then ha
     '  task-2 CANCELLED (SYSTEM_HALT)',
     '  unlock → agent state WAITING_FOR_EVENT',
     '  task-3 COMPLETED',
-    // The worker's own guide, from its plugin module, told the model about the failed read.
-    '  submitted task-4 with guide careful',
+    // The worker's own guide and strategy, from its plugin module (the worker refuses at submit a guide or
+    // a strategy it lacks); the guide told the model about the failed read.
+    '  submitted task-4 with guide careful and context strategy short',
     '  the careful guide told the model: CAREFUL: Tool fs.read failed: ENOENT',
     '  → fs.read {"path":"draft.txt"} failed ENOENT',
     '  → fs.list {} ok',

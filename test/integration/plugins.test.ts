@@ -1,7 +1,7 @@
 /**
- * A worker's own guide from a plugin module (docs/LIBRARY.md#plugins), through real workflows: the worker
- * bundles the module into its workflow code at start, a task naming the guide gets its system prompt and
- * its reading of a failure on the wire, a guide the worker lacks is refused at submit with the list of what
+ * A worker's own guide and context strategy from a plugin module (docs/LIBRARY.md#plugins), through real
+ * workflows: the worker bundles the module into its workflow code at start, a task naming the guide gets
+ * its system prompt and its reading of a failure on the wire, one naming the strategy gets its windows, a guide the worker lacks is refused at submit with the list of what
  * it has, and a worker whose plugin module is missing does not start.
  */
 import { spawnSync } from 'node:child_process';
@@ -24,21 +24,21 @@ import { buildIdOf } from '../../workers/versioning';
 import { ConfigError } from '../../core/errors';
 import { projectRoot } from '../../dev/paths';
 
-const CAREFUL = path.resolve(__dirname, '..', 'fixtures', 'plugins', 'careful.js');
+const CAUTIOUS = path.resolve(__dirname, '..', 'fixtures', 'plugins', 'cautious.js');
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ name: 'plugins', plugins: [CAREFUL] });
+  h = await startHarness({ name: 'plugins', plugins: [CAUTIOUS] });
 });
 afterAll(async () => h?.stop());
 
 const textOf = (m: { role: string } | undefined) => (m && 'text' in m ? String(m.text) : '');
 
 it('runs a task with the plugin’s guide: its system prompt and its reading of a failure reach the model', async () => {
-  const agentId = uniqueId('careful');
+  const agentId = uniqueId('cautious');
   const ws = makeWorkspace({ 'notes.md': 'n\n' });
   const script = () => writeScript([turn(read('missing.md')), done('Checked.')]);
-  const config = scriptedConfig(script(), ws, { guide: 'careful' });
+  const config = scriptedConfig(script(), ws, { guide: 'cautious' });
   const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'Read missing.md.', config });
   const result = await h.agents.waitForTask(agentId, taskId);
   expect(result).toMatchObject({ outcome: 'COMPLETED', finalText: 'Checked.' });
@@ -46,7 +46,7 @@ it('runs a task with the plugin’s guide: its system prompt and its reading of 
 
   const [first, second] = await llmRequests(await settledHistory(h.agents.client, workflowId));
   const system = textOf(first?.messages[0]);
-  expect(system).toMatch(/^You are a careful agent \(the careful guide\): you check before you act\.\n/);
+  expect(system).toMatch(/^You are a cautious agent \(the cautious guide\): you check before you act\.\n/);
   expect(system).toContain('It comes back as a CAREFUL NOTE.');
   const pain = second?.messages.filter((m) => m.role === 'tool').map(textOf);
   expect(pain).toEqual([
@@ -56,9 +56,30 @@ it('runs a task with the plugin’s guide: its system prompt and its reading of 
   // The next task's workflow evaluates the bundle afresh and registers the plugin again: it runs the same.
   const again = await h.agents.submit(agentId, {
     goal: 'Read missing.md again.',
-    config: scriptedConfig(script(), ws, { guide: 'careful' }),
+    config: scriptedConfig(script(), ws, { guide: 'cautious' }),
   });
   expect(await h.agents.waitForTask(agentId, again.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+});
+
+it('runs a task with the plugin’s context strategy: each request holds the head and the newest turn only', async () => {
+  const agentId = uniqueId('latest');
+  const ws = makeWorkspace({ 'a.md': 'alpha\n', 'b.md': 'beta\n' });
+  const config = scriptedConfig(writeScript([turn(read('a.md')), turn(read('b.md')), done('Both read.')]), ws, {
+    context: { strategy: 'latest-turn' },
+  });
+  const { taskId, workflowId } = await h.agents.submit(agentId, { goal: 'Read a.md, then b.md.', config });
+  expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'COMPLETED', finalText: 'Both read.' });
+
+  const requests = await llmRequests(await settledHistory(h.agents.client, workflowId));
+  const roles = requests.map((r) => r.messages.map((m) => m.role));
+  // The default strategy (prefix) would send the whole transcript: 2, 4, then 6 messages.
+  expect(roles).toEqual([
+    ['system', 'user'],
+    ['system', 'user', 'assistant', 'tool'],
+    ['system', 'user', 'assistant', 'tool'],
+  ]);
+  const lastTool = requests[2]!.messages.filter((m) => m.role === 'tool').map(textOf);
+  expect(lastTool).toEqual([expect.stringContaining('beta')]);
 });
 
 it('refuses at submit a guide and a context strategy the worker does not have, listing the ones it has', async () => {
@@ -70,7 +91,7 @@ it('refuses at submit a guide and a context strategy the worker does not have, l
   await expect(h.agents.submit(agentId, { goal: 'g', config })).rejects.toMatchObject({
     name: 'Refused',
     message: expect.stringContaining(
-      'guide "zen" is not on this worker: it has pain, safety, learning, debugging, neutral, careful; context strategy "lossy" is not on this worker: it has prefix, window, summarize. A worker adds guides',
+      'guide "zen" is not on this worker: it has pain, safety, learning, debugging, neutral, cautious; context strategy "lossy" is not on this worker: it has prefix, window, summarize, latest-turn. A worker adds guides',
     ),
   });
 });

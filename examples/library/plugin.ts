@@ -1,6 +1,6 @@
 /**
- * A worker plugin module (docs/LIBRARY.md#plugins): the guide `careful`, which the example's worker offers
- * besides the five shipped ones (`createWorker({ plugins: [this file] })`). The worker bundles it into its
+ * A worker plugin module (docs/LIBRARY.md#plugins): the guide `careful` and the context strategy `short`,
+ * which the example's worker offers besides the shipped ones (`createWorker({ plugins: [this file] })`). The worker bundles it into its
  * workflow code, where it runs in Temporal's deterministic sandbox: it imports only
  * `openstarry-temporal/plugins`, and its functions are pure (the same input gives the same text).
  *
@@ -13,6 +13,8 @@ import {
   describeFailure,
   REPEAT_ALERT_SENTENCE,
   suggestionLine,
+  windowStart,
+  type ContextStrategy,
   type WorkerPlugin,
 } from 'openstarry-temporal/plugins';
 
@@ -44,5 +46,19 @@ export const careful = defineGuide({
       : `CAREFUL: ${alert.consecutiveFailures} failed calls in a row. Stop, list what is there, and re-plan.`,
 });
 
-/** What the worker reads from a plugin module: its guides (and, when it has some, its context strategies). */
+/**
+ * The newest turns that fit, but never more than 10 messages after the head: a task that reads many
+ * files keeps its requests short. Pure like a guide (docs/LIBRARY.md#your-own-context-strategy).
+ */
+export const short: ContextStrategy = {
+  id: 'short',
+  description: 'the newest turns that fit, at most 10 messages after the head',
+  plan(view) {
+    const fits = windowStart(view.entries, { ...view.limits, maxMessages: 10 });
+    return { start: Math.max(fits, view.previousStart ?? view.limits.anchored) };
+  },
+};
+
+/** What the worker reads from a plugin module: its guides and its context strategies. */
 export const guides: WorkerPlugin['guides'] = [careful];
+export const contextStrategies: WorkerPlugin['contextStrategies'] = [short];
