@@ -251,6 +251,8 @@ const REASONS = [
   'ERROR_CASCADE',
   'SYSTEM_HALT',
   'FATAL',
+  'HISTORY_LIMIT',
+  'COST_BUDGET_EXHAUSTED',
   'SHARED_BUDGET_EXHAUSTED',
 ];
 const CALL_STATUSES = ['ok', 'failed', 'skipped'];
@@ -266,9 +268,12 @@ const RESULT_KEYS = [
   'reason',
   'ticks',
   'tokensUsed',
+  'cachedInputTokens',
+  'costUsd',
   'toolCalls',
   'injections',
   'finalText',
+  'traceId',
   'omitted',
   'error',
   'transcript',
