@@ -28,7 +28,9 @@ const CAUTIOUS = path.resolve(__dirname, '..', 'fixtures', 'plugins', 'cautious.
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ name: 'plugins', plugins: [CAUTIOUS] });
+  // A deployment of its own: its version (the plugin code makes another build id) takes that one over,
+  // not the deployment the other test files' workers share, whose current version must stay theirs.
+  h = await startHarness({ name: 'plugins', plugins: [CAUTIOUS], versioning: { deploymentName: uniqueId('plugins') } });
 });
 afterAll(async () => h?.stop());
 
