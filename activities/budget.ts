@@ -60,5 +60,8 @@ function missingBudget(err: unknown, budget: string): string | undefined {
 
 function noSuchBudget(budget: string, why: string): string {
   const name = budget.slice(budget.indexOf(':') + 1);
-  return `the config's budget "${name}" does not exist (${why}): create it with \`starry budget create ${name} --tokens N\`, or name an existing one (\`starry budget list\`)`;
+  return (
+    `the config's budget "${name}" does not exist (${why}): ` +
+    `create it with \`starry budget create ${name} --tokens N\`, or name an existing one (\`starry budget list\`)`
+  );
 }

@@ -261,7 +261,9 @@ export function createBedrockProvider(opts: BedrockProviderOptions = {}): LlmPro
 
 /** Where the default credential chain looks, in its order, for the message when it finds nothing. */
 const CHAIN =
-  'the AWS SDK default chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, SSO, the shared config and credentials files (AWS_PROFILE), credential_process, a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE), the ECS container role, the EC2 instance role';
+  'the AWS SDK default chain: AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY, SSO, the shared config and credentials ' +
+  'files (AWS_PROFILE), credential_process, a web identity token (AWS_WEB_IDENTITY_TOKEN_FILE), the ECS ' +
+  'container role, the EC2 instance role';
 
 const TRANSIENT: Record<string, NormalizedError['code']> = {
   ThrottlingException: 'E_RATE_LIMIT',
@@ -342,9 +344,15 @@ export function bedrockFailure(
   const transient = TRANSIENT[name];
   if (transient) return normalizedError({ code: transient, kind: 'transient', source: SOURCE, message: said });
   if (name === 'AccessDeniedException' || status === 403 || CREDENTIAL_REFUSED.has(name)) {
+    const arns = bedrockInvokeArns(ctx.model, {
+      partition: partitionOf(ctx.region),
+      region: ctx.region,
+      account: 'ACCOUNT',
+    });
     const fix = CREDENTIAL_REFUSED.has(name)
       ? `AWS refused the worker's credentials (from ${ctx.credential ?? CHAIN}): check them where the worker runs`
-      : `enable access to ${ctx.model} in the Bedrock console (Model access) for ${ctx.region}, and let the worker's role call bedrock:InvokeModel on ${bedrockInvokeArns(ctx.model, { partition: partitionOf(ctx.region), region: ctx.region, account: 'ACCOUNT' }).join(' and ')}`;
+      : `enable access to ${ctx.model} in the Bedrock console (Model access) for ${ctx.region}, ` +
+        `and let the worker's role call bedrock:InvokeModel on ${arns.join(' and ')}`;
     return normalizedError({
       code: 'E_AUTH',
       kind: 'fatal',
