@@ -73,17 +73,29 @@ export function formatOutcome(r: TaskResult): string {
   if (r.error)
     out.push(`error ${r.error.code}: ${r.error.message}${r.error.suggestion ? `\n  ${r.error.suggestion}` : ''}`);
   if (r.finalText !== undefined) out.push(`final answer: ${r.finalText}`);
-  const next = nextStep(r.agentState, r.agentId, r.outcome === 'SUSPENDED');
+  const next = nextStep(r.agentState, r.agentId, r.outcome === 'SUSPENDED', r.reason?.code);
   if (next) out.push(next);
   return out.join('\n');
 }
 
+/** What a budget stop needs before the unlock: the shared and cost budgets are raised apart (the reason says how). */
+function budgetHint(reason?: string): string {
+  if (reason === 'SHARED_BUDGET_EXHAUSTED' || reason === 'COST_BUDGET_EXHAUSTED')
+    return ' (once an admin raised the budget, as the reason says)';
+  return ' (with --add-tokens N after a budget stop)';
+}
+
 /** What a human does about a locked agent. */
-export function nextStep(state: AgentStatus['agentState'], agentId: string, suspended: boolean): string | undefined {
+export function nextStep(
+  state: AgentStatus['agentState'],
+  agentId: string,
+  suspended: boolean,
+  reason?: string,
+): string | undefined {
   if (state === 'SAFETY_LOCKOUT')
     return `next: look at why, then \`starry unlock ${agentId}${suspended ? ' --resume' : ''}\`${suspended ? ' continues the task (plain unlock ends it ABORTED)' : ''}`;
   if (state === 'STOPPED')
-    return `next: \`starry unlock ${agentId}${suspended ? ' --resume' : ''}\`${suspended ? ' (with --add-tokens N after a budget stop)' : ''} lets it take tasks again`;
+    return `next: \`starry unlock ${agentId}${suspended ? ' --resume' : ''}\`${suspended ? budgetHint(reason) : ''} lets it take tasks again`;
   if (state === 'ERROR_PAUSED')
     return `next: fix the cause named above (credentials, config, the worker), then \`starry unlock ${agentId}\``;
   return undefined;
