@@ -65,7 +65,7 @@ export interface ActivityDeps {
  */
 export function createActivities(deps: ActivityDeps) {
   const transcripts = transcriptStore(deps.store ?? storeFromEnv());
-  const telemetry = {
+  const own = {
     traces: deps.traces ?? false,
     ...(deps.offer ? { offer: deps.offer } : {}),
     ...(deps.pricing ? { pricing: deps.pricing } : {}),
@@ -73,8 +73,8 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createLlmActivities(deps.llm ?? {}, transcripts, deps.policy, deps.metrics, deps.captureContent),
     ...(deps.toolTaskQueue
-      ? createToolQueueActivities(deps.toolTaskQueue, { ...telemetry, metrics: deps.metrics !== undefined })
-      : toolActivities(deps, transcripts, telemetry)),
+      ? createToolQueueActivities(deps.toolTaskQueue, { ...own, metrics: deps.metrics !== undefined })
+      : toolActivities(deps, transcripts, own)),
     ...createAlertActivities(deps.alerts),
     ...createBudgetActivities(),
   };
