@@ -21,9 +21,14 @@ export {
 } from './core/errors';
 
 // ---- the worker: the workflows and activities on a task queue, with the operator's policy ---------------
-export { createWorker, type CreateWorkerOptions } from './workers/worker';
+export {
+  createToolWorker,
+  createWorker,
+  type CreateToolWorkerOptions,
+  type CreateWorkerOptions,
+} from './workers/worker';
 export { connectWorker } from './workers/connection';
-export { workerConfigFromEnv, type WorkerConfig } from './workers/env';
+export { toolWorkerConfigFromEnv, workerConfigFromEnv, type WorkerConfig } from './workers/env';
 export { runWorker } from './workers/main';
 export type { MakeCurrent, VersioningOptions } from './workers/versioning';
 export { installWorkerLogger } from './workers/log';

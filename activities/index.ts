@@ -6,6 +6,7 @@ import { createBudgetActivities } from './budget';
 import { createLlmActivities, type LlmProviderOptions } from './llm';
 import type { WorkerPolicy } from '../core/worker-policy';
 import { createToolActivities, type ToolRegistry } from './tools';
+import { createToolQueueActivities } from './tool-queue';
 import { storeFromEnv, type BlobStore } from './store';
 import { transcriptStore } from './transcript';
 import type { ActivityMeter } from './metrics';
@@ -47,20 +48,63 @@ export interface ActivityDeps {
    * its model, `checkTaskLimits` refuses a task with a cost budget and no price.
    */
   pricing?: PricingTable;
+  /**
+   * The tool activities' own task queue (`STARRY_TOOL_TASK_QUEUE`): this worker then runs no tool code;
+   * its `listTools` and `checkTaskLimits` answer its own part and send the task to that queue.
+   */
+  toolTaskQueue?: string;
 }
 
+/**
+ * The activities of a worker that runs the workflows: the LLM, alert and budget ones, and the tool ones
+ * unless its tools have a task queue of their own (`deps.toolTaskQueue`).
+ *
+ * ```ts
+ * const activities = createActivities({ policy: workerConfigFromEnv().policy });
+ * ```
+ */
 export function createActivities(deps: ActivityDeps) {
   const transcripts = transcriptStore(deps.store ?? storeFromEnv());
+  const own = {
+    traces: deps.traces ?? false,
+    ...(deps.offer ? { offer: deps.offer } : {}),
+    ...(deps.pricing ? { pricing: deps.pricing } : {}),
+  };
   return {
     ...createLlmActivities(deps.llm ?? {}, transcripts, deps.policy, deps.metrics, deps.captureContent),
-    ...createToolActivities(deps.policy, transcripts, deps.registry, {
-      traces: deps.traces ?? false,
-      ...(deps.offer ? { offer: deps.offer } : {}),
-      ...(deps.captureContent ? { captureContent: true } : {}),
-      ...(deps.metrics ? { metrics: deps.metrics } : {}),
-      ...(deps.pricing ? { pricing: deps.pricing } : {}),
-    }),
+    ...(deps.toolTaskQueue
+      ? createToolQueueActivities(deps.toolTaskQueue, { ...own, metrics: deps.metrics !== undefined })
+      : toolActivities(deps, transcripts, own)),
     ...createAlertActivities(deps.alerts),
     ...createBudgetActivities(),
   };
 }
+
+/**
+ * A tool worker's activities (`starry worker --tools`): the tool ones only, named as the workflows call them.
+ *
+ * ```ts
+ * const activities = createToolWorkerActivities({ policy: workerConfigFromEnv().policy });
+ * ```
+ */
+export function createToolWorkerActivities(deps: Omit<ActivityDeps, 'llm' | 'pricing' | 'offer' | 'toolTaskQueue'>) {
+  return toolActivities(deps, transcriptStore(deps.store ?? storeFromEnv()), {
+    traces: deps.traces ?? false,
+    toolsOnly: true,
+  });
+}
+
+function toolActivities(
+  deps: ActivityDeps,
+  transcripts: ReturnType<typeof transcriptStore>,
+  options: Parameters<typeof createToolActivities>[3],
+) {
+  return createToolActivities(deps.policy, transcripts, deps.registry, {
+    ...options,
+    ...(deps.captureContent ? { captureContent: true } : {}),
+    ...(deps.metrics ? { metrics: deps.metrics } : {}),
+  });
+}
+
+/** Every activity a workflow calls, whichever worker runs it (the tool ones may be on the tool task queue). */
+export type Activities = ReturnType<typeof createActivities> & ReturnType<typeof createToolWorkerActivities>;

@@ -131,6 +131,11 @@ export interface TaskRunInput {
   traceparent?: string;
   /** The shared budget's lease the task holds (config `budget`), carried when it continues as new. */
   lease?: HeldLease;
+  /**
+   * The tool activities' task queue, as the workflow worker named it at the task's start (`listTools`),
+   * carried when it continues as new. Absent: the tools run on the workflow's own queue.
+   */
+  toolTaskQueue?: string;
 }
 
 /** What a task's next run takes over when it continues as new, besides the checkpoint. */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { ConfigError } from '../core/errors';
-import { workerConfigFromEnv } from './env';
+import { toolWorkerConfigFromEnv, workerConfigFromEnv } from './env';
 
 describe('workerConfigFromEnv', () => {
   it('defaults to the local dev server, the openstarry queue and the working directory as the root', () => {
@@ -132,5 +132,36 @@ describe('workerConfigFromEnv', () => {
       'xn--starry',
     ];
     expect(bad.map(refusal)).toEqual(bad.map(() => expect.stringMatching(/must be an S3 bucket name/)));
+  });
+});
+
+describe('STARRY_TOOL_TASK_QUEUE', () => {
+  it('gives the tools a task queue of their own only when it differs from the task queue', () => {
+    expect(workerConfigFromEnv({}, '/srv').toolTaskQueue).toBeUndefined();
+    expect(
+      workerConfigFromEnv({ STARRY_TASK_QUEUE: 'q', STARRY_TOOL_TASK_QUEUE: 'q' }, '/srv').toolTaskQueue,
+    ).toBeUndefined();
+    expect(workerConfigFromEnv({ STARRY_TOOL_TASK_QUEUE: 'tools' }, '/srv')).toMatchObject({
+      taskQueue: 'openstarry',
+      toolTaskQueue: 'tools',
+    });
+  });
+
+  it('a tool worker refuses to start with an LLM key in its environment, naming each key', () => {
+    const start = () =>
+      toolWorkerConfigFromEnv(
+        { STARRY_TOOL_TASK_QUEUE: 'tools', OPENAI_API_KEY: 'sk-x', GEMINI_API_KEY: 'g', GOOGLE_API_KEY: '' },
+        '/srv',
+      );
+    expect(start).toThrow(ConfigError);
+    expect(start).toThrow(/holds no LLM key, but OPENAI_API_KEY, GEMINI_API_KEY are set/);
+  });
+
+  it('a tool worker needs a tool task queue other than the task queue, and says how to set one', () => {
+    expect(() => toolWorkerConfigFromEnv({}, '/srv')).toThrow(/STARRY_TOOL_TASK_QUEUE is not set.*openstarry-tools/);
+    expect(() => toolWorkerConfigFromEnv({ STARRY_TOOL_TASK_QUEUE: 'openstarry' }, '/srv')).toThrow(
+      /is the task queue \(openstarry\)/,
+    );
+    expect(toolWorkerConfigFromEnv({ STARRY_TOOL_TASK_QUEUE: 'tools' }, '/srv').toolTaskQueue).toBe('tools');
   });
 });

@@ -41,6 +41,9 @@ export const WorkerEnvSchema = z.object({
   TEMPORAL_TLS_CERT: text('mTLS client certificate: PEM content or the path of a PEM file'),
   TEMPORAL_TLS_KEY: text('mTLS client key: PEM content or the path of a PEM file'),
   STARRY_TASK_QUEUE: text('the task queue; default `openstarry`'),
+  STARRY_TOOL_TASK_QUEUE: text(
+    'the task queue of the tool activities, served by `starry worker --tools`; default: the task queue (one worker runs all)',
+  ),
   STARRY_WORKFLOW_BUNDLE: text('a prebuilt workflow bundle; default lib/workflow-bundle.js'),
   STARRY_PLUGINS: text(
     'plugin modules (paths or module names, separated by commas or `:`) whose guides and context strategies the worker offers; it then bundles its workflows at start',
@@ -162,6 +165,11 @@ export type WorkerEnv = z.output<typeof WorkerEnvSchema>;
 export interface WorkerConfig {
   temporal: TemporalEnv;
   taskQueue: string;
+  /**
+   * The tool activities' own task queue (`STARRY_TOOL_TASK_QUEUE`), when it is not `taskQueue`: the
+   * workflows and LLM calls stay on `taskQueue`, tool code runs on tool workers (`starry worker --tools`).
+   */
+  toolTaskQueue?: string;
   policy: WorkerPolicy;
   alerts: Pick<AlertSinks, 'webhookUrl' | 'snsTopicArn' | 'uiUrl'>;
   llm: LlmProviderOptions;
@@ -199,9 +207,12 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
     STARRY_LOCAL_THREADS: env.STARRY_LOCAL_THREADS?.toString(),
     STARRY_LOCAL_CONTEXT: env.STARRY_LOCAL_CONTEXT?.toString(),
   };
+  const taskQueue = env.STARRY_TASK_QUEUE ?? 'openstarry';
+  const toolTaskQueue = env.STARRY_TOOL_TASK_QUEUE;
   return {
     temporal: temporalEnv(llmEnv),
-    taskQueue: env.STARRY_TASK_QUEUE ?? 'openstarry',
+    taskQueue,
+    ...(toolTaskQueue && toolTaskQueue !== taskQueue ? { toolTaskQueue } : {}),
     policy: withOwnLlmEndpoint(workerPolicy(env, cwd), openAiBaseUrl({ env: llmEnv })),
     alerts: { webhookUrl: env.STARRY_ALERT_WEBHOOK, snsTopicArn: env.STARRY_ALERT_TOPIC_ARN, uiUrl: env.STARRY_UI_URL },
     llm: {
@@ -220,6 +231,43 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
       ...(env.STARRY_MAKE_CURRENT ? { makeCurrent: env.STARRY_MAKE_CURRENT } : {}),
     },
   };
+}
+
+/** The variables that hold an LLM provider's credentials: a tool worker refuses to start with any of them set. */
+export const LLM_KEY_VARS = [
+  'OPENAI_API_KEY',
+  'STARRY_OPENAI_API_KEY',
+  'GEMINI_API_KEY',
+  'GOOGLE_API_KEY',
+  'GOOGLE_APPLICATION_CREDENTIALS',
+] as const satisfies readonly WorkerEnvName[];
+
+/**
+ * Read and check a tool worker's environment (`starry worker --tools`): it needs its own task queue,
+ * and holds no LLM key. Removing a key from `process.env` would not do: the process's initial
+ * environment stays readable in /proc/self/environ, so the key must never reach the process.
+ *
+ * ```ts
+ * const config = toolWorkerConfigFromEnv(); // throws when OPENAI_API_KEY is set
+ * ```
+ *
+ * @throws ConfigError naming the LLM keys present, or the missing `STARRY_TOOL_TASK_QUEUE`.
+ */
+export function toolWorkerConfigFromEnv(
+  raw: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): WorkerConfig & { toolTaskQueue: string } {
+  const keys = LLM_KEY_VARS.filter((name) => raw[name]?.trim());
+  if (keys.length)
+    throw new ConfigError(
+      `a tool worker holds no LLM key, but ${keys.join(', ')} ${keys.length > 1 ? 'are' : 'is'} set in its environment: start it without ${keys.length > 1 ? 'them' : 'it'} (the workers without --tools make the LLM calls)`,
+    );
+  const config = workerConfigFromEnv(raw, cwd);
+  if (!config.toolTaskQueue)
+    throw new ConfigError(
+      `a tool worker polls the tool task queue, but STARRY_TOOL_TASK_QUEUE is ${raw.STARRY_TOOL_TASK_QUEUE?.trim() ? `the task queue (${config.taskQueue})` : 'not set'}: set it to a queue of its own on every worker (e.g. STARRY_TOOL_TASK_QUEUE=${config.taskQueue}-tools), or run \`starry worker\` without --tools`,
+    );
+  return { ...config, toolTaskQueue: config.toolTaskQueue };
 }
 
 /**

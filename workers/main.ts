@@ -1,22 +1,29 @@
 /**
- * The one worker entry point: `starry worker`, and `node lib/workers/main.js` (what tests kill). Reads
+ * The one worker entry point: `starry worker` (`--tools`: a tool worker), and `node lib/workers/main.js`
+ * (what tests kill; `--tools` likewise). Reads
  * its configuration once from the environment (workers/env.ts), runs until SIGTERM or SIGINT, then lets
  * activities in flight finish for up to 45 s (the Fargate task's stopTimeout is 60 s).
  */
 import { sandboxReport } from '../activities/tools/confine';
 import { connectWorker } from './connection';
-import { workerConfigFromEnv, type WorkerConfig } from './env';
+import { toolWorkerConfigFromEnv, workerConfigFromEnv, type WorkerConfig } from './env';
 import { installWorkerLogger } from './log';
 import { startMetrics } from './metrics';
 import { shownUrl } from './otel-env';
-import { createWorker } from './worker';
+import { createToolWorker, createWorker } from './worker';
 
 /**
- * Run a worker until the process is asked to stop.
+ * Run a worker until the process is asked to stop; `tools`: a tool worker (the tool task queue, the tool
+ * activities only, no LLM key in its environment).
+ *
+ * ```ts
+ * await runWorker(undefined, { tools: true });
+ * ```
  *
  * @throws ConfigError when the environment is invalid (before anything connects).
  */
-export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): Promise<void> {
+export async function runWorker(config?: WorkerConfig, { tools = false }: { tools?: boolean } = {}): Promise<void> {
+  config ??= tools ? toolWorkerConfigFromEnv() : workerConfigFromEnv();
   // Metrics first: Prometheus' port is bound (or refused) before anything connects, and the runtime's one
   // install takes the pipeline's buffer.
   const started = config.metrics ? await startMetrics(config.metrics) : undefined;
@@ -29,18 +36,19 @@ export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): P
   }
   const connection = await connectWorker(config.temporal);
   try {
-    const worker = await createWorker({
-      connection,
-      config,
-      shutdownGraceTime: '45 seconds',
-      ...(metrics ? { metrics } : {}),
-    });
-    for (const signal of ['SIGTERM', 'SIGINT'] as const)
-      process.once(signal, () =>
-        process.stderr.write(`${signal}: stopping the worker (activities in flight may finish for 45 s)…\n`),
+    const options = { connection, config, shutdownGraceTime: '45 seconds', ...(metrics ? { metrics } : {}) } as const;
+    stopOnSignals();
+    if (tools) {
+      const worker = await createToolWorker(options);
+      process.stderr.write(
+        `tool worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.toolTaskQueue}: tool calls only, no workflows, no LLM key); SIGTERM or Ctrl-C stops it\n${await sandboxReport(config.policy.limits)}\n`,
       );
+      await worker.run();
+      return;
+    }
+    const worker = await createWorker(options);
     process.stderr.write(
-      `worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.taskQueue}, version ${worker.version.buildId} of deployment ${worker.version.deploymentName}); SIGTERM or Ctrl-C stops it\n`,
+      `worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.taskQueue}${config.toolTaskQueue ? `, tools on task queue ${config.toolTaskQueue} (no tool code here)` : ''}, version ${worker.version.buildId} of deployment ${worker.version.deploymentName}); SIGTERM or Ctrl-C stops it\n`,
     );
     if (config.plugins?.length)
       process.stderr.write(
@@ -53,7 +61,7 @@ export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): P
       );
     if (metrics) process.stderr.write(`metrics: ${metrics.where} as service ${config.metrics!.serviceName}\n`);
     // Whether programs can run here at all, and what bounds them: an operator's first question.
-    process.stderr.write(`${await sandboxReport(config.policy.limits)}\n`);
+    if (!config.toolTaskQueue) process.stderr.write(`${await sandboxReport(config.policy.limits)}\n`);
     // The SDK shuts the worker down on SIGTERM/SIGINT; run() returns once it has drained.
     await worker.run();
   } finally {
@@ -63,8 +71,15 @@ export async function runWorker(config: WorkerConfig = workerConfigFromEnv()): P
   }
 }
 
+function stopOnSignals(): void {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const)
+    process.once(signal, () =>
+      process.stderr.write(`${signal}: stopping the worker (activities in flight may finish for 45 s)…\n`),
+    );
+}
+
 if (require.main === module) {
-  runWorker().catch((err) => {
+  runWorker(undefined, { tools: process.argv.includes('--tools') }).catch((err) => {
     process.stderr.write(`worker failed: ${err instanceof Error ? err.message : String(err)}\n`);
     process.exit(1);
   });

@@ -1,6 +1,8 @@
 /**
  * The worker: the agent and task workflows plus every activity, on one task queue, as one Worker
- * Deployment Version (workers/versioning.ts).
+ * Deployment Version (workers/versioning.ts). With `STARRY_TOOL_TASK_QUEUE`, two kinds: the workflow
+ * worker (workflows, LLM calls, no tool code) and tool workers (`createToolWorker`: the tool activities
+ * only, on that queue).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -13,9 +15,9 @@ import {
   type WorkerOptions,
 } from '@temporalio/worker';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
-import { createActivities, type ActivityDeps } from '../activities';
+import { createActivities, createToolWorkerActivities, type ActivityDeps } from '../activities';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
-import { workerConfigFromEnv, type WorkerConfig } from './env';
+import { toolWorkerConfigFromEnv, workerConfigFromEnv, type WorkerConfig } from './env';
 import { workflowBundleOptions } from './bundle';
 import { loadPlugins, pluginWorkflowsEntry, workerOffer, type LoadedPlugins } from './plugins';
 import type { WorkerMetrics } from './metrics';
@@ -167,6 +169,10 @@ async function workflowCode(bundlePath?: string, plugins?: LoadedPlugins): Promi
  */
 export async function createWorker(opts: CreateWorkerOptions): Promise<VersionedWorker> {
   const config = opts.config ?? workerConfigFromEnv();
+  if (config.toolTaskQueue && opts.tools?.length)
+    throw new ConfigError(
+      `this worker's tools run on the tool task queue ${config.toolTaskQueue} (STARRY_TOOL_TASK_QUEUE), not here: give them to createToolWorker({ tools }) on the tool workers`,
+    );
   const namespace = opts.namespace ?? config.temporal.namespace;
   const registry = opts.activities?.registry ?? new ToolRegistry(opts.tools ?? []);
   const versioning = { ...config.versioning, ...opts.versioning };
@@ -178,11 +184,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
     opts.workflowBundlePath ?? (opts.plugins?.length ? undefined : config.workflowBundlePath),
     plugins,
   );
-  const tracingConfig = opts.tracing ?? config.tracing;
-  const tracing = tracingConfig ? startTracing(tracingConfig, opts.tracingLog) : undefined;
-  const interceptors: WorkerOptions['interceptors'] = tracing
-    ? { ...opts.interceptors, activity: [...(opts.interceptors?.activity ?? []), tracing.activityInterceptor] }
-    : opts.interceptors;
+  const { tracingConfig, tracing, interceptors } = tracedActivities(opts, config);
   const version: WorkerDeploymentVersion = {
     deploymentName: versioning.deploymentName ?? DEPLOYMENT_NAME,
     buildId: versioning.buildId ?? buildIdOf(code),
@@ -198,6 +200,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
       policy: opts.activities?.policy ?? config.policy,
       registry,
       offer: workerOffer(plugins),
+      ...(config.toolTaskQueue ? { toolTaskQueue: config.toolTaskQueue } : {}),
       traces: tracing !== undefined,
       ...(tracingConfig && tracingConfig.captureContent ? { captureContent: true } : {}),
       ...(opts.metrics ? { metrics: opts.metrics.activityMeter } : {}),
@@ -205,10 +208,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
       alerts: { ...config.alerts, namespace, ...opts.activities?.alerts },
     }),
     ...(opts.shutdownGraceTime ? { shutdownGraceTime: opts.shutdownGraceTime } : {}),
-    // Heartbeats reach the server at least every 500 ms, so a cancellation (SYSTEM_HALT) lands fast.
-    maxHeartbeatThrottleInterval: '500 milliseconds',
-    defaultHeartbeatThrottleInterval: '500 milliseconds',
-    ...(opts.identity ? { identity: opts.identity } : {}),
+    ...activityWorkerOptions(opts),
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...(interceptors ? { interceptors } : {}),
     // Registered traced or not: a workflow that traced once may replay on any worker of its version.
@@ -240,6 +240,97 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
     return running.finally(() => Promise.all([registry.close(), tracing?.shutdown().catch(() => undefined)]));
   };
   return worker;
+}
+
+/** Options of `createToolWorker`: those of `createWorker` that a worker without workflows and LLM calls has. */
+export type CreateToolWorkerOptions = Pick<
+  CreateWorkerOptions,
+  | 'connection'
+  | 'namespace'
+  | 'taskQueue'
+  | 'tools'
+  | 'identity'
+  | 'shutdownGraceTime'
+  | 'interceptors'
+  | 'tracing'
+  | 'tracingLog'
+  | 'metrics'
+> & {
+  /** Its configuration; default: read from its environment, which must hold no LLM key (workers/env.ts). */
+  config?: WorkerConfig;
+  /** Tool activity settings over the config's (tests pass their own policy). */
+  activities?: Partial<Pick<ActivityDeps, 'policy' | 'store' | 'registry' | 'alerts'>>;
+};
+
+/**
+ * Create a tool worker (`starry worker --tools`): the tool activities only (built-in, the worker's own,
+ * MCP; the tool half of the submit check), on the tool task queue, no workflows and no LLM call. It is
+ * not versioned: the tool activities' contract is their input, which versions keep compatible.
+ *
+ * ```ts
+ * const worker = await createToolWorker({ connection: await connectWorker() });
+ * await worker.run();
+ * ```
+ *
+ * @throws ConfigError when no tool task queue is configured, or (from the environment) an LLM key is set.
+ */
+export async function createToolWorker(opts: CreateToolWorkerOptions): Promise<Worker> {
+  const config = opts.config ?? toolWorkerConfigFromEnv();
+  const taskQueue = opts.taskQueue ?? config.toolTaskQueue;
+  if (!taskQueue)
+    throw new ConfigError('a tool worker needs its task queue: set STARRY_TOOL_TASK_QUEUE (or give taskQueue)');
+  const registry = opts.activities?.registry ?? new ToolRegistry(opts.tools ?? []);
+  const { tracingConfig, tracing, interceptors } = tracedActivities(opts, config);
+  const worker = await Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace ?? config.temporal.namespace,
+    taskQueue,
+    activities: createToolWorkerActivities({
+      ...opts.activities,
+      policy: opts.activities?.policy ?? config.policy,
+      registry,
+      traces: tracing !== undefined,
+      ...(tracingConfig && tracingConfig.captureContent ? { captureContent: true } : {}),
+      ...(opts.metrics ? { metrics: opts.metrics.activityMeter } : {}),
+    }),
+    ...(opts.shutdownGraceTime ? { shutdownGraceTime: opts.shutdownGraceTime } : {}),
+    ...activityWorkerOptions(opts),
+    ...(interceptors ? { interceptors } : {}),
+  });
+  const run = worker.run.bind(worker);
+  worker.run = () => run().finally(() => Promise.all([registry.close(), tracing?.shutdown().catch(() => undefined)]));
+  return worker;
+}
+
+/** The worker's traces (over its config's) and the activity interceptor that opens their spans. */
+function tracedActivities(
+  opts: Pick<CreateWorkerOptions, 'tracing' | 'tracingLog' | 'interceptors'>,
+  config: WorkerConfig,
+): {
+  tracingConfig?: TracingConfig | false;
+  tracing?: ReturnType<typeof startTracing>;
+  interceptors?: WorkerOptions['interceptors'];
+} {
+  const tracingConfig = opts.tracing ?? config.tracing;
+  const tracing = tracingConfig ? startTracing(tracingConfig, opts.tracingLog) : undefined;
+  const interceptors: WorkerOptions['interceptors'] = tracing
+    ? { ...opts.interceptors, activity: [...(opts.interceptors?.activity ?? []), tracing.activityInterceptor] }
+    : opts.interceptors;
+  return {
+    ...(tracingConfig ? { tracingConfig } : {}),
+    ...(tracing ? { tracing } : {}),
+    ...(interceptors ? { interceptors } : {}),
+  };
+}
+
+/** What every worker that runs activities sets: fast heartbeats, and its identity when given. */
+function activityWorkerOptions(opts: Pick<CreateWorkerOptions, 'identity'>): Partial<WorkerOptions> {
+  return {
+    // Heartbeats reach the server at least every 500 ms, so a cancellation (SYSTEM_HALT) lands fast.
+    maxHeartbeatThrottleInterval: '500 milliseconds',
+    defaultHeartbeatThrottleInterval: '500 milliseconds',
+    ...(opts.identity ? { identity: opts.identity } : {}),
+  };
 }
 
 /** What the versioning step says goes to the worker's log (stderr, like its start line). */

@@ -22,7 +22,7 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
+import type { Activities } from '../activities';
 import type { SubmittedTask } from '../activities/tools';
 import { AgentEntity, newAgentData, type AgentData, type NextRun } from '../core/agent-entity';
 import { budgetRefFor } from '../core/budget';
@@ -66,19 +66,41 @@ import {
   unlockUpdate,
 } from './messages';
 import { searchAttributes, startAttributes } from './search-attributes';
+import { noToolWorker, notPicked, TOOL_QUEUE_START_TIMEOUT } from './tool-queue';
 import type { taskWorkflow } from './task';
 import { typed } from './typed';
-
-type Activities = ReturnType<typeof createActivities>;
 
 // A regular activity, not a local one: several submits check at once, and concurrent local activities
 // resume their handlers in completion order live but in scheduling order on replay, which reorders the
 // handlers' commands. Activity completions are history events, so the order replays exactly.
-const { checkTaskLimits } = proxyActivities<Activities>({
+const checkOptions = {
   startToCloseTimeout: '10 seconds',
   scheduleToCloseTimeout: '1 minute',
   retry: { initialInterval: '200 milliseconds', maximumAttempts: 3 },
-});
+} as const;
+const { checkTaskLimits: checkOnWorkflowWorker } = proxyActivities<Activities>(checkOptions);
+
+/**
+ * The worker's submit check. A workflow worker whose tools run on a queue of their own answers its part
+ * and names that queue: a tool worker there checks its policy and tools. None polls it: refused within
+ * seconds, saying which queue and what to start.
+ */
+async function checkTaskLimits(task: SubmittedTask): Promise<{ refused?: string }> {
+  const first = await checkOnWorkflowWorker(task);
+  const queue = first.toolTaskQueue;
+  if (first.refused || !queue) return first;
+  const { checkTaskLimits: onToolWorker } = proxyActivities<Activities>({
+    ...checkOptions,
+    taskQueue: queue,
+    scheduleToStartTimeout: TOOL_QUEUE_START_TIMEOUT,
+  });
+  try {
+    return await onToolWorker(task);
+  } catch (err) {
+    if (notPicked(err)) return { refused: noToolWorker(queue) };
+    throw err;
+  }
+}
 
 const { alert } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',

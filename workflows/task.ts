@@ -23,7 +23,8 @@ import {
   type ActivityOptions,
   type LocalActivityOptions,
 } from '@temporalio/workflow';
-import type { createActivities } from '../activities';
+import type { Duration } from '@temporalio/common';
+import type { Activities } from '../activities';
 import type { ToolExecutionResult } from '../core/errors';
 import { budgetRefFor, LeaseHolder, sharedBudgetLock } from '../core/budget';
 import type { LlmCallInput, LlmResponse } from '../core/llm';
@@ -44,6 +45,7 @@ import {
 } from '../core/telemetry';
 import type { AgentState, TaskOutcome } from '../core/types';
 import { factsOf, isWorkerLoss } from './activity-facts';
+import { noToolWorkerError, notPicked, TOOL_CALL_START_TIMEOUT, TOOL_QUEUE_START_TIMEOUT } from './tool-queue';
 import {
   TASK_FAILED,
   approvalDecidedSignal,
@@ -74,18 +76,21 @@ import {
 
 export type { TaskRunInput, TaskRunOutput } from '../core/task-run';
 
-type Activities = ReturnType<typeof createActivities>;
-
 /**
  * Run one task: ticks of context → LLM → tools until a final answer, a breaker, a halt or a failure.
  */
 export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> {
   const { config } = input;
   const options = callOptions(input);
-  const { llm, tool, summarize } = proxyActivities<Activities>(options.llm);
+  const { llm, tool, summarize, listTools: listOnToolQueue } = proxyActivities<Activities>(options.llm);
   // A local activity: the listing is short and the worker running this workflow has the tools, so it
   // costs the task no extra workflow task (and no round trip through the server) before its first tick.
   const { listTools, budgetLease } = proxyLocalActivities<Activities>(options.listTools);
+  // The tool activities' own queue, when the workflow worker's listing named one (carried when the task
+  // continues as new): there the listing and every tool call go, waiting only so long for a tool worker.
+  let toolQueue = input.toolTaskQueue;
+  const onToolQueue = (opts: ActivityOptions, wait: Duration): ActivityOptions =>
+    toolQueue ? { ...opts, taskQueue: toolQueue, scheduleToStartTimeout: wait } : opts;
   const run = new TaskRun(input, workflowInfo().workflowId, { store: true });
   // A shared budget (config `budget`): the task draws from it in leases (docs/ARCHITECTURE.md#budget-manager).
   const lease = config.budget
@@ -127,6 +132,12 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
       return cancellable(what, fn, lost + 1);
     });
   }
+
+  /** A tool activity's facts; one no tool worker picked up says which queue and what to start. */
+  const toolFacts = (err: unknown, source: string): ReturnType<typeof factsOf> =>
+    toolQueue && notPicked(err)
+      ? { error: noToolWorkerError(toolQueue, source), retriesExhausted: false }
+      : factsOf(err, source);
 
   // The task's span (workflows/telemetry.ts), once the worker said it traces; TaskRun's facts become its
   // events, and their counts the worker's counters once it said it meters.
@@ -203,10 +214,20 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
     // A run that continued as new carries its tools in its input.
     if (!input.tools) {
       try {
-        const listed = await cancellable('tools', () =>
-          listTools({ workspace: config.workspace, tools: config.tools, llm: config.llm }),
-        );
-        run.offer(listed.specs, listed.shellAllow, listed.approval);
+        const request = { workspace: config.workspace, tools: config.tools, llm: config.llm };
+        const listed = await cancellable('tools', () => listTools(request));
+        let tools: Pick<typeof listed, 'specs' | 'shellAllow' | 'approval'> = listed;
+        if (listed.toolTaskQueue) {
+          // The workflow worker runs no tool code: a tool worker lists the tools; the price and the
+          // telemetry stay the workflow worker's.
+          toolQueue = listed.toolTaskQueue;
+          tools = await cancellable('tools', () =>
+            listOnToolQueue.executeWithOptions(onToolQueue(options.listOnToolQueue, TOOL_QUEUE_START_TIMEOUT), [
+              request,
+            ]),
+          );
+        }
+        run.offer(tools.specs, tools.shellAllow, tools.approval);
         // The agent's price for its model wins over the worker's; the answer is in the history, so a replay prices alike.
         run.priced(priceFor(config.pricing, config.llm) ?? listed.price);
         // The worker's answer is in the history: a replay turns tracing and metrics on (or not) the same way.
@@ -214,7 +235,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
         if (listed.telemetry?.metrics) enableMetrics();
       } catch (err) {
         if (halted() && isCancellation(err)) return finish(run.cancelled());
-        return finish(run.setupFailed(factsOf(err, 'listTools').error));
+        return finish(run.setupFailed(toolFacts(err, 'listTools').error));
       }
     } else {
       if (input.traced) enableTracing();
@@ -254,6 +275,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
           ...(tracingEnabled() ? { traced: true } : {}),
           ...(metricsEnabled() ? { metered: true } : {}),
           ...(lease ? { lease: lease.data } : {}),
+          ...(toolQueue ? { toolTaskQueue: toolQueue } : {}),
         });
       }
       const stop = run.startTick({ events: info.historyLength, bytes: info.historySize });
@@ -349,19 +371,22 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
           let result: ToolExecutionResult;
           try {
             result = await cancellable(step.summary, () =>
-              tool.executeWithOptions({ ...options.tool, summary: step.summary }, [
-                {
-                  name: toolCall.name,
-                  args: step.args,
-                  tick,
-                  callId,
-                  workspace: config.workspace,
-                  tools: config.tools,
-                  toolTimeoutMs: config.safety.toolTimeoutMs,
-                  maxRetryDelayMs: config.retry.maximumIntervalMs,
-                  keep: { llmCallId: toolCall.id, maxChars: run.resultChars(next.calls.length) },
-                },
-              ]),
+              tool.executeWithOptions(
+                { ...onToolQueue(options.tool, TOOL_CALL_START_TIMEOUT), summary: step.summary },
+                [
+                  {
+                    name: toolCall.name,
+                    args: step.args,
+                    tick,
+                    callId,
+                    workspace: config.workspace,
+                    tools: config.tools,
+                    toolTimeoutMs: config.safety.toolTimeoutMs,
+                    maxRetryDelayMs: config.retry.maximumIntervalMs,
+                    keep: { llmCallId: toolCall.id, maxChars: run.resultChars(next.calls.length) },
+                  },
+                ],
+              ),
             );
           } catch (err) {
             markFailed(span, err);
@@ -370,7 +395,7 @@ export async function taskWorkflow(input: TaskRunInput): Promise<TaskRunOutput> 
               run.toolCancelled(step.pending);
               return undefined;
             }
-            const end = run.toolFailed(step.pending, factsOf(err, toolCall.name));
+            const end = run.toolFailed(step.pending, toolFacts(err, toolCall.name));
             flush(span);
             return end;
           }
@@ -448,6 +473,8 @@ function callOptions({ config }: TaskRunInput): {
   llm: ActivityOptions;
   tool: ActivityOptions;
   listTools: LocalActivityOptions;
+  /** The listing on a tool worker (it sends no heartbeats: an MCP server may take a while to start). */
+  listOnToolQueue: ActivityOptions;
 } {
   const common = {
     retry: {
@@ -464,10 +491,12 @@ function callOptions({ config }: TaskRunInput): {
     startToCloseTimeout: config.safety.llmTimeoutMs,
     heartbeatTimeout: '10 seconds',
   };
+  const listing = { ...common, startToCloseTimeout: config.safety.toolTimeoutMs };
   return {
     llm,
     tool: { ...llm, startToCloseTimeout: config.safety.toolTimeoutMs },
-    listTools: { ...common, startToCloseTimeout: config.safety.toolTimeoutMs },
+    listTools: listing,
+    listOnToolQueue: listing,
   };
 }
 

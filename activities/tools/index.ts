@@ -292,14 +292,18 @@ export function createToolActivities(
     metrics?: ActivityMeter;
     captureContent?: boolean;
     offer?: WorkerOffer;
+    /**
+     * A tool worker's (`starry worker --tools`): its submit check is the policy's and its tools' only; the
+     * workflow worker checked the rest (`refusedByWorkflowWorker`).
+     */
+    toolsOnly?: boolean;
   } & WorkerPrices = {},
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
   listTools(req: ListToolsRequest): Promise<ListedTools>;
-  checkTaskLimits(task: SubmittedTask): Promise<{ refused?: string }>;
+  checkTaskLimits(task: SubmittedTask): Promise<TaskLimitsAnswer>;
 } {
   const { pricing } = options;
-  const offer = options.offer ?? { guides: guideIds() };
   const journalDir = policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
   // Sandboxes a killed predecessor on this host left behind end now, not at their next shell call.
   reapOrphanedSandboxes().catch(() => undefined);
@@ -378,14 +382,7 @@ export function createToolActivities(
           shellAllow: withWorkerDefaults(req.tools, policy).shellAllow,
           ...(policy?.approval ? { approval: policy.approval } : {}),
           ...(price ? { price } : {}),
-          ...(options.traces || options.metrics
-            ? {
-                telemetry: {
-                  ...(options.traces ? { traces: true as const } : {}),
-                  ...(options.metrics ? { metrics: true as const } : {}),
-                },
-              }
-            : {}),
+          ...telemetryOf(options.traces, !!options.metrics),
         };
       } catch (err) {
         if (cancellationSignal.aborted) throw err;
@@ -400,7 +397,7 @@ export function createToolActivities(
      * price for its model (neither its own nor this worker's), is refused to its submitter, before it is
      * queued.
      */
-    async checkTaskLimits(task: SubmittedTask): Promise<{ refused?: string }> {
+    async checkTaskLimits(task: SubmittedTask): Promise<TaskLimitsAnswer> {
       try {
         await checkPolicy(policy, task, 'submitTask');
       } catch (err) {
@@ -409,19 +406,40 @@ export function createToolActivities(
       }
       const refused =
         registry.refusedAllow(task.tools) ??
-        refusedChoices(offer, { guide: task.guide, contextStrategy: task.context?.strategy }) ??
-        (task.costBudgetUsd !== undefined && task.llm ? unpricedRefusal(task.llm, task.pricing, pricing) : undefined);
-      if (refused) return { refused };
-      // The config's shared budget must exist: a task would otherwise stop at its first LLM call.
-      const missing = task.budget ? await budgetMissing(Context.current().client, task.budget) : undefined;
-      return missing ? { refused: missing } : {};
+        (options.toolsOnly ? undefined : await refusedByWorkflowWorker(task, options));
+      return refused ? { refused } : {};
     },
   };
+}
+
+/**
+ * The half of the submit check that belongs to the worker running the workflows and LLM calls: its
+ * guides and context strategies (workers/plugins.ts), its price table, the shared budget the config names.
+ */
+export async function refusedByWorkflowWorker(
+  task: SubmittedTask,
+  { offer = { guides: guideIds() }, pricing }: { offer?: WorkerOffer } & WorkerPrices,
+): Promise<string | undefined> {
+  const refused =
+    refusedChoices(offer, { guide: task.guide, contextStrategy: task.context?.strategy }) ??
+    (task.costBudgetUsd !== undefined && task.llm ? unpricedRefusal(task.llm, task.pricing, pricing) : undefined);
+  if (refused) return refused;
+  // The config's shared budget must exist: a task would otherwise stop at its first LLM call.
+  return task.budget ? await budgetMissing(Context.current().client, task.budget) : undefined;
 }
 
 /** The worker's price table (`STARRY_PRICING`), which `listTools` and `checkTaskLimits` consult. */
 export interface WorkerPrices {
   pricing?: PricingTable;
+}
+
+/**
+ * What `checkTaskLimits` answers: why the task is refused, if it is; a workflow worker whose tools run on
+ * a task queue of their own (`STARRY_TOOL_TASK_QUEUE`) names it, and the agent asks a tool worker there too.
+ */
+export interface TaskLimitsAnswer {
+  refused?: string;
+  toolTaskQueue?: string;
 }
 
 /**
@@ -460,6 +478,20 @@ export interface ListedTools {
   telemetry?: { traces?: true; metrics?: true };
   /** The price of the task's LLM in this worker's table (`STARRY_PRICING`), when it has one. */
   price?: Price;
+  /**
+   * Present when the workflow worker runs no tool code (`STARRY_TOOL_TASK_QUEUE`): its answer lists no
+   * tools but names the queue where tool workers list them and run the calls. The history keeps it, so a
+   * replay routes the same.
+   */
+  toolTaskQueue?: string;
+}
+
+/** The `telemetry` of a `listTools` answer: whether the worker running the workflows traces and meters. */
+export function telemetryOf(traces?: boolean, metrics?: boolean): Pick<ListedTools, 'telemetry'> {
+  if (!traces && !metrics) return {};
+  return {
+    telemetry: { ...(traces ? { traces: true as const } : {}), ...(metrics ? { metrics: true as const } : {}) },
+  };
 }
 
 /**

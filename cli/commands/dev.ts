@@ -26,31 +26,51 @@ export function devCommands(program: Command): void {
     .option('--api-port <n>', 'port of the HTTP API beside the worker (0: none)', parsePort, 8080)
     .option('--otel', "trace the worker's tasks to a trace viewer served here, and its metrics to Prometheus on :9464")
     .option('--otel-port <n>', 'port of the trace viewer (0: any free port)', parsePort, TRACE_VIEWER_PORT)
-    .action(async (o: { port: number; db?: string; apiPort: number; otel?: boolean; otelPort: number }) => {
-      // Before the worker reads its environment: its exporter points at the viewer.
-      const otel = o.otel ? await startOtel(o.otelPort) : undefined;
-      const { startDevServer } = await import('../../dev/dev-server');
-      const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
-      process.env.TEMPORAL_ADDRESS = server.address;
-      const w = await (await import('../../dev/embedded')).startEmbeddedWorker(temporalEnv());
-      // The API comes up beside the worker; with no auth configured it is the loopback-only dev mode.
-      const secured = !!(process.env.STARRY_API_JWT_SECRET || process.env.STARRY_API_JWKS_URL);
-      const api = o.apiPort
-        ? await startApi(o.apiPort, !secured).catch(
-            (err: Error) => void sayErr(`starry: the HTTP API did not start: ${err.message}\n`),
-          )
-        : undefined;
-      sayErr(
-        `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}${otel ? `${otel.line}\n` : ''}worker running on task queue ${TASK_QUEUE}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
-      );
-      await untilSignal();
-      sayErr(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
-      await api?.close();
-      await w.stop();
-      await otel?.viewer.close();
-      await server.stop();
-      sayErr(`stopped${server.started ? ` (agents are kept in ${server.dbFile ?? 'the SQLite file'})` : ''}\n`);
-    });
+    .option(
+      '--tool-worker',
+      `tools on a task queue of their own (STARRY_TOOL_TASK_QUEUE, default ${TASK_QUEUE}-tools) served by a tool worker process without the LLM keys; on whenever STARRY_TOOL_TASK_QUEUE is set`,
+    )
+    .action(
+      async (o: {
+        port: number;
+        db?: string;
+        apiPort: number;
+        otel?: boolean;
+        otelPort: number;
+        toolWorker?: boolean;
+      }) => {
+        // Before the worker reads its environment: its exporter points at the viewer.
+        const otel = o.otel ? await startOtel(o.otelPort) : undefined;
+        const { startDevServer } = await import('../../dev/dev-server');
+        const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
+        process.env.TEMPORAL_ADDRESS = server.address;
+        if (o.toolWorker) process.env.STARRY_TOOL_TASK_QUEUE ||= `${TASK_QUEUE}-tools`;
+        const toolQueue = process.env.STARRY_TOOL_TASK_QUEUE;
+        const tools =
+          toolQueue && toolQueue !== TASK_QUEUE
+            ? await (await import('../../dev/tool-worker')).startToolWorkerProcess()
+            : undefined;
+        const w = await (await import('../../dev/embedded')).startEmbeddedWorker(temporalEnv());
+        // The API comes up beside the worker; with no auth configured it is the loopback-only dev mode.
+        const secured = !!(process.env.STARRY_API_JWT_SECRET || process.env.STARRY_API_JWKS_URL);
+        const api = o.apiPort
+          ? await startApi(o.apiPort, !secured).catch(
+              (err: Error) => void sayErr(`starry: the HTTP API did not start: ${err.message}\n`),
+            )
+          : undefined;
+        sayErr(
+          `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}${otel ? `${otel.line}\n` : ''}worker running on task queue ${TASK_QUEUE}${tools ? `, a tool worker (pid ${tools.child.pid}, no LLM key) on ${toolQueue}` : ''}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
+        );
+        await untilSignal();
+        sayErr(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
+        await api?.close();
+        await w.stop();
+        await tools?.stop();
+        await otel?.viewer.close();
+        await server.stop();
+        sayErr(`stopped${server.started ? ` (agents are kept in ${server.dbFile ?? 'the SQLite file'})` : ''}\n`);
+      },
+    );
 
   program
     .command('demo')

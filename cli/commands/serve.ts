@@ -17,10 +17,14 @@ export function serveCommands(program: Command): void {
       '--set-current',
       "make this worker's version the current one once it polls (STARRY_MAKE_CURRENT=always; docs/ARCHITECTURE.md#versioning)",
     )
-    .action(async (o: { setCurrent?: boolean }) => {
+    .option(
+      '--tools',
+      'a tool worker: polls STARRY_TOOL_TASK_QUEUE and runs tool calls only (no workflows, no LLM calls); refuses to start with an LLM key in its environment',
+    )
+    .action(async (o: { setCurrent?: boolean; tools?: boolean }) => {
       if (o.setCurrent) process.env.STARRY_MAKE_CURRENT = 'always';
       // runWorker installs the worker's logger: every failure as one line, pain included.
-      await (await import('../../workers/main')).runWorker();
+      await (await import('../../workers/main')).runWorker(undefined, { tools: !!o.tools });
     });
 
   program

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { projectRoot } from '../../dev/paths';
 import { eventually } from '../../dev/poll';
+import { toolWorkerEnv } from '../../dev/tool-worker';
 import { address } from './harness';
 
 /** More for a worker process: variables over this process's environment, and a place for what it prints. */
@@ -17,6 +18,11 @@ export interface WorkerProcessOptions {
   output?: string[];
   /** JavaScript to run instead of lib/workers/main.js; it prints "worker ready" once its worker runs. */
   script?: string;
+  /**
+   * A tool worker (`--tools`) whose tool task queue is `taskQueue` (the workflows' queue: `env.STARRY_TASK_QUEUE`),
+   * started without the LLM keys of this process's environment.
+   */
+  tools?: boolean;
 }
 
 /**
@@ -36,7 +42,8 @@ export async function startWorkerProcess(
       const { pollers } = await connection.workflowService.describeTaskQueue({
         namespace: 'default',
         taskQueue: { name: taskQueue, kind: 1 },
-        taskQueueType: 1,
+        // A tool worker polls for activities only.
+        taskQueueType: opts.tools ? 2 : 1,
       });
       return pollers?.length ? true : undefined;
     });
@@ -49,9 +56,13 @@ export async function startWorkerProcess(
 function readyWorker(taskQueue: string, serverAddress: string, opts: WorkerProcessOptions): Promise<ChildProcess> {
   const main = path.join(projectRoot(), 'lib', 'workers', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm test does it)`);
-  const child = spawn(process.execPath, opts.script ? ['-e', opts.script] : [main], {
+  const queues = opts.tools
+    ? { STARRY_TASK_QUEUE: `${taskQueue}-workflows`, STARRY_TOOL_TASK_QUEUE: taskQueue }
+    : { STARRY_TASK_QUEUE: taskQueue };
+  const env = { ...process.env, TEMPORAL_ADDRESS: serverAddress, ...queues, ...opts.env };
+  const child = spawn(process.execPath, opts.script ? ['-e', opts.script] : opts.tools ? [main, '--tools'] : [main], {
     cwd: projectRoot(),
-    env: { ...process.env, TEMPORAL_ADDRESS: serverAddress, STARRY_TASK_QUEUE: taskQueue, ...opts.env },
+    env: opts.tools ? toolWorkerEnv(env) : env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   return new Promise((resolve, reject) => {
