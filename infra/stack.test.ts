@@ -50,18 +50,29 @@ interface Container {
   Secrets?: { Name: string }[];
   [key: string]: unknown;
 }
-/** The containers of the (first) worker task definition. */
-function containers(t: Template): Container[] {
-  const [def] = Object.values(t.findResources('AWS::ECS::TaskDefinition'));
-  return def?.Properties.ContainerDefinitions as Container[];
+/** The task definitions whose logical id starts with `prefix` (`Workers` or `ToolWorkers`, then the build id). */
+function taskDefs(t: Template, prefix = 'Workers') {
+  return Object.entries(t.findResources('AWS::ECS::TaskDefinition'))
+    .filter(([id]) => id.startsWith(prefix))
+    .map(([, def]) => def as { Properties: Record<string, unknown> & { ContainerDefinitions: Container[] } });
 }
-function taskRoleStatements(t: Template) {
+/** The containers of the (first) workflow worker task definition, or of the tool workers'. */
+function containers(t: Template, prefix = 'Workers'): Container[] {
+  return taskDefs(t, prefix)[0]?.Properties.ContainerDefinitions ?? [];
+}
+/** The statements of the one policy of a role (its logical id starts with `role`). */
+function roleStatements(t: Template, role: string) {
   const policies = Object.values(t.findResources('AWS::IAM::Policy')).filter((p) =>
-    JSON.stringify(p).includes('WorkerTaskRole'),
+    (p.Properties.Roles as { Ref?: string }[]).some((r) => r.Ref?.startsWith(role)),
   );
   expect(policies).toHaveLength(1);
-  return policies[0]?.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[];
+  return policies[0]?.Properties.PolicyDocument.Statement as {
+    Action: string | string[];
+    Resource: unknown;
+    Condition?: unknown;
+  }[];
 }
+const taskRoleStatements = (t: Template) => roleStatements(t, 'WorkerTaskRole');
 const bucketArn = { 'Fn::GetAtt': [expect.stringMatching(/^Transcripts/), 'Arn'] };
 const objects = { 'Fn::Join': ['', [bucketArn, '/*']] };
 /** What the worker's own code may do: alerts and transcripts. */
@@ -91,8 +102,9 @@ describe('the workers on Fargate', () => {
           Environment: Match.arrayWith([
             { Name: 'TEMPORAL_ADDRESS', Value: 'my-ns.a1b2c.tmprl.cloud:7233' },
             { Name: 'TEMPORAL_NAMESPACE', Value: 'my-ns.a1b2c' },
-            Match.objectLike({ Name: 'STARRY_ALERT_TOPIC_ARN' }),
+            { Name: 'STARRY_TOOL_TASK_QUEUE', Value: 'openstarry-tools' },
             { Name: 'STARRY_STORE_BUCKET', Value: { Ref: Match.stringLikeRegexp('^Transcripts') } },
+            Match.objectLike({ Name: 'STARRY_ALERT_TOPIC_ARN' }),
           ]),
           Secrets: [
             Match.objectLike({ Name: 'OPENAI_API_KEY', ValueFrom: { Ref: Match.stringLikeRegexp('^OpenAiApiKey') } }),
@@ -117,11 +129,14 @@ describe('the workers on Fargate', () => {
   it('run each worker version as its own service, named by its build id: the new one makes itself current, a draining one keeps its pinned tasks until it is dropped', () => {
     const { template: t } = synthDraining();
     const services = t.findResources('AWS::ECS::Service');
+    // Each version has its workflow workers and its tool workers.
     expect(Object.keys(services).map((id) => id.replace(/[0-9A-F]{8}$/, ''))).toEqual([
       'Workers010aaaaaaaaaaaaService',
+      'ToolWorkers010aaaaaaaaaaaaService',
       'Workers010bbbbbbbbbbbbService',
+      'ToolWorkers010bbbbbbbbbbbbService',
     ]);
-    const defs = Object.values(t.findResources('AWS::ECS::TaskDefinition')) as Array<{
+    const defs = taskDefs(t) as Array<{
       Properties: { ContainerDefinitions: Array<{ Image: string; Environment: { Name: string; Value: unknown }[] }> };
     }>;
     const byImage = new Map(
@@ -136,11 +151,18 @@ describe('the workers on Fargate', () => {
         ['public.ecr.aws/example/openstarry:1', 'always'],
       ]),
     );
-    // The new version's service waits for the draining one, whose workers run its old agents' last turn.
-    const newest = Object.entries(services).find(([id]) => id.startsWith('Workers010bbbbbbbbbbbb'))?.[1] as {
-      DependsOn?: string[];
-    };
-    expect(newest.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^Workers010aaaaaaaaaaaa/)]));
+    // The new version's services wait for the draining ones, whose workers run its old agents' last turn.
+    for (const kind of ['Workers', 'ToolWorkers']) {
+      const newest = Object.entries(services).find(([id]) => id.startsWith(`${kind}010bbbbbbbbbbbb`))?.[1] as {
+        DependsOn?: string[];
+      };
+      expect(newest.DependsOn).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^Workers010aaaaaaaaaaaaService/),
+          expect.stringMatching(/^ToolWorkers010aaaaaaaaaaaaService/),
+        ]),
+      );
+    }
     // Each version replaces its own workers only: the new ones first.
     template.hasResourceProperties('AWS::ECS::Service', {
       DeploymentConfiguration: Match.objectLike({ MinimumHealthyPercent: 100, MaximumPercent: 200 }),
@@ -594,9 +616,11 @@ describe('observability (infra/observability.ts)', () => {
     const fns = Object.values(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } }));
     expect(fns.map((f) => f.Properties.TracingConfig)).toEqual([undefined, undefined]);
     t.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
-    expect(Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties.MetricName)).toEqual([
-      'WorkerErrors',
-    ]);
+    // Of the alarms that page (the scaling policies' alarms page nobody), only the worker errors'.
+    const paging = Object.values(t.findResources('AWS::CloudWatch::Alarm')).filter((a) =>
+      JSON.stringify(a.Properties.AlarmActions).includes('Alerts'),
+    );
+    expect(paging.map((a) => a.Properties.MetricName)).toEqual(['WorkerErrors']);
     expect(Object.keys(t.toJSON().Outputs)).not.toContain('DashboardName');
     expect(Annotations.fromStack(off).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
   });
