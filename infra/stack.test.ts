@@ -348,7 +348,9 @@ describe.each([
         IpProtocol: 'tcp',
         FromPort: 2049,
         ToPort: 2049,
-        SourceSecurityGroupId: { 'Fn::GetAtt': [expect.stringMatching(/^ToolWorkers010bbbbbbbbbbbbSecurityGroup/), 'GroupId'] },
+        SourceSecurityGroupId: {
+          'Fn::GetAtt': [expect.stringMatching(/^ToolWorkers010bbbbbbbbbbbbSecurityGroup/), 'GroupId'],
+        },
       }),
     ]);
   });
@@ -428,7 +430,10 @@ describe('the tool workers on EC2 (toolCompute ec2)', () => {
         AwsvpcConfiguration: {
           AssignPublicIp: 'DISABLED',
           SecurityGroups: [{ 'Fn::GetAtt': [expect.stringMatching(/^ToolWorkers.*SecurityGroup/), 'GroupId'] }],
-          Subnets: [{ Ref: expect.stringMatching(/^VpctoolsSubnet1/) }, { Ref: expect.stringMatching(/^VpctoolsSubnet2/) }],
+          Subnets: [
+            { Ref: expect.stringMatching(/^VpctoolsSubnet1/) },
+            { Ref: expect.stringMatching(/^VpctoolsSubnet2/) },
+          ],
         },
       },
     });
@@ -548,7 +553,11 @@ describe('the backlog metric', () => {
     const alarms = resources(template, 'AWS::CloudWatch::Alarm', 'Workers').map(([, a]) => a.Properties);
     expect(alarms).toHaveLength(2);
     for (const a of alarms) {
-      const metrics = a.Metrics as { Id: string; Expression?: string; MetricStat?: { Metric: Record<string, unknown> } }[];
+      const metrics = a.Metrics as {
+        Id: string;
+        Expression?: string;
+        MetricStat?: { Metric: Record<string, unknown> };
+      }[];
       expect(metrics.find((m) => m.Expression)?.Expression).toBe(
         'FILL(backlog, 0) / IF(FILL(tasks, 0) > 0, FILL(tasks, 0), 1)',
       );

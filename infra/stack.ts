@@ -26,12 +26,7 @@ import {
   UserData,
   Vpc,
 } from 'aws-cdk-lib/aws-ec2';
-import {
-  FileSystem,
-  LifecyclePolicy,
-  OutOfInfrequentAccessPolicy,
-  ThroughputMode,
-} from 'aws-cdk-lib/aws-efs';
+import { FileSystem, LifecyclePolicy, OutOfInfrequentAccessPolicy, ThroughputMode } from 'aws-cdk-lib/aws-efs';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -473,23 +468,23 @@ export class StarryStack extends Stack {
     });
     for (const role of [taskRole, toolRole])
       NagSuppressions.addResourceSuppressions(
-      role,
-      [
-        {
-          id: 'AwsSolutions-IAM5',
-          reason:
-            "Transcript blobs are objects named by their hash, unknown in advance: the role reads and writes any object of its own bucket (CDK's grantRead and grantPut actions), and deletes none.",
-          appliesTo: [
-            'Action::s3:GetObject*',
-            'Action::s3:GetBucket*',
-            'Action::s3:List*',
-            'Action::s3:Abort*',
-            { regex: '/^Resource::<Transcripts[0-9A-F]+\\.Arn>\\/\\*$/' },
-          ],
-        },
-      ],
-      true,
-    );
+        role,
+        [
+          {
+            id: 'AwsSolutions-IAM5',
+            reason:
+              "Transcript blobs are objects named by their hash, unknown in advance: the role reads and writes any object of its own bucket (CDK's grantRead and grantPut actions), and deletes none.",
+            appliesTo: [
+              'Action::s3:GetObject*',
+              'Action::s3:GetBucket*',
+              'Action::s3:List*',
+              'Action::s3:Abort*',
+              { regex: '/^Resource::<Transcripts[0-9A-F]+\\.Arn>\\/\\*$/' },
+            ],
+          },
+        ],
+        true,
+      );
     // The draining versions' services exist before the new one starts: its workers wake the old
     // agents, which continue as new on their own version's workers first.
     const newest = services.slice(-2);
