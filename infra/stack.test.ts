@@ -380,6 +380,21 @@ describe.each([
     }
   });
 
+  it('output what a one-off task beside them needs: the cluster, their task definition, their network', () => {
+    const { template: t } = get();
+    const outputs = t.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(outputs.ToolWorkerTaskDefinition?.Value).toEqual({
+      Ref: expect.stringMatching(/^ToolWorkers010bbbbbbbbbbbbTask/),
+    });
+    expect(outputs.ClusterName?.Value).toEqual({ Ref: expect.stringMatching(/^Cluster/) });
+    expect(outputs.WorkspaceFileSystemId?.Value).toEqual({ Ref: expect.stringMatching(/^Workspaces/) });
+    const network = JSON.stringify(outputs.ToolWorkerNetwork?.Value);
+    expect(network).toMatch(/ToolWorkers010bbbbbbbbbbbbSecurityGroup/);
+    expect(network).toContain(compute === 'ec2' ? 'assignPublicIp=DISABLED' : 'assignPublicIp=ENABLED');
+    expect(network).toMatch(compute === 'ec2' ? /VpctoolsSubnet/ : /VpcpublicSubnet/);
+    expect(Object.keys(outputs).includes('ToolCapacityProvider')).toBe(compute === 'ec2');
+  });
+
   it('keep cdk-nag clean', () => {
     const { stack: s } = get();
     const findings = [
@@ -387,6 +402,13 @@ describe.each([
       ...Annotations.fromStack(s).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
     ];
     expect(findings.map((f) => `${f.id}: ${String(f.entry.data).split(':')[0]}`)).toEqual([]);
+  });
+});
+
+describe('bad sizes', () => {
+  it('refuse a minimum of no worker of either kind, saying why', () => {
+    expect(() => synth({ minToolWorkers: 0 })).toThrow(/minToolWorkers must be at least 1, got 0/);
+    expect(() => synth({ minWorkers: 0 })).toThrow(/minWorkers must be at least 1, got 0/);
   });
 });
 

@@ -10,7 +10,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { CfnStage, HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
@@ -361,6 +361,14 @@ export class StarryStack extends Stack {
         authorizationConfig: { accessPointId: workspaceAccess.accessPointId, iam: 'ENABLED' },
       },
     };
+    for (const [key, value] of [
+      ['minWorkers', props.minWorkers],
+      ['minToolWorkers', props.minToolWorkers],
+    ] as const)
+      if (value !== undefined && value < 1)
+        throw new Error(
+          `${key} must be at least 1, got ${value}: a task waits seconds for a worker of each kind, less than a service takes to scale up from none`,
+        );
     // Each kind's services scale between these; the current version's also on its queue's backlog.
     const range = {
       workflow: { min: props.minWorkers ?? 1, max: props.maxWorkers ?? 4, queue: TASK_QUEUE },
@@ -488,6 +496,25 @@ export class StarryStack extends Stack {
     // The draining versions' services exist before the new one starts: its workers wake the old
     // agents, which continue as new on their own version's workers first.
     const newest = services.slice(-2);
+    const toolService = newest[1]!;
+    new CfnOutput(this, 'ClusterName', { value: cluster.clusterName });
+    new CfnOutput(this, 'WorkspaceFileSystemId', {
+      value: workspaces.fileSystemId,
+      description: 'The EFS file system of the workspaces (kept when the stack is deleted)',
+    });
+    new CfnOutput(this, 'ToolWorkerTaskDefinition', {
+      value: toolService.taskDefinition.taskDefinitionArn,
+      description: 'The current tool workers: run a one-off task of it to put files into /workspaces (docs/DEPLOY.md)',
+    });
+    const toolSubnets = vpc.selectSubnets({
+      subnetType: toolCapacity ? SubnetType.PRIVATE_WITH_EGRESS : SubnetType.PUBLIC,
+    }).subnetIds;
+    const toolGroups = toolService.connections.securityGroups.map((g) => g.securityGroupId);
+    new CfnOutput(this, 'ToolWorkerNetwork', {
+      value: `awsvpcConfiguration={subnets=[${Fn.join(',', toolSubnets)}],securityGroups=[${Fn.join(',', toolGroups)}],assignPublicIp=${toolCapacity ? 'DISABLED' : 'ENABLED'}}`,
+      description: "aws ecs run-task --network-configuration of a one-off task like the tool workers'",
+    });
+    if (toolCapacity) new CfnOutput(this, 'ToolCapacityProvider', { value: toolCapacity.capacityProviderName });
     for (const service of services.slice(0, -2)) for (const n of newest) n.node.addDependency(service);
 
     new Alarm(this, 'WorkerErrorAlarm', {
