@@ -1,5 +1,7 @@
 /**
- * Everything but Temporal on AWS (docs/DEPLOY.md): workers on ECS Fargate, the HTTP API on Lambda
+ * Everything but Temporal on AWS (docs/DEPLOY.md): workflow workers on ECS Fargate and tool workers
+ * (no LLM key, EFS workspaces) on Fargate or, with `toolCompute: 'ec2'`, on EC2 where shell.run runs,
+ * both scaled on their task queue's backlog (a scheduled Lambda publishes it); the HTTP API on Lambda
  * behind an API Gateway HTTP API, secrets in Secrets Manager, alerts on SNS, transcripts in S3, logs
  * with retention and an alarm on worker errors. Temporal itself is Temporal Cloud or your own cluster,
  * given by address. Least privilege: the worker's task role may publish to the alert topic and read and
