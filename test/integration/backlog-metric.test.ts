@@ -4,6 +4,7 @@
  * Deployment Version's too), published to CloudWatch (a local `moto` server speaking its wire protocol)
  * and read back as a scaling policy reads it. A queue that cannot be described publishes nothing.
  */
+import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import {
   CloudWatchClient,
@@ -11,9 +12,13 @@ import {
   ListMetricsCommand,
   type MetricDataResult,
 } from '@aws-sdk/client-cloudwatch';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
+import { connectionOptions, temporalEnv } from '../../client/connection';
+import { resolveSecretArns, TEMPORAL_SECRET_ARNS } from '../../client/secret-env';
 import { freePort } from '../../dev/dev-server';
+import { projectRoot } from '../../dev/paths';
 import { until } from '../../dev/poll';
 import {
   BACKLOG_AGE_METRIC,
@@ -252,4 +257,45 @@ test('the Lambda entry reads its environment: an unreachable Temporal fails the 
     process.env = saved;
   }
   expect((await readMetric(METRICS_NAMESPACE, BACKLOG_METRIC, taskQueue))?.Values).toEqual([1]);
+});
+
+test("the Lambda's Temporal credentials come from Secrets Manager ARNs: an API key, or an mTLS certificate and key", async () => {
+  const sm = new SecretsManagerClient({
+    endpoint: moto.endpoint,
+    region: 'us-east-1',
+    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+  });
+  const secret = async (value: string) =>
+    (await sm.send(new CreateSecretCommand({ Name: uniqueId('starry-backlog'), SecretString: value }))).ARN as string;
+  const cert = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  const key = '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----\n';
+
+  const apiKey = await resolveSecretArns(
+    { TEMPORAL_API_KEY_SECRET_ARN: await secret('tmprl-key') },
+    TEMPORAL_SECRET_ARNS,
+    sm,
+  );
+  const mtls = await resolveSecretArns(
+    { TEMPORAL_TLS_CERT_SECRET_ARN: await secret(cert), TEMPORAL_TLS_KEY_SECRET_ARN: await secret(key) },
+    TEMPORAL_SECRET_ARNS,
+    sm,
+  );
+
+  expect(apiKey.read).toBe(1);
+  expect(connectionOptions(temporalEnv(apiKey.env))).toMatchObject({ apiKey: 'tmprl-key', tls: true });
+  expect(mtls.read).toBe(2);
+  expect(connectionOptions(temporalEnv(mtls.env)).tls).toEqual({
+    clientCertPair: { crt: Buffer.from(cert), key: Buffer.from(key) },
+  });
+});
+
+test('the Lambda bundle stays small: its module graph has no native worker and no aws-cdk-lib', () => {
+  // lib/ is what `npm run build` made of infra/backlog/handler.ts (the bundle's entry).
+  const script = `require(${JSON.stringify(path.join(projectRoot(), 'lib/infra/backlog/handler.js'))}); process.stdout.write(JSON.stringify(Object.keys(require.cache)))`;
+  const loaded = JSON.parse(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })) as string[];
+  expect(loaded.some((f) => f.includes('/@temporalio/client/'))).toBe(true);
+  expect(loaded.some((f) => f.includes('/@aws-sdk/client-cloudwatch/'))).toBe(true);
+  expect(
+    loaded.filter((f) => /\/(@temporalio\/(worker|core-bridge)|aws-cdk-lib|cdk-nag|constructs)\//.test(f)),
+  ).toEqual([]);
 });
