@@ -44,13 +44,16 @@ let connection: Connection;
 let client: Client;
 const started: WorkflowHandle[] = [];
 
+/** An AWS SDK client's configuration for the local moto server. */
+const awsAtMoto = () => ({
+  endpoint: moto.endpoint,
+  region: 'us-east-1',
+  credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
+});
+
 beforeAll(async () => {
   moto = await startMoto();
-  cloudwatch = new CloudWatchClient({
-    endpoint: moto.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-  });
+  cloudwatch = new CloudWatchClient(awsAtMoto());
   connection = await Connection.connect({ address: address() });
   client = new Client({ connection });
 });
@@ -260,11 +263,7 @@ test('the Lambda entry reads its environment: an unreachable Temporal fails the 
 });
 
 test("the Lambda's Temporal credentials come from Secrets Manager ARNs: an API key, or an mTLS certificate and key", async () => {
-  const sm = new SecretsManagerClient({
-    endpoint: moto.endpoint,
-    region: 'us-east-1',
-    credentials: { accessKeyId: 'testing', secretAccessKey: 'testing' },
-  });
+  const sm = new SecretsManagerClient(awsAtMoto());
   const secret = async (value: string) =>
     (await sm.send(new CreateSecretCommand({ Name: uniqueId('starry-backlog'), SecretString: value }))).ARN as string;
   const cert = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
