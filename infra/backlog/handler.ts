@@ -76,7 +76,7 @@ export async function describeBacklog(
       }
       if (!res.stats)
         throw new Error(
-          `Temporal returned no stats for task queue ${taskQueue} (namespace ${namespace}): the server is too old for DescribeTaskQueue reportStats (Temporal 1.25+ or Temporal Cloud)`,
+          `Temporal returned no stats for task queue ${taskQueue} (namespace ${namespace}): the server does not report task queue stats (DescribeTaskQueue reportStats): upgrade it, or scale on CPU alone`,
         );
       return res.stats;
     }),
