@@ -4,9 +4,9 @@
  * Secrets Manager ARNs) are read and the Temporal connection opened once per container, then reused by
  * every invocation it serves.
  */
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { AgentClient } from '../client/agent-client';
 import { connectClient, temporalEnv } from '../client/connection';
+import { resolveSecretArns, TEMPORAL_SECRET_ARNS } from '../client/secret-env';
 import { createApp } from './app';
 import { authenticator } from './auth';
 import { apiEnv, appLimits, authConfig } from './env';
@@ -15,23 +15,17 @@ let ready: Promise<{ app: ReturnType<typeof createApp> }> | undefined;
 let connections = 0;
 let secretsRead = 0;
 
-async function secret(client: SecretsManagerClient, arn: string): Promise<string> {
-  secretsRead++;
-  const out = await client.send(new GetSecretValueCommand({ SecretId: arn }));
-  if (!out.SecretString) throw new Error(`secret ${arn} has no SecretString`);
-  return out.SecretString;
-}
-
 /** Build the app once per container: secrets resolved, the client connected lazily and then reused. */
 async function build(env: NodeJS.ProcessEnv): Promise<{ app: ReturnType<typeof createApp> }> {
   const e = apiEnv(env);
-  const sm = e.TEMPORAL_API_KEY_SECRET_ARN || e.STARRY_API_JWT_SECRET_ARN ? new SecretsManagerClient({}) : undefined;
-  const apiKey =
-    e.TEMPORAL_API_KEY_SECRET_ARN && sm ? await secret(sm, e.TEMPORAL_API_KEY_SECRET_ARN) : e.TEMPORAL_API_KEY;
-  const jwtSecret =
-    e.STARRY_API_JWT_SECRET_ARN && sm ? await secret(sm, e.STARRY_API_JWT_SECRET_ARN) : e.STARRY_API_JWT_SECRET;
+  const resolved = await resolveSecretArns(env, {
+    ...TEMPORAL_SECRET_ARNS,
+    STARRY_API_JWT_SECRET: 'STARRY_API_JWT_SECRET_ARN',
+  });
+  secretsRead += resolved.read;
+  const jwtSecret = resolved.env.STARRY_API_JWT_SECRET;
   const auth = authenticator(authConfig(e, jwtSecret));
-  const t = temporalEnv({ ...env, ...(apiKey ? { TEMPORAL_API_KEY: apiKey } : {}) });
+  const t = temporalEnv(resolved.env);
   let client: Promise<AgentClient> | undefined;
   const agents = () =>
     (client ??= connectClient(t)

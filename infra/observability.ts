@@ -35,11 +35,12 @@ import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import { NagSuppressions } from 'cdk-nag';
 import { Construct } from 'constructs';
 import type { WorkerEnvName } from '../workers/env';
+import { METRICS_NAMESPACE } from './metric-names';
+
+export { METRICS_NAMESPACE };
 
 /** The AWS Distro for OpenTelemetry collector, pinned (v0.49.0: collector-contrib v0.156.0). */
 export const COLLECTOR_IMAGE = 'public.ecr.aws/aws-observability/aws-otel-collector:v0.49.0';
-/** The CloudWatch namespace of every metric the stack makes (the worker-error metric filter's too). */
-export const METRICS_NAMESPACE = 'OpenStarry';
 /** Where the worker sends OTLP/HTTP: the collector in the same task (one network namespace on Fargate). */
 export const COLLECTOR_OTLP_HTTP = 'http://127.0.0.1:4318';
 
