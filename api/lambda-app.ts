@@ -6,7 +6,7 @@
  */
 import { AgentClient } from '../client/agent-client';
 import { connectClient, temporalEnv } from '../client/connection';
-import { resolveSecretArns, TEMPORAL_SECRET_VARS } from '../client/secret-env';
+import { resolveSecretArns, TEMPORAL_SECRET_ARNS } from '../client/secret-env';
 import { createApp } from './app';
 import { authenticator } from './auth';
 import { apiEnv, appLimits, authConfig } from './env';
@@ -18,7 +18,10 @@ let secretsRead = 0;
 /** Build the app once per container: secrets resolved, the client connected lazily and then reused. */
 async function build(env: NodeJS.ProcessEnv): Promise<{ app: ReturnType<typeof createApp> }> {
   const e = apiEnv(env);
-  const resolved = await resolveSecretArns(env, [...TEMPORAL_SECRET_VARS, 'STARRY_API_JWT_SECRET']);
+  const resolved = await resolveSecretArns(env, {
+    ...TEMPORAL_SECRET_ARNS,
+    STARRY_API_JWT_SECRET: 'STARRY_API_JWT_SECRET_ARN',
+  });
   secretsRead += resolved.read;
   const jwtSecret = resolved.env.STARRY_API_JWT_SECRET;
   const auth = authenticator(authConfig(e, jwtSecret));

@@ -13,7 +13,7 @@
 import { CloudWatchClient, type MetricDatum, PutMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import type { Connection } from '@temporalio/client';
 import { connectClient, temporalEnv } from '../../client/connection';
-import { resolveSecretArns, TEMPORAL_SECRET_VARS } from '../../client/secret-env';
+import { resolveSecretArns, TEMPORAL_SECRET_ARNS } from '../../client/secret-env';
 import { BACKLOG_AGE_METRIC, BACKLOG_METRIC, METRICS_NAMESPACE, TASK_QUEUE_DIMENSION } from '../metric-names';
 
 export { BACKLOG_AGE_METRIC, BACKLOG_METRIC, TASK_QUEUE_DIMENSION } from '../metric-names';
@@ -76,7 +76,7 @@ export async function describeBacklog(
       }
       if (!res.stats)
         throw new Error(
-          `Temporal returned no stats for task queue ${taskQueue} (namespace ${namespace}): the server is too old for DescribeTaskQueue reportStats (Temporal 1.25+ or Temporal Cloud)`,
+          `Temporal returned no stats for task queue ${taskQueue} (namespace ${namespace}): the server does not report task queue stats (DescribeTaskQueue reportStats): upgrade it, or scale on CPU alone`,
         );
       return res.stats;
     }),
@@ -148,7 +148,7 @@ let ready: Promise<Omit<BacklogDeps, 'connection'> & { connection: Connection }>
 function containerDeps(env: NodeJS.ProcessEnv): Promise<Omit<BacklogDeps, 'connection'> & { connection: Connection }> {
   ready ??= (async () => {
     const queues = backlogQueues(env.STARRY_BACKLOG_QUEUES);
-    const { env: resolved } = await resolveSecretArns(env, TEMPORAL_SECRET_VARS);
+    const { env: resolved } = await resolveSecretArns(env, TEMPORAL_SECRET_ARNS);
     const t = temporalEnv(resolved);
     const connection = await connectClient(t);
     return {
