@@ -4,7 +4,8 @@
  * temporalAuth (api-key | mtls | none, default api-key), alertEmail, workerImage, workerBuildId,
  * drainingWorkers (JSON: `[{"buildId":"…","image":"…"}]`), minWorkers, maxWorkers, apiTenantClaim,
  * observability (true | false, default true), collectorImage, bedrockModels (`id1,id2`: the Bedrock
- * models the workers may call).
+ * models the workers may call), toolCompute (fargate | ec2, default fargate: where the tool workers run),
+ * minToolWorkers, maxToolWorkers, toolInstanceType (ec2 only, default t3.medium).
  * See docs/DEPLOY.md.
  */
 import path from 'node:path';
@@ -32,6 +33,21 @@ function flag(key: string): boolean | undefined {
   if (v === undefined) return undefined;
   if (v !== 'true' && v !== 'false') throw new Error(`context ${key} must be true or false, got "${v}"`);
   return v === 'true';
+}
+
+const toolCompute = ctx('toolCompute') ?? 'fargate';
+if (toolCompute !== 'fargate' && toolCompute !== 'ec2')
+  throw new Error(
+    `context toolCompute must be fargate or ec2, got "${toolCompute}" (ec2 runs shell.run: see docs/DEPLOY.md#tool-workers)`,
+  );
+
+/** A whole number of tasks (`-c maxWorkers=4`); unset: undefined. */
+function workers(key: string): number | undefined {
+  const v = ctx(key);
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`context ${key} must be a whole number of tasks, got "${v}"`);
+  return n;
 }
 
 /** The versions still draining (docs/DEPLOY.md#rolling-workers), checked: a typo would remove a service. */
@@ -83,8 +99,12 @@ new StarryStack(app, ctx('stackName') ?? 'OpenStarry', {
   ...(ctx('workerImage') ? { workerImage: ctx('workerImage') } : {}),
   ...(ctx('workerBuildId') ? { workerBuildId: ctx('workerBuildId') } : {}),
   ...(drainingWorkers() ? { drainingWorkers: drainingWorkers() } : {}),
-  ...(ctx('minWorkers') ? { minWorkers: Number(ctx('minWorkers')) } : {}),
-  ...(ctx('maxWorkers') ? { maxWorkers: Number(ctx('maxWorkers')) } : {}),
+  ...(ctx('minWorkers') ? { minWorkers: workers('minWorkers') } : {}),
+  ...(ctx('maxWorkers') ? { maxWorkers: workers('maxWorkers') } : {}),
+  toolCompute,
+  ...(ctx('minToolWorkers') ? { minToolWorkers: workers('minToolWorkers') } : {}),
+  ...(ctx('maxToolWorkers') ? { maxToolWorkers: workers('maxToolWorkers') } : {}),
+  ...(ctx('toolInstanceType') ? { toolInstanceType: ctx('toolInstanceType') } : {}),
   ...(ctx('apiTenantClaim') ? { apiTenantClaim: ctx('apiTenantClaim') } : {}),
   ...(flag('observability') === false ? { observability: false } : {}),
   ...(ctx('collectorImage') ? { collectorImage: ctx('collectorImage') } : {}),

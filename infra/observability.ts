@@ -26,7 +26,7 @@ import {
   type ContainerDefinition,
   ContainerDependencyCondition,
   ContainerImage,
-  type FargateTaskDefinition,
+  type TaskDefinition,
   LogDrivers,
 } from 'aws-cdk-lib/aws-ecs';
 import { type IRole, PolicyStatement } from 'aws-cdk-lib/aws-iam';
@@ -177,12 +177,24 @@ export class Observability extends Construct {
 
     // The task role may write spans to X-Ray (no resource-level permissions exist for these actions) and
     // EMF records to its own group (the group exists: no CreateLogGroup).
-    props.taskRole.addToPrincipalPolicy(
+    this.grantTelemetry(props.taskRole);
+
+    this.dashboard = this.makeDashboard(stack.stackName, props.workerErrors);
+    this.makeAlarms(props.alertTopic);
+    new CfnOutput(stack, 'DashboardName', { value: this.dashboard.dashboardName });
+    new CfnOutput(stack, 'DashboardUrl', {
+      value: `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards/dashboard/${this.dashboard.dashboardName}`,
+    });
+  }
+
+  /** Let a worker task role (the workflow workers', the tool workers') send what its collector exports. */
+  grantTelemetry(role: IRole): void {
+    role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['xray:PutSpans', 'xray:PutSpansForIndexing'], resources: ['*'] }),
     );
-    this.emfLogs.grantWrite(props.taskRole);
+    this.emfLogs.grantWrite(role);
     NagSuppressions.addResourceSuppressions(
-      props.taskRole,
+      role,
       [
         {
           id: 'AwsSolutions-IAM5',
@@ -193,13 +205,6 @@ export class Observability extends Construct {
       ],
       true,
     );
-
-    this.dashboard = this.makeDashboard(stack.stackName, props.workerErrors);
-    this.makeAlarms(props.alertTopic);
-    new CfnOutput(stack, 'DashboardName', { value: this.dashboard.dashboardName });
-    new CfnOutput(stack, 'DashboardUrl', {
-      value: `https://${Aws.REGION}.console.aws.amazon.com/cloudwatch/home?region=${Aws.REGION}#dashboards/dashboard/${this.dashboard.dashboardName}`,
-    });
   }
 
   /** The worker's OTEL_* variables: export to the collector beside it, as this deployment and version. */
@@ -219,7 +224,7 @@ export class Observability extends Construct {
    * The collector container of a worker task. Not essential: a collector that stops never stops the
    * worker (whose exports then fail, logged once, without slowing a tick); ECS restarts it.
    */
-  addCollector(task: FargateTaskDefinition, worker: ContainerDefinition): ContainerDefinition {
+  addCollector(task: TaskDefinition, worker: ContainerDefinition): ContainerDefinition {
     const config = collectorConfig({ region: Aws.REGION, emfLogGroupName: this.emfLogs.logGroupName });
     const collector = task.addContainer('otel-collector', {
       image: ContainerImage.fromRegistry(this.image),

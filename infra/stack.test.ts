@@ -38,6 +38,10 @@ const synthDraining = () =>
     drainingWorkers: [{ buildId: '0.1.0-aaaaaaaaaaaa', image: 'public.ecr.aws/example/openstarry:0' }],
   }));
 
+let ec2: ReturnType<typeof synth> | undefined;
+/** The stack with the tool workers on EC2 (synthesized once). */
+const synthEc2 = () => (ec2 ??= synth({ toolCompute: 'ec2' }));
+
 jest.setTimeout(120_000);
 const { stack, template } = synth();
 const json = JSON.stringify(template.toJSON());
@@ -50,18 +54,29 @@ interface Container {
   Secrets?: { Name: string }[];
   [key: string]: unknown;
 }
-/** The containers of the (first) worker task definition. */
-function containers(t: Template): Container[] {
-  const [def] = Object.values(t.findResources('AWS::ECS::TaskDefinition'));
-  return def?.Properties.ContainerDefinitions as Container[];
+/** The task definitions whose logical id starts with `prefix` (`Workers` or `ToolWorkers`, then the build id). */
+function taskDefs(t: Template, prefix = 'Workers') {
+  return Object.entries(t.findResources('AWS::ECS::TaskDefinition'))
+    .filter(([id]) => id.startsWith(prefix))
+    .map(([, def]) => def as { Properties: Record<string, unknown> & { ContainerDefinitions: Container[] } });
 }
-function taskRoleStatements(t: Template) {
+/** The containers of the (first) workflow worker task definition, or of the tool workers'. */
+function containers(t: Template, prefix = 'Workers'): Container[] {
+  return taskDefs(t, prefix)[0]?.Properties.ContainerDefinitions ?? [];
+}
+/** The statements of the one policy of a role (its logical id starts with `role`). */
+function roleStatements(t: Template, role: string) {
   const policies = Object.values(t.findResources('AWS::IAM::Policy')).filter((p) =>
-    JSON.stringify(p).includes('WorkerTaskRole'),
+    (p.Properties.Roles as { Ref?: string }[]).some((r) => r.Ref?.startsWith(role)),
   );
   expect(policies).toHaveLength(1);
-  return policies[0]?.Properties.PolicyDocument.Statement as { Action: string | string[]; Resource: unknown }[];
+  return policies[0]?.Properties.PolicyDocument.Statement as {
+    Action: string | string[];
+    Resource: unknown;
+    Condition?: unknown;
+  }[];
 }
+const taskRoleStatements = (t: Template) => roleStatements(t, 'WorkerTaskRole');
 const bucketArn = { 'Fn::GetAtt': [expect.stringMatching(/^Transcripts/), 'Arn'] };
 const objects = { 'Fn::Join': ['', [bucketArn, '/*']] };
 /** What the worker's own code may do: alerts and transcripts. */
@@ -91,8 +106,9 @@ describe('the workers on Fargate', () => {
           Environment: Match.arrayWith([
             { Name: 'TEMPORAL_ADDRESS', Value: 'my-ns.a1b2c.tmprl.cloud:7233' },
             { Name: 'TEMPORAL_NAMESPACE', Value: 'my-ns.a1b2c' },
-            Match.objectLike({ Name: 'STARRY_ALERT_TOPIC_ARN' }),
+            { Name: 'STARRY_TOOL_TASK_QUEUE', Value: 'openstarry-tools' },
             { Name: 'STARRY_STORE_BUCKET', Value: { Ref: Match.stringLikeRegexp('^Transcripts') } },
+            Match.objectLike({ Name: 'STARRY_ALERT_TOPIC_ARN' }),
           ]),
           Secrets: [
             Match.objectLike({ Name: 'OPENAI_API_KEY', ValueFrom: { Ref: Match.stringLikeRegexp('^OpenAiApiKey') } }),
@@ -117,11 +133,14 @@ describe('the workers on Fargate', () => {
   it('run each worker version as its own service, named by its build id: the new one makes itself current, a draining one keeps its pinned tasks until it is dropped', () => {
     const { template: t } = synthDraining();
     const services = t.findResources('AWS::ECS::Service');
+    // Each version has its workflow workers and its tool workers.
     expect(Object.keys(services).map((id) => id.replace(/[0-9A-F]{8}$/, ''))).toEqual([
       'Workers010aaaaaaaaaaaaService',
+      'ToolWorkers010aaaaaaaaaaaaService',
       'Workers010bbbbbbbbbbbbService',
+      'ToolWorkers010bbbbbbbbbbbbService',
     ]);
-    const defs = Object.values(t.findResources('AWS::ECS::TaskDefinition')) as Array<{
+    const defs = taskDefs(t) as Array<{
       Properties: { ContainerDefinitions: Array<{ Image: string; Environment: { Name: string; Value: unknown }[] }> };
     }>;
     const byImage = new Map(
@@ -136,11 +155,18 @@ describe('the workers on Fargate', () => {
         ['public.ecr.aws/example/openstarry:1', 'always'],
       ]),
     );
-    // The new version's service waits for the draining one, whose workers run its old agents' last turn.
-    const newest = Object.entries(services).find(([id]) => id.startsWith('Workers010bbbbbbbbbbbb'))?.[1] as {
-      DependsOn?: string[];
-    };
-    expect(newest.DependsOn).toEqual(expect.arrayContaining([expect.stringMatching(/^Workers010aaaaaaaaaaaa/)]));
+    // The new version's services wait for the draining ones, whose workers run its old agents' last turn.
+    for (const kind of ['Workers', 'ToolWorkers']) {
+      const newest = Object.entries(services).find(([id]) => id.startsWith(`${kind}010bbbbbbbbbbbb`))?.[1] as {
+        DependsOn?: string[];
+      };
+      expect(newest.DependsOn).toEqual(
+        expect.arrayContaining([
+          expect.stringMatching(/^Workers010aaaaaaaaaaaaService/),
+          expect.stringMatching(/^ToolWorkers010aaaaaaaaaaaaService/),
+        ]),
+      );
+    }
     // Each version replaces its own workers only: the new ones first.
     template.hasResourceProperties('AWS::ECS::Service', {
       DeploymentConfiguration: Match.objectLike({ MinimumHealthyPercent: 100, MaximumPercent: 200 }),
@@ -209,6 +235,383 @@ describe('the workers on Fargate', () => {
       MetricName: 'WorkerErrors',
       AlarmActions: [{ Ref: Match.stringLikeRegexp('^Alerts') }],
     });
+  });
+});
+
+type Resource = { Properties: Record<string, unknown>; DeletionPolicy?: string; UpdateReplacePolicy?: string };
+const resources = (t: Template, type: string, prefix = '') =>
+  Object.entries(t.findResources(type)).filter(([id]) => id.startsWith(prefix)) as [string, Resource][];
+const only = (t: Template, type: string, prefix = '') => {
+  const found = resources(t, type, prefix);
+  expect(found).toHaveLength(1);
+  return found[0]!;
+};
+const LLM_SECRETS = ['OPENAI_API_KEY', 'GEMINI_API_KEY'];
+
+describe.each([
+  ['fargate', () => ({ template, stack })],
+  ['ec2', synthEc2],
+] as const)('the tool workers (toolCompute %s)', (compute, get) => {
+  it('run `starry worker --tools` on the tool task queue, with the Temporal key and no LLM secret; the workflow workers set the same tool queue and keep the LLM secrets', () => {
+    const { template: t } = get();
+    const tool = containers(t, 'ToolWorkers').find((c) => c.Name === 'worker');
+    expect(tool).toMatchObject({ Command: ['node', 'bin/starry.js', 'worker', '--tools'] });
+    expect(tool?.Environment).toEqual(
+      expect.arrayContaining([
+        { Name: 'STARRY_TOOL_TASK_QUEUE', Value: 'openstarry-tools' },
+        { Name: 'STARRY_WORKSPACE_ROOTS', Value: '/workspaces' },
+      ]),
+    );
+    expect(tool?.Secrets?.map((x) => x.Name)).toEqual(['TEMPORAL_API_KEY']);
+    // Nor does its environment name an LLM key, nor may its execution role read one.
+    expect((tool?.Environment ?? []).map((e) => e.Name).filter((n) => LLM_SECRETS.includes(n))).toEqual([]);
+    const [, execPolicy] = only(t, 'AWS::IAM::Policy', 'ToolWorkers010bbbbbbbbbbbbTaskExecutionRole');
+    expect(JSON.stringify(execPolicy)).not.toMatch(/OpenAiApiKey|GeminiApiKey/);
+    const workflow = containers(t).find((c) => c.Name === 'worker');
+    expect(workflow?.Environment).toEqual(
+      expect.arrayContaining([{ Name: 'STARRY_TOOL_TASK_QUEUE', Value: 'openstarry-tools' }]),
+    );
+    expect(workflow?.Secrets?.map((x) => x.Name)).toEqual(expect.arrayContaining(LLM_SECRETS));
+    // Every variable either kind gets is one the worker reads.
+    const names = [...(tool?.Environment ?? []), ...(tool?.Secrets ?? [])].map((v) => v.Name);
+    expect(names.filter((n) => !(n in WorkerEnvSchema.shape))).toEqual([]);
+  });
+
+  it('mount the EFS workspaces at /workspaces through the access point, with IAM and TLS; the workflow workers mount nothing', () => {
+    const { template: t } = get();
+    const [def] = taskDefs(t, 'ToolWorkers');
+    const [fsId] = only(t, 'AWS::EFS::FileSystem', 'Workspaces');
+    const [apId] = only(t, 'AWS::EFS::AccessPoint');
+    expect(def?.Properties.Volumes).toEqual([
+      {
+        Name: 'workspaces',
+        EFSVolumeConfiguration: {
+          FilesystemId: { Ref: fsId },
+          TransitEncryption: 'ENABLED',
+          AuthorizationConfig: { AccessPointId: { Ref: apId }, IAM: 'ENABLED' },
+        },
+      },
+    ]);
+    expect(def?.Properties.ContainerDefinitions.find((c) => c.Name === 'worker')?.MountPoints).toEqual([
+      { ContainerPath: '/workspaces', ReadOnly: false, SourceVolume: 'workspaces' },
+    ]);
+    for (const workflow of taskDefs(t)) {
+      expect(workflow.Properties.Volumes).toBeUndefined();
+      for (const c of workflow.Properties.ContainerDefinitions) expect(c.MountPoints).toBeUndefined();
+    }
+  });
+
+  it('may read and write transcripts, mount and write the workspaces through their access point, and send telemetry: no alert topic, Bedrock or secret', () => {
+    const { template: t } = get();
+    const [fsId] = only(t, 'AWS::EFS::FileSystem', 'Workspaces');
+    const [apId] = only(t, 'AWS::EFS::AccessPoint');
+    expect(roleStatements(t, 'ToolWorkerTaskRole')).toEqual([
+      APP_STATEMENTS[1],
+      APP_STATEMENTS[2],
+      ...TELEMETRY_STATEMENTS,
+      {
+        Action: ['elasticfilesystem:ClientMount', 'elasticfilesystem:ClientWrite'],
+        Effect: 'Allow',
+        Resource: { 'Fn::GetAtt': [fsId, 'Arn'] },
+        Condition: {
+          StringEquals: {
+            'elasticfilesystem:AccessPointArn': {
+              'Fn::Join': [
+                '',
+                [
+                  'arn:',
+                  { Ref: 'AWS::Partition' },
+                  ':elasticfilesystem:',
+                  { Ref: 'AWS::Region' },
+                  ':',
+                  { Ref: 'AWS::AccountId' },
+                  ':access-point/',
+                  { Ref: apId },
+                ],
+              ],
+            },
+          },
+        },
+      },
+    ]);
+  });
+
+  it('are the only ones that reach the workspaces over NFS', () => {
+    const { template: t } = get();
+    const [, sg] = only(t, 'AWS::EC2::SecurityGroup', 'WorkspacesSecurityGroup');
+    expect(sg.Properties.SecurityGroupIngress).toBeUndefined();
+    const ingress = resources(t, 'AWS::EC2::SecurityGroupIngress').filter(([, r]) =>
+      JSON.stringify(r.Properties.GroupId).includes('WorkspacesSecurityGroup'),
+    );
+    expect(ingress.map(([, r]) => r.Properties)).toEqual([
+      expect.objectContaining({
+        IpProtocol: 'tcp',
+        FromPort: 2049,
+        ToPort: 2049,
+        SourceSecurityGroupId: {
+          'Fn::GetAtt': [expect.stringMatching(/^ToolWorkers010bbbbbbbbbbbbSecurityGroup/), 'GroupId'],
+        },
+      }),
+    ]);
+  });
+
+  it('scale on their queue backlog per task (steps) with CPU as the floor, between minToolWorkers and maxToolWorkers', () => {
+    const { template: t } = compute === 'fargate' ? synth({ minToolWorkers: 2, maxToolWorkers: 7 }) : get();
+    const [, target] = only(t, 'AWS::ApplicationAutoScaling::ScalableTarget', 'ToolWorkers');
+    expect(target.Properties).toMatchObject(
+      compute === 'fargate' ? { MinCapacity: 2, MaxCapacity: 7 } : { MinCapacity: 1, MaxCapacity: 4 },
+    );
+    const policies = resources(t, 'AWS::ApplicationAutoScaling::ScalingPolicy', 'ToolWorkers').map(
+      ([, p]) => p.Properties,
+    );
+    expect(policies.map((p) => p.PolicyType).sort()).toEqual(['StepScaling', 'StepScaling', 'TargetTrackingScaling']);
+    const alarms = resources(t, 'AWS::CloudWatch::Alarm', 'ToolWorkers').map(([, a]) => a.Properties);
+    expect(alarms.map((a) => [a.ComparisonOperator, a.Threshold])).toEqual([
+      ['LessThanOrEqualToThreshold', 1],
+      ['GreaterThanOrEqualToThreshold', 5],
+    ]);
+    for (const a of alarms) {
+      const metrics = a.Metrics as { Id: string; MetricStat?: { Metric: Record<string, unknown> } }[];
+      expect(metrics.find((m) => m.Id === 'backlog')?.MetricStat?.Metric).toEqual({
+        Namespace: 'OpenStarry',
+        MetricName: 'TaskQueueBacklog',
+        Dimensions: [{ Name: 'TaskQueue', Value: 'openstarry-tools' }],
+      });
+    }
+  });
+
+  it('output what a one-off task beside them needs: the cluster, their task definition, their network', () => {
+    const { template: t } = get();
+    const outputs = t.toJSON().Outputs as Record<string, { Value: unknown }>;
+    expect(outputs.ToolWorkerTaskDefinition?.Value).toEqual({
+      Ref: expect.stringMatching(/^ToolWorkers010bbbbbbbbbbbbTask/),
+    });
+    expect(outputs.ClusterName?.Value).toEqual({ Ref: expect.stringMatching(/^Cluster/) });
+    expect(outputs.WorkspaceFileSystemId?.Value).toEqual({ Ref: expect.stringMatching(/^Workspaces/) });
+    const network = JSON.stringify(outputs.ToolWorkerNetwork?.Value);
+    expect(network).toMatch(/ToolWorkers010bbbbbbbbbbbbSecurityGroup/);
+    expect(network).toContain(compute === 'ec2' ? 'assignPublicIp=DISABLED' : 'assignPublicIp=ENABLED');
+    expect(network).toMatch(compute === 'ec2' ? /VpctoolsSubnet/ : /VpcpublicSubnet/);
+    expect(Object.keys(outputs).includes('ToolCapacityProvider')).toBe(compute === 'ec2');
+  });
+
+  it('keep cdk-nag clean', () => {
+    const { stack: s } = get();
+    const findings = [
+      ...Annotations.fromStack(s).findError('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+      ...Annotations.fromStack(s).findWarning('*', Match.stringLikeRegexp('AwsSolutions-.*')),
+    ];
+    expect(findings.map((f) => `${f.id}: ${String(f.entry.data).split(':')[0]}`)).toEqual([]);
+  });
+});
+
+describe('bad sizes', () => {
+  it('refuse a minimum of no worker of either kind, saying why', () => {
+    expect(() => synth({ minToolWorkers: 0 })).toThrow(/minToolWorkers must be at least 1, got 0/);
+    expect(() => synth({ minWorkers: 0 })).toThrow(/minWorkers must be at least 1, got 0/);
+  });
+});
+
+describe('the workspaces on EFS', () => {
+  it('are encrypted, backed up, kept when the stack goes, and reached through an access point owned by the image user (uid 1000) at /workspaces', () => {
+    const [, fs] = only(template, 'AWS::EFS::FileSystem', 'Workspaces');
+    expect(fs).toMatchObject({
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+      Properties: { Encrypted: true, BackupPolicy: { Status: 'ENABLED' } },
+    });
+    const [, ap] = only(template, 'AWS::EFS::AccessPoint');
+    expect(ap.Properties).toMatchObject({
+      PosixUser: { Uid: '1000', Gid: '1000' },
+      RootDirectory: {
+        Path: '/workspaces',
+        CreationInfo: { OwnerUid: '1000', OwnerGid: '1000', Permissions: '750' },
+      },
+    });
+  });
+});
+
+describe('the tool workers on Fargate (the default)', () => {
+  it('run on Fargate, unprivileged (shell.run refuses there), with no EC2 capacity or NAT gateway', () => {
+    const [, service] = only(template, 'AWS::ECS::Service', 'ToolWorkers');
+    expect(service.Properties.LaunchType).toBe('FARGATE');
+    expect(containers(template, 'ToolWorkers').find((c) => c.Name === 'worker')?.Privileged).toBeUndefined();
+    template.resourceCountIs('AWS::AutoScaling::AutoScalingGroup', 0);
+    template.resourceCountIs('AWS::EC2::NatGateway', 0);
+  });
+});
+
+describe('the tool workers on EC2 (toolCompute ec2)', () => {
+  it('run on an ECS capacity provider of their own, in private subnets behind a NAT gateway, each task with its own network interface and security group', () => {
+    const { template: t } = synthEc2();
+    const [cpId] = only(t, 'AWS::ECS::CapacityProvider');
+    const [, service] = only(t, 'AWS::ECS::Service', 'ToolWorkers');
+    expect(service.Properties).toMatchObject({
+      CapacityProviderStrategy: [{ CapacityProvider: { Ref: cpId }, Weight: 1 }],
+      NetworkConfiguration: {
+        AwsvpcConfiguration: {
+          AssignPublicIp: 'DISABLED',
+          SecurityGroups: [{ 'Fn::GetAtt': [expect.stringMatching(/^ToolWorkers.*SecurityGroup/), 'GroupId'] }],
+          Subnets: [
+            { Ref: expect.stringMatching(/^VpctoolsSubnet1/) },
+            { Ref: expect.stringMatching(/^VpctoolsSubnet2/) },
+          ],
+        },
+      },
+    });
+    expect(service.Properties.LaunchType).toBeUndefined();
+    const [def] = taskDefs(t, 'ToolWorkers');
+    expect(def?.Properties).toMatchObject({ NetworkMode: 'awsvpc', RequiresCompatibilities: ['EC2'] });
+    t.resourceCountIs('AWS::EC2::NatGateway', 1);
+    // The workflow workers stay on Fargate.
+    const [, workflow] = only(t, 'AWS::ECS::Service', 'Workers');
+    expect(workflow.Properties.LaunchType).toBe('FARGATE');
+  });
+
+  it('run their worker privileged (what bubblewrap needs under Docker on ECS) as the image user, with an init process; the workflow workers are not privileged', () => {
+    const { template: t } = synthEc2();
+    const tool = containers(t, 'ToolWorkers').find((c) => c.Name === 'worker');
+    expect(tool).toMatchObject({ Privileged: true, LinuxParameters: { InitProcessEnabled: true } });
+    // No user override: the Dockerfile's `node`.
+    expect(tool?.User).toBeUndefined();
+    for (const c of containers(t)) expect(c.Privileged).toBeUndefined();
+    expect(containers(t, 'ToolWorkers').find((c) => c.Name === 'otel-collector')?.Privileged).toBeUndefined();
+  });
+
+  it('launch ECS-optimized instances with IMDSv2 required at one hop, no metadata for awsvpc tasks, unprivileged user namespaces and encrypted volumes', () => {
+    const { template: t } = synthEc2();
+    const [, lt] = only(t, 'AWS::EC2::LaunchTemplate');
+    const data = lt.Properties.LaunchTemplateData as Record<string, unknown>;
+    expect(data.MetadataOptions).toEqual({ HttpTokens: 'required', HttpPutResponseHopLimit: 1 });
+    expect(data.BlockDeviceMappings).toEqual([
+      { DeviceName: '/dev/xvda', Ebs: { Encrypted: true, VolumeSize: 30, VolumeType: 'gp3' } },
+    ]);
+    expect(JSON.stringify(data.ImageId)).toMatch(/ecsoptimizedamiamazonlinux2023/);
+    expect(data.InstanceType).toBe('t3.medium');
+    const userData = JSON.stringify(data.UserData);
+    expect(userData).toContain('ECS_AWSVPC_BLOCK_IMDS=true');
+    expect(userData).toContain('user.max_user_namespaces = 15000');
+  });
+
+  it("give the instances the ECS agent's managed policy and the agent statements on the cluster, nothing else", () => {
+    const { template: t } = synthEc2();
+    const [, role] = only(t, 'AWS::IAM::Role', 'ToolInstanceRole');
+    expect(role.Properties.ManagedPolicyArns).toEqual([
+      {
+        'Fn::Join': [
+          '',
+          ['arn:', { Ref: 'AWS::Partition' }, ':iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role'],
+        ],
+      },
+    ]);
+    const actions = roleStatements(t, 'ToolInstanceRole').flatMap((st) => st.Action);
+    expect(actions.sort()).toEqual([
+      'ecr:GetAuthorizationToken',
+      'ecs:DeregisterContainerInstance',
+      'ecs:DiscoverPollEndpoint',
+      'ecs:Poll',
+      'ecs:RegisterContainerInstance',
+      'ecs:StartTelemetrySession',
+      'ecs:Submit*',
+      'logs:CreateLogStream',
+      'logs:PutLogEvents',
+    ]);
+  });
+});
+
+describe('the backlog metric', () => {
+  const fn = (t: Template) => only(t, 'AWS::Lambda::Function', 'BacklogFunction');
+
+  it('is published by infra/backlog/handler.ts for both task queues into the OpenStarry namespace, with the Temporal key as an ARN', () => {
+    const [id, f] = fn(template);
+    expect(f.Properties).toMatchObject({ Handler: 'index.handler', Runtime: 'nodejs22.x' });
+    expect((f.Properties.Environment as { Variables: unknown }).Variables).toEqual({
+      TEMPORAL_ADDRESS: 'my-ns.a1b2c.tmprl.cloud:7233',
+      TEMPORAL_NAMESPACE: 'my-ns.a1b2c',
+      TEMPORAL_API_KEY_SECRET_ARN: { Ref: expect.stringMatching(/^TemporalApiKey/) },
+      STARRY_BACKLOG_QUEUES: 'openstarry,openstarry-tools',
+      STARRY_METRICS_NAMESPACE: 'OpenStarry',
+    });
+    // Its bundle is the backlog handler's.
+    const key = (f.Properties.Code as { S3Key: string }).S3Key.replace(/\.zip$/, '');
+    const bundle = readFileSync(path.join((stack.node.root as App).outdir, `asset.${key}`, 'index.js'), 'utf8');
+    expect(bundle).toContain('TaskQueueBacklog');
+    // Every minute.
+    const [, rule] = only(template, 'AWS::Events::Rule', 'BacklogSchedule');
+    expect(rule.Properties).toMatchObject({
+      ScheduleExpression: 'rate(1 minute)',
+      State: 'ENABLED',
+      Targets: [expect.objectContaining({ Arn: { 'Fn::GetAtt': [id, 'Arn'] } })],
+    });
+  });
+
+  it('takes the mTLS pair as ARNs with temporalAuth mtls', () => {
+    const { template: t } = synth({ temporalAuth: 'mtls' });
+    const vars = (fn(t)[1].Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    expect(vars).toMatchObject({
+      TEMPORAL_TLS_CERT_SECRET_ARN: { Ref: expect.stringMatching(/^TemporalTlsCert/) },
+      TEMPORAL_TLS_KEY_SECRET_ARN: { Ref: expect.stringMatching(/^TemporalTlsKey/) },
+    });
+    expect(vars).not.toHaveProperty('TEMPORAL_API_KEY_SECRET_ARN');
+  });
+
+  it('may read the Temporal secret and put metric data into its namespace only', () => {
+    expect(roleStatements(template, 'BacklogFunctionServiceRole')).toEqual([
+      {
+        Action: ['secretsmanager:GetSecretValue', 'secretsmanager:DescribeSecret'],
+        Effect: 'Allow',
+        Resource: { Ref: expect.stringMatching(/^TemporalApiKey/) },
+      },
+      {
+        Action: 'cloudwatch:PutMetricData',
+        Effect: 'Allow',
+        Resource: '*',
+        Condition: { StringEquals: { 'cloudwatch:namespace': 'OpenStarry' } },
+      },
+    ]);
+  });
+
+  it("scales the current version's workflow workers on the main queue's backlog per running task", () => {
+    const alarms = resources(template, 'AWS::CloudWatch::Alarm', 'Workers').map(([, a]) => a.Properties);
+    expect(alarms).toHaveLength(2);
+    for (const a of alarms) {
+      const metrics = a.Metrics as {
+        Id: string;
+        Expression?: string;
+        MetricStat?: { Metric: Record<string, unknown> };
+      }[];
+      expect(metrics.find((m) => m.Expression)?.Expression).toBe(
+        'FILL(backlog, 0) / IF(FILL(tasks, 0) > 0, FILL(tasks, 0), 1)',
+      );
+      expect(metrics.find((m) => m.Id === 'backlog')?.MetricStat?.Metric.Dimensions).toEqual([
+        { Name: 'TaskQueue', Value: 'openstarry' },
+      ]);
+      expect(metrics.find((m) => m.Id === 'tasks')?.MetricStat?.Metric).toMatchObject({
+        Namespace: 'ECS/ContainerInsights',
+        MetricName: 'RunningTaskCount',
+      });
+    }
+    const steps = resources(template, 'AWS::ApplicationAutoScaling::ScalingPolicy', 'Workers')
+      .map(([, p]) => p.Properties.StepScalingPolicyConfiguration as { StepAdjustments: unknown[] } | undefined)
+      .filter((c) => c)
+      .flatMap((c) => c!.StepAdjustments);
+    expect(steps).toEqual(
+      expect.arrayContaining([
+        { MetricIntervalUpperBound: 0, ScalingAdjustment: -1 },
+        { MetricIntervalLowerBound: 0, MetricIntervalUpperBound: 15, ScalingAdjustment: 1 },
+        { MetricIntervalLowerBound: 15, ScalingAdjustment: 3 },
+      ]),
+    );
+  });
+
+  it("leaves a draining version's services on CPU only (the backlog is the new version's work)", () => {
+    const { template: t } = synthDraining();
+    for (const kind of ['Workers', 'ToolWorkers']) {
+      const old = resources(t, 'AWS::ApplicationAutoScaling::ScalingPolicy', `${kind}010aaaaaaaaaaaa`);
+      expect(old.map(([, p]) => p.Properties.PolicyType)).toEqual(['TargetTrackingScaling']);
+      const current = resources(t, 'AWS::ApplicationAutoScaling::ScalingPolicy', `${kind}010bbbbbbbbbbbb`);
+      expect(current).toHaveLength(3);
+    }
   });
 });
 
@@ -594,9 +997,11 @@ describe('observability (infra/observability.ts)', () => {
     const fns = Object.values(t.findResources('AWS::Lambda::Function', { Properties: { Handler: 'index.handler' } }));
     expect(fns.map((f) => f.Properties.TracingConfig)).toEqual([undefined, undefined]);
     t.resourceCountIs('AWS::CloudWatch::Dashboard', 0);
-    expect(Object.values(t.findResources('AWS::CloudWatch::Alarm')).map((a) => a.Properties.MetricName)).toEqual([
-      'WorkerErrors',
-    ]);
+    // Of the alarms that page (the scaling policies' alarms page nobody), only the worker errors'.
+    const paging = Object.values(t.findResources('AWS::CloudWatch::Alarm')).filter((a) =>
+      JSON.stringify(a.Properties.AlarmActions).includes('Alerts'),
+    );
+    expect(paging.map((a) => a.Properties.MetricName)).toEqual(['WorkerErrors']);
     expect(Object.keys(t.toJSON().Outputs)).not.toContain('DashboardName');
     expect(Annotations.fromStack(off).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual([]);
   });

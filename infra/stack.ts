@@ -1,5 +1,7 @@
 /**
- * Everything but Temporal on AWS (docs/DEPLOY.md): workers on ECS Fargate, the HTTP API on Lambda
+ * Everything but Temporal on AWS (docs/DEPLOY.md): workflow workers on ECS Fargate and tool workers
+ * (no LLM key, EFS workspaces) on Fargate or, with `toolCompute: 'ec2'`, on EC2 where shell.run runs,
+ * both scaled on their task queue's backlog (a scheduled Lambda publishes it); the HTTP API on Lambda
  * behind an API Gateway HTTP API, secrets in Secrets Manager, alerts on SNS, transcripts in S3, logs
  * with retention and an alarm on worker errors. Temporal itself is Temporal Cloud or your own cluster,
  * given by address. Least privilege: the worker's task role may publish to the alert topic and read and
@@ -10,22 +12,43 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Fn, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
 import { CfnStage, HttpApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
+import { Alarm, ComparisonOperator, MathExpression, Metric, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
-import { FlowLogDestination, SubnetType, Vpc } from 'aws-cdk-lib/aws-ec2';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { AdjustmentType } from 'aws-cdk-lib/aws-applicationautoscaling';
+import { AutoScalingGroup, BlockDeviceVolume, EbsDeviceVolumeType } from 'aws-cdk-lib/aws-autoscaling';
+import {
+  FlowLogDestination,
+  InstanceType,
+  LaunchTemplate,
+  SecurityGroup,
+  SubnetType,
+  UserData,
+  Vpc,
+} from 'aws-cdk-lib/aws-ec2';
+import { FileSystem, LifecyclePolicy, OutOfInfrequentAccessPolicy, ThroughputMode } from 'aws-cdk-lib/aws-efs';
+import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
+import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
+import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Platform } from 'aws-cdk-lib/aws-ecr-assets';
 import {
+  AsgCapacityProvider,
+  type BaseService,
   Cluster,
   ContainerImage,
   ContainerInsights,
+  Ec2Service,
+  Ec2TaskDefinition,
+  EcsOptimizedImage,
   FargateService,
   FargateTaskDefinition,
+  LinuxParameters,
   LogDrivers,
+  NetworkMode,
   Secret as EcsSecret,
+  type TaskDefinition,
 } from 'aws-cdk-lib/aws-ecs';
 import { FunctionUrlAuthType, HttpMethod, InvokeMode, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -38,7 +61,8 @@ import type { Construct } from 'constructs';
 import { bedrockInvokeArns } from '../core/llm-spec';
 import type { WorkerEnvName } from '../workers/env';
 import { buildIdOf } from '../workers/versioning';
-import { METRICS_NAMESPACE, Observability } from './observability';
+import { BACKLOG_METRIC, METRICS_NAMESPACE, TASK_QUEUE_DIMENSION } from './metric-names';
+import { Observability } from './observability';
 
 /** A version of the workers (a Worker Deployment Version, workers/versioning.ts): its build id and its image. */
 export interface WorkerVersion {
@@ -69,7 +93,10 @@ export interface StarryStackProps extends StackProps {
    * drained and removed from this list (docs/DEPLOY.md#rolling-workers).
    */
   drainingWorkers?: WorkerVersion[];
-  /** Fargate tasks: at least `minWorkers` (default 1), at most `maxWorkers` (default 4), scaled on CPU. */
+  /**
+   * Workflow worker tasks: at least `minWorkers` (default 1), at most `maxWorkers` (default 4), scaled on
+   * their task queue's backlog with CPU as a floor.
+   */
   minWorkers?: number;
   maxWorkers?: number;
   /**
@@ -86,6 +113,17 @@ export interface StarryStackProps extends StackProps {
    * the stack's region): the task role gets `bedrock:InvokeModel` on these and no other. Default: none.
    */
   bedrockModels?: string[];
+  /**
+   * Where the tool workers run (docs/DEPLOY.md#tool-workers): `fargate` (default) for fs, http and MCP
+   * tools, where `shell.run` refuses (no namespaces for bubblewrap); `ec2` for an Auto Scaling group of
+   * ECS instances where `shell.run` runs in its sandbox.
+   */
+  toolCompute?: 'fargate' | 'ec2';
+  /** Tool worker tasks: at least `minToolWorkers` (default 1), at most `maxToolWorkers` (default 4). */
+  minToolWorkers?: number;
+  maxToolWorkers?: number;
+  /** The instance type of the tool workers' EC2 capacity (`toolCompute: 'ec2'`); default t3.medium. */
+  toolInstanceType?: string;
   /** The ADOT collector image (default: the pinned public one, infra/observability.ts). */
   collectorImage?: string;
   /** The repository root (the Docker build context and the API's entry). */
@@ -170,15 +208,46 @@ export class StarryStack extends Stack {
       },
     ]);
 
-    // --- Network: public subnets only (workers reach Temporal Cloud and LLM APIs; nothing reaches them).
+    // --- Network: public subnets (workers reach Temporal Cloud and LLM APIs; nothing reaches them). With
+    // tool workers on EC2, private subnets behind one NAT gateway too: a task with its own network
+    // interface on an EC2 instance (awsvpc) gets no public IP, so it reaches out through NAT.
+    const toolCompute = props.toolCompute ?? 'fargate';
     const flowLogs = new LogGroup(this, 'VpcFlowLogs', { retention, removalPolicy: RemovalPolicy.DESTROY });
     const vpc = new Vpc(this, 'Vpc', {
       maxAzs: 2,
-      natGateways: 0,
-      subnetConfiguration: [{ name: 'public', subnetType: SubnetType.PUBLIC }],
+      natGateways: toolCompute === 'ec2' ? 1 : 0,
+      subnetConfiguration: [
+        { name: 'public', subnetType: SubnetType.PUBLIC },
+        ...(toolCompute === 'ec2' ? [{ name: 'tools', subnetType: SubnetType.PRIVATE_WITH_EGRESS }] : []),
+      ],
       flowLogs: { all: { destination: FlowLogDestination.toCloudWatchLogs(flowLogs) } },
     });
     const cluster = new Cluster(this, 'Cluster', { vpc, containerInsightsV2: ContainerInsights.ENABLED });
+
+    // --- Workspaces (docs/DEPLOY.md#workspaces-on-efs): one encrypted EFS file system every tool worker
+    // mounts at WORKSPACE_ROOT, through an access point that makes every file the image's `node` user's.
+    // User data: kept when the stack is deleted, backed up daily. Only the tool workers may reach it.
+    const workspaces = new FileSystem(this, 'Workspaces', {
+      vpc,
+      vpcSubnets: { subnetType: SubnetType.PUBLIC },
+      encrypted: true,
+      enableAutomaticBackups: true,
+      throughputMode: ThroughputMode.ELASTIC,
+      // Files untouched for 30 days move to Infrequent Access, and back on their first read.
+      lifecyclePolicy: LifecyclePolicy.AFTER_30_DAYS,
+      outOfInfrequentAccessPolicy: OutOfInfrequentAccessPolicy.AFTER_1_ACCESS,
+      removalPolicy: RemovalPolicy.RETAIN,
+      securityGroup: new SecurityGroup(this, 'WorkspacesSecurityGroup', {
+        vpc,
+        description: 'EFS workspaces: NFS from the tool workers only',
+        allowAllOutbound: false,
+      }),
+    });
+    const workspaceAccess = workspaces.addAccessPoint('WorkspaceAccess', {
+      path: WORKSPACE_ROOT,
+      posixUser: { uid: String(WORKSPACE_UID), gid: String(WORKSPACE_UID) },
+      createAcl: { ownerUid: String(WORKSPACE_UID), ownerGid: String(WORKSPACE_UID), permissions: '750' },
+    });
 
     // --- Workers on Fargate: one service per worker version (docs/DEPLOY.md#rolling-workers). A version's
     // service is named by its build id and never replaced by another version's: the new version starts
@@ -233,9 +302,7 @@ export class StarryStack extends Stack {
             ...(props.collectorImage ? { collectorImage: props.collectorImage } : {}),
           });
     // Typed by the worker's own list of variables (workers/env.ts): the stack cannot set one it ignores.
-    const secrets: Partial<Record<WorkerEnvName, EcsSecret>> = {
-      OPENAI_API_KEY: EcsSecret.fromSecretsManager(openaiApiKey),
-      GEMINI_API_KEY: EcsSecret.fromSecretsManager(geminiApiKey),
+    const temporalSecrets: Partial<Record<WorkerEnvName, EcsSecret>> = {
       ...(temporalApiKey ? { TEMPORAL_API_KEY: EcsSecret.fromSecretsManager(temporalApiKey) } : {}),
       ...(temporalTlsCert && temporalTlsKey
         ? {
@@ -244,6 +311,32 @@ export class StarryStack extends Stack {
           }
         : {}),
     };
+    // The LLM keys go to the workflow workers only: a tool worker refuses to start with one.
+    const secrets: Partial<Record<WorkerEnvName, EcsSecret>> = {
+      OPENAI_API_KEY: EcsSecret.fromSecretsManager(openaiApiKey),
+      GEMINI_API_KEY: EcsSecret.fromSecretsManager(geminiApiKey),
+      ...temporalSecrets,
+    };
+
+    // --- Tool workers (`starry worker --tools`): every tool call runs on TOOL_TASK_QUEUE, in tasks that
+    // hold no LLM key, with a role of their own that reaches the transcript bucket and the workspaces only.
+    const toolRole = new Role(this, 'ToolWorkerTaskRole', {
+      assumedBy: new ServicePrincipal('ecs-tasks.amazonaws.com'),
+    });
+    // A tool result is kept in the transcript store (the message the LLM will see refers to it).
+    this.transcripts.grantRead(toolRole);
+    this.transcripts.grantPut(toolRole);
+    o11y?.grantTelemetry(toolRole);
+    // Mount and write through the workspaces' access point only (no root access, no other path).
+    toolRole.addToPolicy(
+      new PolicyStatement({
+        actions: ['elasticfilesystem:ClientMount', 'elasticfilesystem:ClientWrite'],
+        resources: [workspaces.fileSystemArn],
+        conditions: { StringEquals: { 'elasticfilesystem:AccessPointArn': workspaceAccess.accessPointArn } },
+      }),
+    );
+    const toolCapacity = toolCompute === 'ec2' ? this.toolInstances(cluster, vpc, props) : undefined;
+
     const current: WorkerVersion & { asset: boolean } = {
       buildId: props.workerBuildId ?? bundleBuildId(props.projectRoot),
       image: props.workerImage ?? '',
@@ -258,27 +351,54 @@ export class StarryStack extends Stack {
         );
       seen.add(v.buildId);
     }
-    const services = versions.map((v) => {
+    const assetImage = ContainerImage.fromAsset(props.projectRoot, {
+      platform: Platform.LINUX_AMD64,
+      exclude: DOCKER_CONTEXT_EXCLUDES,
+    });
+    const workspaceVolume = {
+      name: 'workspaces',
+      efsVolumeConfiguration: {
+        fileSystemId: workspaces.fileSystemId,
+        transitEncryption: 'ENABLED',
+        authorizationConfig: { accessPointId: workspaceAccess.accessPointId, iam: 'ENABLED' },
+      },
+    };
+    for (const [key, value] of [
+      ['minWorkers', props.minWorkers],
+      ['minToolWorkers', props.minToolWorkers],
+    ] as const)
+      if (value !== undefined && value < 1)
+        throw new Error(
+          `${key} must be at least 1, got ${value}: a task waits seconds for a worker of each kind, less than a service takes to scale up from none`,
+        );
+    // Each kind's services scale between these; the current version's also on its queue's backlog.
+    const range = {
+      workflow: { min: props.minWorkers ?? 1, max: props.maxWorkers ?? 4, queue: TASK_QUEUE },
+      tools: { min: props.minToolWorkers ?? 1, max: props.maxToolWorkers ?? 4, queue: TOOL_TASK_QUEUE },
+    };
+    const services = versions.flatMap((v) => {
       const isCurrent = v === current;
+      const image = v.asset ? assetImage : ContainerImage.fromRegistry(v.image);
+      const environment = {
+        TEMPORAL_ADDRESS: props.temporalAddress,
+        TEMPORAL_NAMESPACE: props.temporalNamespace,
+        STARRY_TOOL_TASK_QUEUE: TOOL_TASK_QUEUE,
+        STARRY_STORE_BUCKET: this.transcripts.bucketName,
+        ...o11y?.workerEnvironment(v.buildId),
+      } satisfies Partial<Record<WorkerEnvName, string>>;
+
+      // The workflow workers: the agent and task workflows, the LLM calls, alerts; no tool code.
       const id = `Workers-${v.buildId}`;
       const task = new FargateTaskDefinition(this, `${id}-Task`, { cpu: 1024, memoryLimitMiB: 2048, taskRole });
       const worker = task.addContainer('worker', {
-        image: v.asset
-          ? ContainerImage.fromAsset(props.projectRoot, {
-              platform: Platform.LINUX_AMD64,
-              exclude: DOCKER_CONTEXT_EXCLUDES,
-            })
-          : ContainerImage.fromRegistry(v.image),
+        image,
         command: ['node', 'bin/starry.js', 'worker'],
         environment: {
-          TEMPORAL_ADDRESS: props.temporalAddress,
-          TEMPORAL_NAMESPACE: props.temporalNamespace,
+          ...environment,
           STARRY_ALERT_TOPIC_ARN: this.alertTopic.topicArn,
-          STARRY_STORE_BUCKET: this.transcripts.bucketName,
           // The new version becomes current once its workers poll, and wakes the agents of the old ones;
           // a draining version never touches the routing (a late task of it cannot roll it back).
           ...(isCurrent ? { STARRY_MAKE_CURRENT: 'always' } : {}),
-          ...o11y?.workerEnvironment(v.buildId),
         } satisfies Partial<Record<WorkerEnvName, string>>,
         secrets: secrets as Record<string, EcsSecret>,
         logging: LogDrivers.awsLogs({ streamPrefix: `worker-${v.buildId}`, logGroup: workerLogs }),
@@ -289,7 +409,7 @@ export class StarryStack extends Stack {
       const service = new FargateService(this, id, {
         cluster,
         taskDefinition: task,
-        desiredCount: props.minWorkers ?? 1,
+        desiredCount: range.workflow.min,
         assignPublicIp: true,
         // A change to one version's service (its secrets, its size) starts new workers of the same
         // version before the old ones stop: pinned tasks move to them, nothing is stranded.
@@ -297,65 +417,107 @@ export class StarryStack extends Stack {
         maxHealthyPercent: 200,
         circuitBreaker: { rollback: true },
       });
-      const scaling = service.autoScaleTaskCount({
-        minCapacity: props.minWorkers ?? 1,
-        maxCapacity: props.maxWorkers ?? 4,
+      this.scale(service, cluster, range.workflow, isCurrent);
+      suppressTaskFindings(task, service);
+
+      // The tool workers of the same image: the workspaces mounted at their root, Temporal's credentials
+      // and no other secret. On EC2 bubblewrap can confine each program (docs/DEPLOY.md#shellrun-on-ec2);
+      // on Fargate shell.run refuses (no namespaces).
+      const toolId = `ToolWorkers-${v.buildId}`;
+      const toolTask = toolCapacity
+        ? new Ec2TaskDefinition(this, `${toolId}-Task`, {
+            networkMode: NetworkMode.AWS_VPC,
+            taskRole: toolRole,
+            volumes: [workspaceVolume],
+          })
+        : new FargateTaskDefinition(this, `${toolId}-Task`, {
+            cpu: 1024,
+            memoryLimitMiB: 2048,
+            taskRole: toolRole,
+            volumes: [workspaceVolume],
+          });
+      const toolWorker = toolTask.addContainer('worker', {
+        image,
+        command: ['node', 'bin/starry.js', 'worker', '--tools'],
+        environment: { ...environment, STARRY_WORKSPACE_ROOTS: WORKSPACE_ROOT } satisfies Partial<
+          Record<WorkerEnvName, string>
+        >,
+        secrets: temporalSecrets as Record<string, EcsSecret>,
+        logging: LogDrivers.awsLogs({ streamPrefix: `tools-${v.buildId}`, logGroup: workerLogs }),
+        stopTimeout: Duration.seconds(60),
+        ...(toolCapacity
+          ? {
+              // The task's 1 vCPU and 2 GiB, less the collector's share.
+              cpu: 768,
+              memoryLimitMiB: 1792,
+              ...sandboxSettings(this, `${toolId}-Linux`),
+            }
+          : {}),
       });
-      scaling.scaleOnCpuUtilization('Cpu', {
-        targetUtilizationPercent: 60,
-        scaleInCooldown: Duration.minutes(5),
-        scaleOutCooldown: Duration.minutes(1),
-      });
+      toolWorker.addMountPoints({ sourceVolume: workspaceVolume.name, containerPath: WORKSPACE_ROOT, readOnly: false });
+      o11y?.addCollector(toolTask, toolWorker);
+      const common = {
+        cluster,
+        desiredCount: range.tools.min,
+        minHealthyPercent: 100,
+        maxHealthyPercent: 200,
+        circuitBreaker: { rollback: true },
+      };
+      const toolService = toolCapacity
+        ? new Ec2Service(this, toolId, {
+            ...common,
+            taskDefinition: toolTask,
+            capacityProviderStrategies: [{ capacityProvider: toolCapacity.capacityProviderName, weight: 1 }],
+            vpcSubnets: { subnetType: SubnetType.PRIVATE_WITH_EGRESS },
+          })
+        : new FargateService(this, toolId, { ...common, taskDefinition: toolTask, assignPublicIp: true });
+      workspaces.connections.allowDefaultPortFrom(toolService, 'NFS from the tool workers');
+      this.scale(toolService, cluster, range.tools, isCurrent);
+      suppressTaskFindings(toolTask, toolService);
+      return [service, toolService];
+    });
+    for (const role of [taskRole, toolRole])
       NagSuppressions.addResourceSuppressions(
-        task,
+        role,
         [
-          {
-            id: 'AwsSolutions-ECS2',
-            reason:
-              "The environment holds only non-secret addresses and the collector's configuration; every secret is an ECS secret from Secrets Manager.",
-          },
           {
             id: 'AwsSolutions-IAM5',
             reason:
-              'ecr:GetAuthorizationToken has no resource-level permissions: pulling an image built from the repository needs Resource *.',
-            appliesTo: ['Resource::*'],
+              "Transcript blobs are objects named by their hash, unknown in advance: the role reads and writes any object of its own bucket (CDK's grantRead and grantPut actions), and deletes none.",
+            appliesTo: [
+              'Action::s3:GetObject*',
+              'Action::s3:GetBucket*',
+              'Action::s3:List*',
+              'Action::s3:Abort*',
+              { regex: '/^Resource::<Transcripts[0-9A-F]+\\.Arn>\\/\\*$/' },
+            ],
           },
         ],
         true,
       );
-      NagSuppressions.addResourceSuppressions(
-        service,
-        [
-          {
-            id: 'AwsSolutions-EC23',
-            reason: 'The service has no inbound rules; its security group only allows outbound traffic.',
-          },
-        ],
-        true,
-      );
-      return service;
-    });
-    NagSuppressions.addResourceSuppressions(
-      taskRole,
-      [
-        {
-          id: 'AwsSolutions-IAM5',
-          reason:
-            "Transcript blobs are objects named by their hash, unknown in advance: the role reads and writes any object of its own bucket (CDK's grantRead and grantPut actions), and deletes none.",
-          appliesTo: [
-            'Action::s3:GetObject*',
-            'Action::s3:GetBucket*',
-            'Action::s3:List*',
-            'Action::s3:Abort*',
-            { regex: '/^Resource::<Transcripts[0-9A-F]+\\.Arn>\\/\\*$/' },
-          ],
-        },
-      ],
-      true,
-    );
     // The draining versions' services exist before the new one starts: its workers wake the old
     // agents, which continue as new on their own version's workers first.
-    for (const service of services.slice(0, -1)) services.at(-1)?.node.addDependency(service);
+    const newest = services.slice(-2);
+    const toolService = newest[1]!;
+    new CfnOutput(this, 'ClusterName', { value: cluster.clusterName });
+    new CfnOutput(this, 'WorkspaceFileSystemId', {
+      value: workspaces.fileSystemId,
+      description: 'The EFS file system of the workspaces (kept when the stack is deleted)',
+    });
+    new CfnOutput(this, 'ToolWorkerTaskDefinition', {
+      value: toolService.taskDefinition.taskDefinitionArn,
+      description: 'The current tool workers: run a one-off task of it to put files into /workspaces (docs/DEPLOY.md)',
+    });
+    const toolSubnets = vpc.selectSubnets({
+      subnetType: toolCapacity ? SubnetType.PRIVATE_WITH_EGRESS : SubnetType.PUBLIC,
+    }).subnetIds;
+    const toolGroups = toolService.connections.securityGroups.map((g) => g.securityGroupId);
+    new CfnOutput(this, 'ToolWorkerNetwork', {
+      value: `awsvpcConfiguration={subnets=[${Fn.join(',', toolSubnets)}],securityGroups=[${Fn.join(',', toolGroups)}],assignPublicIp=${toolCapacity ? 'DISABLED' : 'ENABLED'}}`,
+      description: "aws ecs run-task --network-configuration of a one-off task like the tool workers'",
+    });
+    if (toolCapacity) new CfnOutput(this, 'ToolCapacityProvider', { value: toolCapacity.capacityProviderName });
+    for (const service of services.slice(0, -2)) for (const n of newest) n.node.addDependency(service);
 
     new Alarm(this, 'WorkerErrorAlarm', {
       metric: errorMetric,
@@ -385,15 +547,7 @@ export class StarryStack extends Stack {
           ...(temporalApiKey ? { TEMPORAL_API_KEY_SECRET_ARN: temporalApiKey.secretArn } : {}),
           ...(props.apiTenantClaim ? { STARRY_API_TENANT_CLAIM: props.apiTenantClaim } : {}),
         },
-        bundling: {
-          forceDockerBundling: false,
-          format: OutputFormat.CJS,
-          target: 'node22',
-          // The runtime has AWS SDK v3; the native Temporal worker is never part of the API.
-          externalModules: ['@aws-sdk/*', '@temporalio/worker', '@temporalio/core-bridge'],
-          minify: true,
-          sourceMap: true,
-        },
+        bundling: LAMBDA_BUNDLING,
       });
       jwtSecret.grantRead(f);
       temporalApiKey?.grantRead(f);
@@ -469,6 +623,63 @@ export class StarryStack extends Stack {
         maxAge: Duration.hours(1),
       },
     });
+    // --- Backlog (docs/DEPLOY.md#scaling): every minute a function asks Temporal for the backlog of both
+    // task queues (DescribeTaskQueue) and publishes it as TaskQueueBacklog, which the services scale on.
+    const temporalSecretsOf = [temporalApiKey, temporalTlsCert, temporalTlsKey].filter((x) => x !== undefined);
+    const backlogFn = new NodejsFunction(this, 'BacklogFunction', {
+      entry: path.join(props.projectRoot, 'infra', 'backlog', 'handler.ts'),
+      handler: 'handler',
+      runtime: Runtime.NODEJS_22_X,
+      memorySize: 256,
+      timeout: Duration.seconds(30),
+      logGroup: new LogGroup(this, 'BacklogLogs', { retention, removalPolicy: RemovalPolicy.DESTROY }),
+      environment: {
+        TEMPORAL_ADDRESS: props.temporalAddress,
+        TEMPORAL_NAMESPACE: props.temporalNamespace,
+        ...(temporalApiKey ? { TEMPORAL_API_KEY_SECRET_ARN: temporalApiKey.secretArn } : {}),
+        ...(temporalTlsCert && temporalTlsKey
+          ? {
+              TEMPORAL_TLS_CERT_SECRET_ARN: temporalTlsCert.secretArn,
+              TEMPORAL_TLS_KEY_SECRET_ARN: temporalTlsKey.secretArn,
+            }
+          : {}),
+        STARRY_BACKLOG_QUEUES: [TASK_QUEUE, TOOL_TASK_QUEUE].join(','),
+        STARRY_METRICS_NAMESPACE: METRICS_NAMESPACE,
+      },
+      bundling: LAMBDA_BUNDLING,
+    });
+    for (const secret of temporalSecretsOf) secret.grantRead(backlogFn);
+    // PutMetricData has no resource-level permissions: the namespace condition is what limits it.
+    backlogFn.addToRolePolicy(
+      new PolicyStatement({
+        actions: ['cloudwatch:PutMetricData'],
+        resources: ['*'],
+        conditions: { StringEquals: { 'cloudwatch:namespace': METRICS_NAMESPACE } },
+      }),
+    );
+    new Rule(this, 'BacklogSchedule', {
+      description: 'Publish the Temporal task queues backlog every minute (OpenStarry scaling)',
+      schedule: Schedule.rate(Duration.minutes(1)),
+      targets: [new LambdaFunction(backlogFn, { retryAttempts: 0 })],
+    });
+    NagSuppressions.addResourceSuppressions(
+      backlogFn,
+      [
+        {
+          id: 'AwsSolutions-IAM4',
+          reason: 'AWSLambdaBasicExecutionRole only lets the function write its own logs.',
+          appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole'],
+        },
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            'cloudwatch:PutMetricData has no resource-level permissions; the cloudwatch:namespace condition limits it to the stack metrics namespace.',
+          appliesTo: ['Resource::*'],
+        },
+      ],
+      true,
+    );
+
     NagSuppressions.addStackSuppressions(this, [
       {
         id: 'AwsSolutions-L1',
@@ -490,6 +701,204 @@ export class StarryStack extends Stack {
     new CfnOutput(this, 'TranscriptBucketName', { value: this.transcripts.bucketName });
     new CfnOutput(this, 'ApiJwtSecretArn', { value: jwtSecret.secretArn });
   }
+
+  /**
+   * A service's task count: between `min` and `max`, on CPU (60%) always, and for the current version on
+   * its queue's backlog per running task (BACKLOG_STEPS). A draining version's services scale on CPU
+   * only: the queue's backlog is the new version's work.
+   */
+  private scale(
+    service: BaseService,
+    cluster: Cluster,
+    range: { min: number; max: number; queue: string },
+    onBacklog: boolean,
+  ): void {
+    const scaling = service.autoScaleTaskCount({ minCapacity: range.min, maxCapacity: range.max });
+    scaling.scaleOnCpuUtilization('Cpu', {
+      targetUtilizationPercent: 60,
+      scaleInCooldown: Duration.minutes(5),
+      scaleOutCooldown: Duration.minutes(1),
+    });
+    if (!onBacklog) return;
+    const minute = Duration.minutes(1);
+    scaling.scaleOnMetric('Backlog', {
+      metric: new MathExpression({
+        label: `${range.queue} backlog per task`,
+        // No data yet counts as none; no running task as one (the backlog itself).
+        expression: 'FILL(backlog, 0) / IF(FILL(tasks, 0) > 0, FILL(tasks, 0), 1)',
+        usingMetrics: {
+          backlog: new Metric({
+            namespace: METRICS_NAMESPACE,
+            metricName: BACKLOG_METRIC,
+            dimensionsMap: { [TASK_QUEUE_DIMENSION]: range.queue },
+            statistic: 'Maximum',
+            period: minute,
+          }),
+          tasks: new Metric({
+            namespace: 'ECS/ContainerInsights',
+            metricName: 'RunningTaskCount',
+            dimensionsMap: { ClusterName: cluster.clusterName, ServiceName: service.serviceName },
+            statistic: 'Average',
+            period: minute,
+          }),
+        },
+        period: minute,
+      }),
+      scalingSteps: BACKLOG_STEPS,
+      adjustmentType: AdjustmentType.CHANGE_IN_CAPACITY,
+      cooldown: minute,
+      evaluationPeriods: 2,
+    });
+  }
+
+  /**
+   * The tool workers' EC2 capacity: an Auto Scaling group of ECS-optimized Amazon Linux 2023 instances in
+   * the private subnets, scaled by ECS (a capacity provider). IMDSv2 only, one hop: a container cannot
+   * reach the instance role; encrypted root volumes; the instance role has the ECS agent's policy only.
+   */
+  private toolInstances(cluster: Cluster, vpc: Vpc, props: StarryStackProps): AsgCapacityProvider {
+    const instanceRole = new Role(this, 'ToolInstanceRole', {
+      assumedBy: new ServicePrincipal('ec2.amazonaws.com'),
+      managedPolicies: [ManagedPolicy.fromAwsManagedPolicyName('service-role/AmazonEC2ContainerServiceforEC2Role')],
+    });
+    // Unprivileged user namespaces for bubblewrap, however the AMI's default is set; and no instance
+    // metadata for a task with its own network interface (awsvpc), which the hop limit does not stop.
+    const userData = UserData.forLinux();
+    userData.addCommands(
+      "echo 'user.max_user_namespaces = 15000' > /etc/sysctl.d/90-openstarry-userns.conf",
+      'sysctl --system',
+      'echo ECS_AWSVPC_BLOCK_IMDS=true >> /etc/ecs/ecs.config',
+    );
+    const template = new LaunchTemplate(this, 'ToolInstanceTemplate', {
+      machineImage: EcsOptimizedImage.amazonLinux2023(),
+      instanceType: new InstanceType(props.toolInstanceType ?? 't3.medium'),
+      userData,
+      role: instanceRole,
+      requireImdsv2: true,
+      httpPutResponseHopLimit: 1,
+      securityGroup: new SecurityGroup(this, 'ToolInstanceSecurityGroup', {
+        vpc,
+        description: 'Tool worker instances: outbound only',
+      }),
+      blockDevices: [
+        {
+          deviceName: '/dev/xvda',
+          volume: BlockDeviceVolume.ebs(30, { encrypted: true, volumeType: EbsDeviceVolumeType.GP3 }),
+        },
+      ],
+    });
+    const group = new AutoScalingGroup(this, 'ToolInstances', {
+      vpc,
+      vpcSubnets: { subnetType: SubnetType.PRIVATE_WITH_EGRESS },
+      launchTemplate: template,
+      minCapacity: 0,
+      maxCapacity: props.maxToolWorkers ?? 4,
+    });
+    const provider = new AsgCapacityProvider(this, 'ToolCapacity', { autoScalingGroup: group });
+    cluster.addAsgCapacityProvider(provider);
+    NagSuppressions.addResourceSuppressions(
+      instanceRole,
+      [
+        {
+          id: 'AwsSolutions-IAM4',
+          reason:
+            "AmazonEC2ContainerServiceforEC2Role is the ECS agent's own policy (register the instance, pull images, send logs): the role has nothing else.",
+          appliesTo: ['Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role'],
+        },
+        {
+          id: 'AwsSolutions-IAM5',
+          reason:
+            'The statements CDK adds for the ECS agent of a capacity provider (ecs:Submit*, ecs:Poll and the like on the cluster, with Resource * where ECS has no resource-level permissions).',
+          appliesTo: ['Action::ecs:Submit*', 'Resource::*'],
+        },
+      ],
+      true,
+    );
+    NagSuppressions.addResourceSuppressions(group, [
+      {
+        id: 'AwsSolutions-AS3',
+        reason:
+          'ECS scales the group (managed scaling): its launches and terminations follow the tool service, whose failures the worker-error alarm already pages.',
+      },
+    ]);
+    return provider;
+  }
+}
+
+/** The task queue of the workflows and LLM calls: the worker's default (STARRY_TASK_QUEUE unset). */
+export const TASK_QUEUE = 'openstarry';
+/** The tool activities' task queue, which the tool workers poll (STARRY_TOOL_TASK_QUEUE on every worker). */
+export const TOOL_TASK_QUEUE = `${TASK_QUEUE}-tools`;
+/** Where the tool workers mount the EFS workspaces: the worker policy's one root (STARRY_WORKSPACE_ROOTS). */
+export const WORKSPACE_ROOT = '/workspaces';
+/** The owner of every workspace file (the access point's POSIX user): the image's `node` user (Dockerfile). */
+export const WORKSPACE_UID = 1000;
+
+/**
+ * Scale on backlog: backlog per task of the service's queue at or above these adds tasks, below 1
+ * removes one. CPU target tracking beside it is the floor: Application Auto Scaling keeps the larger
+ * of the two policies' capacities.
+ */
+export const BACKLOG_STEPS = [
+  { upper: 1, change: -1 },
+  { lower: 5, change: +1 },
+  { lower: 20, change: +3 },
+];
+
+/** Bundling of the stack's Lambda functions: the local esbuild (no Docker), CommonJS for Node 22. */
+const LAMBDA_BUNDLING = {
+  forceDockerBundling: false,
+  format: OutputFormat.CJS,
+  target: 'node22',
+  // The runtime has AWS SDK v3; the native Temporal worker is never part of a function.
+  externalModules: ['@aws-sdk/*', '@temporalio/worker', '@temporalio/core-bridge'],
+  minify: true,
+  sourceMap: true,
+};
+
+/**
+ * What bubblewrap needs in an ECS container on EC2 (docs/DEPLOY.md#shellrun-on-ec2). Docker's default
+ * seccomp profile refuses pivot_root to every container, and unshare and mount to one without
+ * CAP_SYS_ADMIN; it also masks paths of /proc, under which the kernel refuses the fresh /proc a sandbox
+ * mounts in its user namespace. Docker would lift just these two (`--security-opt seccomp=unconfined`,
+ * `systempaths=unconfined`); ECS offers neither, only `privileged`, which lifts both. The worker still runs
+ * as the image's `node` user, so it holds no capability itself, and the image has no set-uid program to
+ * gain one (Dockerfile): bubblewrap makes its unprivileged user namespace, as on a laptop. An init
+ * process reaps what a sandbox leaves.
+ */
+function sandboxSettings(scope: Construct, id: string): { privileged: true; linuxParameters: LinuxParameters } {
+  return { privileged: true, linuxParameters: new LinuxParameters(scope, id, { initProcessEnabled: true }) };
+}
+
+/** cdk-nag findings every worker task and service has, acknowledged. */
+function suppressTaskFindings(task: TaskDefinition, service: BaseService): void {
+  NagSuppressions.addResourceSuppressions(
+    task,
+    [
+      {
+        id: 'AwsSolutions-ECS2',
+        reason:
+          "The environment holds only non-secret addresses and the collector's configuration; every secret is an ECS secret from Secrets Manager.",
+      },
+      {
+        id: 'AwsSolutions-IAM5',
+        reason:
+          'ecr:GetAuthorizationToken has no resource-level permissions: pulling an image built from the repository needs Resource *.',
+        appliesTo: ['Resource::*'],
+      },
+    ],
+    true,
+  );
+  NagSuppressions.addResourceSuppressions(
+    service,
+    [
+      {
+        id: 'AwsSolutions-EC23',
+        reason: 'The service has no inbound rules; its security group only allows outbound traffic.',
+      },
+    ],
+    true,
+  );
 }
 
 /** The build id of the workers an image built from `projectRoot` runs: its lib/workflow-bundle.js's. */
