@@ -96,7 +96,7 @@ describe('the roots of a worker that runs tool calls', () => {
       STARRY_TOOL_TASK_QUEUE: uniqueId('tq-noroot'),
       STARRY_WORKSPACE_ROOTS: missing,
     });
-    expect(run.status).not.toBe(0);
+    expect(run.status).toBe(64);
     expect(run.stderr).toContain(`(STARRY_WORKSPACE_ROOTS) cannot be used:\n  - ${missing}: does not exist`);
     expect(run.stderr).toMatch(/Mount the workspaces' file system there .* or set STARRY_WORKSPACE_ROOTS/);
     expect(run.stderr).not.toContain('ready');
@@ -106,7 +106,7 @@ describe('the roots of a worker that runs tool calls', () => {
     const file = path.join(sharedRoot(), 'not-a-dir');
     writeFileSync(file, '');
     const run = starryWorker([], { STARRY_TASK_QUEUE: uniqueId('tq-noroot'), STARRY_WORKSPACE_ROOTS: file });
-    expect(run.status).not.toBe(0);
+    expect(run.status).toBe(64);
     expect(run.stderr).toContain(`  - ${file}: is not a directory`);
   });
 
