@@ -28,7 +28,7 @@ export {
   type CreateWorkerOptions,
 } from './workers/worker';
 export { connectWorker } from './workers/connection';
-export { toolWorkerConfigFromEnv, workerConfigFromEnv, type WorkerConfig } from './workers/env';
+export { checkWorkspaceRoots, toolWorkerConfigFromEnv, workerConfigFromEnv, type WorkerConfig } from './workers/env';
 export { runWorker } from './workers/main';
 export type { MakeCurrent, VersioningOptions } from './workers/versioning';
 export { installWorkerLogger } from './workers/log';

@@ -9,6 +9,8 @@ import {
   narrowToPolicy,
   normalizePosix,
   parseWorkerPolicy,
+  runsToolCalls,
+  unusableRootsRefusal,
   withWorkerDefaults,
   type TaskLimits,
 } from './worker-policy';
@@ -392,5 +394,34 @@ describe('describeLimit', () => {
       limit: "the workspace's disk limit (limits.workspaceBytes: 1000 bytes for all its files)",
       suggestion: 'Remove files the task no longer needs, or write less.',
     });
+  });
+});
+
+describe("a worker's roots at start", () => {
+  it('are checked by a worker that runs tool calls, not by a workflow worker whose tools run on tool workers', () => {
+    expect(runsToolCalls({ tools: true, toolTaskQueue: 'q-tools' })).toBe(true);
+    expect(runsToolCalls({ tools: false })).toBe(true);
+    expect(runsToolCalls({ tools: false, toolTaskQueue: 'q-tools' })).toBe(false);
+  });
+
+  it('refuse the start naming each unusable root, why, and what to do for the setting they came from', () => {
+    expect(unusableRootsRefusal([], 'STARRY_WORKSPACE_ROOTS')).toBeUndefined();
+    const one = unusableRootsRefusal([{ root: '/workspaces', problem: 'does not exist' }], 'STARRY_WORKSPACE_ROOTS');
+    expect(one).toContain(
+      'a workspace root it allows (STARRY_WORKSPACE_ROOTS) cannot be used:\n  - /workspaces: does not exist',
+    );
+    expect(one).toContain("Mount the workspaces' file system there");
+    expect(one).toContain('mkdir -p /workspaces');
+    expect(one).toContain('or set STARRY_WORKSPACE_ROOTS to directories it can write');
+    const two = unusableRootsRefusal(
+      [
+        { root: '/a', problem: 'is not a directory' },
+        { root: '/b', problem: "is not writable by this worker's user (uid 1000: EACCES)" },
+      ],
+      'STARRY_WORKER_POLICY',
+    );
+    expect(two).toContain('workspace roots it allows (STARRY_WORKER_POLICY)');
+    expect(two).toContain('  - /a: is not a directory\n  - /b: is not writable');
+    expect(two).toContain('or set the roots of STARRY_WORKER_POLICY to directories it can write');
   });
 });

@@ -1,6 +1,8 @@
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../core/errors';
-import { toolWorkerConfigFromEnv, workerConfigFromEnv } from './env';
+import { checkWorkspaceRoots, toolWorkerConfigFromEnv, workerConfigFromEnv } from './env';
 
 describe('workerConfigFromEnv', () => {
   it('defaults to the local dev server, the openstarry queue and the working directory as the root', () => {
@@ -163,5 +165,45 @@ describe('STARRY_TOOL_TASK_QUEUE', () => {
       /is the task queue \(openstarry\)/,
     );
     expect(toolWorkerConfigFromEnv({ STARRY_TOOL_TASK_QUEUE: 'tools' }, '/srv').toolTaskQueue).toBe('tools');
+  });
+});
+
+describe('the roots a worker that runs tool calls starts with', () => {
+  const base = () => mkdtempSync(path.join(os.tmpdir(), 'starry-roots-'));
+
+  it('pass when each configured root is a directory the worker can write, and the check leaves nothing there', async () => {
+    const root = base();
+    await expect(
+      checkWorkspaceRoots(workerConfigFromEnv({ STARRY_WORKSPACE_ROOTS: root }, '/srv')),
+    ).resolves.toBeUndefined();
+    expect(readdirSync(root)).toEqual([]);
+  });
+
+  it('refuse the start naming a missing root and a file, and the variable they came from', async () => {
+    const dir = base();
+    writeFileSync(path.join(dir, 'file'), '');
+    const config = workerConfigFromEnv({ STARRY_WORKSPACE_ROOTS: `${dir}/missing:${dir}/file` }, '/srv');
+    expect(config.rootsFrom).toBe('STARRY_WORKSPACE_ROOTS');
+    const start = checkWorkspaceRoots(config);
+    await expect(start).rejects.toThrow(ConfigError);
+    await expect(start).rejects.toThrow(
+      `(STARRY_WORKSPACE_ROOTS) cannot be used:\n  - ${dir}/missing: does not exist\n  - ${dir}/file: is not a directory`,
+    );
+  });
+
+  it('name the policy when its roots are the unusable ones', async () => {
+    const missing = path.join(base(), 'efs');
+    const config = workerConfigFromEnv({ STARRY_WORKER_POLICY: JSON.stringify({ roots: [missing] }) }, '/srv');
+    await expect(checkWorkspaceRoots(config)).rejects.toThrow(
+      new RegExp(
+        `\\(STARRY_WORKER_POLICY\\) cannot be used:\\n  - ${missing}: does not exist[^]*the roots of STARRY_WORKER_POLICY`,
+      ),
+    );
+  });
+
+  it('are not checked when they are the defaults (the working directory and the project folder)', async () => {
+    const config = workerConfigFromEnv({}, '/no/such/dir');
+    expect(config.rootsFrom).toBeUndefined();
+    await expect(checkWorkspaceRoots(config)).resolves.toBeUndefined();
   });
 });

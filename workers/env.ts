@@ -8,13 +8,19 @@
  * const worker = await createWorker({ connection: await connectWorker(config.temporal), config });
  * ```
  */
-import { readFileSync } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { temporalEnv, type TemporalEnv } from '../client/connection';
 import { formatIssues } from '../core/config';
 import { ConfigError } from '../core/errors';
-import { parseWorkerPolicy, type WorkerPolicy } from '../core/worker-policy';
+import {
+  parseWorkerPolicy,
+  unusableRootsRefusal,
+  type RootProblem,
+  type RootsSource,
+  type WorkerPolicy,
+} from '../core/worker-policy';
 import { parsePricing, type PricingTable } from '../core/pricing';
 import type { LlmProviderOptions } from '../activities/llm';
 import { openAiBaseUrl } from '../activities/llm/openai';
@@ -171,6 +177,11 @@ export interface WorkerConfig {
    */
   toolTaskQueue?: string;
   policy: WorkerPolicy;
+  /**
+   * Where the policy's roots were set; absent: the defaults (the working directory and the project
+   * folder), which a worker does not check at start.
+   */
+  rootsFrom?: RootsSource;
   alerts: Pick<AlertSinks, 'webhookUrl' | 'snsTopicArn' | 'uiUrl'>;
   llm: LlmProviderOptions;
   workflowBundlePath?: string;
@@ -214,6 +225,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
     taskQueue,
     ...(toolTaskQueue && toolTaskQueue !== taskQueue ? { toolTaskQueue } : {}),
     policy: withOwnLlmEndpoint(workerPolicy(env, cwd), openAiBaseUrl({ env: llmEnv })),
+    ...rootsSource(env),
     alerts: { webhookUrl: env.STARRY_ALERT_WEBHOOK, snsTopicArn: env.STARRY_ALERT_TOPIC_ARN, uiUrl: env.STARRY_UI_URL },
     llm: {
       openai: { env: llmEnv },
@@ -268,6 +280,53 @@ export function toolWorkerConfigFromEnv(
       `a tool worker polls the tool task queue, but STARRY_TOOL_TASK_QUEUE is ${raw.STARRY_TOOL_TASK_QUEUE?.trim() ? `the task queue (${config.taskQueue})` : 'not set'}: set it to a queue of its own on every worker (e.g. STARRY_TOOL_TASK_QUEUE=${config.taskQueue}-tools), or run \`starry worker\` without --tools`,
     );
   return { ...config, toolTaskQueue: config.toolTaskQueue };
+}
+
+/** Where the roots come from: the policy, `STARRY_WORKSPACE_ROOTS` (when it names one), or the defaults. */
+function rootsSource(env: WorkerEnv): { rootsFrom?: RootsSource } {
+  if (env.STARRY_WORKER_POLICY) return { rootsFrom: 'STARRY_WORKER_POLICY' };
+  if (env.STARRY_WORKSPACE_ROOTS?.split(':').some(Boolean)) return { rootsFrom: 'STARRY_WORKSPACE_ROOTS' };
+  return {};
+}
+
+/**
+ * Check, at the start of a worker that runs tool calls, that every root its operator configured is a
+ * directory this process can write (it creates and removes a directory in each: permission bits,
+ * read-only mounts and a file system's own access rules all answer). Default roots are not checked: the
+ * working directory and the project folder exist, and the latter may be read-only (an installed package).
+ *
+ * ```ts
+ * await checkWorkspaceRoots(workerConfigFromEnv()); // throws when /workspaces is not mounted
+ * ```
+ *
+ * @throws ConfigError naming each unusable root and what to do.
+ */
+export async function checkWorkspaceRoots(config: Pick<WorkerConfig, 'policy' | 'rootsFrom'>): Promise<void> {
+  if (!config.rootsFrom) return;
+  const problems = (await Promise.all(config.policy.roots.map(rootProblem))).filter((p) => p !== undefined);
+  const refusal = unusableRootsRefusal(problems, config.rootsFrom);
+  if (refusal) throw new ConfigError(refusal);
+}
+
+async function rootProblem(root: string): Promise<RootProblem | undefined> {
+  const problem = (text: string) => ({ root, problem: text });
+  let stat;
+  try {
+    stat = await fs.stat(root);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return problem(code === 'ENOENT' ? 'does not exist' : `cannot be opened (${code ?? (err as Error).message})`);
+  }
+  if (!stat.isDirectory()) return problem('is not a directory');
+  try {
+    await fs.rmdir(await fs.mkdtemp(path.join(root, '.starry-start-check-')));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return problem(
+      `is not writable by this worker's user (uid ${process.getuid?.() ?? '?'}: ${code ?? (err as Error).message})`,
+    );
+  }
+  return undefined;
 }
 
 /**

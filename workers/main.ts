@@ -6,7 +6,8 @@
  */
 import { sandboxReport } from '../activities/tools/confine';
 import { connectWorker } from './connection';
-import { toolWorkerConfigFromEnv, workerConfigFromEnv, type WorkerConfig } from './env';
+import { runsToolCalls } from '../core/worker-policy';
+import { checkWorkspaceRoots, toolWorkerConfigFromEnv, workerConfigFromEnv, type WorkerConfig } from './env';
 import { installWorkerLogger } from './log';
 import { startMetrics } from './metrics';
 import { shownUrl } from './otel-env';
@@ -20,10 +21,13 @@ import { createToolWorker, createWorker } from './worker';
  * await runWorker(undefined, { tools: true });
  * ```
  *
- * @throws ConfigError when the environment is invalid (before anything connects).
+ * @throws ConfigError when the environment is invalid, or a root of a worker that runs tool calls is not a
+ * writable directory (before anything connects).
  */
 export async function runWorker(config?: WorkerConfig, { tools = false }: { tools?: boolean } = {}): Promise<void> {
   config ??= tools ? toolWorkerConfigFromEnv() : workerConfigFromEnv();
+  // A worker that runs tool calls needs its roots (on AWS, the EFS mount); one whose tools run elsewhere uses none.
+  if (runsToolCalls({ tools, toolTaskQueue: config.toolTaskQueue })) await checkWorkspaceRoots(config);
   // Metrics first: Prometheus' port is bound (or refused) before anything connects, and the runtime's one
   // install takes the pipeline's buffer.
   const started = config.metrics ? await startMetrics(config.metrics) : undefined;

@@ -74,7 +74,9 @@ describe('the tool activity', () => {
 
   it('throws a fatal error as a non-retryable ApplicationFailure carrying the NormalizedError', async () => {
     const env = mockEnvironment();
-    const missing = path.join(ws.base, 'gone');
+    // Missing, and no worker can make it (a directory below a file): a missing root it can make, it makes.
+    await fs.writeFile(path.join(ws.base, 'file'), '');
+    const missing = path.join(ws.base, 'file', 'gone');
     const failure = await env
       .run(createToolActivities(policy).tool, request('fs.list', {}, { workspace: [missing] }))
       .catch((e: unknown) => e);

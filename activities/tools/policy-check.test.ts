@@ -125,3 +125,48 @@ describe("a tool call's workspace", () => {
     expect(await workspace.realpath(current)).toBe(release);
   });
 });
+
+describe('a workspace that does not exist yet', () => {
+  let ws: TempWorkspace;
+  beforeEach(async () => {
+    ws = await makeWorkspace();
+    await fs.symlink(ws.outside, path.join(ws.root, 'escape'));
+  });
+  afterEach(() => ws.cleanup());
+  const check = (root: string, source = 'fs.write') => {
+    const workspace = new Workspace([root], source);
+    return checkPolicy(
+      testPolicy(ws, { roots: [ws.root] }),
+      { workspace: [root], tools: toolsConfig() },
+      source,
+      workspace,
+    );
+  };
+
+  it("is created by the task's first call when it lies inside a root the worker allows, parents and all", async () => {
+    const root = path.join(ws.root, 'team', 'agent-1');
+    await check(root);
+    expect((await fs.stat(root)).isDirectory()).toBe(true);
+    // The call then works in it.
+    const workspace = new Workspace([root], 'fs.list');
+    expect(await workspace.realRoots()).toEqual([await fs.realpath(root)]);
+  });
+
+  it('is not created behind a symlink out of the allowed tree, nor outside the roots (the call is refused)', async () => {
+    await check(path.join(ws.root, 'escape', 'new'));
+    expect(await fs.readdir(ws.outside)).toEqual([]);
+    const outside = path.join(path.dirname(ws.root), 'not-a-root');
+    await expect(check(outside)).rejects.toThrow(/not inside a root the worker allows/);
+    await expect(fs.stat(outside)).rejects.toThrow(/ENOENT/);
+  });
+
+  it('is not created by the submit check, which has no side effect', async () => {
+    const root = path.join(ws.root, 'later');
+    const { refused } = await createToolActivities(testPolicy(ws, { roots: [ws.root] })).checkTaskLimits({
+      workspace: [root],
+      tools: toolsConfig(),
+    });
+    expect(refused).toBeUndefined();
+    await expect(fs.stat(root)).rejects.toThrow(/ENOENT/);
+  });
+});

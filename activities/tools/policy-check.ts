@@ -4,6 +4,7 @@
  * (the task fails ERROR_PAUSED with the refusal), never pain the model could argue with.
  */
 import { promises as fs } from 'node:fs';
+import path from 'node:path';
 import { isRequestError } from '../../core/errors';
 import {
   isWithin,
@@ -18,7 +19,8 @@ import { ToolError } from '../../core/errors/activity';
 /**
  * Refuse a call whose limits are wider than `policy`. Roots are compared lexically, then by realpath,
  * so a root that is a symlink out of the allowed tree is refused too. A tool call passes its
- * `workspace`: the realpaths checked here are those its tool then confines paths to.
+ * `workspace`: the realpaths checked here are those its tool then confines paths to. A call (not the
+ * submit check) first creates a workspace root that does not exist yet inside a root the policy allows.
  *
  * @throws ToolError E_INTERNAL fatal naming each wider field.
  */
@@ -36,12 +38,11 @@ export async function checkPolicy(
     if (isRequestError(err)) throw refuse(err.message);
     throw err;
   }
-  // A missing root is reported by the tool itself.
+  const allowed = await Promise.all(policy.roots.map((r) => fs.realpath(r).catch(() => r)));
+  if (workspace) await Promise.all(task.workspace.map((root) => createIfMissing(root, allowed)));
+  // A missing root (one outside the policy's, or not creatable) is reported by the tool itself.
   const realpath = (p: string) => (workspace ? workspace.realpath(p) : fs.realpath(p)).catch(() => p);
-  const [allowed, reals] = await Promise.all([
-    Promise.all(policy.roots.map((r) => fs.realpath(r).catch(() => r))),
-    Promise.all(task.workspace.map(realpath)),
-  ]);
+  const reals = await Promise.all(task.workspace.map(realpath));
   for (const [i, root] of task.workspace.entries()) {
     const real = reals[i] as string;
     if (!allowed.some((a) => isWithin(real, a))) {
@@ -50,6 +51,32 @@ export async function checkPolicy(
           `workspace: '${root}' resolves to ${real}, outside every root the worker allows (${policy.roots.join(', ')})`,
         ]),
       );
+    }
+  }
+}
+
+/**
+ * Create the workspace root `root` (with its missing parents, as `mkdir -p`) when it does not exist and
+ * the realpath of its nearest existing ancestor lies within a root the policy allows (`allowed`, realpaths):
+ * a symlink out of the tree makes nothing. What was made is checked by realpath after, like any root.
+ */
+async function createIfMissing(root: string, allowed: string[]): Promise<void> {
+  if (!path.isAbsolute(root)) return;
+  let above = path.dirname(root);
+  try {
+    await fs.lstat(root);
+    return;
+  } catch {
+    // Missing (or unreadable: then mkdir says why below, or the tool does).
+  }
+  for (;;) {
+    try {
+      const real = await fs.realpath(above);
+      if (allowed.some((a) => isWithin(real, a))) await fs.mkdir(root, { recursive: true }).catch(() => undefined);
+      return;
+    } catch {
+      if (above === path.dirname(above)) return;
+      above = path.dirname(above);
     }
   }
 }

@@ -7,7 +7,7 @@
  * fingerprint), `missing-N.txt` does not exist inside it (ENOENT, one fingerprint per N), and `fs.list`
  * of the workspace succeeds.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { TaskConfig, AgentConfigInput } from '../../core/config';
@@ -55,7 +55,10 @@ export interface Scenario {
   turns: ScriptedTurn[];
   /** Agent config overrides (safety thresholds, ...). */
   config?: AgentConfigInput;
-  /** Point the workspace at a root that does not exist (the tool-side fatal path). */
+  /**
+   * Point the workspace at a root that does not exist and cannot be made (below a file; a missing one the
+   * worker can make it makes): the tool-side fatal path.
+   */
   missingWorkspace?: boolean;
 }
 
@@ -175,7 +178,7 @@ export const SCENARIOS = {
     goal: 'Say hello.',
     turns: [{ error: { status: 401, message: 'invalid API key' } }],
   },
-  /** The workspace root is gone: the tool's E_INTERNAL is fatal. */
+  /** The workspace root is missing and cannot be made: the tool's E_INTERNAL is fatal. */
   fatalTool: {
     name: 'fatal-tool',
     goal: 'Read notes.md.',
@@ -194,6 +197,13 @@ export interface ScenarioRun {
   workspace: string;
 }
 
+/** A workspace root inside the test workers' roots that no worker can make: a directory below a file. */
+function unmakeableRoot(): string {
+  const file = path.join(os.tmpdir(), uniqueId('starry-gone'));
+  writeFileSync(file, 'a file, not a directory');
+  return path.join(file, 'ws');
+}
+
 /**
  * Submit a scenario's task to an agent (a new one unless `agentId` is given) and wait for its result.
  *
@@ -207,9 +217,7 @@ export async function runScenario(
   scenario: Scenario,
   opts: { agentId?: string } = {},
 ): Promise<ScenarioRun> {
-  const workspace = scenario.missingWorkspace
-    ? path.join(os.tmpdir(), uniqueId('starry-gone'))
-    : makeWorkspace(WORKSPACE_FILES);
+  const workspace = scenario.missingWorkspace ? unmakeableRoot() : makeWorkspace(WORKSPACE_FILES);
   const config = scriptedConfig(writeScript(scenario.turns), workspace, scenario.config);
   const agentId = opts.agentId ?? uniqueId(scenario.name);
   const { taskId, workflowId } = await h.agents.submit(agentId, { goal: scenario.goal, config });

@@ -160,7 +160,7 @@ describe('the fatal path', () => {
     expect(logFor(agentId)).toHaveLength(1);
   });
 
-  it('treats a missing workspace root as fatal: the tool’s E_INTERNAL fails the task, pauses the agent and raises an alert', async () => {
+  it('treats a workspace root that is missing and cannot be made as fatal: the tool’s E_INTERNAL fails the task, pauses the agent and raises an alert', async () => {
     const run = await runScenario(h, SCENARIOS.fatalTool);
     const r = run.result;
     expect(contractViolations(r)).toEqual([]);
