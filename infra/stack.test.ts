@@ -8,6 +8,7 @@ import { App, Aspects } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { API_ENV_NAMES } from '../api/env';
+import { parseWorkerPolicy } from '../core/worker-policy';
 import { WorkerEnvSchema } from '../workers/env';
 import { CLOUDWATCH_METRICS, type collectorConfig } from './observability';
 import { StarryStack } from './stack';
@@ -259,7 +260,10 @@ describe.each([
     expect(tool?.Environment).toEqual(
       expect.arrayContaining([
         { Name: 'STARRY_TOOL_TASK_QUEUE', Value: 'openstarry-tools' },
-        { Name: 'STARRY_WORKSPACE_ROOTS', Value: '/workspaces' },
+        {
+          Name: 'STARRY_WORKER_POLICY',
+          Value: JSON.stringify({ roots: ['/workspaces'], journalDir: '/var/lib/starry/journal' }),
+        },
       ]),
     );
     expect(tool?.Secrets?.map((x) => x.Name)).toEqual(['TEMPORAL_API_KEY']);
@@ -275,25 +279,32 @@ describe.each([
     // Every variable either kind gets is one the worker reads.
     const names = [...(tool?.Environment ?? []), ...(tool?.Secrets ?? [])].map((v) => v.Name);
     expect(names.filter((n) => !(n in WorkerEnvSchema.shape))).toEqual([]);
+    // Its policy is one the worker accepts: the workspaces its one root, the journal outside them.
+    const policy = tool?.Environment?.find((e) => e.Name === 'STARRY_WORKER_POLICY')?.Value ?? '';
+    expect(parseWorkerPolicy(JSON.parse(policy))).toMatchObject({
+      roots: ['/workspaces'],
+      journalDir: '/var/lib/starry/journal',
+    });
   });
 
-  it('mount the EFS workspaces at /workspaces through the access point, with IAM and TLS; the workflow workers mount nothing', () => {
+  it('mount the EFS workspaces at /workspaces and the call journal beside them, each through its access point, with IAM and TLS; the workflow workers mount nothing', () => {
     const { template: t } = get();
     const [def] = taskDefs(t, 'ToolWorkers');
     const [fsId] = only(t, 'AWS::EFS::FileSystem', 'Workspaces');
-    const [apId] = only(t, 'AWS::EFS::AccessPoint');
-    expect(def?.Properties.Volumes).toEqual([
-      {
-        Name: 'workspaces',
-        EFSVolumeConfiguration: {
-          FilesystemId: { Ref: fsId },
-          TransitEncryption: 'ENABLED',
-          AuthorizationConfig: { AccessPointId: { Ref: apId }, IAM: 'ENABLED' },
-        },
+    const [apId] = only(t, 'AWS::EFS::AccessPoint', 'WorkspacesWorkspaceAccess');
+    const [journalId] = only(t, 'AWS::EFS::AccessPoint', 'WorkspacesJournalAccess');
+    const volume = (name: string, accessPoint: string) => ({
+      Name: name,
+      EFSVolumeConfiguration: {
+        FilesystemId: { Ref: fsId },
+        TransitEncryption: 'ENABLED',
+        AuthorizationConfig: { AccessPointId: { Ref: accessPoint }, IAM: 'ENABLED' },
       },
-    ]);
+    });
+    expect(def?.Properties.Volumes).toEqual([volume('workspaces', apId), volume('journal', journalId)]);
     expect(def?.Properties.ContainerDefinitions.find((c) => c.Name === 'worker')?.MountPoints).toEqual([
       { ContainerPath: '/workspaces', ReadOnly: false, SourceVolume: 'workspaces' },
+      { ContainerPath: '/var/lib/starry/journal', ReadOnly: false, SourceVolume: 'journal' },
     ]);
     for (const workflow of taskDefs(t)) {
       expect(workflow.Properties.Volumes).toBeUndefined();
@@ -301,10 +312,26 @@ describe.each([
     }
   });
 
-  it('may read and write transcripts, mount and write the workspaces through their access point, and send telemetry: no alert topic, Bedrock or secret', () => {
+  it('may read and write transcripts, mount and write the workspaces and the journal through their access points, and send telemetry: no alert topic, Bedrock or secret', () => {
     const { template: t } = get();
     const [fsId] = only(t, 'AWS::EFS::FileSystem', 'Workspaces');
-    const [apId] = only(t, 'AWS::EFS::AccessPoint');
+    const [apId] = only(t, 'AWS::EFS::AccessPoint', 'WorkspacesWorkspaceAccess');
+    const [journalId] = only(t, 'AWS::EFS::AccessPoint', 'WorkspacesJournalAccess');
+    const arnOf = (accessPoint: string) => ({
+      'Fn::Join': [
+        '',
+        [
+          'arn:',
+          { Ref: 'AWS::Partition' },
+          ':elasticfilesystem:',
+          { Ref: 'AWS::Region' },
+          ':',
+          { Ref: 'AWS::AccountId' },
+          ':access-point/',
+          { Ref: accessPoint },
+        ],
+      ],
+    });
     expect(roleStatements(t, 'ToolWorkerTaskRole')).toEqual([
       APP_STATEMENTS[1],
       APP_STATEMENTS[2],
@@ -315,21 +342,7 @@ describe.each([
         Resource: { 'Fn::GetAtt': [fsId, 'Arn'] },
         Condition: {
           StringEquals: {
-            'elasticfilesystem:AccessPointArn': {
-              'Fn::Join': [
-                '',
-                [
-                  'arn:',
-                  { Ref: 'AWS::Partition' },
-                  ':elasticfilesystem:',
-                  { Ref: 'AWS::Region' },
-                  ':',
-                  { Ref: 'AWS::AccountId' },
-                  ':access-point/',
-                  { Ref: apId },
-                ],
-              ],
-            },
+            'elasticfilesystem:AccessPointArn': [arnOf(apId), arnOf(journalId)],
           },
         },
       },
@@ -420,7 +433,7 @@ describe('the workspaces on EFS', () => {
       UpdateReplacePolicy: 'Retain',
       Properties: { Encrypted: true, BackupPolicy: { Status: 'ENABLED' } },
     });
-    const [, ap] = only(template, 'AWS::EFS::AccessPoint');
+    const [, ap] = only(template, 'AWS::EFS::AccessPoint', 'WorkspacesWorkspaceAccess');
     expect(ap.Properties).toMatchObject({
       PosixUser: { Uid: '1000', Gid: '1000' },
       RootDirectory: {
@@ -428,6 +441,13 @@ describe('the workspaces on EFS', () => {
         CreationInfo: { OwnerUid: '1000', OwnerGid: '1000', Permissions: '750' },
       },
     });
+    // The call journal: outside the workspaces (no agent reaches it), the same user, its owner's only.
+    const [, journal] = only(template, 'AWS::EFS::AccessPoint', 'WorkspacesJournalAccess');
+    expect(journal.Properties).toMatchObject({
+      PosixUser: { Uid: '1000', Gid: '1000' },
+      RootDirectory: { Path: '/journal', CreationInfo: { OwnerUid: '1000', OwnerGid: '1000', Permissions: '700' } },
+    });
+    template.resourceCountIs('AWS::EFS::AccessPoint', 2);
   });
 });
 

@@ -248,6 +248,13 @@ export class StarryStack extends Stack {
       posixUser: { uid: String(WORKSPACE_UID), gid: String(WORKSPACE_UID) },
       createAcl: { ownerUid: String(WORKSPACE_UID), ownerGid: String(WORKSPACE_UID), permissions: '750' },
     });
+    // The tool call journal (the policy's journalDir) on the same file system, outside the workspaces: an
+    // `fs.write` append retried on another tool worker is still applied once, and no agent can reach it.
+    const journalAccess = workspaces.addAccessPoint('JournalAccess', {
+      path: JOURNAL_PATH,
+      posixUser: { uid: String(WORKSPACE_UID), gid: String(WORKSPACE_UID) },
+      createAcl: { ownerUid: String(WORKSPACE_UID), ownerGid: String(WORKSPACE_UID), permissions: '700' },
+    });
 
     // --- Workers on Fargate: one service per worker version (docs/DEPLOY.md#rolling-workers). A version's
     // service is named by its build id and never replaced by another version's: the new version starts
@@ -332,7 +339,11 @@ export class StarryStack extends Stack {
       new PolicyStatement({
         actions: ['elasticfilesystem:ClientMount', 'elasticfilesystem:ClientWrite'],
         resources: [workspaces.fileSystemArn],
-        conditions: { StringEquals: { 'elasticfilesystem:AccessPointArn': workspaceAccess.accessPointArn } },
+        conditions: {
+          StringEquals: {
+            'elasticfilesystem:AccessPointArn': [workspaceAccess.accessPointArn, journalAccess.accessPointArn],
+          },
+        },
       }),
     );
     const toolCapacity = toolCompute === 'ec2' ? this.toolInstances(cluster, vpc, props) : undefined;
@@ -361,6 +372,14 @@ export class StarryStack extends Stack {
         fileSystemId: workspaces.fileSystemId,
         transitEncryption: 'ENABLED',
         authorizationConfig: { accessPointId: workspaceAccess.accessPointId, iam: 'ENABLED' },
+      },
+    };
+    const journalVolume = {
+      name: 'journal',
+      efsVolumeConfiguration: {
+        fileSystemId: workspaces.fileSystemId,
+        transitEncryption: 'ENABLED',
+        authorizationConfig: { accessPointId: journalAccess.accessPointId, iam: 'ENABLED' },
       },
     };
     for (const [key, value] of [
@@ -428,18 +447,18 @@ export class StarryStack extends Stack {
         ? new Ec2TaskDefinition(this, `${toolId}-Task`, {
             networkMode: NetworkMode.AWS_VPC,
             taskRole: toolRole,
-            volumes: [workspaceVolume],
+            volumes: [workspaceVolume, journalVolume],
           })
         : new FargateTaskDefinition(this, `${toolId}-Task`, {
             cpu: 1024,
             memoryLimitMiB: 2048,
             taskRole: toolRole,
-            volumes: [workspaceVolume],
+            volumes: [workspaceVolume, journalVolume],
           });
       const toolWorker = toolTask.addContainer('worker', {
         image,
         command: ['node', 'bin/starry.js', 'worker', '--tools'],
-        environment: { ...environment, STARRY_WORKSPACE_ROOTS: WORKSPACE_ROOT } satisfies Partial<
+        environment: { ...environment, STARRY_WORKER_POLICY: TOOL_WORKER_POLICY } satisfies Partial<
           Record<WorkerEnvName, string>
         >,
         secrets: temporalSecrets as Record<string, EcsSecret>,
@@ -454,7 +473,10 @@ export class StarryStack extends Stack {
             }
           : {}),
       });
-      toolWorker.addMountPoints({ sourceVolume: workspaceVolume.name, containerPath: WORKSPACE_ROOT, readOnly: false });
+      toolWorker.addMountPoints(
+        { sourceVolume: workspaceVolume.name, containerPath: WORKSPACE_ROOT, readOnly: false },
+        { sourceVolume: journalVolume.name, containerPath: JOURNAL_DIR, readOnly: false },
+      );
       o11y?.addCollector(toolTask, toolWorker);
       const common = {
         cluster,
@@ -829,8 +851,16 @@ export class StarryStack extends Stack {
 export const TASK_QUEUE = 'openstarry';
 /** The tool activities' task queue, which the tool workers poll (STARRY_TOOL_TASK_QUEUE on every worker). */
 export const TOOL_TASK_QUEUE = `${TASK_QUEUE}-tools`;
-/** Where the tool workers mount the EFS workspaces: the worker policy's one root (STARRY_WORKSPACE_ROOTS). */
+/** Where the tool workers mount the EFS workspaces: the worker policy's one root. */
 export const WORKSPACE_ROOT = '/workspaces';
+/** The journal's directory on the file system (outside the workspaces) and where the tool workers mount it. */
+const JOURNAL_PATH = '/journal';
+export const JOURNAL_DIR = '/var/lib/starry/journal';
+/**
+ * The tool workers' policy (STARRY_WORKER_POLICY): the workspaces as the one root, the journal beside
+ * them; every other limit the policy's default (docs/ARCHITECTURE.md#trust-boundary).
+ */
+export const TOOL_WORKER_POLICY = JSON.stringify({ roots: [WORKSPACE_ROOT], journalDir: JOURNAL_DIR });
 /** The owner of every workspace file (the access point's POSIX user): the image's `node` user (Dockerfile). */
 export const WORKSPACE_UID = 1000;
 
