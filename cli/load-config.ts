@@ -5,6 +5,7 @@
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { temporalEnv } from '../client/connection';
 import { ConfigError, parseTaskConfig, type TaskConfig } from '../core/config';
 import { parseJsonText, parseScript } from '../core/script';
 
@@ -20,7 +21,11 @@ export interface ConfigFlags {
  * agent's, core/limits.ts).
  * @throws ConfigError (the CLI prints it and exits 64).
  */
-export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): TaskConfig {
+export function loadAgentConfig(
+  flags: ConfigFlags,
+  cwd = process.cwd(),
+  temporalAddress = temporalEnv().address,
+): TaskConfig {
   let raw: Record<string, unknown> = {};
   let base = cwd;
   if (flags.config) {
@@ -34,7 +39,7 @@ export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): TaskCo
   }
   const merged = { ...raw };
   if (flags.guide) merged.guide = flags.guide;
-  if (flags.workspace?.length) merged.workspace = flags.workspace.map((w) => path.resolve(cwd, w));
+  if (flags.workspace?.length) merged.workspace = flags.workspace;
   const origin = flags.config ? `config ${flags.config}` : 'agent config';
   // The guide's id is checked here; whether the worker has it, at submit (its plugins may add guides).
   const config = parseTaskConfig(merged, flags.llm, origin);
@@ -58,11 +63,37 @@ export function loadAgentConfig(flags: ConfigFlags, cwd = process.cwd()): TaskCo
       );
     llm = { ...spec, modelPath: file };
   }
-  const workspace = config.workspace.map((w) => path.resolve(base, w));
+  const workspace = workspacePaths(config.workspace, flags.workspace?.length ? cwd : base, temporalAddress);
+  return { ...config, llm, workspace };
+}
+
+/**
+ * A task's workspaces as the worker will see them. With Temporal on this machine (the embedded default,
+ * `starry dev`), the worker that runs the tool calls is this machine's too: a path is relative to where it
+ * was written and must be a directory here, so a typo is caught before anything starts. With Temporal
+ * elsewhere, the paths are the tool workers' (e.g. `/workspaces/a1` on the AWS stack's EFS): they must be
+ * absolute, and the worker checks them at submit (inside its roots) and makes a missing one at the first call.
+ */
+function workspacePaths(given: string[], base: string, temporalAddress: string): string[] {
+  if (!isLocalAddress(temporalAddress)) {
+    const relative = given.filter((w) => !path.isAbsolute(w));
+    if (relative.length)
+      throw new ConfigError(
+        `workspace ${relative.join(', ')} is relative, but Temporal (${temporalAddress}) is not on this machine: a workspace is a path on the tool workers, so give it absolute (e.g. --workspace /workspaces/a1)`,
+      );
+    return given.map((w) => path.normalize(w));
+  }
+  const workspace = given.map((w) => path.resolve(base, w));
   for (const root of workspace) {
     if (!existsSync(root))
       throw new ConfigError(`workspace root ${root} does not exist: create it, or pass --workspace DIR`);
     if (!statSync(root).isDirectory()) throw new ConfigError(`workspace root ${root} is not a directory`);
   }
-  return { ...config, llm, workspace };
+  return workspace;
+}
+
+/** True when a Temporal address names this machine (loopback or localhost). */
+export function isLocalAddress(address: string): boolean {
+  const host = address.startsWith('[') ? address.slice(1, address.indexOf(']')) : address.split(':')[0];
+  return host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host ?? '');
 }

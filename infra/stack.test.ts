@@ -280,7 +280,7 @@ describe.each([
     const names = [...(tool?.Environment ?? []), ...(tool?.Secrets ?? [])].map((v) => v.Name);
     expect(names.filter((n) => !(n in WorkerEnvSchema.shape))).toEqual([]);
     // Its policy is one the worker accepts: the workspaces its one root, the journal outside them.
-    const policy = tool?.Environment?.find((e) => e.Name === 'STARRY_WORKER_POLICY')?.Value ?? '';
+    const policy = String(tool?.Environment?.find((e) => e.Name === 'STARRY_WORKER_POLICY')?.Value ?? '');
     expect(parseWorkerPolicy(JSON.parse(policy))).toMatchObject({
       roots: ['/workspaces'],
       journalDir: '/var/lib/starry/journal',
@@ -293,7 +293,7 @@ describe.each([
     const [fsId] = only(t, 'AWS::EFS::FileSystem', 'Workspaces');
     const [apId] = only(t, 'AWS::EFS::AccessPoint', 'WorkspacesWorkspaceAccess');
     const [journalId] = only(t, 'AWS::EFS::AccessPoint', 'WorkspacesJournalAccess');
-    const volume = (name: string, accessPoint: string) => ({
+    const volume = (name: string, accessPoint: unknown) => ({
       Name: name,
       EFSVolumeConfiguration: {
         FilesystemId: { Ref: fsId },
@@ -317,7 +317,7 @@ describe.each([
     const [fsId] = only(t, 'AWS::EFS::FileSystem', 'Workspaces');
     const [apId] = only(t, 'AWS::EFS::AccessPoint', 'WorkspacesWorkspaceAccess');
     const [journalId] = only(t, 'AWS::EFS::AccessPoint', 'WorkspacesJournalAccess');
-    const arnOf = (accessPoint: string) => ({
+    const arnOf = (accessPoint: unknown) => ({
       'Fn::Join': [
         '',
         [

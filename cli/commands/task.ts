@@ -136,7 +136,11 @@ function addTaskOptions(cmd: Command): Command {
     .argument('[goal]', 'what the agent should do')
     .option('--agent <id>', 'agent id (one long-lived workflow per agent)', 'default')
     .option('--llm <spec>', `the controller: ${LLM_SPEC_HELP}`)
-    .option('--workspace <dir>', 'a workspace root the tools are confined to (repeatable)', collect)
+    .option(
+      '--workspace <dir>',
+      "a workspace root the tools are confined to (repeatable; absolute, the tool workers' path, when Temporal is not on this machine)",
+      collect,
+    )
     .option(
       '--guide <id>',
       `how failures are explained to the LLM: ${guideIds().join(', ')}, or a guide the worker's plugins add`,
