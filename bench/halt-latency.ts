@@ -25,7 +25,7 @@ import { agentStateQuery, agentWorkflowId, haltSignal, taskWorkflowId } from '..
 import { eventually, until } from '../dev/poll';
 import { environmentLine, eventMs, percentile, startBenchStack } from './stack';
 
-interface Options {
+export interface Options {
   runs: number;
   queued: number;
   pollMs: number;
@@ -65,7 +65,9 @@ async function llmRunning(client: Client, workflowId: string): Promise<boolean> 
   }
 }
 
-interface Sample {
+export interface Sample {
+  /** When SYSTEM_HALT was sent (wall clock, ms). */
+  sentAtMs: number;
   signalMs: number;
   stoppedMs: number;
   cancelRequestedMs: number;
@@ -73,15 +75,23 @@ interface Sample {
   queueMs: number;
 }
 
-async function oneRun(
+/**
+ * One halt: a fresh agent with a slow LLM turn in flight (`slowTurnConfig`) and `o.queued` tasks behind it, SYSTEM_HALT,
+ * and the times to STOPPED and to the activity's cancellation (also run under load by bench/throughput.ts).
+ *
+ * ```ts
+ * const sample = await oneRun(stack.agents, slowTurnConfig(stack.dir), 1, { queued: 100, pollMs: 5 });
+ * ```
+ */
+export async function oneRun(
   agents: AgentClient,
   config: ReturnType<typeof parseAgentConfig>,
   run: number,
-  o: Options,
+  o: Pick<Options, 'queued' | 'pollMs'>,
 ): Promise<Sample> {
   const client = agents.client;
   const agentId = `bench-${process.pid}-${Date.now().toString(36)}-${run}`;
-  const { taskId } = await agents.submit(agentId, { goal: 'a 30 s LLM turn', config });
+  const { taskId } = await agents.submit(agentId, { goal: 'a slow LLM turn', config });
   const taskWf = taskWorkflowId(agentId, taskId);
   await until('the LLM activity to run', () => llmRunning(client, taskWf), 60_000, 10);
 
@@ -128,12 +138,32 @@ async function oneRun(
   if (s.cancelledTasks.length !== o.queued)
     throw new Error(`run ${run}: ${s.cancelledTasks.length} cancelled tasks recorded, expected ${o.queued}`);
   return {
+    sentAtMs: sentAt,
     signalMs: signalledAt - sentAt,
     stoppedMs: stoppedAt - sentAt,
     cancelRequestedMs: eventMs(requested?.eventTime) - sentAt,
     cancelledMs: eventMs(cancelled?.eventTime) - sentAt,
     queueMs,
   };
+}
+
+/**
+ * The halted task's config, in `dir`: a scripted LLM turn that sleeps `delayMs` (default 30 s: the
+ * call in flight while the tasks queue behind it), then one that answers.
+ *
+ * ```ts
+ * const config = slowTurnConfig(stack.dir);
+ * ```
+ */
+export function slowTurnConfig(dir: string, delayMs = 30_000): ReturnType<typeof parseAgentConfig> {
+  const script = path.join(dir, 'halt-turns.json');
+  writeFileSync(
+    script,
+    JSON.stringify({
+      turns: [{ delayMs, text: 'slow turn', toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Done.' }],
+    }),
+  );
+  return parseAgentConfig({ workspace: [dir] }, `scripted:${script}`);
 }
 
 function row(name: string, values: number[]): string {
@@ -147,14 +177,7 @@ async function main(): Promise<void> {
   const stack = await startBenchStack('halt');
   const { agents, dir: stateDir } = stack;
 
-  const script = path.join(stateDir, 'turns.json');
-  writeFileSync(
-    script,
-    JSON.stringify({
-      turns: [{ delayMs: 30_000, text: 'slow turn', toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Done.' }],
-    }),
-  );
-  const config = parseAgentConfig({ workspace: [stateDir] }, `scripted:${script}`);
+  const config = slowTurnConfig(stateDir);
 
   const samples: Sample[] = [];
   try {
@@ -196,7 +219,9 @@ async function main(): Promise<void> {
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
-main().catch((err) => {
-  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-  process.exit(1);
-});
+// Imported by bench/throughput.ts for its halts under load: run only as a script.
+if (require.main === module)
+  main().catch((err) => {
+    process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  });

@@ -45,7 +45,16 @@ export interface BenchStack {
  * Start a server and a worker for `name`, with a scratch folder (workspaces, the server's log, the
  * transcripts); `stop()` stops both and removes the folder, unless `STARRY_BENCH_KEEP=1` asks to keep it.
  */
-export async function startBenchStack(name: string, opts: { metrics?: boolean } = {}): Promise<BenchStack> {
+export async function startBenchStack(
+  name: string,
+  opts: {
+    metrics?: boolean;
+    /** Persist the server's database in the scratch folder (`server.db`), so its size can be read; default in memory. */
+    dbFile?: boolean;
+    /** Start the in-process worker (default true); false when the benchmark runs its own worker process. */
+    worker?: boolean;
+  } = {},
+): Promise<BenchStack> {
   // The benchmarks' workspaces are temporary folders: the worker's policy must allow them.
   process.env.STARRY_WORKSPACE_ROOTS ??= os.tmpdir();
   const dir = mkdtempSync(path.join(os.tmpdir(), `starry-bench-${name}-`));
@@ -58,13 +67,13 @@ export async function startBenchStack(name: string, opts: { metrics?: boolean } 
   const server = await startDevServer({
     port: await freePort(),
     uiPort: await freePort(),
-    dbFile: null,
+    dbFile: opts.dbFile ? path.join(dir, 'server.db') : null,
     logFile: path.join(dir, 'server.log'),
     ...(metricsPort ? { metricsPort } : {}),
   });
   let stack: BenchStack;
   try {
-    stack = await connectTo(server, name, dir, metricsPort);
+    stack = await connectTo(server, name, dir, metricsPort, opts.worker ?? true);
   } catch (err) {
     await server.stop(); // a benchmark that cannot start leaves no server behind
     throw err;
@@ -82,12 +91,20 @@ export async function startBenchStack(name: string, opts: { metrics?: boolean } 
   };
 }
 
-async function connectTo(server: DevServer, name: string, dir: string, metricsPort?: number): Promise<BenchStack> {
+async function connectTo(
+  server: DevServer,
+  name: string,
+  dir: string,
+  metricsPort: number | undefined,
+  withWorker: boolean,
+): Promise<BenchStack> {
   const taskQueue = `bench-${name}-${process.pid}`;
   // The same in-process worker the CLI embeds and the tests use, with production settings.
-  const worker = await startEmbeddedWorker({ address: server.address, namespace: 'default' }, taskQueue, {
-    activities: { alerts: { log: () => undefined } },
-  });
+  const worker = withWorker
+    ? await startEmbeddedWorker({ address: server.address, namespace: 'default' }, taskQueue, {
+        activities: { alerts: { log: () => undefined } },
+      })
+    : undefined;
   const connection = await Connection.connect({ address: server.address });
   return {
     agents: new AgentClient({ connection, taskQueue }),
@@ -107,7 +124,7 @@ async function connectTo(server: DevServer, name: string, dir: string, metricsPo
       return requestCounters(await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text());
     },
     async stop() {
-      await worker.stop();
+      await worker?.stop();
       await connection.close();
       await server.stop();
     },
@@ -233,7 +250,6 @@ export function processCpuMs(pid: number): number {
   }
 }
 
-/** CPU, node, Temporal CLI and OS, for the table's heading. */
 /**
  * Counts of two runs compared per tick: the `n` keys whose values differ most (`absolute`: either way;
  * otherwise the project's excess first), each at least 0.05 a tick in one run; `scale` turns a count
@@ -257,6 +273,42 @@ export function differing(
     .slice(0, opts.n);
 }
 
+/**
+ * The error lines of the server's log, by whose workflow they name: the floor's (`floor-…`), the
+ * project's (its agents' and tasks', `agent-…`), another (the server's own) or none. The SQLite
+ * server's persistence deadline in a start burst hits either side.
+ *
+ * ```ts
+ * const { total, first } = serverErrors(path.join(stack.dir, 'server.log')); // read before stack.stop()
+ * ```
+ */
+export function serverErrors(logFile: string): {
+  total: number;
+  floor: number;
+  project: number;
+  other: number;
+  first: string[];
+} {
+  let lines: string[] = [];
+  try {
+    lines = readFileSync(logFile, 'utf8')
+      .split('\n')
+      .filter((l) => /"level":"error"|level=error|\tERROR\t/i.test(l));
+  } catch {
+    // no log: no errors to count
+  }
+  const ids = lines.map((l) => /wf-id[=":]+([^\s",]+)/.exec(l)?.[1]);
+  const floor = ids.filter((id) => id?.startsWith('floor-')).length;
+  const project = ids.filter((id) => id?.startsWith('agent-')).length;
+  // What the first few say (the log goes with the benchmark's folder): the message, whose, the error.
+  const field = (l: string, k: string) => new RegExp(`${k}=("[^"]*"|\\S+)`).exec(l)?.[1];
+  const first = lines
+    .slice(0, 3)
+    .map((l) => [field(l, 'msg'), field(l, 'wf-id'), field(l, 'error')].filter(Boolean).join(' '));
+  return { total: lines.length, floor, project, other: lines.length - floor - project, first };
+}
+
+/** CPU, node, Temporal CLI and OS, for the table's heading. */
 export function environmentLine(): string {
   let cli = 'unknown';
   try {

@@ -18,15 +18,22 @@
  * npm run build && node lib/bench/throughput.js --scenarios 50x10 --metrics      # + server requests by operation
  * npm run build && node lib/bench/throughput.js --scenarios 200x10 --profile-server  # + server CPU by function (perf, go)
  * npm run build && node lib/bench/throughput.js --scenarios 200x10 --own-workspaces  # each agent its own workspace
+ * npm run build && node lib/bench/throughput.js --scenarios 1000x10 --workers 2 --halt-runs 10  # + halts under load
  * ```
+ *
+ * Every run also says which worker process completed how many workflow tasks and activities (the
+ * histories' `identity`), and that nothing ran twice: no activity retried, no workflow task failed or
+ * timed out, every task started once and its `llm` calls one a tick. `--halt-runs N` measures
+ * bench/halt-latency.ts's halt (`--halt-queued`, default 100) during each project run; the halted agents
+ * add their own load, so that run's ratio is not comparable with one without.
  */
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
 import { agentWorkflowId } from '../workflows/messages';
 import { temporalCliPath } from '../dev/paths';
+import { oneRun, slowTurnConfig, type Sample as HaltSample } from './halt-latency';
 import { cannotProfile, profileRows, profileServer, type ServerProfile } from './server-profile';
 import {
   allRunsEvents,
@@ -35,6 +42,8 @@ import {
   eventMs,
   processCpuMs,
   listingTask,
+  percentile,
+  serverErrors,
   spawnWorkers,
   startBenchStack,
   startFloorWorker,
@@ -59,6 +68,9 @@ interface Options {
    * store finds every blob already written.
    */
   ownWorkspaces: boolean;
+  /** Halts measured during each project run (bench/halt-latency.ts's method), and the tasks queued behind each. */
+  haltRuns: number;
+  haltQueued: number;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -67,15 +79,19 @@ function parseArgs(argv: string[]): Options {
   let metrics = false;
   let profile = false;
   let ownWorkspaces = false;
+  let haltRuns = 0;
+  let haltQueued = 100;
   for (let i = 0; i < argv.length; i++) {
     if (argv[i] === '--scenarios' && argv[i + 1]) spec = argv[++i] as string;
     else if (argv[i] === '--workers' && argv[i + 1]) workers = Number(argv[++i]);
     else if (argv[i] === '--metrics') metrics = true;
     else if (argv[i] === '--profile-server') profile = true;
     else if (argv[i] === '--own-workspaces') ownWorkspaces = true;
+    else if (argv[i] === '--halt-runs' && argv[i + 1]) haltRuns = Number(argv[++i]);
+    else if (argv[i] === '--halt-queued' && argv[i + 1]) haltQueued = Number(argv[++i]);
     else
       throw new RangeError(
-        `usage: throughput [--scenarios AxT,AxT,...] [--workers N] [--metrics] [--profile-server] [--own-workspaces]; bad ${argv[i]}`,
+        `usage: throughput [--scenarios AxT,AxT,...] [--workers N] [--metrics] [--profile-server] [--own-workspaces] [--halt-runs N] [--halt-queued N]; bad ${argv[i]}`,
       );
   }
   if (!Number.isInteger(workers) || workers < 1)
@@ -88,7 +104,12 @@ function parseArgs(argv: string[]): Options {
       throw new RangeError(`bad scenario "${s}": AGENTSxTICKS, ticks >= 2`);
     return { agents: a as number, ticks: t as number };
   });
-  return { scenarios, workers, metrics, profile, ownWorkspaces };
+  for (const [flag, n] of [
+    ['--halt-runs', haltRuns],
+    ['--halt-queued', haltQueued],
+  ] as const)
+    if (!Number.isInteger(n) || n < 0) throw new RangeError(`${flag} must be a whole number >= 0, got ${n}`);
+  return { scenarios, workers, metrics, profile, ownWorkspaces, haltRuns, haltQueued };
 }
 
 interface Measure {
@@ -108,10 +129,40 @@ interface Measure {
   ops?: Map<string, number>;
   /** The server's CPU by function during the run (`--profile-server`). */
   profile?: ServerProfile;
+  execution: Execution;
 }
 
 /** What a run measures besides time: `--metrics`, `--profile-server`. */
 type Extras = Pick<Options, 'metrics' | 'profile' | 'ownWorkspaces'>;
+
+/**
+ * Halts while the project's run is under way (until `load.endedAt`): bench/halt-latency.ts's run, one
+ * after the other, up to `runs`; a halt sent after the load ended is not kept, nor one that failed (its
+ * reason is kept; three failures end the halts). Starts a second in.
+ */
+async function haltsUnderLoad(
+  stack: BenchStack,
+  load: { endedAt?: number },
+  o: { runs: number; queued: number },
+): Promise<{ kept: HaltSample[]; dropped: number; failures: string[] }> {
+  // Under load the queue takes longer to fill than the 30 s an idle machine needs: a 5-minute call.
+  const config = slowTurnConfig(stack.dir, 5 * 60_000);
+  const kept: HaltSample[] = [];
+  const failures: string[] = [];
+  let dropped = 0;
+  await new Promise((r) => setTimeout(r, 1000));
+  while (load.endedAt === undefined && kept.length < o.runs && failures.length < 3) {
+    const run = kept.length + dropped + failures.length + 1;
+    try {
+      const sample = await oneRun(stack.agents, config, run, { queued: o.queued, pollMs: 5 });
+      if (load.endedAt === undefined || sample.sentAtMs < load.endedAt) kept.push(sample);
+      else dropped++;
+    } catch (err) {
+      failures.push(String(err).slice(0, 200));
+    }
+  }
+  return { kept, dropped, failures };
+}
 
 /** Sample the server while `run` runs, when asked to. */
 async function sampled<T>(
@@ -142,24 +193,75 @@ async function opsSince(
   return { ops: new Map([...now].map(([k, v]) => [k, v - (before.get(k) ?? 0)])) };
 }
 
-/** Workflow tasks completed and events in the histories of `ids`, and the first one's active time. */
+/**
+ * Who did the work, and whether any of it ran twice: workflow tasks and activities completed by each
+ * worker identity; activities that ran more than one attempt, workflow tasks that failed or timed out
+ * (each re-runs on a worker), task workflows an agent started twice, tasks whose `llm` calls completed
+ * other than once a tick.
+ */
+interface Execution {
+  byIdentity: Map<string, { workflowTasks: number; activities: number }>;
+  retriedActivities: number;
+  failedWorkflowTasks: number;
+  tasksStartedTwice: number;
+  ticksNotOnce: number;
+}
+
+/** Workflow tasks completed and events in the histories of `ids`, the first one's active time, and who ran them. */
 async function count(
   client: Client,
   ids: string[],
-): Promise<{ workflowTasks: number; events: number; firstMs: number }> {
+  ticks: number,
+): Promise<{ workflowTasks: number; events: number; firstMs: number; execution: Execution }> {
   let workflowTasks = 0;
   let events = 0;
   let firstMs = 0;
+  const execution: Execution = {
+    byIdentity: new Map(),
+    retriedActivities: 0,
+    failedWorkflowTasks: 0,
+    tasksStartedTwice: 0,
+    ticksNotOnce: 0,
+  };
+  const by = (identity: string | null | undefined) => {
+    const key = identity ?? 'unknown';
+    const row = execution.byIdentity.get(key) ?? { workflowTasks: 0, activities: 0 };
+    execution.byIdentity.set(key, row);
+    return row;
+  };
   for (let i = 0; i < ids.length; i += 20) {
     const histories = await Promise.all(ids.slice(i, i + 20).map((id) => allRunsEvents(client, id)));
     for (const [j, ev] of histories.entries()) {
       const scheduled = ev.find((e) => e.activityTaskScheduledEventAttributes);
       if (i + j === 0 && scheduled) firstMs = eventMs(ev.at(-1)?.eventTime) - eventMs(scheduled.eventTime);
       events += ev.length;
-      workflowTasks += ev.filter((e) => e.workflowTaskCompletedEventAttributes).length;
+      const llmScheduled = new Set<string>();
+      let llmCompleted = 0;
+      const children = new Set<string>();
+      for (const e of ev) {
+        if (e.workflowTaskCompletedEventAttributes) {
+          workflowTasks++;
+          by(e.workflowTaskCompletedEventAttributes.identity).workflowTasks++;
+        }
+        if (e.activityTaskCompletedEventAttributes) {
+          by(e.activityTaskCompletedEventAttributes.identity).activities++;
+          if (llmScheduled.has(String(e.activityTaskCompletedEventAttributes.scheduledEventId))) llmCompleted++;
+        }
+        if ((e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1) execution.retriedActivities++;
+        if (e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes)
+          execution.failedWorkflowTasks++;
+        if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'llm') llmScheduled.add(String(e.eventId));
+        const child = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
+        if (child) {
+          if (children.has(child)) execution.tasksStartedTwice++;
+          children.add(child);
+        }
+      }
+      // A task's history (it calls the LLM): one call a tick, each completed once.
+      if (llmScheduled.size && (llmScheduled.size !== ticks || llmCompleted !== ticks)) execution.ticksNotOnce++;
     }
   }
-  return { workflowTasks, events, firstMs };
+  return { workflowTasks, events, firstMs, execution };
 }
 
 async function floor(stack: BenchStack, s: Scenario, run: string, extras?: Extras): Promise<Measure> {
@@ -177,7 +279,7 @@ async function floor(stack: BenchStack, s: Scenario, run: string, extras?: Extra
     await Promise.all(handles.map((h) => h.result()));
     return { wallMs: performance.now() - t0, ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)) };
   });
-  return { ...measured, ticks: s.agents * s.ticks, ...(await count(client, ids)) };
+  return { ...measured, ticks: s.agents * s.ticks, ...(await count(client, ids, s.ticks)) };
 }
 
 async function project(stack: BenchStack, s: Scenario, run: string, extras?: Extras): Promise<Measure> {
@@ -213,7 +315,7 @@ async function project(stack: BenchStack, s: Scenario, run: string, extras?: Ext
       `${bad.length} tasks did not complete in ${s.ticks} ticks: ${JSON.stringify(bad[0]).slice(0, 300)}`,
     );
   const ids = [...submitted.map((r) => r.workflowId), ...agentIds.map(agentWorkflowId)];
-  return { ...measured, ticks: s.agents * s.ticks, ...(await count(stack.agents.client, ids)) };
+  return { ...measured, ticks: s.agents * s.ticks, ...(await count(stack.agents.client, ids, s.ticks)) };
 }
 
 /** The operations whose per-tick counts differ most between the floor and the project. */
@@ -237,35 +339,12 @@ function cpuSince(
   return { serverCpuMs: now.serverMs - before.serverMs, workerCpuMs: now.workerMs - before.workerMs };
 }
 
-/**
- * The error lines of the server's log, by whose workflow they name: the floor's (`floor-…`), the
- * project's (its agents' and tasks', `agent-…`), another (the server's own) or none. The SQLite
- * server's persistence deadline in a start burst hits either side.
- */
-function serverErrors(logFile: string): {
-  total: number;
-  floor: number;
-  project: number;
-  other: number;
-  first: string[];
-} {
-  let lines: string[] = [];
-  try {
-    lines = readFileSync(logFile, 'utf8')
-      .split('\n')
-      .filter((l) => /"level":"error"|level=error|\tERROR\t/i.test(l));
-  } catch {
-    // no log: no errors to count
-  }
-  const ids = lines.map((l) => /wf-id[=":]+([^\s",]+)/.exec(l)?.[1]);
-  const floor = ids.filter((id) => id?.startsWith('floor-')).length;
-  const project = ids.filter((id) => id?.startsWith('agent-')).length;
-  // What the first few say (the log goes with the benchmark's folder): the message, whose, the error.
-  const field = (l: string, k: string) => new RegExp(`${k}=("[^"]*"|\\S+)`).exec(l)?.[1];
-  const first = lines
-    .slice(0, 3)
-    .map((l) => [field(l, 'msg'), field(l, 'wf-id'), field(l, 'error')].filter(Boolean).join(' '));
-  return { total: lines.length, floor, project, other: lines.length - floor - project, first };
+/** Print a markdown table: its title, a blank line, the header, its rule and the rows. */
+function table(title: string, header: string[], rows: string[]): void {
+  console.log(`\n${title}\n`);
+  console.log(`| ${header.join(' | ')} |`);
+  console.log(`|${'---|'.repeat(header.length)}`);
+  for (const r of rows) console.log(r);
 }
 
 async function main(): Promise<void> {
@@ -298,6 +377,22 @@ async function main(): Promise<void> {
   const rows: string[] = [];
   const opRows: string[] = [];
   const profRows: string[] = [];
+  const workRows: string[] = [];
+  const onceRows: string[] = [];
+  const haltRows: string[] = [];
+  const haltFailures: string[] = [];
+  // Halts still under way when a run fails end before the stack stops.
+  let pendingHalts: Promise<unknown> | undefined;
+  // A worker's identity is the SDK's default, `<pid>@<host>`.
+  const whose = (identity: string) => {
+    const pid = Number(identity.split('@')[0]);
+    const child = children.findIndex((c) => c.pid === pid);
+    return pid === process.pid
+      ? `this process (${identity})`
+      : child >= 0
+        ? `worker process ${child + 2} (${identity})`
+        : identity;
+  };
   let failed: unknown;
   try {
     // Unmeasured: one floor workflow and one task first. The first workflow on a fresh dev server gets
@@ -309,8 +404,41 @@ async function main(): Promise<void> {
       const name = `${s.agents}×${s.ticks}`;
       const f = await floor(stack, s, `${i}`, extras);
       process.stderr.write(`${name} floor: ${(f.wallMs / 1000).toFixed(1)} s\n`);
-      const p = await project(stack, s, `${i}`, extras);
+      const load: { endedAt?: number } = {};
+      const halts = extras.haltRuns
+        ? haltsUnderLoad(stack, load, { runs: extras.haltRuns, queued: extras.haltQueued })
+        : undefined;
+      pendingHalts = halts;
+      const p = await project(stack, s, `${i}`, extras).finally(
+        () => (load.endedAt = performance.timeOrigin + performance.now()),
+      );
       process.stderr.write(`${name} project: ${(p.wallMs / 1000).toFixed(1)} s\n`);
+      if (halts) {
+        const { kept, dropped, failures } = await halts;
+        haltFailures.push(...failures.map((f) => `${name}: ${f}`));
+        const q = (v: number[], p: number) =>
+          v.length
+            ? percentile(
+                [...v].sort((x, y) => x - y),
+                p,
+              ).toFixed(1)
+            : '—';
+        const stopped = kept.map((h) => h.stoppedMs);
+        const cancelled = kept.map((h) => h.cancelledMs);
+        haltRows.push(
+          `| ${name} | ${kept.length} (${dropped} sent after the load) | ${q(stopped, 50)} | ${q(stopped, 95)} | ${q(stopped, 99)} | ${q(stopped, 100)} | ${q(cancelled, 99)} | ${q(cancelled, 100)} |`,
+        );
+      }
+      const runs = [...p.execution.byIdentity].sort((a, b) => b[1].workflowTasks - a[1].workflowTasks);
+      const total = (k: 'workflowTasks' | 'activities') => runs.reduce((n, [, r]) => n + r[k], 0);
+      for (const [identity, r] of runs)
+        workRows.push(
+          `| ${name} | ${whose(identity)} | ${r.workflowTasks} (${((100 * r.workflowTasks) / total('workflowTasks')).toFixed(0)}%) | ${r.activities} (${((100 * r.activities) / total('activities')).toFixed(0)}%) |`,
+        );
+      const x = p.execution;
+      onceRows.push(
+        `| ${name} | ${x.retriedActivities} | ${x.failedWorkflowTasks} | ${x.tasksStartedTwice} | ${x.ticksNotOnce} |`,
+      );
       // One agent: the task's own time per tick (first activity to close), then the wall clock with the start.
       const perTick = (m: Measure) => `${(m.firstMs / s.ticks).toFixed(0)} (${(m.wallMs / m.ticks).toFixed(0)})`;
       const rate = (m: Measure) => m.ticks / (m.wallMs / 1000);
@@ -328,6 +456,7 @@ async function main(): Promise<void> {
     failed = err;
     console.error('the benchmark failed:', err);
   } finally {
+    await pendingHalts;
     await floorWorker.stop();
     for (const c of children) c.kill('SIGTERM');
     const errors = serverErrors(path.join(stack.dir, 'server.log'));
@@ -349,20 +478,54 @@ async function main(): Promise<void> {
       `\nserver errors in its log: ${errors.total} (naming the floor's workflows ${errors.floor}, the project's ${errors.project}, other or none ${errors.other})`,
     );
     for (const e of errors.first) console.log(`- ${e}`);
-    if (opRows.length) {
-      console.log('\nserver requests per tick, by operation (the 12 that differ most; --metrics)\n');
-      console.log('| agents × ticks | operation | floor | project |');
-      console.log('|---|---|---|---|');
-      for (const r of opRows) console.log(r);
-    }
-    if (profRows.length) {
-      console.log(
-        "\nthe server's CPU ms per tick by function (perf samples; --profile-server): the request handlers and queue executors that differ most, then the functions on top of the stack\n",
+    if (workRows.length) {
+      table(
+        "who ran the project's work: workflow tasks and activities completed, by the worker identity in the histories",
+        ['agents × ticks', 'worker', 'workflow tasks', 'activities'],
+        workRows,
       );
-      console.log('| agents × ticks | kind | function | floor | project |');
-      console.log('|---|---|---|---|---|');
-      for (const r of profRows) console.log(r);
+      table(
+        'nothing ran twice (every count should be 0): activities that took more than one attempt, workflow tasks failed or timed out (each re-runs), task workflows an agent started twice, tasks whose llm calls were not one completed a tick',
+        [
+          'agents × ticks',
+          'activities retried',
+          'workflow tasks failed or timed out',
+          'tasks started twice',
+          'tasks not one llm call a tick',
+        ],
+        onceRows,
+      );
     }
+    if (haltRows.length) {
+      table(
+        `halt latency under load (--halt-runs): during each project run, bench/halt-latency.ts's halt (an LLM call in flight, ${extras.haltQueued} queued), one after the other; kept when SYSTEM_HALT was sent before the run's last task ended`,
+        [
+          'agents × ticks',
+          'halts',
+          'STOPPED p50 ms',
+          'p95 ms',
+          'p99 ms',
+          'max ms',
+          'activity cancelled p99 ms',
+          'max ms',
+        ],
+        haltRows,
+      );
+      if (haltFailures.length) console.log(`\nhalts that failed: ${haltFailures.length}`);
+      for (const f of haltFailures) console.log(`- ${f}`);
+    }
+    if (opRows.length)
+      table(
+        'server requests per tick, by operation (the 12 that differ most; --metrics)',
+        ['agents × ticks', 'operation', 'floor', 'project'],
+        opRows,
+      );
+    if (profRows.length)
+      table(
+        "the server's CPU ms per tick by function (perf samples; --profile-server): the request handlers and queue executors that differ most, then the functions on top of the stack",
+        ['agents × ticks', 'kind', 'function', 'floor', 'project'],
+        profRows,
+      );
   }
   // The SDK's native runtime keeps the process alive after its workers and connections are closed.
   process.exit(failed ? 1 : 0);
