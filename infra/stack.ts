@@ -28,7 +28,13 @@ import {
   UserData,
   Vpc,
 } from 'aws-cdk-lib/aws-ec2';
-import { FileSystem, LifecyclePolicy, OutOfInfrequentAccessPolicy, ThroughputMode } from 'aws-cdk-lib/aws-efs';
+import {
+  AccessPoint,
+  FileSystem,
+  LifecyclePolicy,
+  OutOfInfrequentAccessPolicy,
+  ThroughputMode,
+} from 'aws-cdk-lib/aws-efs';
 import { Rule, Schedule } from 'aws-cdk-lib/aws-events';
 import { LambdaFunction } from 'aws-cdk-lib/aws-events-targets';
 import { ManagedPolicy, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
@@ -366,22 +372,17 @@ export class StarryStack extends Stack {
       platform: Platform.LINUX_AMD64,
       exclude: DOCKER_CONTEXT_EXCLUDES,
     });
-    const workspaceVolume = {
-      name: 'workspaces',
+    // Each mounted with TLS and IAM authorization, through its access point.
+    const efsVolume = (name: string, accessPoint: AccessPoint) => ({
+      name,
       efsVolumeConfiguration: {
         fileSystemId: workspaces.fileSystemId,
         transitEncryption: 'ENABLED',
-        authorizationConfig: { accessPointId: workspaceAccess.accessPointId, iam: 'ENABLED' },
+        authorizationConfig: { accessPointId: accessPoint.accessPointId, iam: 'ENABLED' },
       },
-    };
-    const journalVolume = {
-      name: 'journal',
-      efsVolumeConfiguration: {
-        fileSystemId: workspaces.fileSystemId,
-        transitEncryption: 'ENABLED',
-        authorizationConfig: { accessPointId: journalAccess.accessPointId, iam: 'ENABLED' },
-      },
-    };
+    });
+    const workspaceVolume = efsVolume('workspaces', workspaceAccess);
+    const journalVolume = efsVolume('journal', journalAccess);
     for (const [key, value] of [
       ['minWorkers', props.minWorkers],
       ['minToolWorkers', props.minToolWorkers],
