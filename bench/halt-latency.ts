@@ -185,7 +185,9 @@ async function main(): Promise<void> {
       const sample = await oneRun(agents, config, run, o);
       const label = run <= o.warmup ? 'warm-up' : `run ${run - o.warmup}/${o.runs}`;
       process.stderr.write(
-        `${label}: signal ${sample.signalMs.toFixed(1)} ms, STOPPED ${sample.stoppedMs.toFixed(1)} ms, cancel requested ${sample.cancelRequestedMs.toFixed(1)} ms, activity cancelled ${sample.cancelledMs.toFixed(1)} ms (queued ${o.queued} in ${sample.queueMs.toFixed(0)} ms)\n`,
+        `${label}: signal ${sample.signalMs.toFixed(1)} ms, STOPPED ${sample.stoppedMs.toFixed(1)} ms, ` +
+          `cancel requested ${sample.cancelRequestedMs.toFixed(1)} ms, activity cancelled ${sample.cancelledMs.toFixed(1)} ms ` +
+          `(queued ${o.queued} in ${sample.queueMs.toFixed(0)} ms)\n`,
       );
       if (run > o.warmup) samples.push(sample);
     }

@@ -67,7 +67,8 @@ function parseArgs(argv: string[]): Options {
     const n = Number(argv[i + 1]);
     if (!key || !Number.isInteger(n) || n < 0)
       throw new RangeError(
-        `usage: idle-fleet [--agents N] [--concurrency K] [--cache C] [--sample-every N] [--wake M] [--tasks N] [--ticks T]; bad ${argv[i]} ${argv[i + 1] ?? ''}`,
+        'usage: idle-fleet [--agents N] [--concurrency K] [--cache C] [--sample-every N] [--wake M] [--tasks N] ' +
+          `[--ticks T]; bad ${argv[i]} ${argv[i + 1] ?? ''}`,
       );
     o[key] = n;
   }

@@ -168,6 +168,17 @@ export class StarryStack extends Stack {
       description: 'HS256 secret the HTTP API checks bearer tokens with',
       generateSecretString: { passwordLength: 64, excludePunctuation: true },
     });
+    // The Lambdas get the Temporal credentials as ARNs (client/secret-env.ts reads them).
+    const temporalSecretList = [temporalApiKey, temporalTlsCert, temporalTlsKey].filter((x) => x !== undefined);
+    const temporalSecretArns = {
+      ...(temporalApiKey ? { TEMPORAL_API_KEY_SECRET_ARN: temporalApiKey.secretArn } : {}),
+      ...(temporalTlsCert && temporalTlsKey
+        ? {
+            TEMPORAL_TLS_CERT_SECRET_ARN: temporalTlsCert.secretArn,
+            TEMPORAL_TLS_KEY_SECRET_ARN: temporalTlsKey.secretArn,
+          }
+        : {}),
+    };
     for (const s of [temporalApiKey, temporalTlsCert, temporalTlsKey, openaiApiKey, geminiApiKey, jwtSecret]) {
       if (s)
         NagSuppressions.addResourceSuppressions(s, [
@@ -249,18 +260,17 @@ export class StarryStack extends Stack {
         allowAllOutbound: false,
       }),
     });
-    const workspaceAccess = workspaces.addAccessPoint('WorkspaceAccess', {
-      path: WORKSPACE_ROOT,
-      posixUser: { uid: String(WORKSPACE_UID), gid: String(WORKSPACE_UID) },
-      createAcl: { ownerUid: String(WORKSPACE_UID), ownerGid: String(WORKSPACE_UID), permissions: '750' },
-    });
+    // Every file through them is the image's `node` user's.
+    const accessPoint = (id: string, root: string, permissions: string) =>
+      workspaces.addAccessPoint(id, {
+        path: root,
+        posixUser: { uid: String(WORKSPACE_UID), gid: String(WORKSPACE_UID) },
+        createAcl: { ownerUid: String(WORKSPACE_UID), ownerGid: String(WORKSPACE_UID), permissions },
+      });
+    const workspaceAccess = accessPoint('WorkspaceAccess', WORKSPACE_ROOT, '750');
     // The tool call journal (the policy's journalDir) on the same file system, outside the workspaces: an
     // `fs.write` append retried on another tool worker is still applied once, and no agent can reach it.
-    const journalAccess = workspaces.addAccessPoint('JournalAccess', {
-      path: JOURNAL_PATH,
-      posixUser: { uid: String(WORKSPACE_UID), gid: String(WORKSPACE_UID) },
-      createAcl: { ownerUid: String(WORKSPACE_UID), ownerGid: String(WORKSPACE_UID), permissions: '700' },
-    });
+    const journalAccess = accessPoint('JournalAccess', JOURNAL_PATH, '700');
 
     // --- Workers on Fargate: one service per worker version (docs/DEPLOY.md#rolling-workers). A version's
     // service is named by its build id and never replaced by another version's: the new version starts
@@ -648,7 +658,6 @@ export class StarryStack extends Stack {
     });
     // --- Backlog (docs/DEPLOY.md#scaling): every minute a function asks Temporal for the backlog of both
     // task queues (DescribeTaskQueue) and publishes it as TaskQueueBacklog, which the services scale on.
-    const temporalSecretsOf = [temporalApiKey, temporalTlsCert, temporalTlsKey].filter((x) => x !== undefined);
     const backlogFn = new NodejsFunction(this, 'BacklogFunction', {
       entry: path.join(props.projectRoot, 'infra', 'backlog', 'handler.ts'),
       handler: 'handler',
@@ -659,19 +668,13 @@ export class StarryStack extends Stack {
       environment: {
         TEMPORAL_ADDRESS: props.temporalAddress,
         TEMPORAL_NAMESPACE: props.temporalNamespace,
-        ...(temporalApiKey ? { TEMPORAL_API_KEY_SECRET_ARN: temporalApiKey.secretArn } : {}),
-        ...(temporalTlsCert && temporalTlsKey
-          ? {
-              TEMPORAL_TLS_CERT_SECRET_ARN: temporalTlsCert.secretArn,
-              TEMPORAL_TLS_KEY_SECRET_ARN: temporalTlsKey.secretArn,
-            }
-          : {}),
+        ...temporalSecretArns,
         STARRY_BACKLOG_QUEUES: [TASK_QUEUE, TOOL_TASK_QUEUE].join(','),
         STARRY_METRICS_NAMESPACE: METRICS_NAMESPACE,
       },
       bundling: LAMBDA_BUNDLING,
     });
-    for (const secret of temporalSecretsOf) secret.grantRead(backlogFn);
+    for (const secret of temporalSecretList) secret.grantRead(backlogFn);
     // PutMetricData has no resource-level permissions: the namespace condition is what limits it.
     backlogFn.addToRolePolicy(
       new PolicyStatement({

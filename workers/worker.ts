@@ -184,7 +184,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
     opts.workflowBundlePath ?? (opts.plugins?.length ? undefined : config.workflowBundlePath),
     plugins,
   );
-  const { tracingConfig, tracing, interceptors } = tracedActivities(opts, config);
+  const { tracing, interceptors, telemetry } = tracedActivities(opts, config);
   const version: WorkerDeploymentVersion = {
     deploymentName: versioning.deploymentName ?? DEPLOYMENT_NAME,
     buildId: versioning.buildId ?? buildIdOf(code),
@@ -201,9 +201,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
       registry,
       offer: workerOffer(plugins),
       ...(config.toolTaskQueue ? { toolTaskQueue: config.toolTaskQueue } : {}),
-      traces: tracing !== undefined,
-      ...(tracingConfig && tracingConfig.captureContent ? { captureContent: true } : {}),
-      ...(opts.metrics ? { metrics: opts.metrics.activityMeter } : {}),
+      ...telemetry,
       // After the spread, so alert sinks given without a webhook keep the configured ones.
       alerts: { ...config.alerts, namespace, ...opts.activities?.alerts },
     }),
@@ -280,7 +278,7 @@ export async function createToolWorker(opts: CreateToolWorkerOptions): Promise<W
   if (!taskQueue)
     throw new ConfigError('a tool worker needs its task queue: set STARRY_TOOL_TASK_QUEUE (or give taskQueue)');
   const registry = opts.activities?.registry ?? new ToolRegistry(opts.tools ?? []);
-  const { tracingConfig, tracing, interceptors } = tracedActivities(opts, config);
+  const { tracing, interceptors, telemetry } = tracedActivities(opts, config);
   const worker = await Worker.create({
     connection: opts.connection,
     namespace: opts.namespace ?? config.temporal.namespace,
@@ -289,9 +287,7 @@ export async function createToolWorker(opts: CreateToolWorkerOptions): Promise<W
       ...opts.activities,
       policy: opts.activities?.policy ?? config.policy,
       registry,
-      traces: tracing !== undefined,
-      ...(tracingConfig && tracingConfig.captureContent ? { captureContent: true } : {}),
-      ...(opts.metrics ? { metrics: opts.metrics.activityMeter } : {}),
+      ...telemetry,
     }),
     ...(opts.shutdownGraceTime ? { shutdownGraceTime: opts.shutdownGraceTime } : {}),
     ...activityWorkerOptions(opts),
@@ -302,14 +298,17 @@ export async function createToolWorker(opts: CreateToolWorkerOptions): Promise<W
   return worker;
 }
 
-/** The worker's traces (over its config's) and the activity interceptor that opens their spans. */
+/**
+ * The worker's traces (over its config's), the activity interceptor that opens their spans, and what its
+ * activities are told of its telemetry (whether it traces, captures content, meters).
+ */
 function tracedActivities(
-  opts: Pick<CreateWorkerOptions, 'tracing' | 'tracingLog' | 'interceptors'>,
+  opts: Pick<CreateWorkerOptions, 'tracing' | 'tracingLog' | 'interceptors' | 'metrics'>,
   config: WorkerConfig,
 ): {
-  tracingConfig?: TracingConfig | false;
   tracing?: ReturnType<typeof startTracing>;
   interceptors?: WorkerOptions['interceptors'];
+  telemetry: Pick<ActivityDeps, 'traces' | 'captureContent' | 'metrics'>;
 } {
   const tracingConfig = opts.tracing ?? config.tracing;
   const tracing = tracingConfig ? startTracing(tracingConfig, opts.tracingLog) : undefined;
@@ -317,9 +316,13 @@ function tracedActivities(
     ? { ...opts.interceptors, activity: [...(opts.interceptors?.activity ?? []), tracing.activityInterceptor] }
     : opts.interceptors;
   return {
-    ...(tracingConfig ? { tracingConfig } : {}),
     ...(tracing ? { tracing } : {}),
     ...(interceptors ? { interceptors } : {}),
+    telemetry: {
+      traces: tracing !== undefined,
+      ...(tracingConfig && tracingConfig.captureContent ? { captureContent: true } : {}),
+      ...(opts.metrics ? { metrics: opts.metrics.activityMeter } : {}),
+    },
   };
 }
 

@@ -362,7 +362,9 @@ export function bedrockFailure(
     });
   }
   if (name === 'ResourceNotFoundException' || status === 404) {
-    const fix = `check the model id with \`aws bedrock list-foundation-models --region ${ctx.region}\` (a model served only across regions needs its inference profile id, e.g. us.MODEL_ID)`;
+    const fix =
+      `check the model id with \`aws bedrock list-foundation-models --region ${ctx.region}\` ` +
+      '(a model served only across regions needs its inference profile id, e.g. us.MODEL_ID)';
     return normalizedError({
       code: 'ENOENT',
       kind: 'fatal',

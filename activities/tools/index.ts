@@ -507,7 +507,9 @@ function offered(specs: ToolSpec[], tools: AgentConfig['tools']): ToolSpec[] {
       code: 'E_UNKNOWN_TOOL',
       kind: 'fatal',
       source: 'listTools',
-      message: `tools.allow names ${missing.map((m) => `'${m}'`).join(', ')}, which no tool of this worker or of its MCP servers answers to (they offer: ${specs.map((s) => s.name).join(', ')})`,
+      message:
+        `tools.allow names ${missing.map((m) => `'${m}'`).join(', ')}, which no tool of this worker or of its MCP ` +
+        `servers answers to (they offer: ${specs.map((s) => s.name).join(', ')})`,
       suggestion: 'Fix the name in tools.allow (or use server.* for every tool of an MCP server).',
     });
   }
@@ -517,7 +519,9 @@ function offered(specs: ToolSpec[], tools: AgentConfig['tools']): ToolSpec[] {
       code: 'E_OUTPUT_TOO_LARGE',
       kind: 'fatal',
       source: 'listTools',
-      message: `the task is offered ${chosen.length} tools whose schemas take ${Math.ceil(bytes / 1024)} KB; a task takes at most ${OFFERED_TOOLS_MAX} tools and ${OFFERED_SPECS_MAX_BYTES / 1024} KB of schemas`,
+      message:
+        `the task is offered ${chosen.length} tools whose schemas take ${Math.ceil(bytes / 1024)} KB; ` +
+        `a task takes at most ${OFFERED_TOOLS_MAX} tools and ${OFFERED_SPECS_MAX_BYTES / 1024} KB of schemas`,
       suggestion: 'Name the tools this agent needs in tools.allow.',
     });
   }
