@@ -1036,6 +1036,23 @@ describe('cdk-nag (AwsSolutions)', () => {
     expect(findings.map((f) => `${f.id}: ${String(f.entry.data).split(':')[0]}`)).toEqual([]);
   });
 
+  it('gives the API functions the mTLS pair as ARNs they may read, with temporalAuth mtls', () => {
+    const { template: t } = synth({ temporalAuth: 'mtls' });
+    const api = resources(t, 'AWS::Lambda::Function', 'Api');
+    expect(api.length).toBe(2);
+    for (const [, f] of api) {
+      const vars = (f.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+      expect(vars).toMatchObject({
+        TEMPORAL_TLS_CERT_SECRET_ARN: { Ref: expect.stringMatching(/^TemporalTlsCert/) },
+        TEMPORAL_TLS_KEY_SECRET_ARN: { Ref: expect.stringMatching(/^TemporalTlsKey/) },
+      });
+    }
+    const readable = resources(t, 'AWS::IAM::Policy', 'Api').map(([, p]) => JSON.stringify(p.Properties));
+    expect(readable.length).toBe(2);
+    for (const policy of readable)
+      expect(policy).toMatch(/TemporalTlsCert[\s\S]*TemporalTlsKey|TemporalTlsKey[\s\S]*TemporalTlsCert/);
+  });
+
   it('also holds with mTLS, an image built from this repository and tenants on the API', () => {
     const { stack: mtls, template: t } = synth({
       temporalAuth: 'mtls',

@@ -577,13 +577,13 @@ export class StarryStack extends Stack {
           TEMPORAL_ADDRESS: props.temporalAddress,
           TEMPORAL_NAMESPACE: props.temporalNamespace,
           STARRY_API_JWT_SECRET_ARN: jwtSecret.secretArn,
-          ...(temporalApiKey ? { TEMPORAL_API_KEY_SECRET_ARN: temporalApiKey.secretArn } : {}),
+          ...temporalSecretArns,
           ...(props.apiTenantClaim ? { STARRY_API_TENANT_CLAIM: props.apiTenantClaim } : {}),
         },
         bundling: LAMBDA_BUNDLING,
       });
       jwtSecret.grantRead(f);
-      temporalApiKey?.grantRead(f);
+      for (const secret of temporalSecretList) secret.grantRead(f);
       NagSuppressions.addResourceSuppressions(
         f,
         [
