@@ -35,6 +35,7 @@ import {
   eventMs,
   listingTask,
   percentile,
+  pool,
   serverErrors,
   startBenchStack,
   type BenchStack,
@@ -122,19 +123,6 @@ async function forkWorker(stack: BenchStack, cache: number | undefined, log: str
       if (child.exitCode === null) child.kill('SIGKILL');
     },
   };
-}
-
-/** Run `fn` over `items`, `k` at a time. */
-async function pool<T>(items: T[], k: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(k, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i] as T, i);
-      }
-    }),
-  );
 }
 
 interface Sample {

@@ -53,6 +53,8 @@ export async function startBenchStack(
     dbFile?: boolean;
     /** Start the in-process worker (default true); false when the benchmark runs its own worker process. */
     worker?: boolean;
+    /** How long the stack's client waits for a worker to take a submit (`AgentClientOptions.acceptTimeoutMs`). */
+    acceptTimeoutMs?: number;
   } = {},
 ): Promise<BenchStack> {
   // The benchmarks' workspaces are temporary folders: the worker's policy must allow them.
@@ -73,7 +75,7 @@ export async function startBenchStack(
   });
   let stack: BenchStack;
   try {
-    stack = await connectTo(server, name, dir, metricsPort, opts.worker ?? true);
+    stack = await connectTo(server, name, dir, metricsPort, opts.worker ?? true, opts.acceptTimeoutMs);
   } catch (err) {
     await server.stop(); // a benchmark that cannot start leaves no server behind
     throw err;
@@ -97,6 +99,7 @@ async function connectTo(
   dir: string,
   metricsPort: number | undefined,
   withWorker: boolean,
+  acceptTimeoutMs?: number,
 ): Promise<BenchStack> {
   const taskQueue = `bench-${name}-${process.pid}`;
   // The same in-process worker the CLI embeds and the tests use, with production settings.
@@ -107,7 +110,7 @@ async function connectTo(
     : undefined;
   const connection = await Connection.connect({ address: server.address });
   return {
-    agents: new AgentClient({ connection, taskQueue }),
+    agents: new AgentClient({ connection, taskQueue, ...(acceptTimeoutMs ? { acceptTimeoutMs } : {}) }),
     address: server.address,
     taskQueue,
     dir,
@@ -326,6 +329,25 @@ export function percentile(sorted: number[], p: number): number {
   return sorted[i] as number;
 }
 
+/**
+ * Run `fn` over `items`, `k` at a time.
+ *
+ * ```ts
+ * await pool(agentIds, 20, async (agentId) => { await agents.submit(agentId, input); });
+ * ```
+ */
+export async function pool<T>(items: T[], k: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(k, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        await fn(items[i] as T, i);
+      }
+    }),
+  );
+}
+
 /** A server timestamp in milliseconds. */
 export const eventMs = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
   Number(t?.seconds ?? 0) * 1000 + (t?.nanos ?? 0) / 1e6;
@@ -336,12 +358,17 @@ export const eventMs = (t: { seconds?: unknown; nanos?: number | null } | null |
  * measure only its last ticks. Follows each run's `continuedExecutionRunId` back to the first.
  */
 export async function allRunsEvents(client: Client, workflowId: string): Promise<HistoryEvent[]> {
+  return (await allRuns(client, workflowId)).flat();
+}
+
+/** Each run's events of the workflow `workflowId`, the first run first (each one a history to replay). */
+export async function allRuns(client: Client, workflowId: string): Promise<HistoryEvent[][]> {
   const runs: HistoryEvent[][] = [];
   let runId: string | undefined;
   for (;;) {
     const events = (await client.workflow.getHandle(workflowId, runId).fetchHistory()).events ?? [];
     runs.unshift(events);
     runId = events[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId ?? undefined;
-    if (!runId) return runs.flat();
+    if (!runId) return runs;
   }
 }

@@ -31,24 +31,34 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { workflowSource } from '../workers/worker';
+import type { SubmitTaskResult, TaskResult } from '../core/contract';
 import { agentWorkflowId } from '../workflows/messages';
 import { temporalCliPath } from '../dev/paths';
 import { oneRun, slowTurnConfig, type Sample as HaltSample } from './halt-latency';
 import { cannotProfile, profileRows, profileServer, type ServerProfile } from './server-profile';
 import {
-  allRunsEvents,
+  allRuns,
   differing,
   environmentLine,
   eventMs,
   processCpuMs,
   listingTask,
   percentile,
+  pool,
   serverErrors,
   spawnWorkers,
   startBenchStack,
   startFloorWorker,
   type BenchStack,
 } from './stack';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+/** Submits of a project run waiting for their agent at once (a bulk client's window). */
+const SUBMITS_IN_FLIGHT = 100;
 
 interface Scenario {
   agents: number;
@@ -205,13 +215,26 @@ interface Execution {
   failedWorkflowTasks: number;
   tasksStartedTwice: number;
   ticksNotOnce: number;
+  /** Runs replayed against the workers' workflow code (`replay`), and those that did not replay: each names its workflow and why. */
+  replayed: number;
+  replayFailures: string[];
+  /** Per task: its close (the server's time) to the client's wait returning its result (ms; `seenAt`). */
+  seenLagMs: number[];
+  /** Per task: its close to the agent's workflow task that recorded its result completing (server times, ms). */
+  recordLagMs: number[];
 }
 
-/** Workflow tasks completed and events in the histories of `ids`, the first one's active time, and who ran them. */
+/**
+ * Workflow tasks completed and events in the histories of `ids`, the first one's active time, and who
+ * ran them; with `replay`, every run replayed against the workers' workflow code (the replay guarantee,
+ * after a run on several workers); with `seenAt` (a task workflow's id → when the client's wait returned
+ * its result, wall ms), how long after each task closed the client saw it.
+ */
 async function count(
   client: Client,
   ids: string[],
   ticks: number,
+  o: { replay?: boolean; seenAt?: Map<string, number> } = {},
 ): Promise<{ workflowTasks: number; events: number; firstMs: number; execution: Execution }> {
   let workflowTasks = 0;
   let events = 0;
@@ -222,7 +245,15 @@ async function count(
     failedWorkflowTasks: 0,
     tasksStartedTwice: 0,
     ticksNotOnce: 0,
+    replayed: 0,
+    replayFailures: [],
+    seenLagMs: [],
+    recordLagMs: [],
   };
+  // When each task closed, and when its agent's workflow task that took the close completed.
+  const closedAt = new Map<string, number>();
+  const recordedAt = new Map<string, number>();
+  const toReplay: { workflowId: string; history: { events: HistoryEvent[] } }[] = [];
   const by = (identity: string | null | undefined) => {
     const key = identity ?? 'unknown';
     const row = execution.byIdentity.get(key) ?? { workflowTasks: 0, activities: 0 };
@@ -230,8 +261,16 @@ async function count(
     return row;
   };
   for (let i = 0; i < ids.length; i += 20) {
-    const histories = await Promise.all(ids.slice(i, i + 20).map((id) => allRunsEvents(client, id)));
-    for (const [j, ev] of histories.entries()) {
+    const batch = ids.slice(i, i + 20);
+    const runs = await Promise.all(batch.map((id) => allRuns(client, id)));
+    for (const [j, ev] of runs.map((r) => r.flat()).entries()) {
+      const id = batch[j] as string;
+      if (o.replay)
+        for (const [k, events] of (runs[j] ?? []).entries())
+          toReplay.push({ workflowId: `${id} (run ${k + 1})`, history: { events } });
+      const closed = ev.at(-1);
+      if (closed?.workflowExecutionCompletedEventAttributes) closedAt.set(id, eventMs(closed.eventTime));
+      const childClosed: string[] = [];
       const scheduled = ev.find((e) => e.activityTaskScheduledEventAttributes);
       if (i + j === 0 && scheduled) firstMs = eventMs(ev.at(-1)?.eventTime) - eventMs(scheduled.eventTime);
       events += ev.length;
@@ -242,7 +281,10 @@ async function count(
         if (e.workflowTaskCompletedEventAttributes) {
           workflowTasks++;
           by(e.workflowTaskCompletedEventAttributes.identity).workflowTasks++;
+          for (const c of childClosed.splice(0)) recordedAt.set(c, eventMs(e.eventTime));
         }
+        const ended = e.childWorkflowExecutionCompletedEventAttributes?.workflowExecution?.workflowId;
+        if (ended) childClosed.push(ended);
         if (e.activityTaskCompletedEventAttributes) {
           by(e.activityTaskCompletedEventAttributes.identity).activities++;
           if (llmScheduled.has(String(e.activityTaskCompletedEventAttributes.scheduledEventId))) llmCompleted++;
@@ -261,6 +303,21 @@ async function count(
       if (llmScheduled.size && (llmScheduled.size !== ticks || llmCompleted !== ticks)) execution.ticksNotOnce++;
     }
   }
+  for (const [id, seen] of o.seenAt ?? []) {
+    const closed = closedAt.get(id);
+    const recorded = recordedAt.get(id);
+    if (closed === undefined) continue;
+    execution.seenLagMs.push(seen - closed);
+    if (recorded !== undefined) execution.recordLagMs.push(recorded - closed);
+  }
+  if (toReplay.length)
+    for await (const r of Worker.runReplayHistories(
+      { ...workflowSource(), replayName: 'throughput-replay' },
+      toReplay,
+    )) {
+      execution.replayed++;
+      if (r.error) execution.replayFailures.push(`${r.workflowId}: ${String(r.error.message).slice(0, 200)}`);
+    }
   return { workflowTasks, events, firstMs, execution };
 }
 
@@ -290,17 +347,27 @@ async function project(stack: BenchStack, s: Scenario, run: string, extras?: Ext
     extras?.ownWorkspaces ? listingTask(path.join(dir, `agent-${i}`), s.ticks) : shared,
   );
   const ops0 = extras?.metrics ? await stack.counters() : undefined;
+  const seenAt = new Map<string, number>();
   const { submitted, results, ...measured } = await sampled(stack, extras, path.join(dir, 'project.perf'), async () => {
     const cpu0 = stack.cpu();
     const t0 = performance.now();
-    const submitted = await Promise.all(
-      agentIds.map((agentId, i) =>
-        stack.agents.submit(agentId, { goal: 'list the workspace', config: configs[i] ?? shared }),
-      ),
-    );
-    const results = await Promise.all(
-      submitted.map((r, i) => stack.agents.waitForTask(agentIds[i] as string, r.taskId, { timeoutMs: 60 * 60_000 })),
-    );
+    // At most SUBMITS_IN_FLIGHT submits wait at once, as a bulk client sends them: a submit returns once
+    // its agent took it, and its task runs on while the next ones go. (1,000 at once queue the new agents'
+    // first workflow tasks behind each other and the running ticks for minutes on two cores.) Each
+    // agent's wait starts when its submit returns, so a task is seen when it ends (the live-state figure).
+    const waits: Promise<{ r: SubmitTaskResult; result: TaskResult }>[] = [];
+    await pool(agentIds, SUBMITS_IN_FLIGHT, async (agentId, i) => {
+      const r = await stack.agents.submit(agentId, { goal: 'list the workspace', config: configs[i] ?? shared });
+      const wait = stack.agents.waitForTask(agentId, r.taskId, { timeoutMs: 60 * 60_000 }).then((result) => {
+        seenAt.set(r.workflowId, performance.timeOrigin + performance.now());
+        return { r, result };
+      });
+      wait.catch(() => undefined); // handled by the Promise.all below, once every submit went
+      waits.push(wait);
+    });
+    const both = await Promise.all(waits);
+    const submitted = both.map((b) => b.r);
+    const results = both.map((b) => b.result);
     return {
       submitted,
       results,
@@ -315,7 +382,11 @@ async function project(stack: BenchStack, s: Scenario, run: string, extras?: Ext
       `${bad.length} tasks did not complete in ${s.ticks} ticks: ${JSON.stringify(bad[0]).slice(0, 300)}`,
     );
   const ids = [...submitted.map((r) => r.workflowId), ...agentIds.map(agentWorkflowId)];
-  return { ...measured, ticks: s.agents * s.ticks, ...(await count(stack.agents.client, ids, s.ticks)) };
+  return {
+    ...measured,
+    ticks: s.agents * s.ticks,
+    ...(await count(stack.agents.client, ids, s.ticks, { replay: true, seenAt })),
+  };
 }
 
 /** The operations whose per-tick counts differ most between the floor and the project. */
@@ -349,7 +420,9 @@ function table(title: string, header: string[], rows: string[]): void {
 
 async function main(): Promise<void> {
   const { scenarios, workers, ...extras } = parseArgs(process.argv.slice(2));
-  const started = await startBenchStack('throughput', { metrics: extras.metrics });
+  // A bulk client: the burst of a run's first submits (1,000 new agents at once) keeps two cores behind
+  // for longer than the default 20 s a submit waits for a worker (docs/BENCHMARKS.md).
+  const started = await startBenchStack('throughput', { metrics: extras.metrics, acceptTimeoutMs: 180_000 });
   let children: ChildProcess[] = [];
   try {
     if (workers > 1)
@@ -381,6 +454,8 @@ async function main(): Promise<void> {
   const onceRows: string[] = [];
   const haltRows: string[] = [];
   const haltFailures: string[] = [];
+  const replayFailures: string[] = [];
+  const seenRows: string[] = [];
   // Halts still under way when a run fails end before the stack stops.
   let pendingHalts: Promise<unknown> | undefined;
   // A worker's identity is the SDK's default, `<pid>@<host>`.
@@ -437,8 +512,16 @@ async function main(): Promise<void> {
         );
       const x = p.execution;
       onceRows.push(
-        `| ${name} | ${x.retriedActivities} | ${x.failedWorkflowTasks} | ${x.tasksStartedTwice} | ${x.ticksNotOnce} |`,
+        `| ${name} | ${x.retriedActivities} | ${x.failedWorkflowTasks} | ${x.tasksStartedTwice} | ${x.ticksNotOnce} | ${x.replayed} / ${x.replayFailures.length} |`,
       );
+      replayFailures.push(...x.replayFailures.slice(0, 5).map((f) => `${name}: ${f}`));
+      const lag = [...x.seenLagMs].sort((a, b) => a - b);
+      const rec = [...x.recordLagMs].sort((a, b) => a - b);
+      const pc = (v: number[], p: number) => (v.length ? percentile(v, p).toFixed(1) : '—');
+      if (lag.length)
+        seenRows.push(
+          `| ${name} | ${lag.length} | ${pc(rec, 50)} | ${pc(rec, 99)} | ${pc(lag, 50)} | ${pc(lag, 99)} | ${(lag.at(-1) as number).toFixed(1)} |`,
+        );
       // One agent: the task's own time per tick (first activity to close), then the wall clock with the start.
       const perTick = (m: Measure) => `${(m.firstMs / s.ticks).toFixed(0)} (${(m.wallMs / m.ticks).toFixed(0)})`;
       const rate = (m: Measure) => m.ticks / (m.wallMs / 1000);
@@ -492,10 +575,18 @@ async function main(): Promise<void> {
           'workflow tasks failed or timed out',
           'tasks started twice',
           'tasks not one llm call a tick',
+          "histories replayed / that did not replay (the workers' code)",
         ],
         onceRows,
       );
+      for (const f of replayFailures) console.log(`- did not replay: ${f}`);
     }
+    if (seenRows.length)
+      table(
+        "live state: from a task's close (the server's event time) to its agent recording the result (the agent's workflow task that took the close, completed), and to the client's wait returning it (`waitForTask`: the CLI's `starry run`, the API's `?wait`), every task of the run",
+        ['agents × ticks', 'tasks', 'agent recorded p50 ms', 'p99 ms', 'client saw it p50 ms', 'p99 ms', 'max ms'],
+        seenRows,
+      );
     if (haltRows.length) {
       table(
         `halt latency under load (--halt-runs): during each project run, bench/halt-latency.ts's halt (an LLM call in flight, ${extras.haltQueued} queued), one after the other; kept when SYSTEM_HALT was sent before the run's last task ended`,

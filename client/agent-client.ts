@@ -315,7 +315,7 @@ export class AgentClient {
           await this.removeUntaken(workflowId);
           throw new NoWorkerError(
             this.opts.taskQueue,
-            `no worker took the submit within ${waitMs / 1000} s, though one polled task queue ${this.opts.taskQueue} lately: nothing was submitted, and the agent refuses it if a worker takes it later. Submit again once a worker runs (with the same idempotency key or task id, it runs at most once)`,
+            `no worker took the submit within ${waitMs / 1000} s, though one polled task queue ${this.opts.taskQueue} lately: nothing was submitted, and the agent refuses it if a worker takes it later. The workers are busy (a burst of submits) or stuck: submit again in a few seconds (with the same idempotency key or task id, it runs at most once)`,
           );
         }
         // The agent this submit came to ended meanwhile (its first submit was refused): start it again.

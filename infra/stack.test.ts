@@ -110,6 +110,7 @@ describe('the workers on Fargate', () => {
             { Name: 'STARRY_TOOL_TASK_QUEUE', Value: 'openstarry-tools' },
             { Name: 'STARRY_STORE_BUCKET', Value: { Ref: Match.stringLikeRegexp('^Transcripts') } },
             Match.objectLike({ Name: 'STARRY_ALERT_TOPIC_ARN' }),
+            { Name: 'STARRY_MAX_CACHED_WORKFLOWS', Value: '1000' },
           ]),
           Secrets: [
             Match.objectLike({ Name: 'OPENAI_API_KEY', ValueFrom: { Ref: Match.stringLikeRegexp('^OpenAiApiKey') } }),

@@ -426,6 +426,9 @@ export class StarryStack extends Stack {
         environment: {
           ...environment,
           STARRY_ALERT_TOPIC_ARN: this.alertTopic.topicArn,
+          // The sticky cache sized to the task's 2 GB: ~0.7 MB of RSS a cached agent over a ~0.3 GB base
+          // (docs/BENCHMARKS.md). The SDK's default follows the heap limit, which need not follow the task's memory.
+          STARRY_MAX_CACHED_WORKFLOWS: String(WORKFLOW_CACHE),
           // The new version becomes current once its workers poll, and wakes the agents of the old ones;
           // a draining version never touches the routing (a late task of it cannot roll it back).
           ...(isCurrent ? { STARRY_MAKE_CURRENT: 'always' } : {}),
@@ -855,6 +858,11 @@ export class StarryStack extends Stack {
 export const TASK_QUEUE = 'openstarry';
 /** The tool activities' task queue, which the tool workers poll (STARRY_TOOL_TASK_QUEUE on every worker). */
 export const TOOL_TASK_QUEUE = `${TASK_QUEUE}-tools`;
+/**
+ * Agents a workflow worker (2 GB) keeps cached between their tasks (STARRY_MAX_CACHED_WORKFLOWS): ~0.7 GB
+ * of RSS at ~0.7 MB each; an agent evicted from it replays its history at its next task.
+ */
+export const WORKFLOW_CACHE = 1000;
 /** Where the tool workers mount the EFS workspaces: the worker policy's one root. */
 export const WORKSPACE_ROOT = '/workspaces';
 /** The journal's directory on the file system (outside the workspaces) and where the tool workers mount it. */

@@ -86,6 +86,18 @@ describe('workerConfigFromEnv', () => {
     );
   });
 
+  it('sizes the sticky cache from STARRY_MAX_CACHED_WORKFLOWS, 0 included, and the SDK does without it', () => {
+    expect(workerConfigFromEnv({ STARRY_MAX_CACHED_WORKFLOWS: '800' }, '/srv').maxCachedWorkflows).toBe(800);
+    expect(workerConfigFromEnv({ STARRY_MAX_CACHED_WORKFLOWS: '0' }, '/srv').maxCachedWorkflows).toBe(0);
+    expect(workerConfigFromEnv({}, '/srv')).not.toHaveProperty('maxCachedWorkflows');
+    expect(() => workerConfigFromEnv({ STARRY_MAX_CACHED_WORKFLOWS: 'lots' }, '/srv')).toThrow(
+      /STARRY_MAX_CACHED_WORKFLOWS/,
+    );
+    expect(() => workerConfigFromEnv({ STARRY_MAX_CACHED_WORKFLOWS: '-1' }, '/srv')).toThrow(
+      /STARRY_MAX_CACHED_WORKFLOWS/,
+    );
+  });
+
   it('names every invalid variable at once, with what it should hold', () => {
     let err: unknown;
     try {

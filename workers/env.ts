@@ -51,6 +51,14 @@ export const WorkerEnvSchema = z.object({
     'the task queue of the tool activities, served by `starry worker --tools`; default: the task queue (one worker runs all)',
   ),
   STARRY_WORKFLOW_BUNDLE: text('a prebuilt workflow bundle; default lib/workflow-bundle.js'),
+  STARRY_MAX_CACHED_WORKFLOWS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "workflows kept in memory between their tasks (~0.7 MB each, docs/BENCHMARKS.md); 0: every task replays its history; default the SDK's, from the worker's heap limit",
+    ),
   STARRY_PLUGINS: text(
     'plugin modules (paths or module names, separated by commas or `:`) whose guides and context strategies the worker offers; it then bundles its workflows at start',
   ),
@@ -185,6 +193,8 @@ export interface WorkerConfig {
   alerts: Pick<AlertSinks, 'webhookUrl' | 'snsTopicArn' | 'uiUrl'>;
   llm: LlmProviderOptions;
   workflowBundlePath?: string;
+  /** The sticky cache's size (`STARRY_MAX_CACHED_WORKFLOWS`); absent: the SDK's default. */
+  maxCachedWorkflows?: number;
   /** Plugin modules (workers/plugins.ts): with them the worker bundles its workflows at start. */
   plugins?: string[];
   versioning: VersioningOptions;
@@ -217,6 +227,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
     ...env,
     STARRY_LOCAL_THREADS: env.STARRY_LOCAL_THREADS?.toString(),
     STARRY_LOCAL_CONTEXT: env.STARRY_LOCAL_CONTEXT?.toString(),
+    STARRY_MAX_CACHED_WORKFLOWS: env.STARRY_MAX_CACHED_WORKFLOWS?.toString(),
   };
   const taskQueue = env.STARRY_TASK_QUEUE ?? 'openstarry';
   const toolTaskQueue = env.STARRY_TOOL_TASK_QUEUE;
@@ -234,6 +245,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
       local: { env: llmEnv },
     },
     ...(env.STARRY_WORKFLOW_BUNDLE ? { workflowBundlePath: env.STARRY_WORKFLOW_BUNDLE } : {}),
+    ...(env.STARRY_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: env.STARRY_MAX_CACHED_WORKFLOWS } : {}),
     ...(plugins.length ? { plugins } : {}),
     ...(tracing ? { tracing } : {}),
     ...(metrics ? { metrics } : {}),

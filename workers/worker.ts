@@ -69,7 +69,10 @@ export interface CreateWorkerOptions {
    * histograms there and the tasks count their facts. Absent: no metrics.
    */
   metrics?: Pick<WorkerMetrics, 'activityMeter'>;
-  /** Workflows kept in memory between their tasks (the SDK's default otherwise); 0: each task replays its history. */
+  /**
+   * Workflows kept in memory between their tasks, over the config's (`STARRY_MAX_CACHED_WORKFLOWS`);
+   * neither: the SDK's default. 0: each task replays its history.
+   */
   maxCachedWorkflows?: number;
 }
 
@@ -185,6 +188,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
     plugins,
   );
   const { tracing, interceptors, telemetry } = tracedActivities(opts, config);
+  const maxCachedWorkflows = opts.maxCachedWorkflows ?? config.maxCachedWorkflows;
   const version: WorkerDeploymentVersion = {
     deploymentName: versioning.deploymentName ?? DEPLOYMENT_NAME,
     buildId: versioning.buildId ?? buildIdOf(code),
@@ -207,7 +211,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
     }),
     ...(opts.shutdownGraceTime ? { shutdownGraceTime: opts.shutdownGraceTime } : {}),
     ...activityWorkerOptions(opts),
-    ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
+    ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
     ...(interceptors ? { interceptors } : {}),
     // Registered traced or not: a workflow that traced once may replay on any worker of its version.
     sinks: tracing?.sinks ?? silentSpanSinks(),
