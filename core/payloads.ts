@@ -57,6 +57,13 @@ export const LIMITS = {
   addTokens: 100_000_000,
   /** Changes of an agent's limits it remembers (the newest), with who made them. */
   limitChanges: 20,
+  /**
+   * Events of an agent's run after which, idle, it continues as new (its state carried): an agent evicted
+   * from its worker's cache replays its run at its next task, ~0.7 ms an event on two cores, so 200
+   * events (~9 tasks) keep a wake within ~0.15 s of a cached one's; at Temporal's own suggestion (4,096
+   * events) the replay took 2.7 s (docs/BENCHMARKS.md).
+   */
+  agentRunEvents: 200,
 } as const;
 
 // ---- ids and states -----------------------------------------------------------------------------

@@ -32,6 +32,7 @@ import type { AgentConfig, TaskConfig } from '../core/config';
 import type { PricingTable } from '../core/pricing';
 import {
   haltInputSchema,
+  LIMITS,
   humanMessageSchema,
   parsePayload,
   taskEndedSchema,
@@ -114,7 +115,7 @@ export interface AgentWorkflowInput {
   /** State carried by continue-as-new. */
   carried?: AgentData;
   /**
-   * Continue-as-new once history passes this many events (tests force it small); Temporal's suggestion always counts.
+   * Continue-as-new, idle, once history passes this many events (default `LIMITS.agentRunEvents`; tests force it small); Temporal's suggestion always counts.
    */
   continueAsNewAfterEvents?: number;
 }
@@ -144,7 +145,7 @@ export async function agentWorkflow(input: AgentWorkflowInput): Promise<void> {
   const versionChanged = () => workflowInfo().targetWorkerDeploymentVersionChanged;
   const historyFull = () =>
     workflowInfo().continueAsNewSuggested ||
-    workflowInfo().historyLength >= (input.continueAsNewAfterEvents ?? Infinity);
+    workflowInfo().historyLength >= (input.continueAsNewAfterEvents ?? LIMITS.agentRunEvents);
   const moveOn = () => versionChanged() || (!agent.hasWork() && historyFull());
 
   // A submit starts the agent and brings its config. Started by one that was refused (by the validator,
