@@ -90,12 +90,10 @@ describe('workerConfigFromEnv', () => {
     expect(workerConfigFromEnv({ STARRY_MAX_CACHED_WORKFLOWS: '800' }, '/srv').maxCachedWorkflows).toBe(800);
     expect(workerConfigFromEnv({ STARRY_MAX_CACHED_WORKFLOWS: '0' }, '/srv').maxCachedWorkflows).toBe(0);
     expect(workerConfigFromEnv({}, '/srv')).not.toHaveProperty('maxCachedWorkflows');
-    expect(() => workerConfigFromEnv({ STARRY_MAX_CACHED_WORKFLOWS: 'lots' }, '/srv')).toThrow(
-      /STARRY_MAX_CACHED_WORKFLOWS/,
-    );
-    expect(() => workerConfigFromEnv({ STARRY_MAX_CACHED_WORKFLOWS: '-1' }, '/srv')).toThrow(
-      /STARRY_MAX_CACHED_WORKFLOWS/,
-    );
+    for (const bad of ['lots', '-1', '2.5'])
+      expect(() => workerConfigFromEnv({ STARRY_MAX_CACHED_WORKFLOWS: bad }, '/srv')).toThrow(
+        /STARRY_MAX_CACHED_WORKFLOWS: must be a whole number >= 0/,
+      );
   });
 
   it('names every invalid variable at once, with what it should hold', () => {

@@ -52,9 +52,9 @@ export const WorkerEnvSchema = z.object({
   ),
   STARRY_WORKFLOW_BUNDLE: text('a prebuilt workflow bundle; default lib/workflow-bundle.js'),
   STARRY_MAX_CACHED_WORKFLOWS: z.coerce
-    .number()
-    .int()
-    .min(0)
+    .number({ error: 'must be a whole number >= 0 (workflows in the cache)' })
+    .int({ error: 'must be a whole number >= 0 (workflows in the cache)' })
+    .min(0, { error: 'must be a whole number >= 0 (workflows in the cache)' })
     .optional()
     .describe(
       "workflows kept in memory between their tasks (~0.7 MB each, docs/BENCHMARKS.md); 0: every task replays its history; default the SDK's, from the worker's heap limit",
