@@ -282,7 +282,10 @@ async function main(): Promise<void> {
     const full = samples.filter((s) => s.agents >= cache).map((s): [number, number] => [s.agents, s.rssMb]);
     const atFull = samples.filter((s) => s.agents >= cache)[0];
     lines.push(
-      `Idle fleet: ${o.agents} agents, ${o.tasks} task(s) of ${o.ticks} ticks each at start, ${o.concurrency} at a time; one worker process, maxCachedWorkflows ${cache} (${o.cache !== undefined ? '--cache' : `the SDK's default for a ${mb(first.heapLimit).toFixed(0)} MB heap`}); one dev server with a database file`,
+      `Idle fleet: ${o.agents} agents, ${o.tasks} task(s) of ${o.ticks} ticks each at start, ${o.concurrency} at a time; ` +
+        `one worker process, maxCachedWorkflows ${cache} ` +
+        `(${o.cache !== undefined ? '--cache' : `the SDK's default for a ${mb(first.heapLimit).toFixed(0)} MB heap`}); ` +
+        'one dev server with a database file',
       environmentLine(),
       '',
       '| agents started | worker RSS MB | main thread heap MB (after a GC) | workflows in the sticky cache |',
@@ -293,7 +296,8 @@ async function main(): Promise<void> {
       '|---|---|',
       `| started in | ${startSec.toFixed(0)} s (${(o.agents / startSec).toFixed(1)} agents/s, each submit + task + result) |`,
       `| worker RSS growth per cached agent (slope while the cache fills) | ${(slope(filling) * 1024).toFixed(0)} KB |`,
-      `| worker RSS growth per agent once the cache is full (each evicts one) | ${full.length >= 2 ? `${(slope(full) * 1024).toFixed(0)} KB` : '— (the fleet did not fill the cache)'} |`,
+      '| worker RSS growth per agent once the cache is full (each evicts one) | ' +
+        `${full.length >= 2 ? `${(slope(full) * 1024).toFixed(0)} KB` : '— (the fleet did not fill the cache)'} |`,
       `| worker RSS with the cache full | ${atFull ? `${atFull.rssMb.toFixed(0)} MB at ${atFull.agents} agents` : '—'} |`,
       `| worker RSS at the end, ${Math.max(0, o.agents - cache)} agents evicted | ${mb(end.rss).toFixed(0)} MB, ${end.numCachedWorkflows} cached |`,
       `| server database (file + WAL) | ${mb(db).toFixed(1)} MB, ${(db / 1024 / o.agents).toFixed(1)} KB an agent |`,
@@ -321,7 +325,9 @@ async function main(): Promise<void> {
       const cachedPool = finished.slice(Math.max(0, o.agents - cache + 2 * (o.wake + warm))).filter(idle);
       if (evictedPool.length < o.wake + warm || cachedPool.length < o.wake + warm)
         throw new RangeError(
-          `--wake ${o.wake} needs at least ${o.wake + warm} evicted agents (agents − cache = ${evictedPool.length}) and as many cached beyond the ${2 * (o.wake + warm)} a wake may evict (cache − ${2 * (o.wake + warm)} = ${cachedPool.length}): raise --agents or --cache, or lower --wake`,
+          `--wake ${o.wake} needs at least ${o.wake + warm} evicted agents (agents − cache = ${evictedPool.length}) ` +
+            `and as many cached beyond the ${2 * (o.wake + warm)} a wake may evict ` +
+            `(cache − ${2 * (o.wake + warm)} = ${cachedPool.length}): raise --agents or --cache, or lower --wake`,
         );
       const before = await worker.ask('status');
       const cachedIds = pick(cachedPool, o.wake + warm);
@@ -343,10 +349,13 @@ async function main(): Promise<void> {
           q,
         );
       const cells = (ws: Wake[]) =>
-        `${p(ws, 'submitMs', 50).toFixed(1)} | ${p(ws, 'submitMs', 99).toFixed(1)} | ${p(ws, 'firstTickMs', 50).toFixed(1)} | ${p(ws, 'firstTickMs', 99).toFixed(1)} | ${p(ws, 'agentTaskMs', 50).toFixed(1)} | ${p(ws, 'agentTaskMs', 99).toFixed(1)} | ${p(ws, 'replayedEvents', 50)}`;
+        `${p(ws, 'submitMs', 50).toFixed(1)} | ${p(ws, 'submitMs', 99).toFixed(1)} | ` +
+        `${p(ws, 'firstTickMs', 50).toFixed(1)} | ${p(ws, 'firstTickMs', 99).toFixed(1)} | ` +
+        `${p(ws, 'agentTaskMs', 50).toFixed(1)} | ${p(ws, 'agentTaskMs', 99).toFixed(1)} | ${p(ws, 'replayedEvents', 50)}`;
       lines.push(
         '',
-        `Wake: ${o.wake} cached and ${o.wake} evicted agents (+${warm} of each unmeasured), alternately, one at a time; before: ${before.numCachedWorkflows} of ${cache} cached, ${o.agents} agents`,
+        `Wake: ${o.wake} cached and ${o.wake} evicted agents (+${warm} of each unmeasured), alternately, one at a time; ` +
+          `before: ${before.numCachedWorkflows} of ${cache} cached, ${o.agents} agents`,
         '',
         "| agent | submit returned p50 ms | p99 ms | first tick p50 ms | p99 ms | the agent's workflow task p50 ms | p99 ms | its history (events) |",
         '|---|---|---|---|---|---|---|---|',
