@@ -18,7 +18,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { AgentClient } from '../client/agent-client';
 import { parseAgentConfig } from '../core/config';
 import { agentStateQuery, agentWorkflowId, haltSignal, taskWorkflowId } from '../workflows/messages';
@@ -73,6 +73,9 @@ export interface Sample {
   cancelRequestedMs: number;
   cancelledMs: number;
   queueMs: number;
+  /** Sent → the agent's workflow task that handled the halt started (a worker took it) and completed: where a slow halt waited. */
+  haltTaskStartedMs: number;
+  haltTaskCompletedMs: number;
 }
 
 /**
@@ -132,6 +135,7 @@ export async function oneRun(
   );
   if (events.some((e) => e.activityTaskCompletedEventAttributes))
     throw new Error(`run ${run}: the LLM activity completed instead of being cancelled`);
+  const handled = haltTaskOf((await agent.fetchHistory()).events ?? []);
   const requested = events.find((e) => e.activityTaskCancelRequestedEventAttributes);
   const cancelled = events.find((e) => e.activityTaskCanceledEventAttributes);
   const s = await agent.query(agentStateQuery);
@@ -144,7 +148,21 @@ export async function oneRun(
     cancelRequestedMs: eventMs(requested?.eventTime) - sentAt,
     cancelledMs: eventMs(cancelled?.eventTime) - sentAt,
     queueMs,
+    haltTaskStartedMs: eventMs(handled.started?.eventTime) - sentAt,
+    haltTaskCompletedMs: eventMs(handled.completed?.eventTime) - sentAt,
   };
+}
+
+type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
+
+/** The agent's workflow task that took the SYSTEM_HALT signal: the first one started after the signal arrived. */
+function haltTaskOf(events: HistoryEvent[]) {
+  const at = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === haltSignal.name);
+  const after = events.slice(at + 1);
+  const started = after.find((e) => e.workflowTaskStartedEventAttributes);
+  const completed = after.find((e) => e.workflowTaskCompletedEventAttributes);
+  if (at < 0 || !started || !completed) throw new Error('no workflow task took SYSTEM_HALT in the agent history');
+  return { started, completed };
 }
 
 /**

@@ -31,7 +31,7 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
-import type { temporal } from '@temporalio/proto';
+import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { workflowSource } from '../workers/worker';
 import type { SubmitTaskResult, TaskResult } from '../core/contract';
@@ -222,6 +222,9 @@ interface Execution {
   seenLagMs: number[];
   /** Per task: its close to the agent's workflow task that recorded its result completing (server times, ms). */
   recordLagMs: number[];
+  /** That workflow task: scheduled → a worker took it (ms), and how many were scheduled on the normal queue, not a worker's sticky one. */
+  recordWaitMs: number[];
+  recordedOnNormalQueue: number;
 }
 
 /**
@@ -249,6 +252,8 @@ async function count(
     replayFailures: [],
     seenLagMs: [],
     recordLagMs: [],
+    recordWaitMs: [],
+    recordedOnNormalQueue: 0,
   };
   // When each task closed, and when its agent's workflow task that took the close completed.
   const closedAt = new Map<string, number>();
@@ -277,10 +282,19 @@ async function count(
       const llmScheduled = new Set<string>();
       let llmCompleted = 0;
       const children = new Set<string>();
+      let lastScheduled: HistoryEvent | undefined;
+      let lastStartedMs = 0;
       for (const e of ev) {
+        if (e.workflowTaskScheduledEventAttributes) lastScheduled = e;
+        if (e.workflowTaskStartedEventAttributes) lastStartedMs = eventMs(e.eventTime);
         if (e.workflowTaskCompletedEventAttributes) {
           workflowTasks++;
           by(e.workflowTaskCompletedEventAttributes.identity).workflowTasks++;
+          if (childClosed.length && lastScheduled) {
+            execution.recordWaitMs.push(lastStartedMs - eventMs(lastScheduled.eventTime));
+            const kind = lastScheduled.workflowTaskScheduledEventAttributes?.taskQueue?.kind;
+            if (kind !== temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_STICKY) execution.recordedOnNormalQueue++;
+          }
           for (const c of childClosed.splice(0)) recordedAt.set(c, eventMs(e.eventTime));
         }
         const ended = e.childWorkflowExecutionCompletedEventAttributes?.workflowExecution?.workflowId;
@@ -500,9 +514,16 @@ async function main(): Promise<void> {
             : '—';
         const stopped = kept.map((h) => h.stoppedMs);
         const cancelled = kept.map((h) => h.cancelledMs);
-        haltRows.push(
-          `| ${name} | ${kept.length} (${dropped} sent after the load) | ${q(stopped, 50)} | ${q(stopped, 95)} | ${q(stopped, 99)} | ${q(stopped, 100)} | ${q(cancelled, 99)} | ${q(cancelled, 100)} |`,
-        );
+        const took = kept.map((h) => h.haltTaskStartedMs);
+        const ran = kept.map((h) => h.haltTaskCompletedMs);
+        const requested = kept.map((h) => h.cancelRequestedMs);
+        const cells = [
+          `${kept.length} (${dropped} sent after the load)`,
+          ...[50, 95, 99, 100].map((p) => q(stopped, p)),
+          ...[q(took, 50), q(took, 100), q(ran, 50), q(ran, 100)],
+          ...[q(requested, 99), q(requested, 100), q(cancelled, 99), q(cancelled, 100)],
+        ];
+        haltRows.push(`| ${name} | ${cells.join(' | ')} |`);
       }
       const runs = [...p.execution.byIdentity].sort((a, b) => b[1].workflowTasks - a[1].workflowTasks);
       const total = (k: 'workflowTasks' | 'activities') => runs.reduce((n, [, r]) => n + r[k], 0);
@@ -517,10 +538,12 @@ async function main(): Promise<void> {
       replayFailures.push(...x.replayFailures.slice(0, 5).map((f) => `${name}: ${f}`));
       const lag = [...x.seenLagMs].sort((a, b) => a - b);
       const rec = [...x.recordLagMs].sort((a, b) => a - b);
+      const wait = [...x.recordWaitMs].sort((a, b) => a - b);
       const pc = (v: number[], p: number) => (v.length ? percentile(v, p).toFixed(1) : '—');
       if (lag.length)
         seenRows.push(
-          `| ${name} | ${lag.length} | ${pc(rec, 50)} | ${pc(rec, 99)} | ${pc(lag, 50)} | ${pc(lag, 99)} | ${(lag.at(-1) as number).toFixed(1)} |`,
+          `| ${name} | ${lag.length} | ${pc(rec, 50)} | ${pc(rec, 99)} | ${pc(wait, 50)} | ${pc(wait, 99)} | ${x.recordedOnNormalQueue} | ` +
+            `${pc(lag, 50)} | ${pc(lag, 99)} | ${(lag.at(-1) as number).toFixed(1)} |`,
         );
       // One agent: the task's own time per tick (first activity to close), then the wall clock with the start.
       const perTick = (m: Measure) => `${(m.firstMs / s.ticks).toFixed(0)} (${(m.wallMs / m.ticks).toFixed(0)})`;
@@ -584,7 +607,18 @@ async function main(): Promise<void> {
     if (seenRows.length)
       table(
         "live state: from a task's close (the server's event time) to its agent recording the result (the agent's workflow task that took the close, completed), and to the client's wait returning it (`waitForTask`: the CLI's `starry run`, the API's `?wait`), every task of the run",
-        ['agents × ticks', 'tasks', 'agent recorded p50 ms', 'p99 ms', 'client saw it p50 ms', 'p99 ms', 'max ms'],
+        [
+          'agents × ticks',
+          'tasks',
+          'agent recorded p50 ms',
+          'p99 ms',
+          'its workflow task waited for a worker p50 ms',
+          'p99 ms',
+          'of them on the normal queue (not sticky)',
+          'client saw it p50 ms',
+          'p99 ms',
+          'max ms',
+        ],
         seenRows,
       );
     if (haltRows.length) {
@@ -596,6 +630,12 @@ async function main(): Promise<void> {
           'STOPPED p50 ms',
           'p95 ms',
           'p99 ms',
+          'max ms',
+          "halt's workflow task started p50 ms",
+          'max ms',
+          'completed p50 ms',
+          'max ms',
+          "the task's cancel requested p99 ms",
           'max ms',
           'activity cancelled p99 ms',
           'max ms',
