@@ -18,7 +18,8 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Client, WorkflowHandle } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
 import type { AgentClient } from '../client/agent-client';
 import { parseAgentConfig } from '../core/config';
 import { agentStateQuery, agentWorkflowId, haltSignal, taskWorkflowId } from '../workflows/messages';
@@ -148,15 +149,13 @@ export async function oneRun(
     cancelRequestedMs: eventMs(requested?.eventTime) - sentAt,
     cancelledMs: eventMs(cancelled?.eventTime) - sentAt,
     queueMs,
-    haltTaskStartedMs: eventMs(handled.started?.eventTime) - sentAt,
-    haltTaskCompletedMs: eventMs(handled.completed?.eventTime) - sentAt,
+    haltTaskStartedMs: eventMs(handled.started.eventTime) - sentAt,
+    haltTaskCompletedMs: eventMs(handled.completed.eventTime) - sentAt,
   };
 }
 
-type HistoryEvent = NonNullable<Awaited<ReturnType<WorkflowHandle['fetchHistory']>>['events']>[number];
-
 /** The agent's workflow task that took the SYSTEM_HALT signal: the first one started after the signal arrived. */
-function haltTaskOf(events: HistoryEvent[]) {
+function haltTaskOf(events: temporal.api.history.v1.IHistoryEvent[]) {
   const at = events.findIndex((e) => e.workflowExecutionSignaledEventAttributes?.signalName === haltSignal.name);
   const after = events.slice(at + 1);
   const started = after.find((e) => e.workflowTaskStartedEventAttributes);

@@ -101,7 +101,8 @@ function parseArgs(argv: string[]): Options {
     else if (argv[i] === '--halt-queued' && argv[i + 1]) haltQueued = Number(argv[++i]);
     else
       throw new RangeError(
-        `usage: throughput [--scenarios AxT,AxT,...] [--workers N] [--metrics] [--profile-server] [--own-workspaces] [--halt-runs N] [--halt-queued N]; bad ${argv[i]}`,
+        'usage: throughput [--scenarios AxT,AxT,...] [--workers N] [--metrics] [--profile-server] [--own-workspaces] ' +
+          `[--halt-runs N] [--halt-queued N]; bad ${argv[i]}`,
       );
   }
   if (!Number.isInteger(workers) || workers < 1)
@@ -425,6 +426,9 @@ function cpuSince(
 }
 
 /** Print a markdown table: its title, a blank line, the header, its rule and the rows. */
+/** A Markdown table row. */
+const row = (cells: unknown[]) => `| ${cells.join(' | ')} |`;
+
 function table(title: string, header: string[], rows: string[]): void {
   console.log(`\n${title}\n`);
   console.log(`| ${header.join(' | ')} |`);
@@ -523,17 +527,24 @@ async function main(): Promise<void> {
           ...[q(took, 50), q(took, 100), q(ran, 50), q(ran, 100)],
           ...[q(requested, 99), q(requested, 100), q(cancelled, 99), q(cancelled, 100)],
         ];
-        haltRows.push(`| ${name} | ${cells.join(' | ')} |`);
+        haltRows.push(row([name, ...cells]));
       }
       const runs = [...p.execution.byIdentity].sort((a, b) => b[1].workflowTasks - a[1].workflowTasks);
       const total = (k: 'workflowTasks' | 'activities') => runs.reduce((n, [, r]) => n + r[k], 0);
+      const share = (r: { workflowTasks: number; activities: number }, k: 'workflowTasks' | 'activities') =>
+        `${r[k]} (${((100 * r[k]) / total(k)).toFixed(0)}%)`;
       for (const [identity, r] of runs)
-        workRows.push(
-          `| ${name} | ${whose(identity)} | ${r.workflowTasks} (${((100 * r.workflowTasks) / total('workflowTasks')).toFixed(0)}%) | ${r.activities} (${((100 * r.activities) / total('activities')).toFixed(0)}%) |`,
-        );
+        workRows.push(row([name, whose(identity), share(r, 'workflowTasks'), share(r, 'activities')]));
       const x = p.execution;
       onceRows.push(
-        `| ${name} | ${x.retriedActivities} | ${x.failedWorkflowTasks} | ${x.tasksStartedTwice} | ${x.ticksNotOnce} | ${x.replayed} / ${x.replayFailures.length} |`,
+        row([
+          name,
+          x.retriedActivities,
+          x.failedWorkflowTasks,
+          x.tasksStartedTwice,
+          x.ticksNotOnce,
+          `${x.replayed} / ${x.replayFailures.length}`,
+        ]),
       );
       replayFailures.push(...x.replayFailures.slice(0, 5).map((f) => `${name}: ${f}`));
       const lag = [...x.seenLagMs].sort((a, b) => a - b);
@@ -542,8 +553,12 @@ async function main(): Promise<void> {
       const pc = (v: number[], p: number) => (v.length ? percentile(v, p).toFixed(1) : '—');
       if (lag.length)
         seenRows.push(
-          `| ${name} | ${lag.length} | ${pc(rec, 50)} | ${pc(rec, 99)} | ${pc(wait, 50)} | ${pc(wait, 99)} | ${x.recordedOnNormalQueue} | ` +
-            `${pc(lag, 50)} | ${pc(lag, 99)} | ${(lag.at(-1) as number).toFixed(1)} |`,
+          row([
+            name,
+            lag.length,
+            ...[pc(rec, 50), pc(rec, 99), pc(wait, 50), pc(wait, 99), x.recordedOnNormalQueue],
+            ...[pc(lag, 50), pc(lag, 99), (lag.at(-1) as number).toFixed(1)],
+          ]),
         );
       // One agent: the task's own time per tick (first activity to close), then the wall clock with the start.
       const perTick = (m: Measure) => `${(m.firstMs / s.ticks).toFixed(0)} (${(m.wallMs / m.ticks).toFixed(0)})`;
@@ -551,9 +566,19 @@ async function main(): Promise<void> {
       // Where a tick's CPU goes: on this machine the server and the worker share its cores.
       const cpu = (m: Measure) => `${(m.serverCpuMs / m.ticks).toFixed(1)} | ${(m.workerCpuMs / m.ticks).toFixed(1)}`;
       const rss = (process.memoryUsage().rss / 2 ** 20).toFixed(0);
+      // A run's cells after its ratio: workflow tasks and events a tick, the CPU a tick.
+      const perRun = (m: Measure) => [(m.workflowTasks / m.ticks).toFixed(2), (m.events / m.ticks).toFixed(1), cpu(m)];
       rows.push(
-        `| ${name} | floor | ${s.agents === 1 ? perTick(f) : '—'} | ${rate(f).toFixed(1)} | 1.00 | ${(f.workflowTasks / f.ticks).toFixed(2)} | ${(f.events / f.ticks).toFixed(1)} | ${cpu(f)} | |`,
-        `| ${name} | project | ${s.agents === 1 ? perTick(p) : '—'} | ${rate(p).toFixed(1)} | ${(rate(p) / rate(f)).toFixed(2)} | ${(p.workflowTasks / p.ticks).toFixed(2)} | ${(p.events / p.ticks).toFixed(1)} | ${cpu(p)} | ${rss} |`,
+        row([name, 'floor', s.agents === 1 ? perTick(f) : '—', rate(f).toFixed(1), '1.00', ...perRun(f), '']),
+        row([
+          name,
+          'project',
+          s.agents === 1 ? perTick(p) : '—',
+          rate(p).toFixed(1),
+          (rate(p) / rate(f)).toFixed(2),
+          ...perRun(p),
+          rss,
+        ]),
       );
       if (f.ops && p.ops) opRows.push(...operationRows(name, f.ops, f.ticks, p.ops, p.ticks));
       if (f.profile && p.profile) profRows.push(...profileRows(name, f.profile, f.ticks, p.profile, p.ticks));
@@ -576,12 +601,14 @@ async function main(): Promise<void> {
     if (extras.ownWorkspaces)
       console.log("each agent its own workspace (--own-workspaces): the store writes every tick's transcript\n");
     console.log(
-      '| agents × ticks | run | ms/tick, 1 agent: in the task (wall incl. start) | ticks/s | ratio to floor | workflow tasks/tick | events/tick | server CPU ms/tick | worker CPU ms/tick | RSS MB |',
+      '| agents × ticks | run | ms/tick, 1 agent: in the task (wall incl. start) | ticks/s | ratio to floor | ' +
+        'workflow tasks/tick | events/tick | server CPU ms/tick | worker CPU ms/tick | RSS MB |',
     );
     console.log('|---|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) console.log(r);
     console.log(
-      `\nserver errors in its log: ${errors.total} (naming the floor's workflows ${errors.floor}, the project's ${errors.project}, other or none ${errors.other})`,
+      `\nserver errors in its log: ${errors.total} (naming the floor's workflows ${errors.floor}, ` +
+        `the project's ${errors.project}, other or none ${errors.other})`,
     );
     for (const e of errors.first) console.log(`- ${e}`);
     if (workRows.length) {
@@ -591,7 +618,9 @@ async function main(): Promise<void> {
         workRows,
       );
       table(
-        'nothing ran twice (every count should be 0): activities that took more than one attempt, workflow tasks failed or timed out (each re-runs), task workflows an agent started twice, tasks whose llm calls were not one completed a tick',
+        'nothing ran twice (every count should be 0): activities that took more than one attempt, ' +
+          'workflow tasks failed or timed out (each re-runs), task workflows an agent started twice, ' +
+          'tasks whose llm calls were not one completed a tick',
         [
           'agents × ticks',
           'activities retried',
@@ -606,7 +635,9 @@ async function main(): Promise<void> {
     }
     if (seenRows.length)
       table(
-        "live state: from a task's close (the server's event time) to its agent recording the result (the agent's workflow task that took the close, completed), and to the client's wait returning it (`waitForTask`: the CLI's `starry run`, the API's `?wait`), every task of the run",
+        "live state: from a task's close (the server's event time) to its agent recording the result " +
+          "(the agent's workflow task that took the close, completed), and to the client's wait returning it " +
+          "(`waitForTask`: the CLI's `starry run`, the API's `?wait`), every task of the run",
         [
           'agents × ticks',
           'tasks',
@@ -623,7 +654,9 @@ async function main(): Promise<void> {
       );
     if (haltRows.length) {
       table(
-        `halt latency under load (--halt-runs): during each project run, bench/halt-latency.ts's halt (an LLM call in flight, ${extras.haltQueued} queued), one after the other; kept when SYSTEM_HALT was sent before the run's last task ended`,
+        "halt latency under load (--halt-runs): during each project run, bench/halt-latency.ts's halt " +
+          `(an LLM call in flight, ${extras.haltQueued} queued), one after the other; ` +
+          "kept when SYSTEM_HALT was sent before the run's last task ended",
         [
           'agents × ticks',
           'halts',
@@ -653,7 +686,8 @@ async function main(): Promise<void> {
       );
     if (profRows.length)
       table(
-        "the server's CPU ms per tick by function (perf samples; --profile-server): the request handlers and queue executors that differ most, then the functions on top of the stack",
+        "the server's CPU ms per tick by function (perf samples; --profile-server): " +
+          'the request handlers and queue executors that differ most, then the functions on top of the stack',
         ['agents × ticks', 'kind', 'function', 'floor', 'project'],
         profRows,
       );

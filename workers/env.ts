@@ -37,6 +37,7 @@ const url = (what: string) =>
     .optional()
     .describe(what);
 const count = (what: string) => z.coerce.number().int().positive().optional().describe(what);
+const CACHE_SIZE = 'must be a whole number >= 0 (workflows in the cache)';
 
 /** Every variable a worker reads. Empty values count as unset. */
 export const WorkerEnvSchema = z.object({
@@ -52,9 +53,9 @@ export const WorkerEnvSchema = z.object({
   ),
   STARRY_WORKFLOW_BUNDLE: text('a prebuilt workflow bundle; default lib/workflow-bundle.js'),
   STARRY_MAX_CACHED_WORKFLOWS: z.coerce
-    .number({ error: 'must be a whole number >= 0 (workflows in the cache)' })
-    .int({ error: 'must be a whole number >= 0 (workflows in the cache)' })
-    .min(0, { error: 'must be a whole number >= 0 (workflows in the cache)' })
+    .number({ error: CACHE_SIZE })
+    .int({ error: CACHE_SIZE })
+    .min(0, { error: CACHE_SIZE })
     .optional()
     .describe(
       "workflows kept in memory between their tasks (~0.7 MB each, docs/BENCHMARKS.md); 0: every task replays its history; default the SDK's, from the worker's heap limit",
