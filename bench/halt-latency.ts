@@ -24,7 +24,7 @@ import type { AgentClient } from '../client/agent-client';
 import { parseAgentConfig } from '../core/config';
 import { agentStateQuery, agentWorkflowId, haltSignal, taskWorkflowId } from '../workflows/messages';
 import { eventually, until } from '../dev/poll';
-import { environmentLine, eventMs, percentile, startBenchStack } from './stack';
+import { environmentLine, eventMs, percentile, pool, startBenchStack } from './stack';
 
 export interface Options {
   runs: number;
@@ -91,7 +91,7 @@ export async function oneRun(
   agents: AgentClient,
   config: ReturnType<typeof parseAgentConfig>,
   run: number,
-  o: Pick<Options, 'queued' | 'pollMs'>,
+  o: Pick<Options, 'queued' | 'pollMs'> & { queueAtOnce?: boolean },
 ): Promise<Sample> {
   const client = agents.client;
   const agentId = `bench-${process.pid}-${Date.now().toString(36)}-${run}`;
@@ -101,8 +101,13 @@ export async function oneRun(
 
   const q0 = performance.now();
   // One after the other: concurrent updates to one workflow contend for its workflow task and are slower.
-  for (let i = 1; i <= o.queued; i++)
-    await agents.submit(agentId, { goal: `queued ${i}`, config, taskId: `task-q${i}` });
+  // Under load (`queueAtOnce`) each would wait its turn behind the load's workflow tasks, and 100 of them
+  // outlast the run: 10 at once (the server's in-flight updates a workflow) share the agent's workflow tasks.
+  await pool(
+    Array.from({ length: o.queued }, (_, i) => i + 1),
+    o.queueAtOnce ? 10 : 1,
+    async (i) => void (await agents.submit(agentId, { goal: `queued ${i}`, config, taskId: `task-q${i}` })),
+  );
   const queueMs = performance.now() - q0;
   const agent = client.workflow.getHandle(agentWorkflowId(agentId));
   const before = await agent.query(agentStateQuery);
@@ -111,6 +116,7 @@ export async function oneRun(
   // Let the queue's workflow tasks settle so the halt is measured alone.
   await sleep(200);
 
+  const { runId } = await agent.describe();
   const sentAt = nowMs();
   await agent.signal(haltSignal, { by: 'halt-latency benchmark' });
   const signalledAt = nowMs();
@@ -136,7 +142,10 @@ export async function oneRun(
   );
   if (events.some((e) => e.activityTaskCompletedEventAttributes))
     throw new Error(`run ${run}: the LLM activity completed instead of being cancelled`);
-  const handled = haltTaskOf((await agent.fetchHistory()).events ?? []);
+  // The run that took the halt: a halted agent may continue as new before this reads it.
+  const handled = haltTaskOf(
+    (await client.workflow.getHandle(agentWorkflowId(agentId), runId).fetchHistory()).events ?? [],
+  );
   const requested = events.find((e) => e.activityTaskCancelRequestedEventAttributes);
   const cancelled = events.find((e) => e.activityTaskCanceledEventAttributes);
   const s = await agent.query(agentStateQuery);

@@ -165,7 +165,7 @@ async function haltsUnderLoad(
   while (load.endedAt === undefined && kept.length < o.runs && failures.length < 3) {
     const run = kept.length + dropped + failures.length + 1;
     try {
-      const sample = await oneRun(stack.agents, config, run, { queued: o.queued, pollMs: 5 });
+      const sample = await oneRun(stack.agents, config, run, { queued: o.queued, pollMs: 5, queueAtOnce: true });
       if (load.endedAt === undefined || sample.sentAtMs < load.endedAt) kept.push(sample);
       else dropped++;
     } catch (err) {
@@ -226,6 +226,10 @@ interface Execution {
   /** That workflow task: scheduled → a worker took it (ms), and how many were scheduled on the normal queue, not a worker's sticky one. */
   recordWaitMs: number[];
   recordedOnNormalQueue: number;
+  /** Every workflow task's and activity's wait for a worker (scheduled → started, ms), by kind. */
+  waits: Map<string, number[]>;
+  /** The task workflows' workflow tasks on sticky queues: when each was scheduled (server ms) and how long it waited. */
+  tickWaits: [number, number][];
 }
 
 /**
@@ -255,6 +259,13 @@ async function count(
     recordLagMs: [],
     recordWaitMs: [],
     recordedOnNormalQueue: 0,
+    waits: new Map(),
+    tickWaits: [],
+  };
+  const waited = (kind: string, ms: number) => {
+    const v = execution.waits.get(kind) ?? [];
+    v.push(ms);
+    execution.waits.set(kind, v);
   };
   // When each task closed, and when its agent's workflow task that took the close completed.
   const closedAt = new Map<string, number>();
@@ -285,9 +296,34 @@ async function count(
       const children = new Set<string>();
       let lastScheduled: HistoryEvent | undefined;
       let lastStartedMs = 0;
+      const type = ev[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name ?? '?';
+      const activityScheduled = new Map<string, HistoryEvent>();
       for (const e of ev) {
         if (e.workflowTaskScheduledEventAttributes) lastScheduled = e;
-        if (e.workflowTaskStartedEventAttributes) lastStartedMs = eventMs(e.eventTime);
+        if (e.workflowTaskStartedEventAttributes) {
+          lastStartedMs = eventMs(e.eventTime);
+          const sticky =
+            lastScheduled?.workflowTaskScheduledEventAttributes?.taskQueue?.kind ===
+            temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_STICKY;
+          const why = type === 'agentWorkflow' ? (childClosed.length ? ', a child closed' : ', other') : '';
+          if (lastScheduled && sticky && type === 'taskWorkflow')
+            execution.tickWaits.push([
+              eventMs(lastScheduled.eventTime),
+              lastStartedMs - eventMs(lastScheduled.eventTime),
+            ]);
+          if (lastScheduled)
+            waited(
+              `${type} workflow task${why} (${sticky ? 'sticky' : 'normal'})`,
+              lastStartedMs - eventMs(lastScheduled.eventTime),
+            );
+        }
+        if (e.activityTaskScheduledEventAttributes) activityScheduled.set(String(e.eventId), e);
+        const started = activityScheduled.get(String(e.activityTaskStartedEventAttributes?.scheduledEventId));
+        if (e.activityTaskStartedEventAttributes && started)
+          waited(
+            `${type} activity ${started.activityTaskScheduledEventAttributes?.activityType?.name}`,
+            eventMs(e.eventTime) - eventMs(started.eventTime),
+          );
         if (e.workflowTaskCompletedEventAttributes) {
           workflowTasks++;
           by(e.workflowTaskCompletedEventAttributes.identity).workflowTasks++;
@@ -354,7 +390,17 @@ async function floor(stack: BenchStack, s: Scenario, run: string, extras?: Extra
   return { ...measured, ticks: s.agents * s.ticks, ...(await count(client, ids, s.ticks)) };
 }
 
-async function project(stack: BenchStack, s: Scenario, run: string, extras?: Extras): Promise<Measure> {
+/**
+ * The project's run: each agent one task of `s.ticks`. `load.endedAt` is set when its last task was seen
+ * to end (before the histories are read and replayed, which the halts under load must not count).
+ */
+async function project(
+  stack: BenchStack,
+  s: Scenario,
+  run: string,
+  extras?: Extras,
+  load: { endedAt?: number } = {},
+): Promise<Measure> {
   const dir = path.join(stack.dir, run);
   const shared = listingTask(dir, s.ticks);
   const agentIds = Array.from({ length: s.agents }, (_, i) => `tp-${run}-${i}`);
@@ -380,7 +426,7 @@ async function project(stack: BenchStack, s: Scenario, run: string, extras?: Ext
       wait.catch(() => undefined); // handled by the Promise.all below, once every submit went
       waits.push(wait);
     });
-    const both = await Promise.all(waits);
+    const both = await Promise.all(waits).finally(() => (load.endedAt = performance.timeOrigin + performance.now()));
     const submitted = both.map((b) => b.r);
     const results = both.map((b) => b.result);
     return {
@@ -471,6 +517,8 @@ async function main(): Promise<void> {
   const workRows: string[] = [];
   const onceRows: string[] = [];
   const haltRows: string[] = [];
+  const waitRows: string[] = [];
+  const timelineRows: string[] = [];
   const haltFailures: string[] = [];
   const replayFailures: string[] = [];
   const seenRows: string[] = [];
@@ -502,8 +550,8 @@ async function main(): Promise<void> {
         ? haltsUnderLoad(stack, load, { runs: extras.haltRuns, queued: extras.haltQueued })
         : undefined;
       pendingHalts = halts;
-      const p = await project(stack, s, `${i}`, extras).finally(
-        () => (load.endedAt = performance.timeOrigin + performance.now()),
+      const p = await project(stack, s, `${i}`, extras, load).finally(
+        () => (load.endedAt ??= performance.timeOrigin + performance.now()),
       );
       process.stderr.write(`${name} project: ${(p.wallMs / 1000).toFixed(1)} s\n`);
       if (halts) {
@@ -528,6 +576,31 @@ async function main(): Promise<void> {
           ...[q(requested, 99), q(requested, 100), q(cancelled, 99), q(cancelled, 100)],
         ];
         haltRows.push(row([name, ...cells]));
+        // When in the run each halt went, against how long the load's ticks waited for a worker then.
+        const tw = p.execution.tickWaits;
+        const from = tw.reduce((m, [at]) => Math.min(m, at), Infinity);
+        const to = tw.reduce((m, [at]) => Math.max(m, at), -Infinity);
+        const step = (to - from) / 10;
+        for (let k = 0; k < 10; k++) {
+          const lo = from + k * step;
+          const hi = k === 9 ? Infinity : lo + step; // the last tenth keeps what came after the last tick
+          const inWin = tw
+            .filter(([at]) => at >= lo && at < hi)
+            .map(([, w]) => w)
+            .sort((a, b) => a - b);
+          const hs = kept.filter((h) => h.sentAtMs >= lo && h.sentAtMs < hi);
+          timelineRows.push(
+            row([
+              name,
+              `${((lo - from) / 1000).toFixed(1)}–${((lo + step - from) / 1000).toFixed(1)} s`,
+              inWin.length,
+              q(inWin, 50),
+              hs.length,
+              hs.map((h) => h.haltTaskStartedMs.toFixed(0)).join(', ') || '—',
+              hs.map((h) => h.stoppedMs.toFixed(0)).join(', ') || '—',
+            ]),
+          );
+        }
       }
       const runs = [...p.execution.byIdentity].sort((a, b) => b[1].workflowTasks - a[1].workflowTasks);
       const total = (k: 'workflowTasks' | 'activities') => runs.reduce((n, [, r]) => n + r[k], 0);
@@ -560,6 +633,10 @@ async function main(): Promise<void> {
             ...[pc(lag, 50), pc(lag, 99), (lag.at(-1) as number).toFixed(1)],
           ]),
         );
+      for (const [kind, v] of [...f.execution.waits, ...x.waits]) {
+        const sorted = [...v].sort((a, b) => a - b);
+        waitRows.push(row([name, kind, v.length, pc(sorted, 50), pc(sorted, 99), pc(sorted, 100)]));
+      }
       // One agent: the task's own time per tick (first activity to close), then the wall clock with the start.
       const perTick = (m: Measure) => `${(m.firstMs / s.ticks).toFixed(0)} (${(m.wallMs / m.ticks).toFixed(0)})`;
       const rate = (m: Measure) => m.ticks / (m.wallMs / 1000);
@@ -651,6 +728,26 @@ async function main(): Promise<void> {
           'max ms',
         ],
         seenRows,
+      );
+    if (waitRows.length)
+      table(
+        "where the work waited for a worker: every workflow task's and activity's scheduled → started (the server's event times), by workflow type",
+        ['agents × ticks', 'kind', 'n', 'p50 ms', 'p99 ms', 'max ms'],
+        waitRows,
+      );
+    if (timelineRows.length)
+      table(
+        "the run in tenths: the load's tick workflow tasks (sticky) scheduled then, their wait for a worker, and the halts sent then",
+        [
+          'agents × ticks',
+          'window',
+          'tick workflow tasks',
+          'waited p50 ms',
+          'halts',
+          "each halt's workflow task started ms",
+          'each STOPPED ms',
+        ],
+        timelineRows,
       );
     if (haltRows.length) {
       table(
