@@ -87,6 +87,7 @@ import {
   TokensUsedKey,
 } from '../workflows/search-attributes';
 import { newAgentData, reportedOf } from '../core/agent-entity';
+import { QUEUE_PRIORITY } from '../core/priority-inbox';
 import type { agentWorkflow, taskWorkflow } from '../workflows';
 import type { TaskRunOutput } from '../workflows/task';
 import { BudgetClient } from './budget-client';
@@ -245,6 +246,8 @@ export class AgentClient {
           },
         ],
         workflowIdConflictPolicy: 'USE_EXISTING',
+        // Before its tasks' ticks on saturated workers; kept across continue-as-new.
+        priority: { priorityKey: QUEUE_PRIORITY.agent },
         staticSummary: `agent ${fullId}`,
         // A new agent's search attributes as its first report would write them: given at the start, that
         // report upserts none, and the list shows the agent's state from its start. A tenant's agent also
@@ -718,8 +721,24 @@ export class AgentClient {
 
   async halt(agentId: string, input: HaltInput = {}): Promise<void> {
     const payload = parsePayload(HaltInputSchema, input, 'halt');
-    await this.ensureExists(agentId);
+    const running = await this.ensureExists(agentId);
     await this.client.workflow.getHandle(this.agentWorkflowId(agentId)).signal(haltSignal, payload);
+    // The agent cancels its running task; the task's workflow task that cancels the call in flight
+    // would wait behind every tick on saturated workers. Raised to the agent's priority, it goes first.
+    // Best effort: the halt is sent, and a task that just ended has nothing to raise.
+    await Promise.all(running.map((workflowId) => this.raisePriority(workflowId).catch(() => undefined)));
+  }
+
+  /** A running workflow's task-queue priority, raised to an agent's (`QUEUE_PRIORITY.agent`). */
+  private async raisePriority(workflowId: string): Promise<void> {
+    const { connection, options } = this.client;
+    await connection.workflowService.updateWorkflowExecutionOptions({
+      namespace: options.namespace,
+      workflowExecution: { workflowId },
+      workflowExecutionOptions: { priority: { priorityKey: QUEUE_PRIORITY.agent } },
+      updateMask: { paths: ['priority'] },
+      identity: options.identity,
+    });
   }
 
   async unlock(agentId: string, input: UnlockInput = {}): Promise<UnlockResult> {
@@ -815,12 +834,14 @@ export class AgentClient {
     }
   }
 
-  private async ensureExists(agentId: string): Promise<void> {
+  /** @returns the workflow ids of the agent's running tasks (its pending children), as the server has them. */
+  private async ensureExists(agentId: string): Promise<string[]> {
     const workflowId = this.agentWorkflowId(agentId);
     try {
       const d = await this.client.workflow.getHandle(workflowId).describe();
       if (d.status.name !== 'RUNNING')
         throw new NotFoundError(`agent ${agentId} is not running (its workflow is ${d.status.name})`);
+      return (d.raw.pendingChildren ?? []).flatMap((c) => (c.workflowId ? [c.workflowId] : []));
     } catch (err) {
       throw this.unknownAgent(err, agentId);
     }

@@ -29,6 +29,7 @@ import { budgetRefFor } from '../core/budget';
 import { approvalAlert, lockoutAlert } from '../core/alerts';
 import { approvalsReportSchema, decisionInputSchema, type PendingApproval } from '../core/approval';
 import type { AgentConfig, TaskConfig } from '../core/config';
+import { QUEUE_PRIORITY } from '../core/priority-inbox';
 import type { PricingTable } from '../core/pricing';
 import {
   haltInputSchema,
@@ -411,6 +412,8 @@ async function runTask(agent: AgentEntity, next: NextRun, ended: Map<string, Tas
   try {
     const handle = await startChild<typeof taskWorkflow>(TASK_WORKFLOW_TYPE, {
       workflowId: next.workflowId,
+      // Behind the agent's own workflow tasks (a halt, a result) when the workers are saturated.
+      priority: { priorityKey: QUEUE_PRIORITY.task },
       args: [
         {
           agentId: d.agentId,

@@ -7,6 +7,7 @@
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { AgentClient, InvalidArgumentError, RefusedError } from '../../client/agent-client';
 import type { AgentConfigInput } from '../../core/config';
+import { QUEUE_PRIORITY } from '../../core/priority-inbox';
 import type { AgentWorkflowInput } from '../../workflows/agent';
 import {
   agentWorkflowId,
@@ -158,6 +159,27 @@ describe('SYSTEM_HALT', () => {
     expect(final.currentTask).toBeUndefined();
     expect(final.cancelledTasks).toHaveLength(100);
     expect(final.tasks.map((t) => [t.taskId, t.outcome])).toEqual([[taskId, 'CANCELLED']]);
+  });
+
+  it("puts the agent before its tasks on the task queue, and raises the halted task to the agent's priority", async () => {
+    const agentId = uniqueId('halt-priority');
+    const config = configFor([{ delayMs: 30_000, text: 'slow turn' }, DONE]);
+    const { taskId } = await h.agents.submit(agentId, { goal: 'a slow task', config });
+    const taskWf = taskWorkflowId(agentId, taskId);
+    await activityRunning(h.agents.client, taskWf, 'llm');
+    const priorityOf = async (workflowId: string) =>
+      (await h.agents.client.workflow.getHandle(workflowId).describe()).raw.workflowExecutionInfo?.priority
+        ?.priorityKey;
+    expect(QUEUE_PRIORITY.agent).toBeLessThan(QUEUE_PRIORITY.task);
+    expect(await priorityOf(agentWorkflowId(agentId))).toBe(QUEUE_PRIORITY.agent);
+    expect(await priorityOf(taskWf)).toBe(QUEUE_PRIORITY.task);
+
+    await h.agents.halt(agentId, { by: 'test operator' });
+    // Raised before the halt returns, so the task's workflow task that cancels its call goes first.
+    expect(await priorityOf(taskWf)).toBe(QUEUE_PRIORITY.agent);
+    const events = await historyOf(h.agents.client, taskWf);
+    expect(events.map((e) => e.kind)).toContain('workflowExecutionOptionsUpdated');
+    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'CANCELLED', agentState: 'STOPPED' });
   });
 
   it('cancels a running shell.run and starts nothing after it in the same turn', async () => {
