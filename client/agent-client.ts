@@ -721,8 +721,15 @@ export class AgentClient {
 
   async halt(agentId: string, input: HaltInput = {}): Promise<void> {
     const payload = parsePayload(HaltInputSchema, input, 'halt');
-    const running = await this.ensureExists(agentId);
-    await this.client.workflow.getHandle(this.agentWorkflowId(agentId)).signal(haltSignal, payload);
+    // The signal does not wait for the read: a signal to an agent that is gone or not running fails
+    // on its own, and then the read's error says which.
+    const [exists, sent] = await Promise.allSettled([
+      this.ensureExists(agentId),
+      this.client.workflow.getHandle(this.agentWorkflowId(agentId)).signal(haltSignal, payload),
+    ]);
+    if (exists.status === 'rejected') throw exists.reason;
+    if (sent.status === 'rejected') throw this.unknownAgent(sent.reason, agentId);
+    const running = exists.value;
     // The agent cancels its running task; the task's workflow task that cancels the call in flight
     // would wait behind every tick on saturated workers. Raised to the agent's priority, it goes first.
     // Best effort: the halt is sent, and a task that just ended has nothing to raise.
