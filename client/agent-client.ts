@@ -226,9 +226,11 @@ export class AgentClient {
    * a new agent leaves no agent behind.
    *
    * ```ts
-   * const { taskId } = await agents.submit('a1', { goal: 'Summarise notes.md', config: parseTaskConfig({ workspace: ['/srv/ws'] }, 'gemini:gemini-2.5-flash') });
+   * const config = parseTaskConfig({ workspace: ['/srv/ws'] }, 'gemini:gemini-2.5-flash');
+   * const { taskId } = await agents.submit('a1', { goal: 'Summarise notes.md', config });
    * ```
-   * @throws InvalidArgumentError, RefusedError (the agent's refusal), PermissionDeniedError (the config loosens the agent's limits), NoWorkerError (no worker took it).
+   * @throws InvalidArgumentError, RefusedError (the agent's refusal), PermissionDeniedError (the config
+   *   loosens the agent's limits), NoWorkerError (no worker took it).
    */
   async submit(agentId: string, input: SubmitInput): Promise<SubmitTaskResult> {
     const fullId = this.fullId(agentId);
@@ -318,7 +320,9 @@ export class AgentClient {
           await this.removeUntaken(workflowId);
           throw new NoWorkerError(
             this.opts.taskQueue,
-            `no worker took the submit within ${waitMs / 1000} s, though one polled task queue ${this.opts.taskQueue} lately: nothing was submitted, and the agent refuses it if a worker takes it later. The workers are busy (a burst of submits) or stuck: submit again in a few seconds (with the same idempotency key or task id, it runs at most once)`,
+            `no worker took the submit within ${waitMs / 1000} s, though one polled task queue ${this.opts.taskQueue} lately: ` +
+              'nothing was submitted, and the agent refuses it if a worker takes it later. The workers are busy (a burst of ' +
+              'submits) or stuck: submit again in a few seconds (with the same idempotency key or task id, it runs at most once)',
           );
         }
         // The agent this submit came to ended meanwhile (its first submit was refused): start it again.
@@ -353,7 +357,8 @@ export class AgentClient {
       if (Date.now() > until) {
         throw new NoWorkerError(
           taskQueue,
-          `no worker polls task queue ${taskQueue} (namespace ${this.client.options.namespace}): nothing was submitted. Start one (\`starry worker\`, or \`starry dev\` on this machine) and submit again`,
+          `no worker polls task queue ${taskQueue} (namespace ${this.client.options.namespace}): nothing was submitted. ` +
+            'Start one (`starry worker`, or `starry dev` on this machine) and submit again',
         );
       }
       await new Promise((r) => setTimeout(r, 250));
@@ -444,7 +449,8 @@ export class AgentClient {
     if (!cancelled) {
       const known = s.cancelledTasks.map((t) => t.taskId);
       throw new NotFoundError(
-        `agent ${agentId} has no cancelled task ${taskId}${known.length ? `: its cancelled tasks are ${known.join(', ')}` : ': a halt cancelled none of its tasks'}`,
+        `agent ${agentId} has no cancelled task ${taskId}` +
+          (known.length ? `: its cancelled tasks are ${known.join(', ')}` : ': a halt cancelled none of its tasks'),
       );
     }
     const payload = {
@@ -675,7 +681,8 @@ export class AgentClient {
     const recorded = await this.recordedResult(workflowId);
     if (recorded) return recorded;
     throw new NotFoundError(
-      `task workflow ${workflowId} ended ${status} with no result of its own, and its agent has no record of it (or no worker answered): its history is in the Web UI`,
+      `task workflow ${workflowId} ended ${status} with no result of its own, and its agent has no record of it ` +
+        '(or no worker answered): its history is in the Web UI',
     );
   }
 
@@ -908,7 +915,8 @@ export class AgentClient {
   private noAgent(agentId: string, why: string): NotFoundError {
     const t = this.tenant;
     return new NotFoundError(
-      `unknown agent "${agentId}"${t !== undefined ? ` (tenant ${t})` : ''}: ${why}. Start one with \`starry run --agent ${agentId}${t !== undefined ? ` --tenant ${t}` : ''} …\``,
+      `unknown agent "${agentId}"${t !== undefined ? ` (tenant ${t})` : ''}: ${why}. ` +
+        `Start one with \`starry run --agent ${agentId}${t !== undefined ? ` --tenant ${t}` : ''} …\``,
     );
   }
 
@@ -982,7 +990,8 @@ function tenantNotRegistered(err: unknown): Error | undefined {
   for (let e: unknown = err, i = 0; e && i < 5; i++, e = (e as { cause?: unknown }).cause) {
     if (/search attribute Tenant is not defined/i.test((e as Error).message ?? '')) {
       return new Error(
-        "this namespace has no Tenant search attribute, which a tenant's agent carries: register it (Keyword) once, as docs/DEPLOY.md step 1 shows, or with ensureSearchAttributes",
+        "this namespace has no Tenant search attribute, which a tenant's agent carries: register it (Keyword) once, " +
+          'as docs/DEPLOY.md step 1 shows, or with ensureSearchAttributes',
         { cause: err },
       );
     }
