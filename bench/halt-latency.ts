@@ -74,6 +74,9 @@ export interface Sample {
   cancelRequestedMs: number;
   cancelledMs: number;
   queueMs: number;
+  /** Sent → the signal in the agent's history, and the workflow task that took it scheduled (the server's times). */
+  signaledMs: number;
+  haltTaskScheduledMs: number;
   /** Sent → the agent's workflow task that handled the halt started (a worker took it) and completed: where a slow halt waited. */
   haltTaskStartedMs: number;
   haltTaskCompletedMs: number;
@@ -159,6 +162,8 @@ export async function oneRun(
     cancelRequestedMs: eventMs(requested?.eventTime) - sentAt,
     cancelledMs: eventMs(cancelled?.eventTime) - sentAt,
     queueMs,
+    signaledMs: eventMs(handled.signaled.eventTime) - sentAt,
+    haltTaskScheduledMs: eventMs(handled.scheduled.eventTime) - sentAt,
     haltTaskStartedMs: eventMs(handled.started.eventTime) - sentAt,
     haltTaskCompletedMs: eventMs(handled.completed.eventTime) - sentAt,
   };
@@ -171,7 +176,10 @@ function haltTaskOf(events: temporal.api.history.v1.IHistoryEvent[]) {
   const started = after.find((e) => e.workflowTaskStartedEventAttributes);
   const completed = after.find((e) => e.workflowTaskCompletedEventAttributes);
   if (at < 0 || !started || !completed) throw new Error('no workflow task took SYSTEM_HALT in the agent history');
-  return { started, completed };
+  const scheduledId = String(started.workflowTaskStartedEventAttributes?.scheduledEventId);
+  const scheduled = events.find((e) => String(e.eventId) === scheduledId);
+  if (!scheduled) throw new Error('no scheduled event for the workflow task that took SYSTEM_HALT');
+  return { signaled: events[at]!, scheduled, started, completed };
 }
 
 /**

@@ -16,6 +16,7 @@ import { type DevServer, freePort, startDevServer } from '../dev/dev-server';
 import { temporalCliPath } from '../dev/paths';
 import { startEmbeddedWorker } from '../dev/embedded';
 import { connectWorker } from '../workers/connection';
+import { DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS, workerConfigFromEnv } from '../workers/env';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -172,6 +173,9 @@ export async function startFloorWorker(address: string, taskQueue: string): Prom
     activities: { async noop() {} },
     maxHeartbeatThrottleInterval: '500 milliseconds',
     defaultHeartbeatThrottleInterval: '500 milliseconds',
+    // As many workflow tasks at once as the project's worker takes (STARRY_MAX_CONCURRENT_WORKFLOW_TASKS).
+    maxConcurrentWorkflowTaskExecutions:
+      workerConfigFromEnv().maxConcurrentWorkflowTaskExecutions ?? DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS,
   });
   const running = worker.run();
   return {

@@ -166,6 +166,12 @@ async function haltsUnderLoad(
     const run = kept.length + dropped + failures.length + 1;
     try {
       const sample = await oneRun(stack.agents, config, run, { queued: o.queued, pollMs: 5, queueAtOnce: true });
+      const ms = (x: number) => x.toFixed(0);
+      process.stderr.write(
+        `halt ${run}: halt() returned ${ms(sample.signalMs)}, signal recorded ${ms(sample.signaledMs)}, ` +
+          `its workflow task scheduled ${ms(sample.haltTaskScheduledMs)}, started ${ms(sample.haltTaskStartedMs)}, ` +
+          `completed ${ms(sample.haltTaskCompletedMs)}, STOPPED seen ${ms(sample.stoppedMs)} ms\n`,
+      );
       if (load.endedAt === undefined || sample.sentAtMs < load.endedAt) kept.push(sample);
       else dropped++;
     } catch (err) {
@@ -214,6 +220,12 @@ interface Execution {
   byIdentity: Map<string, { workflowTasks: number; activities: number }>;
   retriedActivities: number;
   failedWorkflowTasks: number;
+  /**
+   * Sticky workflow tasks no worker took within the sticky queue's schedule-to-start timeout (the SDK's
+   * 10 s): the server moved them to the normal queue, where any worker takes them (with the history).
+   * None of them ran, so nothing runs twice; a saturated worker sheds its backlog this way.
+   */
+  movedWorkflowTasks: number;
   tasksStartedTwice: number;
   ticksNotOnce: number;
   /** Runs replayed against the workers' workflow code (`replay`), and those that did not replay: each names its workflow and why. */
@@ -251,6 +263,7 @@ async function count(
     byIdentity: new Map(),
     retriedActivities: 0,
     failedWorkflowTasks: 0,
+    movedWorkflowTasks: 0,
     tasksStartedTwice: 0,
     ticksNotOnce: 0,
     replayed: 0,
@@ -341,8 +354,10 @@ async function count(
           if (llmScheduled.has(String(e.activityTaskCompletedEventAttributes.scheduledEventId))) llmCompleted++;
         }
         if ((e.activityTaskStartedEventAttributes?.attempt ?? 1) > 1) execution.retriedActivities++;
-        if (e.workflowTaskFailedEventAttributes || e.workflowTaskTimedOutEventAttributes)
-          execution.failedWorkflowTasks++;
+        const timedOut = e.workflowTaskTimedOutEventAttributes;
+        if (timedOut?.timeoutType === temporal.api.enums.v1.TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START)
+          execution.movedWorkflowTasks++;
+        else if (e.workflowTaskFailedEventAttributes || timedOut) execution.failedWorkflowTasks++;
         if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'llm') llmScheduled.add(String(e.eventId));
         const child = e.startChildWorkflowExecutionInitiatedEventAttributes?.workflowId;
         if (child) {
@@ -614,6 +629,7 @@ async function main(): Promise<void> {
           name,
           x.retriedActivities,
           x.failedWorkflowTasks,
+          x.movedWorkflowTasks,
           x.tasksStartedTwice,
           x.ticksNotOnce,
           `${x.replayed} / ${x.replayFailures.length}`,
@@ -695,13 +711,15 @@ async function main(): Promise<void> {
         workRows,
       );
       table(
-        'nothing ran twice (every count should be 0): activities that took more than one attempt, ' +
-          'workflow tasks failed or timed out (each re-runs), task workflows an agent started twice, ' +
-          'tasks whose llm calls were not one completed a tick',
+        'nothing ran twice (every count should be 0, the moved sticky workflow tasks aside): activities that took more than one attempt, ' +
+          'workflow tasks failed or timed out while running (each re-runs), task workflows an agent started twice, ' +
+          'tasks whose llm calls were not one completed a tick; and, not a re-run, the sticky workflow tasks ' +
+          'no worker took within 10 s, which the server moved to the normal queue',
         [
           'agents × ticks',
           'activities retried',
           'workflow tasks failed or timed out',
+          'sticky workflow tasks moved (none ran)',
           'tasks started twice',
           'tasks not one llm call a tick',
           "histories replayed / that did not replay (the workers' code)",

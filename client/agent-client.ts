@@ -728,28 +728,30 @@ export class AgentClient {
 
   async halt(agentId: string, input: HaltInput = {}): Promise<void> {
     const payload = parsePayload(HaltInputSchema, input, 'halt');
-    // The signal does not wait for the read: a signal to an agent that is gone or not running fails
-    // on its own, and then the read's error says which.
+    const workflowId = this.agentWorkflowId(agentId);
+    // The agent is raised above every other agent first, so the workflow task that takes the signal goes
+    // before theirs on saturated workers. The signal does not wait for the read: a signal to an agent
+    // that is gone or not running fails on its own, and then the read's error says which.
     const [exists, sent] = await Promise.allSettled([
       this.ensureExists(agentId),
-      this.client.workflow.getHandle(this.agentWorkflowId(agentId)).signal(haltSignal, payload),
+      this.setPriority(workflowId, QUEUE_PRIORITY.halt)
+        .catch(() => undefined)
+        .then(() => this.client.workflow.getHandle(workflowId).signal(haltSignal, payload)),
     ]);
     if (exists.status === 'rejected') throw exists.reason;
     if (sent.status === 'rejected') throw this.unknownAgent(sent.reason, agentId);
-    const running = exists.value;
-    // The agent cancels its running task; the task's workflow task that cancels the call in flight
-    // would wait behind every tick on saturated workers. Raised to the agent's priority, it goes first.
-    // Best effort: the halt is sent, and a task that just ended has nothing to raise.
-    await Promise.all(running.map((workflowId) => this.raisePriority(workflowId).catch(() => undefined)));
+    // The agent cancels its running task: the task's workflow task that cancels the call in flight goes
+    // first too. Best effort: the halt is sent, and a task that just ended has nothing to raise.
+    await Promise.all(exists.value.map((child) => this.setPriority(child, QUEUE_PRIORITY.halt).catch(() => undefined)));
   }
 
-  /** A running workflow's task-queue priority, raised to an agent's (`QUEUE_PRIORITY.agent`). */
-  private async raisePriority(workflowId: string): Promise<void> {
+  /** A running workflow's task-queue priority (`QUEUE_PRIORITY`), from now on and across continue-as-new. */
+  private async setPriority(workflowId: string, priorityKey: number): Promise<void> {
     const { connection, options } = this.client;
     await connection.workflowService.updateWorkflowExecutionOptions({
       namespace: options.namespace,
       workflowExecution: { workflowId },
-      workflowExecutionOptions: { priority: { priorityKey: QUEUE_PRIORITY.agent } },
+      workflowExecutionOptions: { priority: { priorityKey } },
       updateMask: { paths: ['priority'] },
       identity: options.identity,
     });
@@ -757,7 +759,10 @@ export class AgentClient {
 
   async unlock(agentId: string, input: UnlockInput = {}): Promise<UnlockResult> {
     const payload = parsePayload(UnlockInputSchema, input, 'unlock');
-    return this.humanUpdate(agentId, unlockUpdate, payload, 'unlock refused');
+    const result = await this.humanUpdate(agentId, unlockUpdate, payload, 'unlock refused');
+    // Back among the other agents, from the halt's priority. Best effort: the unlock is done.
+    await this.setPriority(this.agentWorkflowId(agentId), QUEUE_PRIORITY.agent).catch(() => undefined);
+    return result;
   }
 
   /**

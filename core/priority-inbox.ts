@@ -11,13 +11,13 @@ export const MAX_TASK_PRIORITY = 9;
 export const DEFAULT_TASK_PRIORITY = 5;
 
 /**
- * Temporal's task-queue priority (`priorityKey`: 1 goes first, 3 when none is set) for the two
- * workflows. On saturated workers every workflow task waits its turn; the agent's (a SYSTEM_HALT, a
- * submit, a task's result) go before its tasks' ticks, so a halt and the live state do not wait behind
- * them (docs/BENCHMARKS.md). A halt raises the halted task to the agent's, so the task's own workflow
- * task that cancels its call in flight goes first too (`AgentClient.halt`).
+ * Temporal's task-queue priority (`priorityKey`: 1 goes first, 3 when none is set). On saturated workers
+ * every workflow task waits its turn on the server: an agent's (a submit, a task's result) go before its
+ * tasks' ticks, so the live state does not wait behind them; a halted agent and its running task go
+ * before every other agent, so the kill switch does not wait behind a thousand submits
+ * (`AgentClient.halt` raises them; `unlock` lowers the agent back). docs/BENCHMARKS.md has the figures.
  */
-export const QUEUE_PRIORITY = { agent: 1, task: 3 } as const;
+export const QUEUE_PRIORITY = { halt: 1, agent: 2, task: 3 } as const;
 
 export interface QueuedTask {
   taskId: string;

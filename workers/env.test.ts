@@ -86,6 +86,17 @@ describe('workerConfigFromEnv', () => {
     );
   });
 
+  it('takes STARRY_MAX_CONCURRENT_WORKFLOW_TASKS workflow tasks at once, 2 or more, and the worker its own default without it', () => {
+    expect(
+      workerConfigFromEnv({ STARRY_MAX_CONCURRENT_WORKFLOW_TASKS: '8' }, '/srv').maxConcurrentWorkflowTaskExecutions,
+    ).toBe(8);
+    expect(workerConfigFromEnv({}, '/srv')).not.toHaveProperty('maxConcurrentWorkflowTaskExecutions');
+    for (const bad of ['1', '0', '2.5', 'many'])
+      expect(() => workerConfigFromEnv({ STARRY_MAX_CONCURRENT_WORKFLOW_TASKS: bad }, '/srv')).toThrow(
+        /STARRY_MAX_CONCURRENT_WORKFLOW_TASKS: must be a whole number >= 2/,
+      );
+  });
+
   it('sizes the sticky cache from STARRY_MAX_CACHED_WORKFLOWS, 0 included, and the SDK does without it', () => {
     expect(workerConfigFromEnv({ STARRY_MAX_CACHED_WORKFLOWS: '800' }, '/srv').maxCachedWorkflows).toBe(800);
     expect(workerConfigFromEnv({ STARRY_MAX_CACHED_WORKFLOWS: '0' }, '/srv').maxCachedWorkflows).toBe(0);

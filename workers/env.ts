@@ -37,7 +37,20 @@ const url = (what: string) =>
     .optional()
     .describe(what);
 const count = (what: string) => z.coerce.number().int().positive().optional().describe(what);
+/** A whole number from `min` up; `error` says what it must be for every kind of bad value. */
+const atLeast = (min: number, error: string) =>
+  z.coerce.number({ error }).int({ error }).min(min, { error }).optional();
 const CACHE_SIZE = 'must be a whole number >= 0 (workflows in the cache)';
+const WFT_SLOTS = 'must be a whole number >= 2 (workflow tasks at once)';
+
+/**
+ * Workflow tasks a worker runs at once, against the SDK's 40. Task-queue priority orders only the work
+ * still on the server: a worker that took 40 makes a halt wait behind 39 in its own process (SYSTEM_HALT
+ * to STOPPED 0.2-0.9 s on a saturated worker; 50 ms at p50 and 67 at worst with 4, docs/BENCHMARKS.md).
+ * The cost: a slot is held through the round trips to the server, so a saturated worker next to its
+ * server runs ~25% fewer ticks a second with 4 than with 40 (8 did not bring the halt under 100 ms).
+ */
+export const DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS = 4;
 
 /** Every variable a worker reads. Empty values count as unset. */
 export const WorkerEnvSchema = z.object({
@@ -52,14 +65,13 @@ export const WorkerEnvSchema = z.object({
     'the task queue of the tool activities, served by `starry worker --tools`; default: the task queue (one worker runs all)',
   ),
   STARRY_WORKFLOW_BUNDLE: text('a prebuilt workflow bundle; default lib/workflow-bundle.js'),
-  STARRY_MAX_CACHED_WORKFLOWS: z.coerce
-    .number({ error: CACHE_SIZE })
-    .int({ error: CACHE_SIZE })
-    .min(0, { error: CACHE_SIZE })
-    .optional()
-    .describe(
-      "workflows kept in memory between their tasks (~0.7 MB each, docs/BENCHMARKS.md); 0: every task replays its history; default the SDK's, from the worker's heap limit",
-    ),
+  STARRY_MAX_CACHED_WORKFLOWS: atLeast(0, CACHE_SIZE).describe(
+    "workflows kept in memory between their tasks (~0.7 MB each, docs/BENCHMARKS.md); 0: every task replays its history; default the SDK's, from the worker's heap limit",
+  ),
+  STARRY_MAX_CONCURRENT_WORKFLOW_TASKS: atLeast(2, WFT_SLOTS).describe(
+    'workflow tasks the worker runs at once; the rest wait on the server, where a halted agent goes first; ' +
+      `default ${DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS} (docs/ARCHITECTURE.md)`,
+  ),
   STARRY_PLUGINS: text(
     'plugin modules (paths or module names, separated by commas or `:`) whose guides and context strategies the worker offers; it then bundles its workflows at start',
   ),
@@ -196,6 +208,8 @@ export interface WorkerConfig {
   workflowBundlePath?: string;
   /** The sticky cache's size (`STARRY_MAX_CACHED_WORKFLOWS`); absent: the SDK's default. */
   maxCachedWorkflows?: number;
+  /** Workflow tasks the worker runs at once (`STARRY_MAX_CONCURRENT_WORKFLOW_TASKS`); absent: `DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS`. */
+  maxConcurrentWorkflowTaskExecutions?: number;
   /** Plugin modules (workers/plugins.ts): with them the worker bundles its workflows at start. */
   plugins?: string[];
   versioning: VersioningOptions;
@@ -229,6 +243,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
     STARRY_LOCAL_THREADS: env.STARRY_LOCAL_THREADS?.toString(),
     STARRY_LOCAL_CONTEXT: env.STARRY_LOCAL_CONTEXT?.toString(),
     STARRY_MAX_CACHED_WORKFLOWS: env.STARRY_MAX_CACHED_WORKFLOWS?.toString(),
+    STARRY_MAX_CONCURRENT_WORKFLOW_TASKS: env.STARRY_MAX_CONCURRENT_WORKFLOW_TASKS?.toString(),
   };
   const taskQueue = env.STARRY_TASK_QUEUE ?? 'openstarry';
   const toolTaskQueue = env.STARRY_TOOL_TASK_QUEUE;
@@ -247,6 +262,9 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
     },
     ...(env.STARRY_WORKFLOW_BUNDLE ? { workflowBundlePath: env.STARRY_WORKFLOW_BUNDLE } : {}),
     ...(env.STARRY_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: env.STARRY_MAX_CACHED_WORKFLOWS } : {}),
+    ...(env.STARRY_MAX_CONCURRENT_WORKFLOW_TASKS !== undefined
+      ? { maxConcurrentWorkflowTaskExecutions: env.STARRY_MAX_CONCURRENT_WORKFLOW_TASKS }
+      : {}),
     ...(plugins.length ? { plugins } : {}),
     ...(tracing ? { tracing } : {}),
     ...(metrics ? { metrics } : {}),

@@ -17,7 +17,12 @@ import {
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import { createActivities, createToolWorkerActivities, type ActivityDeps } from '../activities';
 import { ToolRegistry, type ToolDefinition } from '../activities/tools';
-import { toolWorkerConfigFromEnv, workerConfigFromEnv, type WorkerConfig } from './env';
+import {
+  DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS,
+  toolWorkerConfigFromEnv,
+  workerConfigFromEnv,
+  type WorkerConfig,
+} from './env';
 import { workflowBundleOptions } from './bundle';
 import { loadPlugins, pluginWorkflowsEntry, workerOffer, type LoadedPlugins } from './plugins';
 import type { WorkerMetrics } from './metrics';
@@ -162,6 +167,14 @@ async function workflowCode(bundlePath?: string, plugins?: LoadedPlugins): Promi
   }
 }
 
+/** The workflow tasks a worker runs at once: the config's, else the default within a small cache (the SDK warns past it). */
+function workflowTaskSlots(configured: number | undefined, cache: number | undefined): number {
+  if (configured !== undefined) return configured;
+  return cache
+    ? Math.max(2, Math.min(cache, DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS))
+    : DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS;
+}
+
 /**
  * Create a worker.
  *
@@ -212,6 +225,10 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
     ...(opts.shutdownGraceTime ? { shutdownGraceTime: opts.shutdownGraceTime } : {}),
     ...activityWorkerOptions(opts),
     ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
+    maxConcurrentWorkflowTaskExecutions: workflowTaskSlots(
+      config.maxConcurrentWorkflowTaskExecutions,
+      maxCachedWorkflows,
+    ),
     ...(interceptors ? { interceptors } : {}),
     // Registered traced or not: a workflow that traced once may replay on any worker of its version.
     sinks: tracing?.sinks ?? silentSpanSinks(),

@@ -29,6 +29,7 @@ import {
 } from '../helpers/harness';
 import { eventually } from '../../dev/poll';
 import { activitiesIn, activityRunning, eventIdOf, firstPayload, historyOf } from '../helpers/workflow-history';
+import { DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS } from '../../workers/env';
 
 // A project-level testTimeout is not applied by jest; these tests run real workflows.
 jest.setTimeout(120_000);
@@ -161,25 +162,41 @@ describe('SYSTEM_HALT', () => {
     expect(final.tasks.map((t) => [t.taskId, t.outcome])).toEqual([[taskId, 'CANCELLED']]);
   });
 
-  it("puts the agent before its tasks on the task queue, and raises the halted task to the agent's priority", async () => {
+  it('puts the agent before its tasks on the task queue, a halted agent and its task before every agent, until unlock', async () => {
     const agentId = uniqueId('halt-priority');
     const config = configFor([{ delayMs: 30_000, text: 'slow turn' }, DONE]);
     const { taskId } = await h.agents.submit(agentId, { goal: 'a slow task', config });
+    const agentWf = agentWorkflowId(agentId);
     const taskWf = taskWorkflowId(agentId, taskId);
     await activityRunning(h.agents.client, taskWf, 'llm');
     const priorityOf = async (workflowId: string) =>
       (await h.agents.client.workflow.getHandle(workflowId).describe()).raw.workflowExecutionInfo?.priority
         ?.priorityKey;
+    expect(QUEUE_PRIORITY.halt).toBeLessThan(QUEUE_PRIORITY.agent);
     expect(QUEUE_PRIORITY.agent).toBeLessThan(QUEUE_PRIORITY.task);
-    expect(await priorityOf(agentWorkflowId(agentId))).toBe(QUEUE_PRIORITY.agent);
+    expect(await priorityOf(agentWf)).toBe(QUEUE_PRIORITY.agent);
     expect(await priorityOf(taskWf)).toBe(QUEUE_PRIORITY.task);
 
     await h.agents.halt(agentId, { by: 'test operator' });
-    // Raised before the halt returns, so the task's workflow task that cancels its call goes first.
-    expect(await priorityOf(taskWf)).toBe(QUEUE_PRIORITY.agent);
-    const events = await historyOf(h.agents.client, taskWf);
-    expect(events.map((e) => e.kind)).toContain('workflowExecutionOptionsUpdated');
+    // Raised before the halt returns: the agent's workflow task that takes the signal, and the task's that
+    // cancels its call, go first.
+    expect(await priorityOf(agentWf)).toBe(QUEUE_PRIORITY.halt);
+    expect(await priorityOf(taskWf)).toBe(QUEUE_PRIORITY.halt);
+    const agentEvents = await historyOf(h.agents.client, agentWf);
+    const raisedAt = eventIdOf(agentEvents, 'workflowExecutionOptionsUpdated') ?? Infinity;
+    expect(raisedAt).toBeLessThan(eventIdOf(agentEvents, 'workflowExecutionSignaled') ?? 0);
+    expect((await historyOf(h.agents.client, taskWf)).map((e) => e.kind)).toContain('workflowExecutionOptionsUpdated');
     expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'CANCELLED', agentState: 'STOPPED' });
+
+    await h.agents.unlock(agentId, { by: 'test admin' });
+    expect(await priorityOf(agentWf)).toBe(QUEUE_PRIORITY.agent);
+  });
+
+  it('runs a few workflow tasks at once, so the backlog waits on the server where priority orders it', () => {
+    expect(h.worker?.options.tuner).toMatchObject({
+      workflowTaskSlotSupplier: { type: 'fixed-size', numSlots: DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS },
+    });
+    expect(DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS).toBeLessThan(10);
   });
 
   it('cancels a running shell.run and starts nothing after it in the same turn', async () => {
