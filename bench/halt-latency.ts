@@ -121,7 +121,7 @@ export async function oneRun(
 
   const { runId } = await agent.describe();
   const sentAt = nowMs();
-  // As the CLI and the API halt: the signal, then the running task raised to the agent's queue priority.
+  // As the CLI and the API halt: the agent raised to the halt's queue priority, the signal, then its running task raised.
   await agents.halt(agentId, { by: 'halt-latency benchmark' });
   const signalledAt = nowMs();
   const stoppedAt = await eventually(

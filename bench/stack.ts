@@ -16,7 +16,8 @@ import { type DevServer, freePort, startDevServer } from '../dev/dev-server';
 import { temporalCliPath } from '../dev/paths';
 import { startEmbeddedWorker } from '../dev/embedded';
 import { connectWorker } from '../workers/connection';
-import { DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS, workerConfigFromEnv } from '../workers/env';
+import { workerConfigFromEnv } from '../workers/env';
+import { workflowTaskSlots } from '../workers/worker';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -174,8 +175,10 @@ export async function startFloorWorker(address: string, taskQueue: string): Prom
     maxHeartbeatThrottleInterval: '500 milliseconds',
     defaultHeartbeatThrottleInterval: '500 milliseconds',
     // As many workflow tasks at once as the project's worker takes (STARRY_MAX_CONCURRENT_WORKFLOW_TASKS).
-    maxConcurrentWorkflowTaskExecutions:
-      workerConfigFromEnv().maxConcurrentWorkflowTaskExecutions ?? DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS,
+    maxConcurrentWorkflowTaskExecutions: workflowTaskSlots(
+      workerConfigFromEnv().maxConcurrentWorkflowTaskExecutions,
+      undefined,
+    ),
   });
   const running = worker.run();
   return {

@@ -66,14 +66,16 @@ export const WorkerEnvSchema = z.object({
   ),
   STARRY_WORKFLOW_BUNDLE: text('a prebuilt workflow bundle; default lib/workflow-bundle.js'),
   STARRY_MAX_CACHED_WORKFLOWS: atLeast(0, CACHE_SIZE).describe(
-    "workflows kept in memory between their tasks (~0.7 MB each, docs/BENCHMARKS.md); 0: every task replays its history; default the SDK's, from the worker's heap limit",
+    'workflows kept in memory between their tasks (~0.7 MB each, docs/BENCHMARKS.md); 0: every task replays its history; ' +
+      "default the SDK's, from the worker's heap limit",
   ),
   STARRY_MAX_CONCURRENT_WORKFLOW_TASKS: atLeast(2, WFT_SLOTS).describe(
     'workflow tasks the worker runs at once; the rest wait on the server, where a halted agent goes first; ' +
       `default ${DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS} (docs/ARCHITECTURE.md)`,
   ),
   STARRY_PLUGINS: text(
-    'plugin modules (paths or module names, separated by commas or `:`) whose guides and context strategies the worker offers; it then bundles its workflows at start',
+    'plugin modules (paths or module names, separated by commas or `:`) whose guides and context strategies the worker offers; ' +
+      'it then bundles its workflows at start',
   ),
   // Worker Deployment Versioning (workers/versioning.ts)
   STARRY_DEPLOYMENT_NAME: z
@@ -92,7 +94,8 @@ export const WorkerEnvSchema = z.object({
   STARRY_WORKSPACE_ROOTS: text('without a policy: the `:`-separated roots tasks may use'),
   // Cost accounting (core/pricing.ts)
   STARRY_PRICING: text(
-    'the price table, USD per million tokens: {"<provider>:<model>": {inputPerMTok, cachedInputPerMTok, outputPerMTok}}, JSON inline or the path of a JSON file',
+    'the price table, USD per million tokens: {"<provider>:<model>": {inputPerMTok, cachedInputPerMTok, outputPerMTok}}, ' +
+      'JSON inline or the path of a JSON file',
   ),
   STARRY_TOOLS_ALLOW_ROOT: z
     .enum(['0', '1'], { error: 'must be 0 or 1' })
@@ -234,7 +237,8 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
   const plugins = env.STARRY_PLUGINS ? pluginList(env.STARRY_PLUGINS) : [];
   if (plugins.length && env.STARRY_WORKFLOW_BUNDLE)
     throw new ConfigError(
-      'Invalid worker environment: STARRY_PLUGINS and STARRY_WORKFLOW_BUNDLE are both set, but a prebuilt bundle cannot hold the plugins (the worker bundles its workflows with them at start): unset one',
+      'Invalid worker environment: STARRY_PLUGINS and STARRY_WORKFLOW_BUNDLE are both set, but a prebuilt bundle cannot hold ' +
+        'the plugins (the worker bundles its workflows with them at start): unset one',
     );
   const { tracing, metrics } = telemetryConfigFromEnv(present);
   // Temporal and the providers read their variables from this checked copy, never from process.env again.
@@ -303,13 +307,17 @@ export function toolWorkerConfigFromEnv(
   const keys = LLM_KEY_VARS.filter((name) => raw[name]?.trim());
   if (keys.length)
     throw new ConfigError(
-      `a tool worker holds no LLM key, but ${keys.join(', ')} ${keys.length > 1 ? 'are' : 'is'} set in its environment: start it without ${keys.length > 1 ? 'them' : 'it'} (the workers without --tools make the LLM calls)`,
+      `a tool worker holds no LLM key, but ${keys.join(', ')} ${keys.length > 1 ? 'are' : 'is'} set in its environment: ` +
+        `start it without ${keys.length > 1 ? 'them' : 'it'} (the workers without --tools make the LLM calls)`,
     );
   const config = workerConfigFromEnv(raw, cwd);
-  if (!config.toolTaskQueue)
+  if (!config.toolTaskQueue) {
+    const now = raw.STARRY_TOOL_TASK_QUEUE?.trim() ? `the task queue (${config.taskQueue})` : 'not set';
     throw new ConfigError(
-      `a tool worker polls the tool task queue, but STARRY_TOOL_TASK_QUEUE is ${raw.STARRY_TOOL_TASK_QUEUE?.trim() ? `the task queue (${config.taskQueue})` : 'not set'}: set it to a queue of its own on every worker (e.g. STARRY_TOOL_TASK_QUEUE=${config.taskQueue}-tools), or run \`starry worker\` without --tools`,
+      `a tool worker polls the tool task queue, but STARRY_TOOL_TASK_QUEUE is ${now}: ` +
+        `set it to a queue of its own on every worker (e.g. STARRY_TOOL_TASK_QUEUE=${config.taskQueue}-tools), or run \`starry worker\` without --tools`,
     );
+  }
   return { ...config, toolTaskQueue: config.toolTaskQueue };
 }
 

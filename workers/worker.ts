@@ -168,7 +168,7 @@ async function workflowCode(bundlePath?: string, plugins?: LoadedPlugins): Promi
 }
 
 /** The workflow tasks a worker runs at once: the config's, else the default within a small cache (the SDK warns past it). */
-function workflowTaskSlots(configured: number | undefined, cache: number | undefined): number {
+export function workflowTaskSlots(configured: number | undefined, cache: number | undefined): number {
   if (configured !== undefined) return configured;
   return cache
     ? Math.max(2, Math.min(cache, DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS))
@@ -187,7 +187,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
   const config = opts.config ?? workerConfigFromEnv();
   if (config.toolTaskQueue && opts.tools?.length)
     throw new ConfigError(
-      `this worker's tools run on the tool task queue ${config.toolTaskQueue} (STARRY_TOOL_TASK_QUEUE), not here: give them to createToolWorker({ tools }) on the tool workers`,
+      `this worker's tools run on the tool task queue ${config.toolTaskQueue} (STARRY_TOOL_TASK_QUEUE), not here: ` +
+        'give them to createToolWorker({ tools }) on the tool workers',
     );
   const namespace = opts.namespace ?? config.temporal.namespace;
   const registry = opts.activities?.registry ?? new ToolRegistry(opts.tools ?? []);

@@ -317,7 +317,8 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
     {
       validator: (raw) => typed(() => agent.validateLimits(parsePayload(limitsInputSchema(), raw, 'admin:limits'))),
       description:
-        "Change the agent's limits (its safety fields, raising or lowering them): {safety: {tokenBudget?, maxTicks?, …}, note?, by?}. The next task runs with them.",
+        "Change the agent's limits (its safety fields, raising or lowering them): {safety: {tokenBudget?, maxTicks?, …}, note?, by?}. " +
+        'The next task runs with them.',
     },
   );
 
@@ -360,7 +361,8 @@ function listen(agent: AgentEntity, report: () => void): Map<string, TaskRunOutp
       validator: (raw) =>
         typed(() => agent.validateDecision(parsePayload(decisionInputSchema(), raw, 'decideApproval'), Date.now())),
       description:
-        'Decide a tool call that waits for approval: {callId, decision: "approve"|"deny", reason?, note?, args?, by?}. `args` runs the call with edited arguments.',
+        'Decide a tool call that waits for approval: {callId, decision: "approve"|"deny", reason?, note?, args?, by?}. ' +
+        '`args` runs the call with edited arguments.',
     },
   );
   setHandler(
@@ -500,7 +502,8 @@ async function typedAsync<T>(run: () => Promise<T>): Promise<T> {
 function cannotResume(agentId: string, state: string, taskId: string, refused: string): string {
   return (
     `task ${taskId} cannot resume: the worker's policy no longer allows its config. It stays suspended and agent ${agentId} stays ${state}. ` +
-    `\`starry unlock ${agentId}\` without --resume ends the task ABORTED (its transcript kept) and lets the agent take tasks: submit its goal again with a config within the policy. ` +
+    `\`starry unlock ${agentId}\` without --resume ends the task ABORTED (its transcript kept) and lets the agent take tasks: ` +
+    'submit its goal again with a config within the policy. ' +
     `Or ask the worker operator to widen STARRY_WORKER_POLICY, then \`starry unlock ${agentId} --resume\` again.\n${refused}`
   );
 }

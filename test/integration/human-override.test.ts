@@ -256,7 +256,9 @@ describe('SYSTEM_HALT', () => {
     expect((await h.agents.status(agentId)).agentState).toBe('WAITING_FOR_EVENT');
   });
 
-  it('stops a task sent SYSTEM_HALT itself (the Web UI’s signal on the task): its call in flight cancelled, nothing started after, the agent goes on', async () => {
+  const webUiHalt =
+    'stops a task sent SYSTEM_HALT itself (the Web UI’s signal on the task): its call in flight cancelled, nothing started after, the agent goes on';
+  it(webUiHalt, async () => {
     const { agentId, first, second, taskWf } = await slowTaskThenAnother('halt-own');
 
     await h.agents.client.workflow.getHandle(taskWf).signal(haltSignal, { by: 'web ui' });
