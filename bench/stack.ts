@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Connection, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
+import { Worker, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import { AgentClient } from '../client/agent-client';
 import { parseAgentConfig, type AgentConfig } from '../core/config';
 import { type DevServer, freePort, startDevServer } from '../dev/dev-server';
@@ -57,6 +57,8 @@ export async function startBenchStack(
     worker?: boolean;
     /** How long the stack's client waits for a worker to take a submit (`AgentClientOptions.acceptTimeoutMs`). */
     acceptTimeoutMs?: number;
+    /** Activity interceptors for the in-process worker (e.g. `activityTimer().interceptor`). */
+    activityInterceptors?: ActivityInterceptorsFactory[];
   } = {},
 ): Promise<BenchStack> {
   // The benchmarks' workspaces are temporary folders: the worker's policy must allow them.
@@ -77,7 +79,7 @@ export async function startBenchStack(
   });
   let stack: BenchStack;
   try {
-    stack = await connectTo(server, name, dir, metricsPort, opts.worker ?? true, opts.acceptTimeoutMs);
+    stack = await connectTo(server, name, dir, metricsPort, opts);
   } catch (err) {
     await server.stop(); // a benchmark that cannot start leaves no server behind
     throw err;
@@ -100,16 +102,18 @@ async function connectTo(
   name: string,
   dir: string,
   metricsPort: number | undefined,
-  withWorker: boolean,
-  acceptTimeoutMs?: number,
+  opts: { worker?: boolean; acceptTimeoutMs?: number; activityInterceptors?: ActivityInterceptorsFactory[] },
 ): Promise<BenchStack> {
+  const { acceptTimeoutMs, activityInterceptors } = opts;
   const taskQueue = `bench-${name}-${process.pid}`;
   // The same in-process worker the CLI embeds and the tests use, with production settings.
-  const worker = withWorker
-    ? await startEmbeddedWorker({ address: server.address, namespace: 'default' }, taskQueue, {
-        activities: { alerts: { log: () => undefined } },
-      })
-    : undefined;
+  const worker =
+    (opts.worker ?? true)
+      ? await startEmbeddedWorker({ address: server.address, namespace: 'default' }, taskQueue, {
+          activities: { alerts: { log: () => undefined } },
+          ...(activityInterceptors ? { interceptors: { activity: activityInterceptors } } : {}),
+        })
+      : undefined;
   const connection = await Connection.connect({ address: server.address });
   return {
     agents: new AgentClient({ connection, taskQueue, ...(acceptTimeoutMs ? { acceptTimeoutMs } : {}) }),
@@ -162,12 +166,47 @@ export function listingTask(dir: string, ticks: number): AgentConfig {
 }
 
 /**
+ * Each activity's own time on the worker's clock, by activity type: from the call of its function
+ * (after the SDK took the task and decoded its input) until the function settled, the SDK's encoding
+ * and the completion's way to the server excluded.
+ *
+ * ```ts
+ * const timer = activityTimer();
+ * const stack = await startBenchStack('x', { activityInterceptors: [timer.interceptor] });
+ * ```
+ */
+export function activityTimer(): { interceptor: ActivityInterceptorsFactory; times: Map<string, number[]> } {
+  const times = new Map<string, number[]>();
+  const interceptor: ActivityInterceptorsFactory = (ctx) => ({
+    inbound: {
+      async execute(input, next) {
+        const started = performance.now();
+        try {
+          return await next(input);
+        } finally {
+          const type = ctx.info.activityType;
+          const seen = times.get(type) ?? [];
+          seen.push(performance.now() - started);
+          times.set(type, seen);
+        }
+      },
+    },
+  });
+  return { interceptor, times };
+}
+
+/**
  * The floor's worker, on the task queue `<stack's>-floor`: two no-op activities an iteration
  * (`bench/floor-workflows.ts`), with the same SDK defaults and heartbeat settings as the project's
  * worker (workers/worker.ts). `stop()` shuts it down.
  */
-export async function startFloorWorker(address: string, taskQueue: string): Promise<{ stop(): Promise<void> }> {
+export async function startFloorWorker(
+  address: string,
+  taskQueue: string,
+  activityInterceptors?: ActivityInterceptorsFactory[],
+): Promise<{ stop(): Promise<void> }> {
   const worker = await Worker.create({
+    ...(activityInterceptors ? { interceptors: { activity: activityInterceptors } } : {}),
     connection: await connectWorker({ address, namespace: 'default' }),
     taskQueue,
     workflowsPath: require.resolve('./floor-workflows'),

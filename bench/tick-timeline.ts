@@ -8,7 +8,8 @@
  * an unmeasured warm-up run. Each step is the median gap between two consecutive events of the task's
  * (or the floor workflow's) history: a workflow task waiting for its worker (scheduled → started), the
  * worker processing it (started → completed: the activation, the commands, the round trip), and each
- * activity (started → completed: its dispatch to the worker, its function, its result's way back).
+ * activity (started → completed: its dispatch to the worker, its function, its result's way back);
+ * then each activity's own function, on the worker's clock (`activityTimer` in bench/stack.ts).
  *
  * ```sh
  * npm run build && node lib/bench/tick-timeline.js              # 200 ticks
@@ -18,6 +19,7 @@
 import path from 'node:path';
 import type { temporal } from '@temporalio/proto';
 import {
+  activityTimer,
   allRunsEvents,
   environmentLine,
   eventMs,
@@ -114,13 +116,18 @@ async function projectRun(stack: BenchStack, ticks: number, run: string): Promis
 
 async function main(): Promise<void> {
   const { ticks } = parseArgs(process.argv.slice(2));
-  const stack = await startBenchStack('tick-timeline');
-  const floorWorker = await startFloorWorker(stack.address, `${stack.taskQueue}-floor`);
+  const timer = activityTimer();
+  const stack = await startBenchStack('tick-timeline', { activityInterceptors: [timer.interceptor] });
+  const floorWorker = await startFloorWorker(stack.address, `${stack.taskQueue}-floor`, [timer.interceptor]);
   try {
     await floorRun(stack, ticks, 'tl-floor-warm');
+    timer.times.clear();
     const floor = timeline(await floorRun(stack, ticks, 'tl-floor'), ticks);
+    const floorOwn = new Map(timer.times);
     await projectRun(stack, ticks, 'warm');
+    timer.times.clear();
     const project = timeline(await projectRun(stack, ticks, 'measured'), ticks);
+    const projectOwn = new Map(timer.times);
 
     console.log(environmentLine());
     console.log(
@@ -131,6 +138,18 @@ async function main(): Promise<void> {
     const keys = [...new Set([...floor.steps.keys(), ...project.steps.keys()])];
     const cell = (v: number | undefined) => (v === undefined ? '—' : v.toFixed(2));
     for (const k of keys) console.log(`| ${k} | ${cell(floor.steps.get(k))} | ${cell(project.steps.get(k))} |`);
+    // The activities' own functions, of the types each tick runs (not the task's one listing).
+    const median = (v: number[] | undefined) =>
+      v
+        ? percentile(
+            [...v].sort((a, b) => a - b),
+            50,
+          )
+        : undefined;
+    for (const type of ['noop', 'llm', 'tool'])
+      console.log(
+        `| its function (worker's clock: input decoded → settled): ${type} | ${cell(median(floorOwn.get(type)))} | ${cell(median(projectOwn.get(type)))} |`,
+      );
     console.log(`| **the whole run, ms a tick** | ${floor.msPerTick.toFixed(2)} | ${project.msPerTick.toFixed(2)} |`);
   } finally {
     await floorWorker.stop();

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ScriptSchema, scriptCache, stepFor } from './scripted';
@@ -69,13 +69,21 @@ describe('the scripted controller’s script file', () => {
     expect(await textOf(scripts)).toBe('third, longer!');
   });
 
-  it('is parsed once while its size and modification time stay the same', async () => {
+  it('is parsed once while the file stays the same, and read again after any rewrite', async () => {
     const scripts = scriptCache();
     const same = new Date(1_700_000_002_000);
     write('cached', same);
-    expect(await textOf(scripts)).toBe('cached');
-    write('CACHED', same); // new content, same size, the modification time put back
-    expect(await textOf(scripts)).toBe('cached');
+    const first = await scripts.load(file);
+    expect(first.turns[0]?.text).toBe('cached');
+    expect(await scripts.load(file)).toBe(first); // the parsed script itself: not read again
+    write('CACHED', same); // new content, same size, the modification time put back: its change time moved
+    expect(await textOf(scripts)).toBe('CACHED');
+    // Another file renamed over it, of the same size and modification time.
+    const other = path.join(dir, 'other.json');
+    writeFileSync(other, JSON.stringify({ turns: [{ text: 'OTHER!' }] }));
+    utimesSync(other, same, same);
+    renameSync(other, file);
+    expect(await textOf(scripts)).toBe('OTHER!');
   });
 
   it('names the file when it cannot be read', async () => {
@@ -126,6 +134,15 @@ describe('the scripted controller reads only what the worker allows', () => {
     expect(await refusal(path.join(allowed, 'link.json'))).toMatch(/is not one of them/);
     expect(await refusal(path.join(allowed, 'sub', 'up', 'policy.json'))).toMatch(/is not one of them/);
     expect(await refusal(path.join(allowed, '..', 'outside', 'policy.json'))).toMatch(/is not one of them/);
+  });
+
+  it('does not serve a cached script once its path is a symlink to a file outside', async () => {
+    const swapped = path.join(allowed, 'swapped.json');
+    writeFileSync(swapped, JSON.stringify({ turns: [{ text: 'inside' }] }));
+    expect((await scripts.load(swapped)).turns).toEqual([{ text: 'inside' }]);
+    rmSync(swapped);
+    symlinkSync(path.join(outside, 'policy.json'), swapped);
+    expect(await refusal(swapped)).toMatch(/is not one of them/);
   });
 
   it('says a JSON file that is not a script is not one, without naming its keys', async () => {

@@ -4,6 +4,7 @@
  * is chosen by the call's number in the task, never by a counter in here, so a retried call replays the
  * same turn; `error` fails the first `attempts` attempts of that turn, then the turn's content returns.
  */
+import { promises as fs } from 'node:fs';
 import { Context } from '@temporalio/activity';
 import { parseScript, type Script } from '../../core/script';
 import { normalizedError, type NormalizedError } from '../../core/errors';
@@ -141,38 +142,61 @@ export function createScriptedProvider(opts: { dirs?: string[] } = {}): LlmProvi
 /** How many parsed scripts a provider keeps (the least recently read go first). */
 const CACHED_SCRIPTS = 32;
 
+/** What identifies one version of a file: a rewrite, a rename over it or a swap changes it. */
+interface FileVersion {
+  dev: bigint;
+  ino: bigint;
+  size: bigint;
+  mtimeNs: bigint;
+  /** Set by the kernel at every change (a write, a rename, `utimes`): no one can put it back. */
+  ctimeNs: bigint;
+}
+
+const sameVersion = (a: FileVersion, b: FileVersion) =>
+  a.dev === b.dev && a.ino === b.ino && a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs;
+
 /**
- * The scripts a provider read, kept parsed while their file is unchanged (same size and modification
- * time, to the nanosecond): a task calls its script at every tick, and reading and validating the
- * whole file each time was most of a scripted call's cost. A rewritten file is read again. With
- * `dirs`, only files inside them are opened (`openAllowed`).
+ * The scripts a provider read, kept parsed while their file is unchanged (same device and inode, size,
+ * modification and change time, to the nanosecond): a task calls its script at every tick, and reading
+ * and validating the whole file each time was most of a scripted call's cost. A rewritten file is read
+ * again. With `dirs`, only files inside them are opened (`openAllowed`).
+ *
+ * A call whose file is unchanged costs one `lstat` (one file system round trip, not the five of the
+ * checked open): it serves what was read through the checked open of the same path, and a path that now
+ * names a symlink, or another file, is not that version, so it goes through the checked open again.
  */
 export function scriptCache(opts: { dirs?: string[] } = {}) {
-  const cached = new Map<string, { size: bigint; mtimeNs: bigint; script: Script }>();
+  const cached = new Map<string, FileVersion & { script: Script }>();
+  const recall = (file: string, version: FileVersion): Script | undefined => {
+    const hit = cached.get(file);
+    if (!hit || !sameVersion(hit, version)) return undefined;
+    cached.delete(file);
+    cached.set(file, hit);
+    return hit.script;
+  };
   return {
     async load(file: string): Promise<Script> {
+      const now = cached.has(file) ? await fs.lstat(file, { bigint: true }).catch(() => undefined) : undefined;
+      const unchanged = now?.isFile() ? recall(file, now) : undefined;
+      if (unchanged) return unchanged;
       const handle = await openAllowed({ file, what: 'script', source: 'llm scripted', dirs: opts.dirs }).catch(
         (err: unknown) => {
           throw LlmError.isActivityError(err) ? err : unreadable(file, err);
         },
       );
       try {
-        let size: bigint;
-        let mtimeNs: bigint;
+        let version: FileVersion;
         try {
-          ({ size, mtimeNs } = await handle.stat({ bigint: true }));
+          const { dev, ino, size, mtimeNs, ctimeNs } = await handle.stat({ bigint: true });
+          version = { dev, ino, size, mtimeNs, ctimeNs };
         } catch (err) {
           throw unreadable(file, err);
         }
-        const hit = cached.get(file);
-        cached.delete(file);
-        if (hit && hit.size === size && hit.mtimeNs === mtimeNs) {
-          cached.set(file, hit);
-          return hit.script;
-        }
-        if (size > BigInt(MAX_SCRIPT_BYTES))
+        const hit = recall(file, version);
+        if (hit) return hit;
+        if (version.size > BigInt(MAX_SCRIPT_BYTES))
           throw new Error(
-            `the scripted controller file ${file} is ${size} bytes; a script may be at most ${MAX_SCRIPT_BYTES} bytes`,
+            `the scripted controller file ${file} is ${version.size} bytes; a script may be at most ${MAX_SCRIPT_BYTES} bytes`,
           );
         const script = parseScript(
           await handle.readFile('utf8').catch((err: unknown) => {
@@ -180,7 +204,8 @@ export function scriptCache(opts: { dirs?: string[] } = {}) {
           }),
           file,
         );
-        cached.set(file, { size, mtimeNs, script });
+        cached.delete(file);
+        cached.set(file, { ...version, script });
         for (const old of cached.keys()) {
           if (cached.size <= CACHED_SCRIPTS) break;
           cached.delete(old);

@@ -63,6 +63,22 @@ describe('localDirStore', () => {
     expect((await store.get(hashes[0]!)).toString()).toBe(content);
   });
 
+  it('writes nothing when another process stored the content already, and leaves no temporary file', async () => {
+    const hash = await localDirStore(dir).put('written by another worker');
+    // A second store on the directory (another process): its own caches are empty.
+    expect(await localDirStore(dir).put('written by another worker')).toBe(hash);
+    expect(await files()).toEqual([path.join(hash.slice(0, 2), hash)]);
+  });
+
+  it('makes its directories again when they were removed after its first put', async () => {
+    const store = localDirStore(path.join(dir, 'blobs'));
+    const hash = await store.put('kept twice');
+    await rm(path.join(dir, 'blobs'), { recursive: true });
+    expect(await store.put('kept twice')).toBe(hash);
+    expect((await store.get(hash)).toString()).toBe('kept twice');
+    expect((await stat(path.join(dir, 'blobs', hash.slice(0, 2)))).mode & 0o777).toBe(0o700);
+  });
+
   it('says which blob is missing from which directory, and why that may be', async () => {
     const store = localDirStore(dir);
     const hash = sha256Hex('never stored');

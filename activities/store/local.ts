@@ -4,7 +4,7 @@
  * more than 1/256 of the blobs.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { BlobMissingError, blobBytes, checkBlobHash, sha256Hex, verifiedBlob, type BlobStore } from './blob-store';
 
@@ -22,19 +22,45 @@ export function localDirStore(dir: string): BlobStore {
   const root = path.resolve(dir);
   const where = `directory ${root}`;
   const fileOf = (hash: string) => path.join(root, hash.slice(0, 2), hash);
+  // The subdirectories made (or found) so far: a put into one of them makes no mkdir round trip.
+  const made = new Set<string>();
+
+  /** A new temporary file in `tmp`'s directory, made (mode 0700) when missing, or made again if removed. */
+  async function openNew(tmp: string): Promise<FileHandle> {
+    const sub = path.dirname(tmp);
+    if (!made.has(sub)) {
+      await mkdir(sub, { recursive: true, mode: 0o700 });
+      made.add(sub);
+    }
+    try {
+      return await open(tmp, 'wx', 0o600);
+    } catch (err) {
+      // Removed since (the operator cleared the store): make it again, once.
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && made.delete(sub)) return openNew(tmp);
+      throw err;
+    }
+  }
+
   return {
     where,
     async put(content) {
       const bytes = blobBytes(content);
       const hash = sha256Hex(bytes);
       const file = fileOf(hash);
-      // Stored already (same name, so same content) — unless a crash left it short: then write it again.
-      if ((await sizeOf(file)) === bytes.length) return hash;
-      await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
       const tmp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
+      // Whether it is stored already, and the file it would be written to, at once: each file system
+      // call is a round trip through libuv's thread pool, and a put of new content (the usual one) waits
+      // for one less. Stored already (same name, so same content) unless a crash left it short.
+      const [stored, opened] = await Promise.allSettled([sizeOf(file), openNew(tmp)]);
+      if (stored.status === 'fulfilled' && stored.value === bytes.length) {
+        if (opened.status === 'fulfilled') await discard(opened.value, tmp);
+        return hash;
+      }
+      if (opened.status === 'rejected') throw opened.reason;
+      const fh = opened.value;
       try {
-        const fh = await open(tmp, 'wx', 0o600);
         try {
+          if (stored.status === 'rejected') throw stored.reason;
           await fh.writeFile(bytes);
           // The history will name this blob as soon as the activity returns: it must be on disk by then.
           await fh.sync();
@@ -60,6 +86,12 @@ export function localDirStore(dir: string): BlobStore {
       return verifiedBlob(hash, bytes, where);
     },
   };
+}
+
+/** Close and remove a temporary file that was not needed. */
+async function discard(fh: FileHandle, tmp: string): Promise<void> {
+  await fh.close();
+  await rm(tmp, { force: true });
 }
 
 /** The file's size, or undefined when there is none. */

@@ -38,11 +38,13 @@ export async function checkPolicy(
     if (isRequestError(err)) throw refuse(err.message);
     throw err;
   }
-  const allowed = await Promise.all(policy.roots.map((r) => fs.realpath(r).catch(() => r)));
-  if (workspace) await Promise.all(task.workspace.map((root) => createIfMissing(root, allowed)));
+  // Looked up while the workspace's roots are looked at: each file system call is a round trip through
+  // libuv's thread pool, and a call's roots exist but the first time.
+  const resolving = Promise.all(policy.roots.map((r) => fs.realpath(r).catch(() => r)));
+  if (workspace) await Promise.all(task.workspace.map((root) => createIfMissing(root, resolving)));
   // A missing root (one outside the policy's, or not creatable) is reported by the tool itself.
   const realpath = (p: string) => (workspace ? workspace.realpath(p) : fs.realpath(p)).catch(() => p);
-  const reals = await Promise.all(task.workspace.map(realpath));
+  const [allowed, reals] = await Promise.all([resolving, Promise.all(task.workspace.map(realpath))]);
   for (const [i, root] of task.workspace.entries()) {
     const real = reals[i] as string;
     if (!allowed.some((a) => isWithin(real, a))) {
@@ -57,10 +59,10 @@ export async function checkPolicy(
 
 /**
  * Create the workspace root `root` (with its missing parents, as `mkdir -p`) when it does not exist and
- * the realpath of its nearest existing ancestor lies within a root the policy allows (`allowed`, realpaths):
+ * the realpath of its nearest existing ancestor lies within a root the policy allows (`allowedRoots`, realpaths):
  * a symlink out of the tree makes nothing. What was made is checked by realpath after, like any root.
  */
-async function createIfMissing(root: string, allowed: string[]): Promise<void> {
+async function createIfMissing(root: string, allowedRoots: Promise<string[]>): Promise<void> {
   if (!path.isAbsolute(root)) return;
   let above = path.dirname(root);
   try {
@@ -72,6 +74,7 @@ async function createIfMissing(root: string, allowed: string[]): Promise<void> {
   for (;;) {
     try {
       const real = await fs.realpath(above);
+      const allowed = await allowedRoots;
       if (allowed.some((a) => isWithin(real, a))) await fs.mkdir(root, { recursive: true }).catch(() => undefined);
       return;
     } catch {

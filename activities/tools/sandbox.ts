@@ -48,11 +48,15 @@ export async function resolveInWorkspace(
   checkPathText(userPath, source);
   const ws = workspaceOf(workspace, source);
   const { roots } = ws;
-  const realRoots = await ws.realRoots();
-  const first = roots[0] as string; // realRoots() refuses an empty list
-
-  const absolute = path.resolve(first, userPath);
-  const { real, error } = await realpathAllowMissing(absolute, 0);
+  const first = roots[0];
+  // The path is looked up while the roots are (one round trip through libuv's thread pool, not two);
+  // realRoots() refuses a list without an absolute first root, with the error a user should see.
+  const absolute = typeof first === 'string' && path.isAbsolute(first) ? path.resolve(first, userPath) : undefined;
+  const [realRoots, found] = await Promise.all([
+    ws.realRoots(),
+    absolute === undefined ? undefined : realpathAllowMissing(absolute, 0),
+  ]);
+  const { real, error } = found!;
 
   // Containment first, so a lookup outside the workspace never reveals whether something exists there.
   if (!realRoots.some((root) => isInside(real, root))) {
@@ -232,9 +236,13 @@ export async function openConfined(
     }
   }
   try {
-    const where = await fs.readlink(fdPath(handle));
+    // Both at once (one round trip); the stat is looked at only once the location is proven inside.
+    const [located, stated] = await Promise.allSettled([fs.readlink(fdPath(handle)), handle.stat()]);
+    if (located.status === 'rejected') throw located.reason;
+    const where = located.value;
     if (!realRoots.some((root) => isInside(where, root))) throw outside(roots, source, `'${shown}' (opened ${where})`);
-    const stat = await handle.stat();
+    if (stated.status === 'rejected') throw stated.reason;
+    const stat = stated.value;
     if (stat.isFile() && stat.nlink > 1) {
       throw ToolError.of({
         code: 'EPERM',
