@@ -25,8 +25,8 @@ export function localDirStore(dir: string): BlobStore {
   // The subdirectories made (or found) so far: a put into one of them makes no mkdir round trip.
   const made = new Set<string>();
 
-  /** A new temporary file in `tmp`'s directory, made (mode 0700) when missing, or made again if removed. */
-  async function openNew(tmp: string): Promise<FileHandle> {
+  /** A new temporary file in `tmp`'s directory, made (mode 0700) when missing, or made again (once) if removed. */
+  async function openNew(tmp: string, again = true): Promise<FileHandle> {
     const sub = path.dirname(tmp);
     if (!made.has(sub)) {
       await mkdir(sub, { recursive: true, mode: 0o700 });
@@ -36,8 +36,9 @@ export function localDirStore(dir: string): BlobStore {
       return await open(tmp, 'wx', 0o600);
     } catch (err) {
       // Removed since (the operator cleared the store): make it again, once.
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT' && made.delete(sub)) return openNew(tmp);
-      throw err;
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || !again) throw err;
+      made.delete(sub);
+      return openNew(tmp, false);
     }
   }
 
