@@ -86,7 +86,8 @@ describe('localDirStore', () => {
     expect(err).toBeInstanceOf(BlobMissingError);
     expect(err).toMatchObject({ code: 'E_BLOB_MISSING', hash, where: `directory ${dir}` });
     expect((err as Error).message).toBe(
-      `transcript blob sha256:${hash} is missing from directory ${dir}: it was deleted, or this process uses another store than the worker that wrote it (STARRY_STORE_BUCKET / STARRY_STORE_DIR)`,
+      `transcript blob sha256:${hash} is missing from directory ${dir}: it was deleted, ` +
+        'or this process uses another store than the worker that wrote it (STARRY_STORE_BUCKET / STARRY_STORE_DIR)',
     );
   });
 
