@@ -6,8 +6,11 @@
  * (`dev/embedded.ts`): the project's, and a floor worker whose workflow does two no-op activities per
  * iteration (`bench/floor-workflows.ts`). For each scenario (agents × ticks) the floor runs first, then
  * the project: each agent gets one task whose scripted controller calls `fs.list` on every tick but the
- * last (an instant LLM turn + a tool call per tick, like the floor's two activities). Measured from the
- * first start to the last completion, after one unmeasured floor workflow and one task so both sides
+ * last (an instant LLM turn + a tool call per tick, like the floor's two activities). Between them runs
+ * the floor in the agents' shape (`floorAgentWorkflow`): the same no-op iterations as a child workflow of
+ * an agent started by its submit, with the check and the search attributes an agent's task has, so the
+ * table says how much of the gap is the shape's own cost to Temporal and how much the project's work.
+ * Measured from the first start to the last completion, after one unmeasured run of each so all sides
  * are warm. Workflow tasks and events are counted from the histories after; the CPU time of the dev
  * server and of the worker process per tick says where the time went.
  *
@@ -30,14 +33,15 @@
 import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { Client } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
-import { Worker } from '@temporalio/worker';
-import { workflowSource } from '../workers/worker';
 import type { SubmitTaskResult, TaskResult } from '../core/contract';
 import { agentWorkflowId } from '../workflows/messages';
+import { AgentStateKey } from '../workflows/search-attributes';
+import { floorSubmitUpdate } from './floor-workflows';
 import { temporalCliPath } from '../dev/paths';
 import { oneRun, slowTurnConfig, type Sample as HaltSample } from './halt-latency';
+import { replayInThread, type ToReplay } from './replay-thread';
 import { cannotProfile, profileRows, profileServer, type ServerProfile } from './server-profile';
 import {
   allRuns,
@@ -283,7 +287,7 @@ async function count(
   // When each task closed, and when its agent's workflow task that took the close completed.
   const closedAt = new Map<string, number>();
   const recordedAt = new Map<string, number>();
-  const toReplay: { workflowId: string; history: { events: HistoryEvent[] } }[] = [];
+  const toReplay: ToReplay[] = [];
   const by = (identity: string | null | undefined) => {
     const key = identity ?? 'unknown';
     const row = execution.byIdentity.get(key) ?? { workflowTasks: 0, activities: 0 };
@@ -297,7 +301,7 @@ async function count(
       const id = batch[j] as string;
       if (o.replay)
         for (const [k, events] of (runs[j] ?? []).entries())
-          toReplay.push({ workflowId: `${id} (run ${k + 1})`, history: { events } });
+          toReplay.push({ workflowId: `${id} (run ${k + 1})`, events });
       const closed = ev.at(-1);
       if (closed?.workflowExecutionCompletedEventAttributes) closedAt.set(id, eventMs(closed.eventTime));
       const childClosed: string[] = [];
@@ -376,14 +380,13 @@ async function count(
     execution.seenLagMs.push(seen - closed);
     if (recorded !== undefined) execution.recordLagMs.push(recorded - closed);
   }
-  if (toReplay.length)
-    for await (const r of Worker.runReplayHistories(
-      { ...workflowSource(), replayName: 'throughput-replay' },
-      toReplay,
-    )) {
-      execution.replayed++;
-      if (r.error) execution.replayFailures.push(`${r.workflowId}: ${String(r.error.message).slice(0, 200)}`);
-    }
+  if (toReplay.length) {
+    // In a thread of its own: a replay leaves the SDK's promise hooks on the thread that ran it, and this
+    // thread runs the activities of the runs still to measure (bench/replay-thread.ts).
+    const { replayed, failures } = await replayInThread(toReplay, 'throughput-replay');
+    execution.replayed = replayed;
+    execution.replayFailures.push(...failures);
+  }
   return { workflowTasks, events, firstMs, execution };
 }
 
@@ -403,6 +406,60 @@ async function floor(stack: BenchStack, s: Scenario, run: string, extras?: Extra
     return { wallMs: performance.now() - t0, ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)) };
   });
   return { ...measured, ticks: s.agents * s.ticks, ...(await count(client, ids, s.ticks)) };
+}
+
+/** A child workflow's result once it ends: the agent accepts a submit before its child exists on the server. */
+async function taskResult(client: Client, workflowId: string): Promise<unknown> {
+  for (;;) {
+    try {
+      return await client.workflow.getHandle(workflowId).result();
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+}
+
+/**
+ * The floor in the agents' shape (`floorAgentWorkflow`, bench/floor-workflows.ts): each agent started by
+ * its submit (update-with-start), the submit checked by one no-op activity, the task a child workflow of
+ * `s.ticks` iterations, the search attributes written as the project's agents and tasks write them. The
+ * client sends the submits as the project's run does and waits for each task's result.
+ */
+async function agentShapedFloor(stack: BenchStack, s: Scenario, run: string, extras?: Extras): Promise<Measure> {
+  const client = stack.agents.client;
+  const taskQueue = `${stack.taskQueue}-floor`;
+  const agentIds = Array.from({ length: s.agents }, (_, i) => `floor-agent-${run}-${i}`);
+  const ops0 = extras?.metrics ? await stack.counters() : undefined;
+  const { taskIds, ...measured } = await sampled(
+    stack,
+    extras,
+    path.join(stack.dir, `floor-agent-${run}.perf`),
+    async () => {
+      const cpu0 = stack.cpu();
+      const t0 = performance.now();
+      const waits: Promise<string>[] = [];
+      await pool(agentIds, SUBMITS_IN_FLIGHT, async (workflowId) => {
+        const update = await client.workflow.startUpdateWithStart(floorSubmitUpdate, {
+          args: [s.ticks],
+          waitForStage: 'ACCEPTED',
+          startWorkflowOperation: new WithStartWorkflowOperation('floorAgentWorkflow', {
+            workflowId,
+            taskQueue,
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            typedSearchAttributes: [{ key: AgentStateKey, value: 'IDLE' }],
+          }),
+        });
+        const taskId = await update.result();
+        const wait = taskResult(client, taskId).then(() => taskId);
+        wait.catch(() => undefined); // handled by the Promise.all below, once every submit went
+        waits.push(wait);
+      });
+      const taskIds = await Promise.all(waits);
+      return { taskIds, wallMs: performance.now() - t0, ...cpuSince(stack, cpu0), ...(await opsSince(stack, ops0)) };
+    },
+  );
+  return { ...measured, ticks: s.agents * s.ticks, ...(await count(client, [...taskIds, ...agentIds], s.ticks)) };
 }
 
 /**
@@ -528,6 +585,7 @@ async function main(): Promise<void> {
   const floorWorker = await startFloorWorker(stack.address, `${stack.taskQueue}-floor`);
   const rows: string[] = [];
   const opRows: string[] = [];
+  const shapeRows: string[] = [];
   const profRows: string[] = [];
   const workRows: string[] = [];
   const onceRows: string[] = [];
@@ -555,11 +613,14 @@ async function main(): Promise<void> {
     // about half its workflow tasks dispatched in ~2 ms; every later one waits ~40 ms for each on the
     // sticky queue (docs/BENCHMARKS.md). Without this the floor measured 76 ms a tick against 100 warm.
     await floor(stack, { agents: 1, ticks: 10 }, 'warm');
+    await agentShapedFloor(stack, { agents: 1, ticks: 10 }, 'warm');
     await project(stack, { agents: 1, ticks: 10 }, 'warm');
     for (const [i, s] of scenarios.entries()) {
       const name = `${s.agents}×${s.ticks}`;
       const f = await floor(stack, s, `${i}`, extras);
       process.stderr.write(`${name} floor: ${(f.wallMs / 1000).toFixed(1)} s\n`);
+      const a = await agentShapedFloor(stack, s, `${i}`, extras);
+      process.stderr.write(`${name} floor in the agents' shape: ${(a.wallMs / 1000).toFixed(1)} s\n`);
       const load: { endedAt?: number } = {};
       const halts = extras.haltRuns
         ? haltsUnderLoad(stack, load, { runs: extras.haltRuns, queued: extras.haltQueued })
@@ -665,6 +726,15 @@ async function main(): Promise<void> {
         row([name, 'floor', s.agents === 1 ? perTick(f) : '—', rate(f).toFixed(1), '1.00', ...perRun(f), '']),
         row([
           name,
+          "floor in the agents' shape",
+          s.agents === 1 ? perTick(a) : '—',
+          rate(a).toFixed(1),
+          (rate(a) / rate(f)).toFixed(2),
+          ...perRun(a),
+          '',
+        ]),
+        row([
+          name,
           'project',
           s.agents === 1 ? perTick(p) : '—',
           rate(p).toFixed(1),
@@ -672,6 +742,9 @@ async function main(): Promise<void> {
           ...perRun(p),
           rss,
         ]),
+      );
+      shapeRows.push(
+        row([name, (rate(p) / rate(f)).toFixed(2), (rate(a) / rate(f)).toFixed(2), (rate(p) / rate(a)).toFixed(2)]),
       );
       if (f.ops && p.ops) opRows.push(...operationRows(name, f.ops, f.ticks, p.ops, p.ticks));
       if (f.profile && p.profile) profRows.push(...profileRows(name, f.profile, f.ticks, p.profile, p.ticks));
@@ -704,6 +777,18 @@ async function main(): Promise<void> {
         `the project's ${errors.project}, other or none ${errors.other})`,
     );
     for (const e of errors.first) console.log(`- ${e}`);
+    if (shapeRows.length)
+      table(
+        "the project against both floors: the agents' shape (an update-started agent, a check, a child workflow per " +
+          'task, their search attributes) costs Temporal this much itself; the last column is what the project adds to it',
+        [
+          'agents × ticks',
+          'project / floor',
+          "floor in the agents' shape / floor",
+          "project / floor in the agents' shape",
+        ],
+        shapeRows,
+      );
     if (workRows.length) {
       table(
         "who ran the project's work: workflow tasks and activities completed, by the worker identity in the histories",
