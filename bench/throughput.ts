@@ -720,29 +720,21 @@ async function main(): Promise<void> {
       // Where a tick's CPU goes: on this machine the server and the worker share its cores.
       const cpu = (m: Measure) => `${(m.serverCpuMs / m.ticks).toFixed(1)} | ${(m.workerCpuMs / m.ticks).toFixed(1)}`;
       const rss = (process.memoryUsage().rss / 2 ** 20).toFixed(0);
-      // A run's cells after its ratio: workflow tasks and events a tick, the CPU a tick.
-      const perRun = (m: Measure) => [(m.workflowTasks / m.ticks).toFixed(2), (m.events / m.ticks).toFixed(1), cpu(m)];
-      rows.push(
-        row([name, 'floor', s.agents === 1 ? perTick(f) : '—', rate(f).toFixed(1), '1.00', ...perRun(f), '']),
+      // A run's row: its label, its time a tick (one agent), its rate and ratio to the floor, workflow
+      // tasks and events a tick, the CPU a tick, and the process's RSS (the project's row only).
+      const sideRow = (label: string, m: Measure, memory = '') =>
         row([
           name,
-          "floor in the agents' shape",
-          s.agents === 1 ? perTick(a) : '—',
-          rate(a).toFixed(1),
-          (rate(a) / rate(f)).toFixed(2),
-          ...perRun(a),
-          '',
-        ]),
-        row([
-          name,
-          'project',
-          s.agents === 1 ? perTick(p) : '—',
-          rate(p).toFixed(1),
-          (rate(p) / rate(f)).toFixed(2),
-          ...perRun(p),
-          rss,
-        ]),
-      );
+          label,
+          s.agents === 1 ? perTick(m) : '—',
+          rate(m).toFixed(1),
+          (rate(m) / rate(f)).toFixed(2),
+          (m.workflowTasks / m.ticks).toFixed(2),
+          (m.events / m.ticks).toFixed(1),
+          cpu(m),
+          memory,
+        ]);
+      rows.push(sideRow('floor', f), sideRow("floor in the agents' shape", a), sideRow('project', p, rss));
       shapeRows.push(
         row([name, (rate(p) / rate(f)).toFixed(2), (rate(a) / rate(f)).toFixed(2), (rate(p) / rate(a)).toFixed(2)]),
       );

@@ -62,6 +62,15 @@ const STEPS: Array<{ name: string; from: keyof HistoryEvent; to: keyof HistoryEv
   },
 ];
 
+/** The median of some times (nearest rank), or undefined when there are none. */
+const median = (v: number[] | undefined) =>
+  v?.length
+    ? percentile(
+        [...v].sort((a, b) => a - b),
+        50,
+      )
+    : undefined;
+
 /** Median ms of each step, an activity's by its type; and the whole run's ms per tick. */
 function timeline(events: HistoryEvent[], ticks: number): { steps: Map<string, number>; msPerTick: number } {
   const gaps = new Map<string, number[]>();
@@ -79,15 +88,7 @@ function timeline(events: HistoryEvent[], ticks: number): { steps: Map<string, n
       else gaps.set(key, [gap]);
     }
   }
-  const steps = new Map(
-    [...gaps].map(([k, v]) => [
-      k,
-      percentile(
-        v.sort((a, b) => a - b),
-        50,
-      ),
-    ]),
-  );
+  const steps = new Map([...gaps].map(([k, v]) => [k, median(v) as number]));
   const first = events[0] as HistoryEvent;
   const last = events.at(-1) as HistoryEvent;
   return { steps, msPerTick: (eventMs(last.eventTime) - eventMs(first.eventTime)) / ticks };
@@ -139,13 +140,6 @@ async function main(): Promise<void> {
     const cell = (v: number | undefined) => (v === undefined ? '—' : v.toFixed(2));
     for (const k of keys) console.log(`| ${k} | ${cell(floor.steps.get(k))} | ${cell(project.steps.get(k))} |`);
     // The activities' own functions, of the types each tick runs (not the task's one listing).
-    const median = (v: number[] | undefined) =>
-      v
-        ? percentile(
-            [...v].sort((a, b) => a - b),
-            50,
-          )
-        : undefined;
     for (const type of ['noop', 'llm', 'tool'])
       console.log(
         `| its function (worker's clock: input decoded → settled): ${type} | ${cell(median(floorOwn.get(type)))} | ${cell(median(projectOwn.get(type)))} |`,
