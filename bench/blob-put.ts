@@ -70,6 +70,7 @@ async function main(): Promise<void> {
         'two puts side by side (the answer and the manifest)',
         (i) => time(() => Promise.all([store.put(content('a', i)), store.put(content('m', i))])),
       ],
+      // The first row's content, put just before in the same round.
       ['put of content already stored', (i) => time(() => store.put(content('new', i)))],
       [
         'fsync of a new file alone',
