@@ -8,6 +8,7 @@ import {
   TASK_WORKFLOW_ID_PATTERN,
   tenantOfWorkflowId,
   TenantIdSchema,
+  tenantRoots,
 } from './tenant';
 import { agentWorkflowId, taskWorkflowId } from '../workflows/messages';
 import { isRequestError } from './errors';
@@ -66,5 +67,13 @@ describe('a tenant’s agent ids', () => {
       expect([id, TASK_WORKFLOW_ID_PATTERN.test(id)]).toEqual([id, true]);
     for (const id of ['agent-a1', 'agent-a:b:c-task-1', 'agent-:a1-task-1', 'agent-a1-task-', 'agent-a b-task-1'])
       expect([id, TASK_WORKFLOW_ID_PATTERN.test(id)]).toEqual([id, false]);
+  });
+
+  it('gives a tenant the part of each root named after it, and a plain agent the roots themselves', () => {
+    expect(tenantRoots(['/workspaces', '/srv/ws/'], 'acme')).toEqual(['/workspaces/acme', '/srv/ws/acme']);
+    expect(tenantRoots(['/'], 'acme')).toEqual(['/acme']);
+    expect(tenantRoots(['/workspaces'], undefined)).toEqual(['/workspaces']);
+    for (const bad of ['..', '.', 'a/b', '../x', ''])
+      expect(() => tenantRoots(['/workspaces'], bad)).toThrow(/invalid tenant/);
   });
 });

@@ -100,3 +100,20 @@ const NAME = '[A-Za-z0-9][A-Za-z0-9_.-]{0,63}';
 export const TASK_WORKFLOW_ID_PATTERN = new RegExp(
   `^agent-(?:${NAME}${TENANT_SEPARATOR})?${NAME}-task-[A-Za-z0-9_.-]{1,60}$`,
 );
+
+/**
+ * A tenant's part of the worker's roots (docs/ARCHITECTURE.md, "Tenants"): `<root>/<tenant>` for each
+ * root, so tenants never share a workspace, a disk quota or a path; without a tenant, the roots
+ * themselves. A tenant id is one path segment (no `/`, never `.` or `..`: it starts with a letter or
+ * digit), so the join cannot climb out of its root.
+ *
+ * ```ts
+ * tenantRoots(['/workspaces'], 'acme') // ['/workspaces/acme']
+ * tenantRoots(['/workspaces'], undefined) // ['/workspaces']
+ * ```
+ */
+export function tenantRoots(roots: readonly string[], tenant: string | undefined): string[] {
+  if (tenant === undefined) return [...roots];
+  const id = checkTenant(tenant, 'tenant');
+  return roots.map((root) => (root === '/' ? `/${id}` : `${root.replace(/\/+$/, '')}/${id}`));
+}
