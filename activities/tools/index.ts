@@ -34,6 +34,8 @@ import type { ToolCallRef } from './call-journal';
 import type { ToolContext } from './context';
 import { specOf, type ToolDefinition } from './define';
 import { McpPool, type McpSandboxOptions } from './mcp';
+import type { TenantSpace } from './disk';
+import { tenantOfWorkflowId, tenantRoots } from '../../core/tenant';
 import { checkPolicy } from './policy-check';
 import { Workspace } from './sandbox';
 import { guideIds } from '../../core/guides';
@@ -152,6 +154,8 @@ export interface RunOptions {
   registry?: ToolRegistry;
   /** Report progress to Temporal (a tool's `ctx.heartbeat`). */
   heartbeat?: (details?: unknown) => void;
+  /** The call's tenant (`tenantOfWorkflowId`), whose space `limits.tenantBytes` bounds; absent: a plain agent's. */
+  tenant?: string;
 }
 
 let builtinRegistry: ToolRegistry | undefined;
@@ -209,7 +213,10 @@ export async function runTool(
   if (run.policy && !run.policy.allowRoot && process.getuid?.() === 0) ctx.dropRoot = true;
   if (run.policy) ctx.limits = run.policy.limits;
   try {
-    if (run.policy) await checkPolicy(run.policy, { workspace: req.workspace, tools }, name, ctx.workspace);
+    if (run.policy) {
+      ctx.space = tenantSpace(run.policy, run.tenant);
+      await checkPolicy(run.policy, { workspace: req.workspace, tools }, name, ctx.workspace);
+    }
     let data: unknown;
     if (own) data = await own.run(args, ctx);
     else {
@@ -217,6 +224,7 @@ export async function runTool(
         run.policy,
         mcp!.config,
         'command' in mcp!.config ? await ctx.workspace.realRoots() : req.workspace,
+        run.tenant,
       );
       data = await registry.mcp.callTool(mcp!.server, mcp!.config, mcp!.tool, args as Record<string, unknown>, {
         cwd: sandbox.roots![0]!,
@@ -238,16 +246,27 @@ export async function runTool(
 
 /**
  * What a stdio MCP server's sandbox grants: the task's workspace (real paths), its policy entry's network
- * and read-only directories, the policy's limits.
+ * and read-only directories, the policy's limits, and the tenant's space they bound.
  */
-function mcpSandbox(policy: WorkerPolicy | undefined, config: McpServerConfig, roots: string[]): McpSandboxOptions {
+function mcpSandbox(
+  policy: WorkerPolicy | undefined,
+  config: McpServerConfig,
+  roots: string[],
+  tenant: string | undefined,
+): McpSandboxOptions {
   const entry = policy && 'command' in config ? mcpCommandEntry(policy, config.command, config.args) : undefined;
   return {
     roots,
     network: entry?.network ?? false,
     readOnly: entry?.readOnly ?? [],
     limits: policy?.limits ?? DEFAULT_LIMITS,
+    ...(policy ? { space: tenantSpace(policy, tenant) } : {}),
   };
+}
+
+/** A tenant's space under the policy's roots (core/tenant.ts): what `limits.tenantBytes` bounds. */
+function tenantSpace(policy: WorkerPolicy, tenant: string | undefined): TenantSpace {
+  return { roots: tenantRoots(policy.roots, tenant), ...(tenant !== undefined ? { tenant } : {}) };
 }
 
 /** A result larger than the task allows is refused, as the built-in tools refuse one. */
@@ -272,6 +291,12 @@ function checkOutputSize(name: string, data: unknown, cap: number): void {
       suggestion: 'Ask for less (a narrower query, fewer items, a page of the result).',
     });
   }
+}
+
+/** The tenant of a call's workflow, as `RunOptions` take it (none for a plain agent's, or outside a workflow). */
+function tenantOf(workflowId: string | undefined): { tenant?: string } {
+  const tenant = workflowId === undefined ? undefined : tenantOfWorkflowId(workflowId);
+  return tenant === undefined ? {} : { tenant };
 }
 
 /**
@@ -322,7 +347,13 @@ export function createToolActivities(
       let ran: ToolRunResult;
       try {
         ran = await withHeartbeats(
-          runTool(req, cancellationSignal, { policy, registry, heartbeat, ...(call ? { call } : {}) }),
+          runTool(req, cancellationSignal, {
+            policy,
+            registry,
+            heartbeat,
+            ...(call ? { call } : {}),
+            ...tenantOf(run?.workflowId),
+          }),
           { tool: req.name, tick: req.tick },
         );
       } catch (err) {
@@ -361,13 +392,15 @@ export function createToolActivities(
      * names none). A server that does not start fails the task with its name and what it said.
      */
     async listTools(req: ListToolsRequest): Promise<ListedTools> {
-      const { cancellationSignal } = Context.current();
+      const { cancellationSignal, info } = Context.current();
       try {
         const workspace = new Workspace(req.workspace, 'listTools');
         await checkPolicy(policy, { workspace: req.workspace, tools: req.tools }, 'listTools', workspace);
         const specs = registry.specs();
+        const { tenant } = tenantOf(info.workflowExecution?.workflowId);
         for (const [server, config] of Object.entries(req.tools.mcp ?? {})) {
-          const sandbox = mcpSandbox(policy, config, 'command' in config ? await workspace.realRoots() : req.workspace);
+          const roots = 'command' in config ? await workspace.realRoots() : req.workspace;
+          const sandbox = mcpSandbox(policy, config, roots, tenant);
           specs.push(
             ...(await registry.mcp.listTools(server, config, {
               cwd: sandbox.roots![0]!,
