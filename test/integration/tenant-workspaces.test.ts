@@ -47,7 +47,11 @@ afterAll(async () => {
 });
 
 /** POST a task as an operator of `tenant`; the answer's status and JSON. */
-async function submit(tenant: string, agentId: string, body: unknown): Promise<{ status: number; json: any }> {
+async function submit(
+  tenant: string,
+  agentId: string,
+  body: unknown,
+): Promise<{ status: number; json: Record<string, string> }> {
   const token = await devToken({
     secret: SECRET,
     sub: `op-${tenant}`,
