@@ -63,7 +63,7 @@ async function submit(
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
-  return { status: res.status, json: await res.json() };
+  return { status: res.status, json: (await res.json()) as Record<string, string> };
 }
 
 describe("a tenant's workspaces and transcripts", () => {
@@ -79,7 +79,7 @@ describe("a tenant's workspaces and transcripts", () => {
     expect(readFileSync(path.join(workspace, 'notes.md'), 'utf8')).toBe('t1 only');
 
     // The transcript's blobs are keyed by the tenant: found in its space, missing from the shared one.
-    const result = await h.agents.forTenant(t1).waitForTask('writer', a.json.taskId);
+    const result = await h.agents.forTenant(t1).waitForTask('writer', a.json.taskId as string);
     const manifest = result.transcript?.manifest as string;
     const store = storeFromEnv();
     expect(JSON.parse((await store.get(manifest, t1)).toString()).v).toBe(1);
