@@ -35,7 +35,8 @@ import type { ToolContext } from './context';
 import { specOf, type ToolDefinition } from './define';
 import { McpPool, type McpSandboxOptions } from './mcp';
 import type { TenantSpace } from './disk';
-import { tenantOfWorkflowId, tenantRoots } from '../../core/tenant';
+import { tenantRoots } from '../../core/tenant';
+import { activityTenant } from '../tenant';
 import { checkPolicy } from './policy-check';
 import { Workspace } from './sandbox';
 import { guideIds } from '../../core/guides';
@@ -215,7 +216,7 @@ export async function runTool(
   try {
     if (run.policy) {
       ctx.space = tenantSpace(run.policy, run.tenant);
-      await checkPolicy(run.policy, { workspace: req.workspace, tools }, name, ctx.workspace);
+      await checkPolicy(run.policy, { workspace: req.workspace, tools }, name, ctx.workspace, run.tenant);
     }
     let data: unknown;
     if (own) data = await own.run(args, ctx);
@@ -293,12 +294,6 @@ function checkOutputSize(name: string, data: unknown, cap: number): void {
   }
 }
 
-/** The tenant of a call's workflow, as `RunOptions` take it (none for a plain agent's, or outside a workflow). */
-function tenantOf(workflowId: string | undefined): { tenant?: string } {
-  const tenant = workflowId === undefined ? undefined : tenantOfWorkflowId(workflowId);
-  return tenant === undefined ? {} : { tenant };
-}
-
 /**
  * The Temporal activities for tools. Heartbeats while the tool runs and passes the activity's
  * cancellation signal on; a failed call is thrown as a typed ApplicationFailure (its NormalizedError in the details),
@@ -342,6 +337,7 @@ export function createToolActivities(
         ? { id: `${run.workflowId}/${run.runId}/${req.callId ?? info.activityId}`, journalDir }
         : undefined;
       const heartbeat = (details?: unknown) => ctx.heartbeat(details ?? { tool: req.name, tick: req.tick });
+      const tenant = activityTenant();
       const started = performance.now();
       const meter = options.metrics;
       let ran: ToolRunResult;
@@ -352,7 +348,7 @@ export function createToolActivities(
             registry,
             heartbeat,
             ...(call ? { call } : {}),
-            ...tenantOf(run?.workflowId),
+            ...(tenant !== undefined ? { tenant } : {}),
           }),
           { tool: req.name, tick: req.tick },
         );
@@ -392,12 +388,12 @@ export function createToolActivities(
      * names none). A server that does not start fails the task with its name and what it said.
      */
     async listTools(req: ListToolsRequest): Promise<ListedTools> {
-      const { cancellationSignal, info } = Context.current();
+      const { cancellationSignal } = Context.current();
       try {
         const workspace = new Workspace(req.workspace, 'listTools');
         await checkPolicy(policy, { workspace: req.workspace, tools: req.tools }, 'listTools', workspace);
         const specs = registry.specs();
-        const { tenant } = tenantOf(info.workflowExecution?.workflowId);
+        const tenant = activityTenant();
         for (const [server, config] of Object.entries(req.tools.mcp ?? {})) {
           const roots = 'command' in config ? await workspace.realRoots() : req.workspace;
           const sandbox = mcpSandbox(policy, config, roots, tenant);
