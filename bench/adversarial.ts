@@ -34,6 +34,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { createApp } from '../api/app';
 import { authenticator, devToken, type Role } from '../api/auth';
 import { environmentLine, startBenchStack, type BenchStack } from './stack';
+import { trustAttempts } from './adversarial-trust';
 
 /** The worker's secrets: none may reach the attacker. */
 const SECRETS = {
@@ -52,7 +53,7 @@ interface Answer {
 }
 
 /** What an attempt can use. */
-interface Ctx {
+export interface Ctx {
   /** POST/GET the API as `role` (tenant `t1` unless given). */
   api(
     method: string,
@@ -61,8 +62,10 @@ interface Ctx {
   ): Promise<Answer>;
   /** Run the CLI against the suite's server, for tenant t1; its stdout and stderr. */
   cli(args: string[]): Promise<{ stdout: string; stderr: string; status: number | null }>;
-  /** Write `files` into a new workspace under the root and return it. */
+  /** Write `files` into a new workspace under tenant t1's part of the root and return it. */
   workspace(files?: Record<string, string>): string;
+  /** A tenant's part of the root (`<root>/<tenant>`, t1 unless given), where its workspaces must lie. */
+  space(tenant?: string): string;
   /** Submit a task whose model asks for `calls` (`[wire tool name, args]`), wait for it, return the answer. */
   attack(
     calls: Array<[string, Record<string, unknown>]>,
@@ -86,9 +89,14 @@ interface Ctx {
     opts?: { tenant?: string | null; expired?: boolean; secret?: string; sub?: string },
   ): Promise<string>;
   agentId(): string;
+  /** The suite's Temporal server, and a scratch folder of the suite's own (removed at its end). */
+  address: string;
+  base: string;
+  /** Run `fn` when the suite ends (a worker process an attempt started). */
+  onStop(fn: () => Promise<void>): void;
 }
 
-interface Attempt {
+export interface Attempt {
   category: string;
   name: string;
   /** Resolves with why the attempt got through, or undefined when it held. */
@@ -344,7 +352,7 @@ attempt('limits', 'fs.write past the workspace cap', async (c) => {
 /** Tenant t1's agent with one finished task: its id and its task's workflow id. */
 async function victim(c: Ctx): Promise<{ id: string; task: string }> {
   const id = c.agentId();
-  const a = await c.submit(c.model, { wait: 30, agentId: id, config: { workspace: [c.root] } });
+  const a = await c.submit(c.model, { wait: 30, agentId: id, config: { workspace: [c.space()] } });
   const task = (JSON.parse(a.text) as { workflowId: string }).workflowId;
   return { id, task };
 }
@@ -377,7 +385,11 @@ attempt('tenants', "another tenant submits to the same name: its own agent, the 
   await c.api('POST', `/v1/agents/${v.id}/tasks?wait=30`, {
     role: 'operator',
     tenant: 't2',
-    body: { goal: 'mine', llm: c.model, config: { workspace: [c.root], verify: false, tools: { shellAllow: ['ls'] } } },
+    body: {
+      goal: 'mine',
+      llm: c.model,
+      config: { workspace: [c.space('t2')], verify: false, tools: { shellAllow: ['ls'] } },
+    },
   });
   const own = JSON.parse((await c.api('GET', `/v1/agents/${v.id}`, { role: 'viewer' })).text) as { tasks: unknown[] };
   return own.tasks.length === 1 ? undefined : `the victim has ${own.tasks.length} tasks`;
@@ -456,6 +468,10 @@ attempt('halted', "a halted task's result over HTTP", async (c) => {
   }
   return 'still running 10 s after the halt';
 });
+
+// ---- the worker's own code and the tenants' files (bench/adversarial-trust.ts) --------------------------
+
+attempts.push(...trustAttempts);
 
 // ---------------------------------------------------------------------------------------------------
 
@@ -584,6 +600,7 @@ async function main(): Promise<void> {
   });
   const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   let n = 0;
+  const stops: Array<() => Promise<void>> = [];
   /** Every HTTP answer the attacker got: no secret may be in one. */
   const answers: string[] = [];
   const token: Ctx['token'] = (role, o = {}) =>
@@ -603,6 +620,9 @@ async function main(): Promise<void> {
     policyFile,
     token,
     agentId: () => `adv-${process.pid}-${++n}`,
+    address: stack.address,
+    base,
+    onStop: (fn) => void stops.push(fn),
     async api(method, url, o = {}) {
       const bearer =
         o.token === null
@@ -621,14 +641,20 @@ async function main(): Promise<void> {
       const body = {
         goal: 'adversarial',
         llm,
-        config: { workspace: [root], verify: false, tools: { shellAllow: policy.shellAllow }, ...o.config },
+        config: { workspace: [ctx.space()], verify: false, tools: { shellAllow: policy.shellAllow }, ...o.config },
       };
       return ctx.api('POST', `/v1/agents/${o.agentId ?? ctx.agentId()}/tasks${o.wait ? `?wait=${o.wait}` : ''}`, {
         body,
       });
     },
+    space(tenant = 't1') {
+      const dir = path.join(root, tenant);
+      mkdirSync(dir, { recursive: true });
+      if (process.getuid?.() === 0) chownSync(dir, 65534, 65534);
+      return dir;
+    },
     workspace(files = {}) {
-      const ws = path.join(root, `ws-${++n}`);
+      const ws = path.join(ctx.space(), `ws-${++n}`);
       mkdirSync(ws);
       symlinkSync(outside, path.join(ws, 'link-out'));
       for (const [name, content] of Object.entries(files)) writeFileSync(path.join(ws, name), content);
@@ -689,7 +715,7 @@ async function main(): Promise<void> {
   // leaked, or the suite could not tell a hole from a hold.
   const control = await (async () => {
     const seen = model.bodies.length;
-    const ws = path.join(root, 'control');
+    const ws = path.join(ctx.space(), 'control');
     mkdirSync(ws);
     writeFileSync(path.join(ws, 'copy.txt'), OUTSIDE_SECRET);
     await ctx.api('POST', `/v1/agents/${ctx.agentId()}/tasks?wait=60`, {
@@ -740,6 +766,7 @@ async function main(): Promise<void> {
       rows.set(a.category, row);
     }
   } finally {
+    await Promise.all(stops.map((stop) => stop().catch(() => undefined)));
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await stack.stop();
     await model.close();
