@@ -784,7 +784,9 @@ async function main(): Promise<void> {
     shellAllow: ['ls', 'cat', 'sh', 'head', 'wc', 'sleep', 'seq'],
     httpAllow: [new URL(listener.url).host, 'mcp.example.com'],
     mcpCommands: ['node', { command: 'node', args: [pinnedServer] }],
-    mcpEnv: [{ name: 'MCP_TOKEN', hosts: ['mcp.example.com'], commands: ['node'] }],
+    // Bound to the pinned server alone: bound to the command `node`, whose first entry leaves the args free, it
+    // would reach any code (the worker refuses such a policy).
+    mcpEnv: [{ name: 'MCP_TOKEN', hosts: ['mcp.example.com'], commands: [{ command: 'node', args: [pinnedServer] }] }],
     maxOutputBytes: 65536,
     limits: {
       processes: 64,
