@@ -13,7 +13,8 @@ import { problem } from './problem';
 export const devApiGuard: MiddlewareHandler = async (c, next) => {
   const refusal = devApiRefusal({
     method: c.req.method,
-    host: c.req.header('host'),
+    // An in-process request (`app.request('/openapi.json')`) has no Host header: its URL's host is the one it names.
+    host: c.req.header('host') ?? new URL(c.req.url).host,
     origin: c.req.header('origin'),
     secFetchSite: c.req.header('sec-fetch-site'),
     contentType: c.req.header('content-type'),
