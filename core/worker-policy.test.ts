@@ -159,9 +159,20 @@ describe('the LLM endpoints and files a task may name', () => {
     );
   });
 
-  it('allows scripts and models inside the roots and llmDirs only, by absolute path', () => {
+  it('allows scripts inside the roots and llmDirs, and models inside llmDirs only, by absolute path', () => {
     expect(llmSpecProblem(parseLlmSpec('scripted:/srv/ws/a/turns.json'), llmPolicy)).toBeUndefined();
+    expect(llmSpecProblem(parseLlmSpec('scripted:/srv/models/turns.json'), llmPolicy)).toBeUndefined();
     expect(llmSpecProblem(parseLlmSpec('local:/srv/models/smol.gguf'), llmPolicy)).toBeUndefined();
+    // A task writes anything under its roots, and the model runtime is native code that parses the file.
+    expect(llmSpecProblem(parseLlmSpec('local:/srv/ws/a/evil.gguf'), llmPolicy)).toBe(
+      "the model '/srv/ws/a/evil.gguf' is not an absolute path inside a directory the worker loads models from (llmDirs: /srv/models), " +
+        'and never one inside a workspace root, where tasks write',
+    );
+    const overlapping = parseWorkerPolicy({ roots: ['/srv/models/ws'], llmDirs: ['/srv/models'] });
+    expect(llmSpecProblem(parseLlmSpec('local:/srv/models/ws/evil.gguf'), overlapping)).toMatch(
+      /and never one inside a workspace root, where tasks write$/,
+    );
+    expect(llmSpecProblem(parseLlmSpec('local:/srv/models/smol.gguf'), overlapping)).toBeUndefined();
     expect(llmSpecProblem(parseLlmSpec('scripted:/etc/starry/policy.json'), llmPolicy)).toMatch(
       /the script '\/etc\/starry\/policy.json' is not an absolute path inside a directory the worker reads scripts from \(\/srv\/ws, \/srv\/models\)/,
     );
@@ -181,9 +192,33 @@ describe('the LLM endpoints and files a task may name', () => {
   });
 });
 
-function refusalOf(p: ReturnType<typeof parseWorkerPolicy>, t: TaskLimits): string {
+describe("a tenant's part of the roots", () => {
+  const policy = parseWorkerPolicy({ roots: ['/srv/ws', '/data'], llmDirs: ['/srv/scripts'] });
+
+  it("lets a tenant's task use workspaces and scripts under <root>/<tenant> only, naming its part when it refuses", () => {
+    expect(() => narrowToPolicy(policy, task({ workspace: ['/srv/ws/t1/app', '/data/t1'] }), 't1')).not.toThrow();
+    expect(refusalOf(policy, task({ workspace: ['/srv/ws/t2/notes'] }), 't1')).toContain(
+      "workspace: '/srv/ws/t2/notes' is not inside tenant t1's part of the roots the worker allows (/srv/ws/t1, /data/t1)",
+    );
+    // The roots themselves, and a sibling that shares the tenant's prefix, are not the tenant's.
+    expect(refusalOf(policy, task({ workspace: ['/srv/ws'] }), 't1')).toContain("workspace: '/srv/ws' is not inside");
+    expect(refusalOf(policy, task({ workspace: ['/srv/ws/t1x'] }), 't1')).toContain("workspace: '/srv/ws/t1x'");
+    expect(refusalOf(policy, task({ workspace: ['/srv/ws/t1/../t2'] }), 't1')).toContain('is not inside');
+    expect(llmSpecProblem(parseLlmSpec('scripted:/srv/ws/t1/turns.json'), policy, 't1')).toBeUndefined();
+    expect(llmSpecProblem(parseLlmSpec('scripted:/srv/scripts/turns.json'), policy, 't1')).toBeUndefined();
+    expect(llmSpecProblem(parseLlmSpec('scripted:/srv/ws/t2/turns.json'), policy, 't1')).toMatch(
+      /reads scripts from \(\/srv\/ws\/t1, \/data\/t1, \/srv\/scripts\)/,
+    );
+  });
+
+  it('leaves a plain agent the whole roots, as before tenants', () => {
+    expect(() => narrowToPolicy(policy, task({ workspace: ['/srv/ws/anything', '/data'] }))).not.toThrow();
+  });
+});
+
+function refusalOf(p: ReturnType<typeof parseWorkerPolicy>, t: TaskLimits, tenant?: string): string {
   try {
-    narrowToPolicy(p, t);
+    narrowToPolicy(p, t, tenant);
   } catch (err) {
     return (err as Error).message;
   }

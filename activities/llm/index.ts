@@ -14,7 +14,8 @@ import { SUMMARY_RECORD_CHARS, summaryMessage, summaryRequest } from '../../core
 import type { LlmSpec } from '../../core/llm-spec';
 import type { LlmRequest } from '../../core/llm';
 import type { PricingTable } from '../../core/pricing';
-import { llmFileDirs, llmSpecProblem, type WorkerPolicy } from '../../core/worker-policy';
+import { llmSpecProblem, scriptDirs, type WorkerPolicy } from '../../core/worker-policy';
+import { activityTenant } from '../tenant';
 import { throwAsFailure } from '../failures';
 import { createBedrockProvider, type BedrockProviderOptions } from './bedrock';
 import { createGeminiProvider, type GeminiProviderOptions } from './gemini';
@@ -42,13 +43,14 @@ export interface LlmProviderOptions {
  * ```
  */
 export function createLlmProviders(deps: LlmProviderOptions = {}, policy?: LlmPolicy): LlmProviders {
-  const dirs = policy ? llmFileDirs(policy) : undefined;
   return {
-    scripted: createScriptedProvider({ dirs }),
+    // A tenant's task reads scripts from its part of the roots (and llmDirs) only.
+    scripted: createScriptedProvider(policy ? { dirs: () => scriptDirs(policy, activityTenant()) } : {}),
     gemini: createGeminiProvider(deps.gemini),
     openai: createOpenAiProvider(deps.openai),
     bedrock: createBedrockProvider(deps.bedrock),
-    local: createLocalProvider({ ...deps.local, dirs }),
+    // Models from llmDirs only, never from under a root: tasks write there, and the runtime is native code.
+    local: createLocalProvider({ ...deps.local, ...(policy ? { dirs: policy.llmDirs, notIn: policy.roots } : {}) }),
   };
 }
 
@@ -96,7 +98,7 @@ export function createLlmActivities(
 
   /** A spec the worker's policy refuses fails the call for good, saying how to get it allowed. */
   function checkPolicy(spec: LlmSpec): void {
-    const refused = llmSpecProblem(spec, policy);
+    const refused = llmSpecProblem(spec, policy, activityTenant());
     if (!refused) return;
     throwAsFailure(
       normalizedError({

@@ -9,7 +9,7 @@ import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
-import { address, makeWorkspace, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import { address, makeWorkspace, startHarness, tenantDir, uniqueId, writeScript, type Harness } from '../helpers/harness';
 import { eventually } from '../../dev/poll';
 import { taskWorkflowId } from '../../workflows/messages';
 import { isActivityRunning } from '../helpers/workflow-history';
@@ -528,7 +528,12 @@ describe('with a worker polling (as under `starry dev`)', () => {
     const tenant = uniqueId('acme');
     // A name of this test's own: other tests' plain agents (the README's a1) share the server.
     const a1 = uniqueId('a1');
-    const config = writeConfig({ llm: `scripted:${writeScript([{ text: 'Done.' }])}`, workspace: [makeWorkspace()] });
+    // A tenant's workspace and script lie in its part of the roots (<root>/<tenant>).
+    const own = tenantDir(tenant);
+    const config = writeConfig({
+      llm: `scripted:${writeScript([{ text: 'Done.' }], own)}`,
+      workspace: [makeWorkspace({}, own)],
+    });
     const run = await starryAsync(
       ['run', 'hello', '--tenant', tenant, '--agent', a1, '--config', config, '--json'],
       queue,
