@@ -320,8 +320,10 @@ describe('a worker whose tasks name models and MCP servers of their own', () => 
   it('adds no series for them: the models it prices by name, every other _OTHER, every MCP tool mcp', async () => {
     const port = await freePort();
     const server = path.resolve(__dirname, '../fixtures/mcp/server.js');
+    // The tasks' workspace and scripts: a root of their own (the temp dir holds the worker's journal).
+    const root = mkdtempSync(path.join(os.tmpdir(), 'starry-metrics-models-'));
     const policy = {
-      roots: [os.tmpdir()],
+      roots: [root],
       mcpCommands: [{ command: 'node', readOnly: [path.dirname(server), path.join(projectRoot(), 'node_modules')] }],
       allowRoot: true,
     };
@@ -331,10 +333,10 @@ describe('a worker whose tasks name models and MCP servers of their own', () => 
       STARRY_PRICING: JSON.stringify({ 'scripted:priced.json': PRICE }),
       STARRY_WORKER_POLICY: JSON.stringify(policy),
     });
-    const workspace = makeWorkspace();
+    const workspace = makeWorkspace({}, root);
     /** A task whose script is a file of this name: its model, as the metrics would name it. */
     const run = async (file: string, turns: unknown[], tools = {}) => {
-      const script = path.join(mkdtempSync(path.join(os.tmpdir(), 'starry-models-')), file);
+      const script = path.join(mkdtempSync(path.join(root, 'script-')), file);
       writeFileSync(script, JSON.stringify({ turns }));
       const agentId = uniqueId('metrics-models');
       const { taskId } = await w.agents.submit(agentId, {
