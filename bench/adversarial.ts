@@ -78,6 +78,7 @@ interface Ctx {
   /** The llm spec of the attacker's model. */
   model: string;
   listenerUrl: string;
+  /** Tenant t1's part of the worker's root, where its workspaces lie. */
   root: string;
   outside: string;
   scripts: string;
@@ -185,7 +186,7 @@ const fileTargets = (c: Ctx) => [
   `/proc/${process.pid}/environ`,
   c.policyFile,
   path.join(c.outside, 'secret.json'),
-  `${c.root}/../outside/secret.json`,
+  `${c.root}/../../outside/secret.json`,
   path.join(c.scripts, 'link.json'),
 ];
 for (let i = 0; i < 8; i++) {
@@ -767,7 +768,9 @@ async function main(): Promise<void> {
   const root = path.join(base, 'root');
   const outside = path.join(base, 'outside');
   const scripts = path.join(base, 'scripts');
-  for (const d of [root, outside, scripts]) mkdirSync(d);
+  // Tenant t1's part of the root (core/tenant.ts tenantRoots): the attacker's workspaces are there.
+  const mine = path.join(root, 't1');
+  for (const d of [root, mine, outside, scripts]) mkdirSync(d);
   writeFileSync(path.join(outside, 'secret.txt'), OUTSIDE_SECRET);
   writeFileSync(
     path.join(outside, 'secret.json'),
@@ -830,7 +833,7 @@ async function main(): Promise<void> {
   const ctx: Ctx = {
     model: `openai:adversary@${model.url}/v1`,
     listenerUrl: listener.url,
-    root,
+    root: mine,
     outside,
     scripts,
     policyFile,
@@ -857,14 +860,14 @@ async function main(): Promise<void> {
       const body = {
         goal: 'adversarial',
         llm,
-        config: { workspace: [root], verify: false, tools: { shellAllow: policy.shellAllow }, ...o.config },
+        config: { workspace: [mine], verify: false, tools: { shellAllow: policy.shellAllow }, ...o.config },
       };
       return ctx.api('POST', `/v1/agents/${o.agentId ?? ctx.agentId()}/tasks${o.wait ? `?wait=${o.wait}` : ''}`, {
         body,
       });
     },
     workspace(files = {}) {
-      const ws = path.join(root, `ws-${++n}`);
+      const ws = path.join(mine, `ws-${++n}`);
       mkdirSync(ws);
       symlinkSync(outside, path.join(ws, 'link-out'));
       for (const [name, content] of Object.entries(files)) writeFileSync(path.join(ws, name), content);
@@ -925,7 +928,7 @@ async function main(): Promise<void> {
   // leaked, or the suite could not tell a hole from a hold.
   const control = await (async () => {
     const seen = model.bodies.length;
-    const ws = path.join(root, 'control');
+    const ws = path.join(mine, 'control');
     mkdirSync(ws);
     writeFileSync(path.join(ws, 'copy.txt'), OUTSIDE_SECRET);
     await ctx.api('POST', `/v1/agents/${ctx.agentId()}/tasks?wait=60`, {
