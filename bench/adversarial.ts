@@ -534,25 +534,34 @@ const refusedAndUntouched = async (a: Answer, state: () => Promise<string>, expe
   return expectStatus(a, 403, 415);
 };
 
-attempt('dev-api', "a cross-site page's bodyless fetch halts an agent", async (c) =>
-  withDevApi(c, async (dev, agent) =>
-    refusedAndUntouched(await dev('POST', `/v1/agents/${agent.id}/halt`, CROSS_SITE), agent.state, 'WAITING_FOR_EVENT'),
-  ),
-);
-attempt('dev-api', "a cross-site page's HTML form halts an agent", async (c) =>
-  withDevApi(c, async (dev, agent) =>
-    refusedAndUntouched(
-      await dev(
-        'POST',
-        `/v1/agents/${agent.id}/halt`,
-        { ...CROSS_SITE, 'content-type': 'application/x-www-form-urlencoded' },
-        'reason=pwned',
+/** Halts a web page could make the browser send (what, headers, body): each refused, the agent left waiting. */
+const pageHalts: Array<[string, Record<string, string>, string?]> = [
+  ["a cross-site page's bodyless fetch halts an agent", CROSS_SITE],
+  [
+    "a cross-site page's HTML form halts an agent",
+    { ...CROSS_SITE, 'content-type': 'application/x-www-form-urlencoded' },
+    'reason=pwned',
+  ],
+  [
+    'a page of another local port (same site) halts with a bodyless fetch',
+    { origin: 'http://localhost:3000', 'sec-fetch-site': 'same-site' },
+  ],
+  [
+    'DNS rebinding: a same-origin JSON halt from evil.example',
+    { host: 'evil.example:8080', origin: 'http://evil.example:8080', 'sec-fetch-site': 'same-origin', ...JSON_BODY },
+    '{}',
+  ],
+];
+for (const [name, headers, body] of pageHalts)
+  attempt('dev-api', name, async (c) =>
+    withDevApi(c, async (dev, agent) =>
+      refusedAndUntouched(
+        await dev('POST', `/v1/agents/${agent.id}/halt`, headers, body),
+        agent.state,
+        'WAITING_FOR_EVENT',
       ),
-      agent.state,
-      'WAITING_FOR_EVENT',
     ),
-  ),
-);
+  );
 attempt('dev-api', "a cross-site page's text/plain no-cors fetch unlocks a halted agent", async (c) =>
   withDevApi(c, async (dev, agent) => {
     const halted = await dev('POST', `/v1/agents/${agent.id}/halt`, JSON_BODY, '{"reason":"drill"}');
@@ -567,43 +576,12 @@ attempt('dev-api', "a cross-site page's text/plain no-cors fetch unlocks a halte
     return refusedAndUntouched(a, agent.state, 'STOPPED');
   }),
 );
-attempt('dev-api', 'a page of another local port (same site) halts with a bodyless fetch', async (c) =>
-  withDevApi(c, async (dev, agent) =>
-    refusedAndUntouched(
-      await dev('POST', `/v1/agents/${agent.id}/halt`, {
-        origin: 'http://localhost:3000',
-        'sec-fetch-site': 'same-site',
-      }),
-      agent.state,
-      'WAITING_FOR_EVENT',
-    ),
-  ),
-);
 attempt('dev-api', 'DNS rebinding: evil.example resolves to 127.0.0.1 and reads the agents', async (c) =>
   withDevApi(c, async (dev, agent) => {
     const a = await dev('GET', '/v1/agents', { host: 'evil.example' });
     if (a.text.includes(agent.id)) return `the page read the agent list: HTTP ${a.status}`;
     return expectStatus(a, 403);
   }),
-);
-attempt('dev-api', 'DNS rebinding: a same-origin JSON halt from evil.example', async (c) =>
-  withDevApi(c, async (dev, agent) =>
-    refusedAndUntouched(
-      await dev(
-        'POST',
-        `/v1/agents/${agent.id}/halt`,
-        {
-          host: 'evil.example:8080',
-          origin: 'http://evil.example:8080',
-          'sec-fetch-site': 'same-origin',
-          ...JSON_BODY,
-        },
-        '{}',
-      ),
-      agent.state,
-      'WAITING_FOR_EVENT',
-    ),
-  ),
 );
 
 // ---- metrics: what a task names cannot add metric series without bound -------------------------------
