@@ -24,6 +24,9 @@ const attempt = (category: string, name: string, run: Attempt['run']) => trustAt
 /** The file the original attack rewrote: the local model host, which a `local:` task makes the worker fork. */
 const HOST = 'activities/llm/local-host.mjs';
 
+/** No telemetry in the workers the attempts start: other attempts set the suite's OTEL_* (a Prometheus port). */
+const QUIET = { OTEL_SDK_DISABLED: 'true' };
+
 interface DefaultWorkers {
   pkg: string;
   agents: AgentClient;
@@ -67,7 +70,7 @@ function copyPackage(to: string): string {
 function startWorker(c: Ctx, pkg: string, args: string[], env: Record<string, string>): Promise<ChildProcess> {
   const child = spawn(process.execPath, [path.join(pkg, 'lib', 'workers', 'main.js'), ...args], {
     cwd: pkg,
-    env: { ...process.env, TEMPORAL_ADDRESS: c.address, ...env },
+    env: { ...process.env, ...QUIET, TEMPORAL_ADDRESS: c.address, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   c.onStop(async () => {
@@ -149,7 +152,13 @@ function refusesToStart(
       process.execPath,
       [path.join(projectRoot(), 'lib', 'workers', 'main.js'), ...args],
       {
-        env: { ...process.env, TEMPORAL_ADDRESS: c.address, STARRY_TASK_QUEUE: `adv-refused-${process.pid}`, ...env },
+        env: {
+          ...process.env,
+          ...QUIET,
+          TEMPORAL_ADDRESS: c.address,
+          STARRY_TASK_QUEUE: `adv-refused-${process.pid}`,
+          ...env,
+        },
         encoding: 'utf8',
         timeout: 20_000,
       },
