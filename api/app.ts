@@ -41,12 +41,17 @@ import { InvalidArgumentError, isRequestError, RefusedError } from '../core/erro
 import { traceparentSchema } from '../core/payloads';
 import { TASK_WORKFLOW_ID_PATTERN } from '../core/tenant';
 import { AuthError, roleAllows, type Authenticator, type Principal, type Role } from './auth';
+import { devApiGuard } from './dev-guard';
+import { problem, TITLES } from './problem';
 
 /** What the app needs from its host. */
 export interface ApiOptions {
   /** The client, connected once by the host and reused. */
   agents: () => Promise<AgentClient>;
-  /** Verifies bearer tokens; `undefined` only for `starry api --insecure-dev` (the host checks it is on loopback). */
+  /**
+   * Verifies bearer tokens; `undefined` only for `starry api --insecure-dev` (the host checks it is on loopback):
+   * then every request passes the dev API's guard (core/dev-api.ts) first.
+   */
   auth: Authenticator | undefined;
   /** Largest request body in bytes (default 1 MiB). */
   bodyLimitBytes?: number;
@@ -187,16 +192,6 @@ const problems = (...statuses: number[]) =>
       { content: { 'application/problem+json': { schema: ProblemSchema } }, description: TITLES[s] ?? 'Error' },
     ]),
   );
-const TITLES: Record<number, string> = {
-  400: 'Bad Request',
-  401: 'Unauthorized',
-  403: 'Forbidden',
-  404: 'Not Found',
-  409: 'Conflict',
-  413: 'Content Too Large',
-  500: 'Internal Server Error',
-  503: 'Service Unavailable',
-};
 const common = [401, 403, 503];
 const secured = [{ bearer: [] }];
 
@@ -464,6 +459,8 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
     bearerFormat: 'JWT',
   });
 
+  // Without authentication, a web page is the way in: see core/dev-api.ts.
+  if (!opts.auth) app.use('*', devApiGuard);
   app.use(
     '/v1/*',
     bodyLimit({
@@ -793,9 +790,4 @@ function unreachable(err: unknown): boolean {
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-function problem(c: Context, status: number, detail: string, errors?: string[]): Response {
-  const body = { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, ...(errors ? { errors } : {}) };
-  return c.body(JSON.stringify(body), status as 400, { 'Content-Type': 'application/problem+json' });
 }

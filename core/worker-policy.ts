@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { approvalRulesSchema } from './approval';
 import type { LlmSpec } from './llm-spec';
 import { ConfigError, RefusedError } from './errors';
+import { bindingReaches, describeServer, envName, McpEnvSchema, mcpEnvBindingIssues } from './mcp-env';
 import { tenantRoots } from './tenant';
 
 /** The shell commands a worker allows when its operator says nothing. */
@@ -25,7 +26,6 @@ const absolutePath = z
 // ---- The sandbox (issue 30): resource limits, and what each stdio MCP server may see and be given ----
 
 const MiB = 1024 * 1024;
-const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
 /**
  * The resource limits of every sandboxed program (`shell.run`, stdio MCP servers) and of a task's
@@ -248,33 +248,14 @@ export type McpCommandPolicy = z.output<typeof McpCommandObjectSchema>;
 
 // ---- end of the sandbox's schemas ----
 
-const McpEnvObjectSchema = z
-  .object({
-    name: envName,
-    /** MCP URLs (their host, entries as `httpAllow`) the variable may be sent to. */
-    hosts: z.array(z.string().min(1)).optional(),
-    /** Stdio MCP servers (their command) the variable may be given to. */
-    commands: z.array(z.string().min(1)).optional(),
-  })
-  .strict();
-
-/** One `mcpEnv` entry: a variable name (any MCP server the policy allows) or one bound to hosts and commands. */
-const McpEnvSchema = z
-  .union([envName, McpEnvObjectSchema], {
-    error: 'an mcpEnv entry is an environment variable name or {name, hosts?, commands?}',
-  })
-  .transform((entry) => (typeof entry === 'string' ? { name: entry } : entry));
-
-export type McpEnvPolicy = z.output<typeof McpEnvObjectSchema>;
-
 /**
  * Why `${env:NAME}` may not go to the server `spec`, or undefined: the policy must list the variable,
- * and a bound entry must name the server's host or command.
+ * and a bound entry must name the server's host, or the pinned `mcpCommands` entry it runs as.
  */
 function mcpEnvProblem(
   policy: WorkerPolicy,
   name: string,
-  spec: { command: string } | { url: string },
+  spec: { command: string; args?: string[] } | { url: string },
 ): string | undefined {
   const entry = policy.mcpEnv.find((e) => e.name === name);
   if (!entry)
@@ -288,10 +269,17 @@ function mcpEnvProblem(
       url = undefined;
     }
   }
-  if (url ? isHostAllowed(url, entry.hosts ?? []) : 'command' in spec && (entry.commands ?? []).includes(spec.command))
-    return undefined;
-  const where = [...(entry.hosts ?? []).map((h) => `host ${h}`), ...(entry.commands ?? []).map((c) => `command ${c}`)];
-  return `may go only to ${where.join(', ') || 'no MCP server'}, not to ${'url' in spec ? `'${spec.url}'` : `the command '${spec.command}'`}`;
+  if (url) {
+    if (isHostAllowed(url, entry.hosts ?? [])) return undefined;
+  } else if ('command' in spec) {
+    if (bindingReaches(entry.commands ?? [], mcpCommandEntry(policy, spec.command, spec.args))) return undefined;
+  }
+  const where = [...(entry.hosts ?? []).map((h) => `host ${h}`), ...(entry.commands ?? []).map(describeServer)];
+  const to =
+    'url' in spec
+      ? `'${spec.url}'`
+      : `the command '${spec.command}'${spec.args?.length ? ` with the args ${JSON.stringify(spec.args)}` : ''}`;
+  return `may go only to ${where.join(', ') || 'no MCP server'}, not to ${to}`;
 }
 
 export const WorkerPolicySchema = z
@@ -311,7 +299,7 @@ export const WorkerPolicySchema = z
      * The worker's environment variables a task's config may pass to its MCP servers as `${env:NAME}`
      * (in `env` or `headers`); none by default, so a config cannot send the worker's secrets anywhere.
      * An entry `{name, hosts?, commands?}` binds the variable to the MCP URLs of those hosts and the
-     * stdio servers of those commands: a token goes only where its operator meant it to.
+     * stdio servers of those pinned `mcpCommands` entries: a token goes only where its operator meant it to.
      */
     mcpEnv: z.array(McpEnvSchema).default([]),
     /** The largest `tools.maxOutputBytes` a task may ask for. */
@@ -341,7 +329,12 @@ export const WorkerPolicySchema = z
     /** Resource limits of every sandboxed program and of a task's workspace (the sandbox's block above). */
     limits: SandboxLimitsSchema.prefault({}),
   })
-  .strict();
+  .strict()
+  // A secret bound to a command with free args would reach any code: refused here, naming the entry.
+  .superRefine((policy, ctx) => {
+    for (const { path, message } of mcpEnvBindingIssues(policy.mcpEnv, policy.mcpCommands))
+      ctx.addIssue({ code: 'custom', path, message });
+  });
 
 export type WorkerPolicyInput = z.input<typeof WorkerPolicySchema>;
 export type WorkerPolicy = z.output<typeof WorkerPolicySchema>;

@@ -10,7 +10,6 @@ import { tenantRoots } from '../../core/tenant';
 import {
   isWithin,
   narrowToPolicy,
-  rootsShown,
   widerThanPolicy,
   type TaskLimits,
   type WorkerPolicy,
@@ -59,7 +58,9 @@ export async function checkPolicy(
     const real = reals[i] as string;
     if (!allowed.some((a) => isWithin(real, a))) {
       throw refuse(
-        widerThanPolicy([`workspace: '${root}' resolves to ${real}, not inside ${rootsShown(allowed, tenant)}`]),
+        widerThanPolicy([
+          `workspace: '${root}' resolves to ${real}, outside ${tenant === undefined ? 'every root the worker allows' : `tenant ${tenant}'s part of the roots the worker allows`} (${allowed.join(', ')})`,
+        ]),
       );
     }
   }

@@ -119,6 +119,16 @@ export function makeWorkspace(files: Record<string, string> = {}, base = os.tmpd
 }
 
 /**
+ * A folder for what a worker keeps (a content store, a dev server's state folder), outside every root of
+ * the run's policy: a worker refuses roots that hold its own files (workers/own-paths.ts), and the run's
+ * temporary folder is a root.
+ */
+export function privateDir(prefix: string): string {
+  const base = process.env.STARRY_TEST_DIR ?? path.join(os.tmpdir(), '..');
+  return mkdtempSync(path.join(base, `${prefix}-`));
+}
+
+/**
  * A tenant's part of the run's workspace root (`<root>/<tenant>`, core/tenant.ts): the only place its
  * tasks' workspaces and scripts may lie. Made here, as a task's first call would make it.
  */

@@ -77,7 +77,7 @@ async function expectWorkspacesRefused(agents: AgentClient): Promise<void> {
     [pkg, `workspace: '${pkg}' is not inside a root the worker allows (${pkg}/workspaces)`],
     [path.join(pkg, 'activities'), 'is not inside a root the worker allows'],
     [path.join(pkg, 'workspaces', '..', 'lib'), 'is not inside a root the worker allows'],
-    [sneaky, `workspace: '${sneaky}' resolves to ${pkg}/activities, not inside a root the worker allows`],
+    [sneaky, `workspace: '${sneaky}' resolves to ${pkg}/activities, outside every root the worker allows`],
   ] as const) {
     const submitted = agents.submit(uniqueId('attacker'), { goal: 'attack', config: scriptedConfig(dones, workspace) });
     await expect(submitted).rejects.toBeInstanceOf(RefusedError);
