@@ -6,7 +6,7 @@
  * tenant's are not touched.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, constants, promises as fs } from 'node:fs';
+import { closeSync, mkdirSync, openSync, constants, promises as fs, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { SandboxLimits } from '../../core/worker-policy';
 import { measureTree } from './disk';
@@ -75,7 +75,7 @@ describe('a flood of entries in shell.run', () => {
     const result = await sh(script, limits);
     expect(result.error).toMatchObject({ code: 'E_LIMIT', kind: 'execution', source: 'shell.run' });
     expect(result.error?.message).toMatch(
-      /^E_LIMIT: 'sh' was stopped: the workspace holds \d+ bytes, over the workspace's disk limit \(limits\.workspaceBytes: 1 MiB for all its files and directories\)/,
+      /^E_LIMIT: 'sh' was stopped: the workspace holds (more than )?\d+ bytes, over the workspace's disk limit \(limits\.workspaceBytes: 1 MiB for all its files and directories\)/,
     );
     // Stopped near the cap: the program ran until a measure saw it over, not to its end.
     const made = entriesBelow(ws.root);
@@ -87,7 +87,9 @@ describe('a flood of entries in shell.run', () => {
     for (let i = 0; i < 300; i++) mkdirSync(path.join(ws.root, `d${i}`));
     expect((await sh('ls d1', limits)).data).toMatchObject({ exitCode: 0 });
     const grown = await sh('mkdir $(seq 100000)', limits);
-    expect(grown.error?.message).toMatch(/^E_LIMIT: 'sh' was stopped: the workspace holds \d+ bytes, over/);
+    expect(grown.error?.message).toMatch(
+      /^E_LIMIT: 'sh' was stopped: the workspace holds (more than )?\d+ bytes, over/,
+    );
   });
 });
 
@@ -113,10 +115,14 @@ describe('fs.write counts the directories it creates', () => {
   });
 });
 
-/** Directories `depth` deep below `root`, each named `name`, made through descriptors (paths longer than PATH_MAX). */
-function deepTree(root: string, depth: number, name: string): string {
+/**
+ * Directories `depth` deep below `root`, each named `name` and (`fileEvery` > 0) every `fileEvery`th holding a file of a
+ * block beside it, made through descriptors (paths longer than PATH_MAX).
+ */
+function deepTree(root: string, depth: number, name: string, fileEvery = 0): string {
   let fd = openSync(root, constants.O_RDONLY | constants.O_DIRECTORY);
   for (let i = 0; i < depth; i++) {
+    if (fileEvery > 0 && i % fileEvery === 0) writeFileSync(`/proc/self/fd/${fd}/side.txt`, 'x');
     mkdirSync(`/proc/self/fd/${fd}/${name}`);
     const next = openSync(`/proc/self/fd/${fd}/${name}`, constants.O_RDONLY | constants.O_DIRECTORY);
     closeSync(fd);
@@ -135,6 +141,17 @@ describe('a tree deeper than PATH_MAX', () => {
     expect(usage).toEqual({ bytes: 500 * 4096 + 1024 * KiB, entries: 501, complete: true });
     const refused = await write('more.txt', 'x', { workspaceBytes: 2 * 1024 * KiB });
     expect(refused.error?.message).toContain(`would take the workspace from ${500 * 4096 + 1024 * KiB} to`);
+  });
+
+  it('is counted with a file beside the way down, and counted as entries alone', async () => {
+    closeSync(Number(deepTree(ws.root, 3000, 'd', 10).split('/').pop()));
+    expect(await measureTree([ws.root], { source: 'test' })).toEqual({
+      bytes: 3300 * 4096,
+      entries: 3300,
+      complete: true,
+    });
+    const quick = await measureTree([ws.root], { source: 'test', entriesOnly: true, stopAbove: 1000 * 4096 });
+    expect(quick).toMatchObject({ entries: 1001, complete: false });
   });
 });
 

@@ -394,7 +394,7 @@ export class McpPool {
   /** E_LIMIT when a call grew the workspace, or its tenant's space, over its cap. */
   private async checkDisk(conn: Connection, tool: string): Promise<void> {
     const source = `${conn.server}.${tool}`;
-    const over = await conn.disk?.check();
+    const over = await conn.disk?.check(true);
     if (over) throw overError({ ...conn.disk!.scope, source }, over, `after ${source},`);
   }
 

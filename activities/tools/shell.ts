@@ -114,7 +114,7 @@ async function runConfined(
   watch.stop();
   const released = await sandbox.release();
   // Measured whatever the end, so the tenant's total counts what the program left.
-  const over = await disk.check();
+  const over = await disk.check(true);
   if ('error' in ran) throw ran.error;
   const { result } = ran;
   const hit = released ?? limitOfExit(result.exitCode, result.signal ?? null);
