@@ -71,7 +71,9 @@ const graph = new Map(files.map((f) => [f, importsOf(f, scope)]));
 const knots = cycles(graph);
 const shown = (f) => path.relative(root, f);
 if (knots.length) {
-  console.error(`import cycles in ${dirs.join(', ')} (type imports included): move what both sides need into a module of its own`);
+  console.error(
+    `import cycles in ${dirs.join(', ')} (type imports included): move what both sides need into a module of its own`,
+  );
   for (const knot of knots) {
     console.error(`  - ${knot.map(shown).join(' <-> ')}`);
     for (const f of knot) {
