@@ -7,6 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
+import { planPage, type RunExtent, type RunRead } from '../core/history-pages';
 
 export type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -130,7 +131,8 @@ export async function runStartedAt(
 
 /**
  * Every event of `workflowId` from the start of `from`'s run, run after run, as it is written (`live`) or
- * as recorded so far. Ends when the chain closes, or `signal` aborts.
+ * as recorded so far. Ends when the chain closes, or `signal` aborts. Each run is read in pages no
+ * larger than gRPC's 4 MiB limit allows (`runEvents`), so a history of any size can be read.
  *
  * ```ts
  * for await (const { event } of followHistory(client, 'agent-a1-task-3', { from: { runId } })) …
@@ -146,35 +148,112 @@ export async function* followHistory(
   if (opts.signal) setMaxListeners(0, opts.signal);
   let runId = opts.from.runId;
   let runStart = opts.from.runStart ?? 0;
-  let nextPageToken: Uint8Array | undefined;
   for (;;) {
-    if (opts.signal?.aborted) return;
-    const request = {
-      namespace: client.options.namespace,
-      execution: { workflowId, runId },
-      waitNewEvent: live,
-      ...(nextPageToken?.length ? { nextPageToken } : {}),
-    };
-    let res;
-    try {
-      res = await call(client, opts.signal, () => client.workflowService.getWorkflowExecutionHistory(request));
-    } catch (err) {
-      if (opts.signal?.aborted) return;
-      throw err;
-    }
     let next: string | undefined;
-    for (const event of res.history?.events ?? []) {
+    for await (const event of runEvents(client, workflowId, runId, { live, signal: opts.signal })) {
       if (Number(event.eventId) === 1) runStart = timeOf(event);
       yield { runId, runStart, event };
       next = event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? next;
     }
-    if (next) {
-      // The next run's history, from its first event.
-      runId = next;
-      nextPageToken = undefined;
-      continue;
+    // The next run's history, from its first event.
+    if (!next) return;
+    runId = next;
+  }
+}
+
+/**
+ * The events of one run of `workflowId`, in pages that each stay under gRPC's 4 MiB limit
+ * (core/history-pages.ts): the run is described first (its size in bytes), then read all at once when it
+ * fits, one batch at a time while the rest does not. Live, the tail is long-polled a batch at a time.
+ * Ends with the run, or when `signal` aborts.
+ *
+ * ```ts
+ * for await (const e of runEvents(client, 'agent-a1-task-3', runId, { live: false })) …
+ * ```
+ */
+export async function* runEvents(
+  client: Client,
+  workflowId: string,
+  runId: string,
+  opts: { live?: boolean; signal?: AbortSignal | undefined },
+): AsyncGenerator<HistoryEvent> {
+  const { signal } = opts;
+  const read: RunRead = { bytes: 0, events: 0 };
+  let extent: RunExtent | undefined;
+  let fresh = false;
+  const describe = async () => {
+    [extent, fresh] = [await runExtent(client, workflowId, runId, signal), true];
+    return extent;
+  };
+  const page = async (nextPageToken: Uint8Array | undefined, batches: number) =>
+    call(client, signal, () =>
+      client.workflowService.getWorkflowExecutionHistory({
+        namespace: client.options.namespace,
+        execution: { workflowId, runId },
+        maximumPageSize: batches,
+        waitNewEvent: opts.live ?? false,
+        ...(nextPageToken?.length ? { nextPageToken } : {}),
+      }),
+    );
+  /** The next page as planned; one too large for the client (a batch beyond the plan's room) is asked again a batch at a time. */
+  const next = async (token: Uint8Array | undefined) => {
+    let plan = planPage(extent ?? (await describe()), read, fresh);
+    if ('describe' in plan) plan = planPage(await describe(), read, true);
+    const batches = 'batches' in plan ? plan.batches : 1;
+    fresh = false;
+    try {
+      return await page(token, batches);
+    } catch (err) {
+      // RESOURCE_EXHAUSTED is also a rate limit (the SDK has waited it out by now): one batch is asked either way.
+      if (batches === 1 || (err as { code?: unknown }).code !== RESOURCE_EXHAUSTED) throw err;
+      return page(token, 1);
+    }
+  };
+  let nextPageToken: Uint8Array | undefined;
+  for (;;) {
+    if (signal?.aborted) return;
+    let res;
+    try {
+      res = await next(nextPageToken);
+    } catch (err) {
+      if (signal?.aborted) return;
+      throw err;
+    }
+    const known = extent?.events ?? 0;
+    for (const event of res.history?.events ?? []) {
+      // Counted while the description knows more of the run: what is left of it decides the page.
+      if (read.events < known) read.bytes += eventBytes(event);
+      read.events = Number(event.eventId);
+      yield event;
     }
     nextPageToken = res.nextPageToken ?? undefined;
     if (!nextPageToken?.length) return;
   }
 }
+
+/** A run's size now, from its description; throws the SDK's NotFound for an unknown workflow or run. */
+async function runExtent(
+  client: Client,
+  workflowId: string,
+  runId: string,
+  signal: AbortSignal | undefined,
+): Promise<RunExtent> {
+  const res = await call(client, signal, () =>
+    client.workflowService.describeWorkflowExecution({
+      namespace: client.options.namespace,
+      execution: { workflowId, runId },
+    }),
+  );
+  const info = res.workflowExecutionInfo;
+  return {
+    bytes: Number(info?.historySizeBytes ?? 0),
+    events: Number(info?.historyLength ?? 0),
+    closed: info?.status !== temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING,
+  };
+}
+
+/** An event's size as Temporal counts a history's (`historySizeBytes`): its encoded bytes. */
+const eventBytes = (e: HistoryEvent): number => temporal.api.history.v1.HistoryEvent.encode(e).finish().length;
+
+/** gRPC's RESOURCE_EXHAUSTED: an answer over the client's message limit, or a rate limit. */
+const RESOURCE_EXHAUSTED = 8;
