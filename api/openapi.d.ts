@@ -2067,6 +2067,10 @@ export interface components {
             data: {
                 tick: number;
                 injected: string[];
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2085,6 +2089,11 @@ export interface components {
                     cachedInputTokens?: number;
                 };
                 error?: string;
+                ref?: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2106,6 +2115,10 @@ export interface components {
                     kind: "execution" | "transient" | "fatal";
                 };
                 message?: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2114,6 +2127,10 @@ export interface components {
             data: {
                 tick: number;
                 text: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2122,6 +2139,10 @@ export interface components {
             data: {
                 reason: string;
                 alert?: unknown;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2130,6 +2151,10 @@ export interface components {
             data: {
                 text: string;
                 by?: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2162,6 +2187,10 @@ export interface components {
                         [key: string]: unknown;
                     };
                 };
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2173,6 +2202,10 @@ export interface components {
                 lockReason?: string;
                 by?: string;
                 note?: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2182,6 +2215,10 @@ export interface components {
                 taskId: string;
                 workflowId: string;
                 goal?: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2268,6 +2305,10 @@ export interface components {
                         })[];
                     };
                 };
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */

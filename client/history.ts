@@ -165,7 +165,7 @@ export async function* followHistory(
  * The events of one run of `workflowId`, in pages that each stay under gRPC's 4 MiB limit
  * (core/history-pages.ts): the run is described first (its size in bytes), then read all at once when it
  * fits, one batch at a time while the rest does not. Live, the tail is long-polled a batch at a time.
- * Ends with the run, or when `signal` aborts.
+ * Each event comes once and in order (`RunPages`). Ends with the run, or when `signal` aborts.
  *
  * ```ts
  * for await (const e of runEvents(client, 'agent-a1-task-3', runId, { live: false })) …
@@ -177,57 +177,117 @@ export async function* runEvents(
   runId: string,
   opts: { live?: boolean; signal?: AbortSignal | undefined },
 ): AsyncGenerator<HistoryEvent> {
-  const { signal } = opts;
-  const read: RunRead = { bytes: 0, events: 0 };
-  let extent: RunExtent | undefined;
-  let fresh = false;
-  const describe = async () => {
-    [extent, fresh] = [await runExtent(client, workflowId, runId, signal), true];
-    return extent;
-  };
-  const page = async (nextPageToken: Uint8Array | undefined, batches: number) =>
-    call(client, signal, () =>
-      client.workflowService.getWorkflowExecutionHistory({
-        namespace: client.options.namespace,
-        execution: { workflowId, runId },
-        maximumPageSize: batches,
-        waitNewEvent: opts.live ?? false,
-        ...(nextPageToken?.length ? { nextPageToken } : {}),
-      }),
-    );
-  /** The next page as planned; one too large for the client (a batch beyond the plan's room) is asked again a batch at a time. */
-  const next = async (token: Uint8Array | undefined) => {
-    let plan = planPage(extent ?? (await describe()), read, fresh);
-    if ('describe' in plan) plan = planPage(await describe(), read, true);
-    const batches = 'batches' in plan ? plan.batches : 1;
-    fresh = false;
+  const pages = new RunPages(client, workflowId, runId, opts.live ?? false, opts.signal);
+  for (;;) {
+    if (opts.signal?.aborted) return;
+    let page;
     try {
-      return await page(token, batches);
+      page = await pages.next();
+    } catch (err) {
+      if (opts.signal?.aborted) return;
+      throw err;
+    }
+    yield* page.events;
+    if (page.last) return;
+  }
+}
+
+/**
+ * One run's history, page after page, each event once and in order. A long poll continued with a
+ * page token can skip a batch (seen with one-batch pages: a workflow task's events the server had
+ * shown before they were written), so event ids, which count up from 1 without a gap, are checked: an
+ * event sent again is dropped, and missing ones are read back from the run's end (a few batches).
+ */
+class RunPages {
+  private readonly read: RunRead = { bytes: 0, events: 0 };
+  private extent: RunExtent | undefined;
+  private fresh = false;
+  private token: Uint8Array | undefined;
+
+  constructor(
+    private readonly client: Client,
+    private readonly workflowId: string,
+    private readonly runId: string,
+    private readonly live: boolean,
+    private readonly signal: AbortSignal | undefined,
+  ) {}
+
+  /** The next page's new events, and whether it was the run's last. */
+  async next(): Promise<{ events: HistoryEvent[]; last: boolean }> {
+    const res = await this.page();
+    const events: HistoryEvent[] = [];
+    for (const event of res.history?.events ?? []) {
+      const id = Number(event.eventId);
+      if (id <= this.read.events) continue;
+      if (id > this.read.events + 1)
+        for (const missed of await this.between(this.read.events + 1, id - 1)) events.push(this.count(missed));
+      events.push(this.count(event));
+    }
+    this.token = res.nextPageToken?.length ? res.nextPageToken : undefined;
+    return { events, last: !this.token };
+  }
+
+  /** The page the plan allows; one too large for the client (a batch beyond the plan's room) is asked again a batch at a time. */
+  private async page() {
+    let plan = planPage(this.extent ?? (await this.describe()), this.read, this.fresh);
+    if ('describe' in plan) plan = planPage(await this.describe(), this.read, true);
+    const batches = 'batches' in plan ? plan.batches : 1;
+    this.fresh = false;
+    try {
+      return await this.history(batches);
     } catch (err) {
       // RESOURCE_EXHAUSTED is also a rate limit (the SDK has waited it out by now): one batch is asked either way.
       if (batches === 1 || (err as { code?: unknown }).code !== RESOURCE_EXHAUSTED) throw err;
-      return page(token, 1);
+      return this.history(1);
     }
-  };
-  let nextPageToken: Uint8Array | undefined;
-  for (;;) {
-    if (signal?.aborted) return;
-    let res;
-    try {
-      res = await next(nextPageToken);
-    } catch (err) {
-      if (signal?.aborted) return;
-      throw err;
-    }
-    const known = extent?.events ?? 0;
-    for (const event of res.history?.events ?? []) {
-      // Counted while the description knows more of the run: what is left of it decides the page.
-      if (read.events < known) read.bytes += eventBytes(event);
-      read.events = Number(event.eventId);
-      yield event;
-    }
-    nextPageToken = res.nextPageToken ?? undefined;
-    if (!nextPageToken?.length) return;
+  }
+
+  private history(batches: number) {
+    return call(this.client, this.signal, () =>
+      this.client.workflowService.getWorkflowExecutionHistory({
+        namespace: this.client.options.namespace,
+        execution: { workflowId: this.workflowId, runId: this.runId },
+        maximumPageSize: batches,
+        waitNewEvent: this.live,
+        ...(this.token ? { nextPageToken: this.token } : {}),
+      }),
+    );
+  }
+
+  private async describe(): Promise<RunExtent> {
+    this.extent = await runExtent(this.client, this.workflowId, this.runId, this.signal);
+    this.fresh = true;
+    return this.extent;
+  }
+
+  /** An event read: while the description knows more of the run, its bytes decide the next page. */
+  private count(event: HistoryEvent): HistoryEvent {
+    if (this.read.events < (this.extent?.events ?? 0)) this.read.bytes += eventBytes(event);
+    this.read.events = Number(event.eventId);
+    return event;
+  }
+
+  /** Events `from`..`to` (ids), read from the run's end backwards a batch at a time, oldest first. */
+  private async between(from: number, to: number): Promise<HistoryEvent[]> {
+    const found: HistoryEvent[] = [];
+    let token: Uint8Array | undefined;
+    do {
+      const res = await call(this.client, this.signal, () =>
+        this.client.workflowService.getWorkflowExecutionHistoryReverse({
+          namespace: this.client.options.namespace,
+          execution: { workflowId: this.workflowId, runId: this.runId },
+          maximumPageSize: 1,
+          ...(token ? { nextPageToken: token } : {}),
+        }),
+      );
+      for (const e of res.history?.events ?? []) {
+        const id = Number(e.eventId);
+        if (id >= from && id <= to) found.push(e);
+        if (id <= from) return found.reverse();
+      }
+      token = res.nextPageToken?.length ? res.nextPageToken : undefined;
+    } while (token);
+    return found.reverse();
   }
 }
 
