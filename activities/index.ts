@@ -71,7 +71,11 @@ export function createActivities(deps: ActivityDeps) {
     ...(deps.pricing ? { pricing: deps.pricing } : {}),
   };
   return {
-    ...createLlmActivities(deps.llm ?? {}, transcripts, deps.policy, deps.metrics, deps.captureContent),
+    ...createLlmActivities(deps.llm ?? {}, transcripts, deps.policy, {
+      meter: deps.metrics,
+      pricing: deps.pricing,
+      captureContent: deps.captureContent,
+    }),
     ...(deps.toolTaskQueue
       ? createToolQueueActivities(deps.toolTaskQueue, { ...own, metrics: deps.metrics !== undefined })
       : toolActivities(deps, transcripts, own)),

@@ -21,8 +21,9 @@ import {
   type TranscriptEntry,
 } from '../core/llm';
 import { normalizedError } from '../core/errors';
+import { activityTenant } from './tenant';
 import { throwAsFailure } from './failures';
-import { BlobMissingError, sha256Hex, type BlobStore } from './store';
+import { BlobMissingError, inSpace, sha256Hex, type BlobStore } from './store';
 
 /** One LLM call's context as stored: the anchored head, the window, and what this call added. */
 export interface Manifest {
@@ -54,7 +55,10 @@ export interface SummaryRecord {
 const json = (value: unknown) => JSON.stringify(value);
 
 /**
- * Reads and writes transcripts in a blob store.
+ * Reads and writes transcripts in a blob store, in the space of the tenant whose task it is: a tenant's
+ * blobs are keyed by its id (`tenants/<tenant>/` in the store), so no tenant reads another's by hash.
+ * `space` says which: by default the tenant of the task the calling activity runs for; a reader outside
+ * an activity (`starry logs --transcript`) gives the tenant of the workflow it reads.
  *
  * ```ts
  * const transcripts = transcriptStore(storeFromEnv());
@@ -62,7 +66,25 @@ const json = (value: unknown) => JSON.stringify(value);
  * const response = await answer(await provider.generate(request));
  * ```
  */
-export function transcriptStore(store: BlobStore) {
+export function transcriptStore(shared: BlobStore, space: () => string | undefined = activityTenant) {
+  const spaces = new Map<string, BlobStore>();
+  /** The store of the current task's tenant (one view per tenant, made once). */
+  const store = {
+    get(ref: string): Promise<Buffer> {
+      return current().get(ref);
+    },
+    put(content: string): Promise<string> {
+      return current().put(content);
+    },
+  };
+  function current(): BlobStore {
+    const tenant = space();
+    if (tenant === undefined) return shared;
+    let view = spaces.get(tenant);
+    if (!view) spaces.set(tenant, (view = inSpace(shared, tenant)));
+    return view;
+  }
+
   async function readJson<T>(ref: string): Promise<{ value: T; bytes: number }> {
     const bytes = await store.get(ref);
     return { value: JSON.parse(bytes.toString('utf8')) as T, bytes: bytes.length };

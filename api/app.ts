@@ -39,6 +39,7 @@ import type { StreamHolder } from '../core/stream-caps';
 import { traceparentSchema } from '../core/payloads';
 import { TASK_WORKFLOW_ID_PATTERN } from '../core/tenant';
 import { AuthError, roleAllows, type Authenticator, type Principal, type Role } from './auth';
+import { devApiGuard } from './dev-guard';
 import { EventStreams, nodeSocket } from './event-streams';
 import { messageOf, problem, TITLES, unreachable } from './problem';
 
@@ -46,7 +47,10 @@ import { messageOf, problem, TITLES, unreachable } from './problem';
 export interface ApiOptions {
   /** The client, connected once by the host and reused. */
   agents: () => Promise<AgentClient>;
-  /** Verifies bearer tokens; `undefined` only for `starry api --insecure-dev` (the host checks it is on loopback). */
+  /**
+   * Verifies bearer tokens; `undefined` only for `starry api --insecure-dev` (the host checks it is on loopback):
+   * then every request passes the dev API's guard (core/dev-api.ts) first.
+   */
   auth: Authenticator | undefined;
   /** Largest request body in bytes (default 1 MiB). */
   bodyLimitBytes?: number;
@@ -448,6 +452,8 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
     bearerFormat: 'JWT',
   });
 
+  // Without authentication, a web page is the way in: see core/dev-api.ts.
+  if (!opts.auth) app.use('*', devApiGuard);
   app.use(
     '/v1/*',
     bodyLimit({

@@ -1,10 +1,11 @@
 /**
- * The API's errors as RFC 9457 problem+json (docs/API.md#errors), and how it tells Temporal out of reach
- * from other failures. Shared by the routes (api/app.ts) and the event streams (api/event-streams.ts).
+ * The API's errors as RFC 9457 `application/problem+json` (docs/API.md#errors): one shape for every
+ * route, the dev API's refusals and the event streams' (api/event-streams.ts) included; and how the API
+ * tells Temporal out of reach from other failures.
  */
 import type { Context } from 'hono';
 
-/** Each status's title. */
+/** The `title` of each status the API answers with. */
 export const TITLES: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
@@ -18,10 +19,10 @@ export const TITLES: Record<number, string> = {
 };
 
 /**
- * A problem+json response.
+ * A problem response: `detail` says what was wrong and what to do, `errors` lists every invalid field.
  *
  * ```ts
- * return problem(c, 404, 'no task workflow agent-a1-task-9');
+ * return problem(c, 404, 'no agent a1');
  * ```
  */
 export function problem(c: Context, status: number, detail: string, errors?: string[]): Response {

@@ -14,7 +14,9 @@ import {
   haltEvent,
   llmMetricAttributes,
   llmTarget,
+  meteredToolName,
   METRIC,
+  OTHER,
   painEvent,
   remoteSpan,
   taskSpanAttributes,
@@ -193,16 +195,51 @@ describe('telemetry: metrics', () => {
     ]);
   });
 
+  const PRICE = { inputPerMTok: 1, cachedInputPerMTok: 1, outputPerMTok: 1 };
+
   it('labels the LLM and tool histograms as the chat span does, error.type only on failure', () => {
     const spec: LlmSpec = { provider: 'openai', model: 'gpt-4o-mini' };
-    expect(llmMetricAttributes(spec)).toEqual({
+    const pricing = { 'openai:gpt-4o-mini': PRICE };
+    expect(llmMetricAttributes(spec, { pricing })).toEqual({
       'gen_ai.operation.name': 'chat',
       'gen_ai.provider.name': 'openai',
       'gen_ai.request.model': 'gpt-4o-mini',
     });
-    expect(llmMetricAttributes(spec, { code: 'E_RATE_LIMIT' })['error.type']).toBe('E_RATE_LIMIT');
+    expect(llmMetricAttributes(spec, { pricing, failed: { code: 'E_RATE_LIMIT' } })['error.type']).toBe('E_RATE_LIMIT');
     expect(toolMetricAttributes('fs.read')).toEqual({ 'gen_ai.tool.name': 'fs.read' });
     expect(toolMetricAttributes('fs.read', {})).toEqual({ 'gen_ai.tool.name': 'fs.read', 'error.type': '_OTHER' });
+  });
+
+  it('names in the metrics only the models the worker prices: any other model a task names is _OTHER', () => {
+    const pricing = {
+      'openai:gpt-4o-mini': PRICE,
+      'openai:qwen@http://10.0.0.9/v1': PRICE,
+      'scripted:turns.json': PRICE,
+    };
+    const named = (spec: LlmSpec) => llmMetricAttributes(spec, { pricing })['gen_ai.request.model'] as string;
+    expect(named({ provider: 'openai', model: 'gpt-4o-mini' })).toBe('gpt-4o-mini');
+    expect(named({ provider: 'openai', model: 'gpt-4o-mini', baseUrl: 'http://10.0.0.9/v1' })).toBe('gpt-4o-mini');
+    expect(named({ provider: 'openai', model: 'qwen', baseUrl: 'http://10.0.0.9/v1' })).toBe('qwen');
+    expect(named({ provider: 'scripted', file: '/srv/ws/a/turns.json' })).toBe('turns.json');
+    // 1,000 names of the task's own: one value, whatever they are.
+    const models = new Set<string>();
+    for (let i = 0; i < 1000; i++) {
+      models.add(named({ provider: 'openai', model: `made-up-${i}` }));
+      models.add(named({ provider: 'scripted', file: `/srv/ws/a/turns-${i}.json` }));
+      models.add(named({ provider: 'openai', model: 'qwen', baseUrl: `http://10.0.0.${i % 256}:${i}/v1` }));
+    }
+    expect([...models]).toEqual([OTHER]);
+    expect(OTHER).toBe('_OTHER');
+    // Without a price table, no model is named.
+    expect(llmMetricAttributes({ provider: 'gemini', model: 'gemini-2.5-flash' })['gen_ai.request.model']).toBe(OTHER);
+    expect(llmMetricAttributes({ provider: 'gemini', model: 'x' })['gen_ai.provider.name']).toBe('gcp.gen_ai');
+  });
+
+  it("names a worker's tools, calls every MCP server's tool mcp and anything else _OTHER", () => {
+    expect(meteredToolName('fs.read', 'worker')).toBe('fs.read');
+    expect(meteredToolName('weather.forecast', 'worker')).toBe('weather.forecast');
+    expect(new Set(['gh.search', 'x1.ok', 'x2.ok'].map((n) => meteredToolName(n, 'mcp')))).toEqual(new Set(['mcp']));
+    expect(meteredToolName('made.up', 'unknown')).toBe(OTHER);
   });
 
   it("keeps the GenAI conventions' names, units and bucket advice", () => {

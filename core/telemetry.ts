@@ -13,6 +13,7 @@ import type { NormalizedError } from './errors';
 import { calculateSeverity, type SafetyAlert } from './guides';
 import type { ChatMessage, LlmResponse, LlmToolCall } from './llm';
 import type { LlmSpec } from './llm-spec';
+import { priceFor, type PricingTable } from './pricing';
 import { failuresInWindow, type SafetyCounters } from './safety-counters';
 import { HISTORY_LIMITS, type LockVerdict } from './safety-rungs';
 
@@ -60,7 +61,8 @@ const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 
 /**
  * Every metric a worker emits besides Temporal's own (`temporal_*`). The counters are added to by the
  * task workflow (replay-safe: a replayed activation adds nothing), the histograms recorded by the
- * activities. Attributes stay low-cardinality: codes, kinds, names, never agent or task ids (spans carry those).
+ * activities. Attributes stay low-cardinality: codes, kinds, the worker's own names (`meteredModel`,
+ * `meteredToolName`: never a name a task chose), never agent or task ids (spans carry those).
  */
 export const METRIC = {
   ticks: { name: 'starry.ticks', kind: 'counter', unit: '{tick}', description: 'Ticks started by tasks' },
@@ -174,25 +176,67 @@ export function endCounts(outcome: string, lock?: LockVerdict): MetricCount[] {
 }
 
 /**
- * The attributes of an LLM call's histograms (`gen_ai.client.operation.duration`; with `gen_ai.token.type`,
- * `gen_ai.client.token.usage`), `error.type` when it failed.
+ * A metric attribute's value for what the worker does not know (OpenTelemetry's spelling, as `error.type`'s).
+ * Each distinct value of an attribute is a series for the worker's life (a histogram's is a dozen and more),
+ * so a name a task chooses freely never becomes one: it is this.
+ */
+export const OTHER = '_OTHER';
+
+/**
+ * The model an LLM call's metrics name: the spec's model when the worker's price table (`STARRY_PRICING`,
+ * the operator's, at most 256 entries) has a price for it, else `_OTHER`. A task may name any model (any
+ * text after `openai:`, any script file), and the agent's own table is the task's to write.
  *
  * ```ts
- * llmMetricAttributes({ provider: 'openai', model: 'gpt-4o-mini' }) // { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini' }
+ * meteredModel({ provider: 'openai', model: 'gpt-4o-mini' }, { 'openai:gpt-4o-mini': price }) // 'gpt-4o-mini'
+ * meteredModel({ provider: 'openai', model: 'made-up-1' }, { 'openai:gpt-4o-mini': price })   // '_OTHER'
  * ```
  */
-export function llmMetricAttributes(spec: LlmSpec, failed?: { code?: unknown }): Record<string, string> {
-  const { provider, model } = llmTarget(spec);
+export function meteredModel(spec: LlmSpec, workerPricing: PricingTable | undefined): string {
+  return priceFor(workerPricing, spec) ? llmTarget(spec).model : OTHER;
+}
+
+/**
+ * The attributes of an LLM call's histograms (`gen_ai.client.operation.duration`; with `gen_ai.token.type`,
+ * `gen_ai.client.token.usage`): the provider, the model as `meteredModel` bounds it by the worker's
+ * price table, and `error.type` when it failed.
+ *
+ * ```ts
+ * llmMetricAttributes({ provider: 'openai', model: 'gpt-4o-mini' }, { pricing }) // { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': 'openai', 'gen_ai.request.model': 'gpt-4o-mini' }
+ * ```
+ */
+export function llmMetricAttributes(
+  spec: LlmSpec,
+  { pricing, failed }: { pricing?: PricingTable | undefined; failed?: { code?: unknown } | undefined } = {},
+): Record<string, string> {
   return {
     'gen_ai.operation.name': 'chat',
-    'gen_ai.provider.name': provider,
-    'gen_ai.request.model': model,
+    'gen_ai.provider.name': llmTarget(spec).provider,
+    'gen_ai.request.model': meteredModel(spec, pricing),
     ...(failed ? { 'error.type': errorType(failed) } : {}),
   };
 }
 
+/** Where a called tool comes from: the worker (built-in or its own), an MCP server of the task's, or neither. */
+export type ToolOrigin = 'worker' | 'mcp' | 'unknown';
+
 /**
- * The attributes of a tool call's `starry.tool.duration`: its name, and `error.type` (the normalized code) when it failed.
+ * The name a tool call's metrics give it: a tool of the worker by its name (the worker's code names
+ * those), a tool of an MCP server `mcp` (the task names its servers, a server its tools), anything else
+ * `_OTHER`.
+ *
+ * ```ts
+ * meteredToolName('fs.read', 'worker') // 'fs.read'
+ * meteredToolName('github.search', 'mcp') // 'mcp'
+ * ```
+ */
+export function meteredToolName(name: string, origin: ToolOrigin): string {
+  return origin === 'worker' ? name : origin === 'mcp' ? 'mcp' : OTHER;
+}
+
+/**
+ * The attributes of a tool call's `starry.tool.duration`: its name (as `meteredToolName` gives it), and
+ * `error.type` (the normalized code) when it failed.
  *
  * ```ts
  * toolMetricAttributes('fs.read', { code: 'EPERM' }) // { 'gen_ai.tool.name': 'fs.read', 'error.type': 'EPERM' }
@@ -468,7 +512,7 @@ export function continueAsNewEvent(tick: number, historyEvents: number): Telemet
  * ```
  */
 export function errorType(error: { code?: unknown } | undefined): string {
-  return typeof error?.code === 'string' && error.code ? error.code : '_OTHER';
+  return typeof error?.code === 'string' && error.code ? error.code : OTHER;
 }
 
 // ---- content, only when the operator opts in ------------------------------------------------------

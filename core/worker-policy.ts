@@ -8,6 +8,8 @@ import { z } from 'zod';
 import { approvalRulesSchema } from './approval';
 import type { LlmSpec } from './llm-spec';
 import { ConfigError, RefusedError } from './errors';
+import { bindingReaches, describeServer, envName, McpEnvSchema, mcpEnvBindingIssues } from './mcp-env';
+import { tenantRoots } from './tenant';
 
 /** The shell commands a worker allows when its operator says nothing. */
 export const DEFAULT_SHELL_ALLOW = ['ls', 'cat', 'echo', 'pwd', 'wc', 'head', 'tail', 'grep', 'sleep'];
@@ -24,7 +26,6 @@ const absolutePath = z
 // ---- The sandbox (issue 30): resource limits, and what each stdio MCP server may see and be given ----
 
 const MiB = 1024 * 1024;
-const envName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name');
 
 /**
  * The resource limits of every sandboxed program (`shell.run`, stdio MCP servers) and of a task's
@@ -235,33 +236,14 @@ export type McpCommandPolicy = z.output<typeof McpCommandObjectSchema>;
 
 // ---- end of the sandbox's schemas ----
 
-const McpEnvObjectSchema = z
-  .object({
-    name: envName,
-    /** MCP URLs (their host, entries as `httpAllow`) the variable may be sent to. */
-    hosts: z.array(z.string().min(1)).optional(),
-    /** Stdio MCP servers (their command) the variable may be given to. */
-    commands: z.array(z.string().min(1)).optional(),
-  })
-  .strict();
-
-/** One `mcpEnv` entry: a variable name (any MCP server the policy allows) or one bound to hosts and commands. */
-const McpEnvSchema = z
-  .union([envName, McpEnvObjectSchema], {
-    error: 'an mcpEnv entry is an environment variable name or {name, hosts?, commands?}',
-  })
-  .transform((entry) => (typeof entry === 'string' ? { name: entry } : entry));
-
-export type McpEnvPolicy = z.output<typeof McpEnvObjectSchema>;
-
 /**
  * Why `${env:NAME}` may not go to the server `spec`, or undefined: the policy must list the variable,
- * and a bound entry must name the server's host or command.
+ * and a bound entry must name the server's host, or the pinned `mcpCommands` entry it runs as.
  */
 function mcpEnvProblem(
   policy: WorkerPolicy,
   name: string,
-  spec: { command: string } | { url: string },
+  spec: { command: string; args?: string[] } | { url: string },
 ): string | undefined {
   const entry = policy.mcpEnv.find((e) => e.name === name);
   if (!entry)
@@ -275,10 +257,17 @@ function mcpEnvProblem(
       url = undefined;
     }
   }
-  if (url ? isHostAllowed(url, entry.hosts ?? []) : 'command' in spec && (entry.commands ?? []).includes(spec.command))
-    return undefined;
-  const where = [...(entry.hosts ?? []).map((h) => `host ${h}`), ...(entry.commands ?? []).map((c) => `command ${c}`)];
-  return `may go only to ${where.join(', ') || 'no MCP server'}, not to ${'url' in spec ? `'${spec.url}'` : `the command '${spec.command}'`}`;
+  if (url) {
+    if (isHostAllowed(url, entry.hosts ?? [])) return undefined;
+  } else if ('command' in spec) {
+    if (bindingReaches(entry.commands ?? [], mcpCommandEntry(policy, spec.command, spec.args))) return undefined;
+  }
+  const where = [...(entry.hosts ?? []).map((h) => `host ${h}`), ...(entry.commands ?? []).map(describeServer)];
+  const to =
+    'url' in spec
+      ? `'${spec.url}'`
+      : `the command '${spec.command}'${spec.args?.length ? ` with the args ${JSON.stringify(spec.args)}` : ''}`;
+  return `may go only to ${where.join(', ') || 'no MCP server'}, not to ${to}`;
 }
 
 export const WorkerPolicySchema = z
@@ -298,7 +287,7 @@ export const WorkerPolicySchema = z
      * The worker's environment variables a task's config may pass to its MCP servers as `${env:NAME}`
      * (in `env` or `headers`); none by default, so a config cannot send the worker's secrets anywhere.
      * An entry `{name, hosts?, commands?}` binds the variable to the MCP URLs of those hosts and the
-     * stdio servers of those commands: a token goes only where its operator meant it to.
+     * stdio servers of those pinned `mcpCommands` entries: a token goes only where its operator meant it to.
      */
     mcpEnv: z.array(McpEnvSchema).default([]),
     /** The largest `tools.maxOutputBytes` a task may ask for. */
@@ -328,7 +317,12 @@ export const WorkerPolicySchema = z
     /** Resource limits of every sandboxed program and of a task's workspace (the sandbox's block above). */
     limits: SandboxLimitsSchema.prefault({}),
   })
-  .strict();
+  .strict()
+  // A secret bound to a command with free args would reach any code: refused here, naming the entry.
+  .superRefine((policy, ctx) => {
+    for (const { path, message } of mcpEnvBindingIssues(policy.mcpEnv, policy.mcpCommands))
+      ctx.addIssue({ code: 'custom', path, message });
+  });
 
 export type WorkerPolicyInput = z.input<typeof WorkerPolicySchema>;
 export type WorkerPolicy = z.output<typeof WorkerPolicySchema>;
@@ -392,18 +386,21 @@ export function withWorkerDefaults<T extends { shellAllow?: string[]; httpAllow:
 /**
  * Check that a task's limits lie within the policy and return them unchanged, or refuse naming each
  * wider field (an unset `shellAllow` or `maxOutputBytes` is the worker's own, so never wider). Roots are compared
- * lexically here (the tool activity compares realpaths again).
+ * lexically here (the tool activity compares realpaths again). A tenant's task may use only the tenant's
+ * part of the roots (`<root>/<tenant>`, core/tenant.ts), for its workspace and its script alike.
  *
  * ```ts
  * narrowToPolicy(policy, { workspace: ['/srv/ws/a'], tools }) // ok when policy.roots includes '/srv/ws'
+ * narrowToPolicy(policy, { workspace: ['/srv/ws/t2/a'], tools }, 't1') // refused: not in /srv/ws/t1
  * ```
  * @throws RefusedError listing every field wider than the policy, with what the policy allows.
  */
-export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task: T): T {
+export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task: T, tenant?: string): T {
   const wider: string[] = [];
+  const roots = tenantRoots(policy.roots, tenant);
   for (const root of task.workspace) {
-    if (!root.startsWith('/') || !policy.roots.some((allowed) => isWithin(normalizePosix(root), allowed))) {
-      wider.push(`workspace: '${root}' is not inside a root the worker allows (${policy.roots.join(', ')})`);
+    if (!root.startsWith('/') || !roots.some((allowed) => isWithin(normalizePosix(root), allowed))) {
+      wider.push(`workspace: '${root}' is not inside ${rootsShown(roots, tenant)}`);
     }
   }
   const commands = (task.tools.shellAllow ?? []).filter((c) => !policy.shellAllow.includes(c));
@@ -434,13 +431,20 @@ export function narrowToPolicy<T extends TaskLimits>(policy: WorkerPolicy, task:
       }
     }
   }
-  const llm = task.llm === undefined ? undefined : llmSpecProblem(task.llm, policy);
+  const llm = task.llm === undefined ? undefined : llmSpecProblem(task.llm, policy, tenant);
   if (llm) wider.push(`llm: ${llm}`);
   if (task.tools.maxOutputBytes !== undefined && task.tools.maxOutputBytes > policy.maxOutputBytes) {
     wider.push(`tools.maxOutputBytes: ${task.tools.maxOutputBytes} is above the worker's cap ${policy.maxOutputBytes}`);
   }
   if (wider.length) throw new RefusedError(widerThanPolicy(wider), { issues: wider });
   return task;
+}
+
+/** The roots a refusal names: the worker's, or a tenant's part of them. */
+export function rootsShown(roots: readonly string[], tenant: string | undefined): string {
+  return tenant === undefined
+    ? `a root the worker allows (${roots.join(', ')})`
+    : `tenant ${tenant}'s part of the roots the worker allows (${roots.join(', ')})`;
 }
 
 /**
@@ -460,10 +464,11 @@ export function widerThanPolicy(wider: string[]): string {
 
 /**
  * Why the policy does not allow the `llm` spec, or undefined: an OpenAI-compatible base URL must have a
- * host of `llmAllow`; a script or a model file must be an absolute path inside `roots` or `llmDirs`
- * (compared lexically here; the activity compares what it opened). Gemini's and Bedrock's endpoint,
- * region and credentials are the worker's alone, so a spec cannot name one (which Bedrock models the
- * worker may call is its IAM role's to say).
+ * host of `llmAllow`; a script must be an absolute path inside `roots` (a tenant's: its part of them) or
+ * `llmDirs`; a model only inside `llmDirs` and outside every root, since the model runtime is native
+ * code that parses the file and a task writes anything under the roots (compared lexically here; the
+ * activity compares what it opened). Gemini's and Bedrock's endpoint, region and credentials are the
+ * worker's alone, so a spec cannot name one (which Bedrock models the worker may call is its IAM role's to say).
  *
  * ```ts
  * llmSpecProblem(parseLlmSpec('openai:gpt@http://10.0.0.9/v1'), policy) // "the host of 'http://10.0.0.9/v1' is not one …"
@@ -472,6 +477,7 @@ export function widerThanPolicy(wider: string[]): string {
 export function llmSpecProblem(
   spec: LlmSpec,
   policy: Pick<WorkerPolicy, 'roots' | 'llmAllow' | 'llmDirs'>,
+  tenant?: string,
 ): string | undefined {
   switch (spec.provider) {
     case 'openai': {
@@ -485,14 +491,18 @@ export function llmSpecProblem(
       if (isHostAllowed(url, policy.llmAllow)) return undefined;
       return `the host of '${spec.baseUrl}' is not one the worker's LLM calls may reach (llmAllow: ${policy.llmAllow.join(', ') || 'none'})`;
     }
-    case 'scripted':
+    case 'scripted': {
+      const dirs = scriptDirs(policy, tenant);
+      if (absoluteWithin(spec.file, dirs)) return undefined;
+      return `the script '${spec.file}' is not an absolute path inside a directory the worker reads scripts from (${dirs.join(', ')})`;
+    }
     case 'local': {
-      const file = spec.provider === 'scripted' ? spec.file : spec.modelPath;
-      const dirs = llmFileDirs(policy);
-      if (file.startsWith('/') && !file.includes('\0') && dirs.some((dir) => isWithin(normalizePosix(file), dir)))
-        return undefined;
-      const what = spec.provider === 'scripted' ? 'script' : 'model';
-      return `the ${what} '${file}' is not an absolute path inside a directory the worker reads ${what}s from (${dirs.join(', ')})`;
+      const file = spec.modelPath;
+      if (absoluteWithin(file, policy.llmDirs) && !absoluteWithin(file, policy.roots)) return undefined;
+      const inRoot = absoluteWithin(file, policy.roots)
+        ? ', and never one inside a workspace root, where tasks write'
+        : '';
+      return `the model '${file}' is not an absolute path inside a directory the worker loads models from (llmDirs: ${policy.llmDirs.join(', ') || 'none'})${inRoot}`;
     }
     case 'gemini':
     case 'bedrock':
@@ -500,9 +510,14 @@ export function llmSpecProblem(
   }
 }
 
-/** Where `scripted:` and `local:` files may be read from: the roots, then `llmDirs`. */
-export function llmFileDirs(policy: Pick<WorkerPolicy, 'roots' | 'llmDirs'>): string[] {
-  return [...policy.roots, ...policy.llmDirs];
+/** True when `file` is an absolute path inside one of `dirs` (lexically). */
+function absoluteWithin(file: string, dirs: readonly string[]): boolean {
+  return file.startsWith('/') && !file.includes('\0') && dirs.some((dir) => isWithin(normalizePosix(file), dir));
+}
+
+/** Where `scripted:` files may be read from for a tenant's task: its part of the roots, then `llmDirs`. */
+export function scriptDirs(policy: Pick<WorkerPolicy, 'roots' | 'llmDirs'>, tenant?: string): string[] {
+  return [...tenantRoots(policy.roots, tenant), ...policy.llmDirs];
 }
 
 /**

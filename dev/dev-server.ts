@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } 
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { childEnv } from '../core/child-env';
 import { isAlive } from '../client/connection';
 import { SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 import { dbHolder, lockDb } from './db-lock';
@@ -215,6 +216,8 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   let child: ChildProcess;
   try {
     child = spawn(cli, args, {
+      // The server needs none of this process's credentials (core/child-env.ts).
+      env: childEnv(process.env, ['TEMPORAL_*']),
       stdio: ['ignore', log, log, ...(lock ? [lock.fd] : [])],
       detached: opts.detached ?? false,
     });

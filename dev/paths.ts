@@ -26,8 +26,21 @@ export function temporalCliPath(): string {
  */
 export function stateDir(): string {
   if (process.env.STARRY_STATE_DIR) return process.env.STARRY_STATE_DIR;
+  return path.join(localBase(), '.temporal');
+}
+
+/**
+ * The workspace root of a worker whose operator names none (no `STARRY_WORKER_POLICY`, no
+ * `STARRY_WORKSPACE_ROOTS`): `workspaces/` in the project (git-ignored but for the examples' own), or in
+ * the working directory when the package is installed as a dependency. A folder of its own, never the
+ * project folder: tasks write anywhere under their roots, and the project holds the worker's code.
+ */
+export function defaultWorkspaceRoot(): string {
+  return path.join(localBase(), 'workspaces');
+}
+
+/** The project, or the working directory when the package is installed as a dependency (inside node_modules a folder would be wiped by the next `npm ci`). */
+function localBase(): string {
   const root = projectRoot();
-  return root.split(path.sep).includes('node_modules')
-    ? path.join(process.cwd(), '.temporal')
-    : path.join(root, '.temporal');
+  return root.split(path.sep).includes('node_modules') ? process.cwd() : root;
 }

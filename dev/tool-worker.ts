@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { isSecretName } from '../core/child-env';
 import { LLM_KEY_VARS } from '../workers/env';
 import { projectRoot } from './paths';
 
@@ -14,15 +15,26 @@ export interface ToolWorkerProcess {
   stop(): Promise<void>;
 }
 
-/** The environment a tool worker starts with: this one without the LLM keys, plus `extra`. */
+/**
+ * The environment a tool worker starts with: this one without the LLM keys, the API's secrets and the
+ * cloud credentials its tools do not use (AWS's unless its transcript store is a bucket; Google's
+ * always), plus `extra`. It keeps the Temporal credentials (it polls), the store's, the `OTEL_*` and
+ * the variables its policy hands MCP servers (`mcpEnv`).
+ */
 export function toolWorkerEnv(
   env: NodeJS.ProcessEnv = process.env,
   extra: Record<string, string> = {},
 ): Record<string, string> {
   const out: Record<string, string> = {};
+  const all = { ...env, ...extra };
   const keys: readonly string[] = LLM_KEY_VARS;
-  for (const [name, value] of Object.entries({ ...env, ...extra }))
-    if (value !== undefined && !keys.includes(name)) out[name] = value;
+  const bucket = Boolean(all.STARRY_STORE_BUCKET?.trim());
+  const dropped = (name: string) =>
+    keys.includes(name) ||
+    name.startsWith('STARRY_API_') ||
+    name.startsWith('GOOGLE_') ||
+    (!bucket && name.startsWith('AWS_') && isSecretName(name));
+  for (const [name, value] of Object.entries(all)) if (value !== undefined && !dropped(name)) out[name] = value;
   return out;
 }
 

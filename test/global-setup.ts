@@ -2,7 +2,7 @@
  * One real Temporal dev server for the whole integration run (in-memory, on free ports), and one
  * workflow bundle shared by every test worker. TEMPORAL_ADDRESS given: use that server instead.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
@@ -20,11 +20,16 @@ export default async function globalSetup(): Promise<void> {
   process.env.STARRY_TEST_STARTED_AT = new Date().toISOString();
   // The run's temporary folder first (jest runs a project's globalSetup before the top-level one).
   await useRunTmpdir();
-  const systemTmp = process.env.STARRY_SYSTEM_TMPDIR as string;
-  // The tests' workers: workspaces in the temp dir, local HTTP servers on any port, and (in CI
+  // The tests' workers: workspaces in the run's temp dir and the project's workspaces folder (the
+  // examples'), never the project itself nor the call journal (a worker refuses roots that hold its own
+  // files); scripts and models read from the project; local HTTP servers on any port, and (in CI
   // containers) root, said out loud. Tests of the policy itself pass their own.
+  const journalDir = path.join(dir, 'journal');
+  mkdirSync(journalDir, { recursive: true });
   process.env.STARRY_WORKER_POLICY ??= JSON.stringify({
-    roots: [systemTmp, projectRoot()],
+    roots: [realpathSync(process.env.STARRY_TEST_TMPDIR as string), path.join(projectRoot(), 'workspaces')],
+    llmDirs: [projectRoot()],
+    journalDir,
     httpAllow: ['127.0.0.1:*', 'localhost:*'],
     llmAllow: ['127.0.0.1:*', 'localhost:*'],
   });

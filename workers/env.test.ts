@@ -2,14 +2,19 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError } from '../core/errors';
+import { projectRoot } from '../dev/paths';
 import { checkWorkspaceRoots, toolWorkerConfigFromEnv, workerConfigFromEnv } from './env';
 
 describe('workerConfigFromEnv', () => {
-  it('defaults to the local dev server, the openstarry queue and the working directory as the root', () => {
+  it('defaults to the local dev server, the openstarry queue and a workspaces folder of its own as the root', () => {
     const c = workerConfigFromEnv({}, '/srv/work');
     expect(c.temporal).toEqual({ address: '127.0.0.1:7233', namespace: 'default' });
     expect(c.taskQueue).toBe('openstarry');
-    expect(c.policy.roots).toContain('/srv/work');
+    // Never the working directory nor the project folder: they hold the worker's code.
+    expect(c.policy.roots).toEqual([path.join(projectRoot(), 'workspaces')]);
+    // Scripts and models are read from where it runs and from the project (its examples, .tools/models).
+    expect(c.policy.llmDirs).toEqual(['/srv/work', projectRoot()]);
+    expect(c.rootsFrom).toBeUndefined();
     expect(c.alerts).toEqual({ webhookUrl: undefined, snsTopicArn: undefined, uiUrl: undefined });
     expect(c.workflowBundlePath).toBeUndefined();
   });

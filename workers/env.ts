@@ -25,7 +25,8 @@ import { parsePricing, type PricingTable } from '../core/pricing';
 import type { LlmProviderOptions } from '../activities/llm';
 import { openAiBaseUrl } from '../activities/llm/openai';
 import type { AlertSinks } from '../activities/alert';
-import { projectRoot } from '../dev/paths';
+import { defaultWorkspaceRoot, projectRoot } from '../dev/paths';
+import type { SettingsFile } from './own-paths';
 import type { VersioningOptions } from './versioning';
 import { pluginList } from './plugins';
 import { telemetryConfigFromEnv, type MetricsConfig, type TracingConfig } from './otel-env';
@@ -202,10 +203,15 @@ export interface WorkerConfig {
   toolTaskQueue?: string;
   policy: WorkerPolicy;
   /**
-   * Where the policy's roots were set; absent: the defaults (the working directory and the project
-   * folder), which a worker does not check at start.
+   * Where the policy's roots were set; absent: the default, a workspaces folder of its own
+   * (`defaultWorkspaceRoot`, made at start), which a worker does not check for writability.
    */
   rootsFrom?: RootsSource;
+  /**
+   * The files the worker read its settings and credentials from (its policy, price table, TLS and
+   * Google credential files): no workspace root may hold one (workers/own-paths.ts).
+   */
+  settingsFiles?: SettingsFile[];
   alerts: Pick<AlertSinks, 'webhookUrl' | 'snsTopicArn' | 'uiUrl'>;
   llm: LlmProviderOptions;
   workflowBundlePath?: string;
@@ -257,6 +263,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
     ...(toolTaskQueue && toolTaskQueue !== taskQueue ? { toolTaskQueue } : {}),
     policy: withOwnLlmEndpoint(workerPolicy(env, cwd), openAiBaseUrl({ env: llmEnv })),
     ...rootsSource(env),
+    settingsFiles: settingsFiles(env, cwd),
     alerts: { webhookUrl: env.STARRY_ALERT_WEBHOOK, snsTopicArn: env.STARRY_ALERT_TOPIC_ARN, uiUrl: env.STARRY_UI_URL },
     llm: {
       openai: { env: llmEnv },
@@ -319,6 +326,18 @@ export function toolWorkerConfigFromEnv(
     );
   }
   return { ...config, toolTaskQueue: config.toolTaskQueue };
+}
+
+/** The files named by variables the worker reads settings or credentials from (a value that is not inline JSON or PEM). */
+function settingsFiles(env: WorkerEnv, cwd: string): SettingsFile[] {
+  const named: Array<[string, string | undefined, boolean]> = [
+    ['its policy (STARRY_WORKER_POLICY)', env.STARRY_WORKER_POLICY, !env.STARRY_WORKER_POLICY?.startsWith('{')],
+    ['its price table (STARRY_PRICING)', env.STARRY_PRICING, !env.STARRY_PRICING?.startsWith('{')],
+    ['its TLS certificate (TEMPORAL_TLS_CERT)', env.TEMPORAL_TLS_CERT, !env.TEMPORAL_TLS_CERT?.includes('-----BEGIN')],
+    ['its TLS key (TEMPORAL_TLS_KEY)', env.TEMPORAL_TLS_KEY, !env.TEMPORAL_TLS_KEY?.includes('-----BEGIN')],
+    ['its Google credentials (GOOGLE_APPLICATION_CREDENTIALS)', env.GOOGLE_APPLICATION_CREDENTIALS, true],
+  ];
+  return named.flatMap(([what, value, isFile]) => (value && isFile ? [{ what, path: path.resolve(cwd, value) }] : []));
 }
 
 /** Where the roots come from: the policy, `STARRY_WORKSPACE_ROOTS` (when it names one), or the defaults. */
@@ -409,9 +428,10 @@ function withOwnLlmEndpoint(policy: WorkerPolicy, baseUrl: string): WorkerPolicy
 
 /**
  * The policy (core/worker-policy.ts): `STARRY_WORKER_POLICY`, or else the roots `STARRY_WORKSPACE_ROOTS`
- * or the worker's working directory and the project folder (so the README's quick start works), the
- * default shell allow-list, no HTTP host, LLM servers on this machine (llama.cpp, Ollama, vLLM), a 1 MiB
- * output cap. `STARRY_TOOLS_ALLOW_ROOT` overrides the policy's `allowRoot` (default: `shell.run` drops
+ * or a workspaces folder of the worker's own (`workspaces/` in the project: never the project folder,
+ * which holds the worker's code), scripts and models read from the working directory and the project
+ * (its examples, `.tools/models`), the default shell allow-list, no HTTP host, LLM servers on this
+ * machine (llama.cpp, Ollama, vLLM), a 1 MiB output cap. `STARRY_TOOLS_ALLOW_ROOT` overrides the policy's `allowRoot` (default: `shell.run` drops
  * to `nobody` when the worker is root).
  */
 function workerPolicy(env: WorkerEnv, cwd: string): WorkerPolicy {
@@ -425,7 +445,8 @@ function workerPolicy(env: WorkerEnv, cwd: string): WorkerPolicy {
       .filter(Boolean)
       .map((r) => path.resolve(cwd, r));
     policy = {
-      roots: roots?.length ? roots : [...new Set([path.resolve(cwd), projectRoot()])],
+      roots: roots?.length ? roots : [defaultWorkspaceRoot()],
+      llmDirs: [...new Set([path.resolve(cwd), projectRoot()])],
       llmAllow: LOCAL_LLM_HOSTS,
     };
   }

@@ -45,7 +45,7 @@ export async function runWorker(config?: WorkerConfig, { tools = false }: { tool
     if (tools) {
       const worker = await createToolWorker(options);
       process.stderr.write(
-        `tool worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.toolTaskQueue}: tool calls only, no workflows, no LLM key); SIGTERM or Ctrl-C stops it\n${await sandboxReport(config.policy.limits)}\n`,
+        `tool worker ready on ${config.temporal.address} (namespace ${config.temporal.namespace}, task queue ${config.toolTaskQueue}: tool calls only, no workflows, no LLM key); SIGTERM or Ctrl-C stops it\n${await sandboxReport(config.policy.limits)}\n${rootsReport(config)}\n`,
       );
       await worker.run();
       return;
@@ -65,7 +65,8 @@ export async function runWorker(config?: WorkerConfig, { tools = false }: { tool
       );
     if (metrics) process.stderr.write(`metrics: ${metrics.where} as service ${config.metrics!.serviceName}\n`);
     // Whether programs can run here at all, and what bounds them: an operator's first question.
-    if (!config.toolTaskQueue) process.stderr.write(`${await sandboxReport(config.policy.limits)}\n`);
+    if (!config.toolTaskQueue)
+      process.stderr.write(`${await sandboxReport(config.policy.limits)}\n${rootsReport(config)}\n`);
     // The SDK shuts the worker down on SIGTERM/SIGINT; run() returns once it has drained.
     await worker.run();
   } finally {
@@ -73,6 +74,11 @@ export async function runWorker(config?: WorkerConfig, { tools = false }: { tool
     // The last counts of the run, exported before the process ends.
     await metrics?.shutdown();
   }
+}
+
+/** Where tasks' workspaces lie: the operator's roots, or the default folder. */
+function rootsReport(config: WorkerConfig): string {
+  return `workspaces: under ${config.policy.roots.join(', ')} (${config.rootsFrom ?? 'the default'}; a tenant's under <root>/<tenant>)`;
 }
 
 function stopOnSignals(): void {

@@ -29,6 +29,8 @@ import type { WorkerMetrics } from './metrics';
 import { silentSpanSinks, startTracing, type TracingConfig } from './otel';
 import { ConfigError } from '../core/errors';
 import { buildIdOf, DEPLOYMENT_NAME, makeVersionCurrent, type VersioningOptions } from './versioning';
+import { storeFromEnv } from '../activities/store';
+import { checkWorkerRoots } from './own-paths';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -193,8 +195,21 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
   const namespace = opts.namespace ?? config.temporal.namespace;
   const registry = opts.activities?.registry ?? new ToolRegistry(opts.tools ?? []);
   const versioning = { ...config.versioning, ...opts.versioning };
-  // Loaded first: a missing or unusable plugin module stops the start before anything is bundled.
   const pluginSpecs = opts.plugins ?? config.plugins ?? [];
+  const policy = opts.activities?.policy ?? config.policy;
+  const store = opts.activities?.store ?? storeFromEnv();
+  // Before any plugin loads: a worker that runs tool calls never loads what a task can write.
+  if (!config.toolTaskQueue)
+    await checkWorkerRoots({
+      ...ownOf(config, opts.activities?.policy),
+      policy,
+      store,
+      plugins: pluginSpecs,
+      ...((opts.workflowBundlePath ?? config.workflowBundlePath)
+        ? { workflowBundlePath: opts.workflowBundlePath ?? config.workflowBundlePath }
+        : {}),
+    });
+  // Loaded first: a missing or unusable plugin module stops the start before anything is bundled.
   const plugins = pluginSpecs.length ? loadPlugins(pluginSpecs) : undefined;
   // Given plugins in code, the environment's prebuilt bundle (STARRY_WORKFLOW_BUNDLE) gives way to them.
   const code = await workflowCode(
@@ -215,7 +230,8 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
       llm: config.llm,
       ...(config.pricing ? { pricing: config.pricing } : {}),
       ...opts.activities,
-      policy: opts.activities?.policy ?? config.policy,
+      policy,
+      store,
       registry,
       offer: workerOffer(plugins),
       ...(config.toolTaskQueue ? { toolTaskQueue: config.toolTaskQueue } : {}),
@@ -300,6 +316,9 @@ export async function createToolWorker(opts: CreateToolWorkerOptions): Promise<W
   if (!taskQueue)
     throw new ConfigError('a tool worker needs its task queue: set STARRY_TOOL_TASK_QUEUE (or give taskQueue)');
   const registry = opts.activities?.registry ?? new ToolRegistry(opts.tools ?? []);
+  const policy = opts.activities?.policy ?? config.policy;
+  const store = opts.activities?.store ?? storeFromEnv();
+  await checkWorkerRoots({ ...ownOf(config, opts.activities?.policy), policy, store });
   const { tracing, interceptors, telemetry } = tracedActivities(opts, config);
   const worker = await Worker.create({
     connection: opts.connection,
@@ -307,7 +326,8 @@ export async function createToolWorker(opts: CreateToolWorkerOptions): Promise<W
     taskQueue,
     activities: createToolWorkerActivities({
       ...opts.activities,
-      policy: opts.activities?.policy ?? config.policy,
+      policy,
+      store,
       registry,
       ...telemetry,
     }),
@@ -318,6 +338,16 @@ export async function createToolWorker(opts: CreateToolWorkerOptions): Promise<W
   const run = worker.run.bind(worker);
   worker.run = () => run().finally(() => Promise.all([registry.close(), tracing?.shutdown().catch(() => undefined)]));
   return worker;
+}
+
+/** Where a worker's roots come from and the files it read its settings from, for `checkWorkerRoots`. */
+function ownOf(config: WorkerConfig, given: unknown) {
+  const llamaRuntime = config.llm.local?.env?.STARRY_LLAMA_RUNTIME;
+  return {
+    rootsFrom: given ? ('the policy given in code' as const) : (config.rootsFrom ?? ('the default' as const)),
+    ...(config.settingsFiles ? { files: config.settingsFiles } : {}),
+    ...(llamaRuntime ? { llamaRuntime } : {}),
+  };
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * The files an `llm` spec names (a scripted controller's script, a local model) are read only inside
- * the directories the worker's policy allows (its roots and `llmDirs`). A path outside is refused
+ * the directories the worker's policy allows (a script: the task's roots and `llmDirs`; a model:
+ * `llmDirs`, never inside a root, since tasks write there and the model runtime is native code). A path outside is refused
  * before anything touches it, so the refusal says nothing of what is there; a path inside is opened
  * without following a final symlink, and what was opened is checked again by its real location
  * (`/proc/self/fd/N`), so a symlink in an allowed directory cannot lead out either.
@@ -17,6 +18,8 @@ export interface AllowedFile {
   source: string;
   /** Absolute directories the file must lie in; undefined: anywhere (library use without a policy). */
   dirs?: string[];
+  /** Absolute directories it must not lie in, by real path: the workspace roots, for a model. */
+  notIn?: string[];
 }
 
 /**
@@ -29,8 +32,8 @@ export interface AllowedFile {
  * open's own error (ENOENT, EACCES, …) when it is inside.
  */
 export async function openAllowed(f: AllowedFile): Promise<FileHandle> {
-  if (f.dirs && !(f.file.startsWith('/') && f.dirs.some((dir) => isWithin(normalizePosix(f.file), dir))))
-    throw outside(f);
+  const within = (dirs: string[]) => dirs.some((dir) => isWithin(normalizePosix(f.file), dir));
+  if (f.dirs && !(f.file.startsWith('/') && within(f.dirs) && !within(f.notIn ?? []))) throw outside(f);
   const handle = await fs
     .open(f.file, constants.O_RDONLY | (f.dirs ? constants.O_NOFOLLOW : 0))
     .catch((err: unknown) => {
@@ -40,8 +43,11 @@ export async function openAllowed(f: AllowedFile): Promise<FileHandle> {
   if (!f.dirs) return handle;
   try {
     const real = await fs.readlink(`/proc/self/fd/${handle.fd}`);
-    const realDirs = await Promise.all(f.dirs.map((dir) => fs.realpath(dir).catch(() => undefined)));
-    if (!realDirs.some((dir) => dir !== undefined && isWithin(real, dir))) throw outside(f);
+    const [realDirs, realNot] = await Promise.all(
+      [f.dirs, f.notIn ?? []].map((dirs) => Promise.all(dirs.map((dir) => fs.realpath(dir).catch(() => undefined)))),
+    );
+    const inside = (dirs: Array<string | undefined>) => dirs.some((dir) => dir !== undefined && isWithin(real, dir));
+    if (!inside(realDirs!) || inside(realNot!)) throw outside(f);
     return handle;
   } catch (err) {
     await handle.close();
@@ -64,7 +70,9 @@ function outside(f: AllowedFile): LlmError {
     code: 'EPERM',
     kind: 'fatal',
     source: f.source,
-    message: `the worker reads ${f.what}s only inside ${(f.dirs ?? []).join(', ')}: '${f.file}' is not one of them`,
-    suggestion: `Put the ${f.what} inside a workspace root, or ask the worker's operator to add its directory to llmDirs in STARRY_WORKER_POLICY; then unlock the agent.`,
+    message: `the worker reads ${f.what}s only inside ${(f.dirs ?? []).join(', ')}${f.notIn?.length ? `, outside ${f.notIn.join(', ')}` : ''}: '${f.file}' is not one of them`,
+    suggestion: f.notIn?.length
+      ? `Put the ${f.what} in a directory of llmDirs outside the workspace roots (tasks write there), or ask the worker's operator to add its directory to llmDirs in STARRY_WORKER_POLICY; then unlock the agent.`
+      : `Put the ${f.what} inside a workspace root, or ask the worker's operator to add its directory to llmDirs in STARRY_WORKER_POLICY; then unlock the agent.`,
   });
 }

@@ -13,7 +13,9 @@ import type { LlmCallInput, LlmResponse, SummaryInput, SummaryResponse } from '.
 import { SUMMARY_RECORD_CHARS, summaryMessage, summaryRequest } from '../../core/context-summary';
 import type { LlmSpec } from '../../core/llm-spec';
 import type { LlmRequest } from '../../core/llm';
-import { llmFileDirs, llmSpecProblem, type WorkerPolicy } from '../../core/worker-policy';
+import type { PricingTable } from '../../core/pricing';
+import { llmSpecProblem, scriptDirs, type WorkerPolicy } from '../../core/worker-policy';
+import { activityTenant } from '../tenant';
 import { throwAsFailure } from '../failures';
 import { createBedrockProvider, type BedrockProviderOptions } from './bedrock';
 import { createGeminiProvider, type GeminiProviderOptions } from './gemini';
@@ -41,13 +43,14 @@ export interface LlmProviderOptions {
  * ```
  */
 export function createLlmProviders(deps: LlmProviderOptions = {}, policy?: LlmPolicy): LlmProviders {
-  const dirs = policy ? llmFileDirs(policy) : undefined;
   return {
-    scripted: createScriptedProvider({ dirs }),
+    // A tenant's task reads scripts from its part of the roots (and llmDirs) only.
+    scripted: createScriptedProvider(policy ? { dirs: () => scriptDirs(policy, activityTenant()) } : {}),
     gemini: createGeminiProvider(deps.gemini),
     openai: createOpenAiProvider(deps.openai),
     bedrock: createBedrockProvider(deps.bedrock),
-    local: createLocalProvider({ ...deps.local, dirs }),
+    // Models from llmDirs only, never from under a root: tasks write there, and the runtime is native code.
+    local: createLocalProvider({ ...deps.local, ...(policy ? { dirs: policy.llmDirs, notIn: policy.roots } : {}) }),
   };
 }
 
@@ -68,6 +71,14 @@ export function llmSetupProblem(spec: LlmSpec, deps: LlmProviderOptions = {}): s
   return providerFor(createLlmProviders(deps), spec).preflight(spec);
 }
 
+/** What the LLM activity records: the worker's metrics, whose models its price table bounds, and content on spans. */
+export interface LlmTelemetry {
+  meter?: ActivityMeter | undefined;
+  /** The worker's price table (`STARRY_PRICING`): a model it prices is named in the metrics, any other `_OTHER`. */
+  pricing?: PricingTable | undefined;
+  captureContent?: boolean | undefined;
+}
+
 /**
  * Create the LLM activities. Credentials are the worker's: from `deps` (tests) or its environment. The
  * policy bounds what a spec may name (core/worker-policy.ts `llmSpecProblem`), checked at every call as
@@ -81,14 +92,13 @@ export function createLlmActivities(
   deps: LlmProviderOptions,
   transcripts: TranscriptStore,
   policy: LlmPolicy,
-  meter?: ActivityMeter,
-  captureContent = false,
+  { meter, pricing, captureContent = false }: LlmTelemetry = {},
 ) {
   const providers = createLlmProviders(deps, policy);
 
   /** A spec the worker's policy refuses fails the call for good, saying how to get it allowed. */
   function checkPolicy(spec: LlmSpec): void {
-    const refused = llmSpecProblem(spec, policy);
+    const refused = llmSpecProblem(spec, policy, activityTenant());
     if (!refused) return;
     throwAsFailure(
       normalizedError({
@@ -110,11 +120,11 @@ export function createLlmActivities(
       response = await callLlm(providerFor(providers, spec), request, spec);
     } catch (err) {
       const failed = thrownCode(err, Context.current().cancellationSignal.aborted);
-      meter?.record(METRIC.operationDuration, secondsSince(started), llmMetricAttributes(spec, failed));
+      meter?.record(METRIC.operationDuration, secondsSince(started), llmMetricAttributes(spec, { pricing, failed }));
       throw err;
     }
     if (meter) {
-      const attributes = llmMetricAttributes(spec);
+      const attributes = llmMetricAttributes(spec, { pricing });
       meter.record(METRIC.operationDuration, secondsSince(started), attributes);
       meter.record(METRIC.tokenUsage, response.usage.inputTokens, { ...attributes, 'gen_ai.token.type': 'input' });
       meter.record(METRIC.tokenUsage, response.usage.outputTokens, { ...attributes, 'gen_ai.token.type': 'output' });

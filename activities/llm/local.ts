@@ -10,6 +10,7 @@ import { existsSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
+import { childEnv, redactSecrets } from '../../core/child-env';
 import type { LlmSpec } from '../../core/llm-spec';
 import { LlmError } from '../../core/errors/activity';
 import { realpathAllowed } from './files';
@@ -37,8 +38,10 @@ export interface LocalProviderOptions {
   /** Context size in tokens (capped by the model's own); default `STARRY_LOCAL_CONTEXT` or 8192. */
   contextSize?: number;
   env?: NodeJS.ProcessEnv;
-  /** Directories model files may be loaded from (the worker policy's roots and `llmDirs`); default: anywhere. */
+  /** Directories model files may be loaded from (the worker policy's `llmDirs`); default: anywhere. */
   dirs?: string[];
+  /** Directories they may never be loaded from: the workspace roots, where tasks write. */
+  notIn?: string[];
 }
 
 /** What the model process answers for one generation. */
@@ -110,8 +113,9 @@ class LocalModelHost {
         execArgv: [],
         stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
         serialization: 'json',
+        // Only what it needs: no key of the worker's reaches the model process (core/child-env.ts).
         // Belt and braces: node-llama-cpp must never try to download or build a binary at run time.
-        env: { ...process.env, NODE_LLAMA_CPP_SKIP_DOWNLOAD: 'true' },
+        env: childEnv(process.env, ['NODE_LLAMA_CPP_*'], { NODE_LLAMA_CPP_SKIP_DOWNLOAD: 'true' }),
       });
       this.child = child;
       child.stderr?.on('data', (chunk: Buffer) => {
@@ -127,14 +131,16 @@ class LocalModelHost {
               code: 'EINVAL',
               kind: 'execution',
               source: 'llm local',
-              message: `cannot load the local model ${this.modelPath}: ${msg.message}`,
+              message: `cannot load the local model ${this.modelPath}: ${redactSecrets(msg.message, process.env)}`,
             }),
           );
         } else this.onReply(msg);
       });
       child.on('error', (err) => reject(err));
       child.on('exit', (code, signal) => {
-        const why = `the local model process exited (${signal ?? `code ${code}`})${this.stderrTail ? `: ${this.stderrTail.trim().slice(-500)}` : ''}`;
+        // What it printed goes into the task's error: never with a worker secret in it.
+        const tail = redactSecrets(this.stderrTail.trim().slice(-500), process.env);
+        const why = `the local model process exited (${signal ?? `code ${code}`})${tail ? `: ${tail}` : ''}`;
         // A crash (out of memory, a fault in llama.cpp) is transient: Temporal retries on a fresh process.
         const error = LlmError.of({ code: 'E_UNAVAILABLE', kind: 'transient', source: 'llm local', message: why });
         reject(error);
@@ -171,7 +177,7 @@ class LocalModelHost {
           code: 'EINVAL',
           kind: 'execution',
           source: 'llm local',
-          message: `the local model failed: ${msg.message}`,
+          message: `the local model failed: ${redactSecrets(msg.message, process.env)}`,
         }),
       );
   }
@@ -332,6 +338,7 @@ export function createLocalProvider(opts: LocalProviderOptions = {}): LlmProvide
           what: 'model',
           source: 'llm local',
           dirs: opts.dirs,
+          ...(opts.notIn ? { notIn: opts.notIn } : {}),
         }).catch((err: unknown) => {
           if (LlmError.isActivityError(err)) throw err;
           throw missing(

@@ -114,7 +114,7 @@ export type ScriptedSpec = Extract<LlmSpec, { provider: 'scripted' }>;
  * const res = await callLlm(createScriptedProvider({ dirs: ['/srv/ws'] }), req, { provider: 'scripted', file: '/srv/ws/turns.json' });
  * ```
  */
-export function createScriptedProvider(opts: { dirs?: string[] } = {}): LlmProvider<ScriptedSpec> {
+export function createScriptedProvider(opts: ScriptDirs = {}): LlmProvider<ScriptedSpec> {
   const scripts = scriptCache(opts);
   return {
     // The CLI checks the file at the edge (core/script.ts); a worker has nothing else to check.
@@ -137,6 +137,14 @@ export function createScriptedProvider(opts: { dirs?: string[] } = {}): LlmProvi
       return step.response;
     },
   };
+}
+
+/**
+ * Where scripts may be read from: the worker's roots and `llmDirs`, or (a function) those of the task
+ * the current call runs for, a tenant's part of the roots; absent: anywhere (library use without a policy).
+ */
+export interface ScriptDirs {
+  dirs?: string[] | (() => string[]);
 }
 
 /** How many parsed scripts a provider keeps (the least recently read go first). */
@@ -165,25 +173,26 @@ const sameVersion = (a: FileVersion, b: FileVersion) =>
  * checked open): it serves what was read through the checked open of the same path, and a path that now
  * names a symlink, or another file, is not that version, so it goes through the checked open again.
  */
-export function scriptCache(opts: { dirs?: string[] } = {}) {
+export function scriptCache(opts: ScriptDirs = {}) {
   const cached = new Map<string, FileVersion & { script: Script }>();
-  const recall = (file: string, version: FileVersion): Script | undefined => {
-    const hit = cached.get(file);
+  const recall = (key: string, version: FileVersion): Script | undefined => {
+    const hit = cached.get(key);
     if (!hit || !sameVersion(hit, version)) return undefined;
-    cached.delete(file);
-    cached.set(file, hit);
+    cached.delete(key);
+    cached.set(key, hit);
     return hit.script;
   };
   return {
     async load(file: string): Promise<Script> {
-      const now = cached.has(file) ? await fs.lstat(file, { bigint: true }).catch(() => undefined) : undefined;
-      const unchanged = now?.isFile() ? recall(file, now) : undefined;
+      const dirs = typeof opts.dirs === 'function' ? opts.dirs() : opts.dirs;
+      // Kept per file and directories: a script one tenant's task may read is not another's to read.
+      const key = `${dirs?.join('\0') ?? ''}\0${file}`;
+      const now = cached.has(key) ? await fs.lstat(file, { bigint: true }).catch(() => undefined) : undefined;
+      const unchanged = now?.isFile() ? recall(key, now) : undefined;
       if (unchanged) return unchanged;
-      const handle = await openAllowed({ file, what: 'script', source: 'llm scripted', dirs: opts.dirs }).catch(
-        (err: unknown) => {
-          throw LlmError.isActivityError(err) ? err : unreadable(file, err);
-        },
-      );
+      const handle = await openAllowed({ file, what: 'script', source: 'llm scripted', dirs }).catch((err: unknown) => {
+        throw LlmError.isActivityError(err) ? err : unreadable(file, err);
+      });
       try {
         let version: FileVersion;
         try {
@@ -192,7 +201,7 @@ export function scriptCache(opts: { dirs?: string[] } = {}) {
         } catch (err) {
           throw unreadable(file, err);
         }
-        const hit = recall(file, version);
+        const hit = recall(key, version);
         if (hit) return hit;
         if (version.size > BigInt(MAX_SCRIPT_BYTES))
           throw new Error(
@@ -204,8 +213,8 @@ export function scriptCache(opts: { dirs?: string[] } = {}) {
           }),
           file,
         );
-        cached.delete(file);
-        cached.set(file, { ...version, script });
+        cached.delete(key);
+        cached.set(key, { ...version, script });
         for (const old of cached.keys()) {
           if (cached.size <= CACHED_SCRIPTS) break;
           cached.delete(old);

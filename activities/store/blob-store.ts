@@ -18,16 +18,56 @@ import { createHash } from 'node:crypto';
 export interface BlobStore {
   /** Where blobs live, for error messages: e.g. `directory /x/.temporal/blobs` or `s3://bucket/prefix/`. */
   readonly where: string;
+  /** The local directory it writes, when it is one: no workspace root may hold it (workers/own-paths.ts). */
+  readonly dir?: string;
   /**
    * Store content under its SHA-256 (lowercase hex, 64 chars) once; returns the hash. Idempotent; concurrent puts of
-   * the same content are safe.
+   * the same content are safe. `space`: a tenant's own part of the store (`tenants/<space>/`), never
+   * another's; absent, the store's shared part (plain agents).
    */
-  put(content: string | Uint8Array): Promise<string>;
+  put(content: string | Uint8Array, space?: string): Promise<string>;
   /**
-   * The bytes stored under `hash`. Throws BlobMissingError when there is none; throws a clear Error when the stored
-   * bytes do not hash to `hash` (corrupted).
+   * The bytes stored under `hash` in `space`. Throws BlobMissingError when there is none; throws a clear Error when
+   * the stored bytes do not hash to `hash` (corrupted).
    */
-  get(hash: string): Promise<Buffer>;
+  get(hash: string, space?: string): Promise<Buffer>;
+}
+
+/** A space's name: a tenant id, one path segment (core/tenant.ts), never `.` or `..`. */
+const SPACE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * Where a space's blobs lie below a store's own location: `tenants/<space>/`, or nothing for the shared
+ * part. Spaces come from workflow ids: checked before they name a path or a key.
+ *
+ * ```ts
+ * spacePrefix('acme') // 'tenants/acme/'
+ * ```
+ * @throws RangeError naming a value that is not a space.
+ */
+export function spacePrefix(space: string | undefined): string {
+  if (space === undefined) return '';
+  if (!SPACE.test(space))
+    throw new RangeError(`invalid store space ${JSON.stringify(space.slice(0, 80))}: a tenant id`);
+  return `tenants/${space}/`;
+}
+
+/**
+ * The store seen from one space: every put and get goes to it (the transcripts of one tenant's task).
+ *
+ * ```ts
+ * const acme = inSpace(store, 'acme'); // acme.get(hash) never reads another tenant's blob
+ * ```
+ */
+export function inSpace(store: BlobStore, space: string | undefined): BlobStore {
+  if (space === undefined) return store;
+  spacePrefix(space);
+  return {
+    where: `${store.where} (tenant ${space})`,
+    ...(store.dir ? { dir: store.dir } : {}),
+    put: (content) => store.put(content, space),
+    get: (hash) => store.get(hash, space),
+  };
 }
 
 /** A blob store's failure: which blob, in which store. */

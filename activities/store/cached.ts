@@ -3,7 +3,7 @@
  * cached blob is never stale: the cache needs no invalidation, only a size limit (least recently used
  * blobs go first, counted in bytes).
  */
-import { blobBytes, checkBlobHash, sha256Hex, type BlobStore } from './blob-store';
+import { blobBytes, checkBlobHash, sha256Hex, spacePrefix, type BlobStore } from './blob-store';
 
 /**
  * The store, with the blobs this process read or wrote lately kept in memory (at most `maxBytes`; a
@@ -24,18 +24,18 @@ export function cachedStore(store: BlobStore, maxBytes = 64 * 1024 * 1024): Blob
   const reading = new Map<string, Promise<Buffer>>();
   let size = 0;
 
-  const recall = (hash: string): Buffer | undefined => {
-    const bytes = blobs.get(hash);
+  const recall = (key: string): Buffer | undefined => {
+    const bytes = blobs.get(key);
     if (bytes) {
-      blobs.delete(hash);
-      blobs.set(hash, bytes);
+      blobs.delete(key);
+      blobs.set(key, bytes);
     }
     return bytes;
   };
   // Kept as a copy: a caller may change the buffer it gave or got; the cache's must not change.
-  const remember = (hash: string, bytes: Buffer) => {
-    if (bytes.length > maxBytes || blobs.has(hash)) return;
-    blobs.set(hash, Buffer.from(bytes));
+  const remember = (key: string, bytes: Buffer) => {
+    if (bytes.length > maxBytes || blobs.has(key)) return;
+    blobs.set(key, Buffer.from(bytes));
     size += bytes.length;
     for (const [old, b] of blobs) {
       if (size <= maxBytes) break;
@@ -44,29 +44,34 @@ export function cachedStore(store: BlobStore, maxBytes = 64 * 1024 * 1024): Blob
     }
   };
 
+  // Keyed by space and hash: a tenant's cached blob is never another tenant's hit.
+  const keyOf = (hash: string, space: string | undefined) => `${spacePrefix(space)}${hash}`;
+
   return {
     where: store.where,
-    async put(content) {
+    ...(store.dir ? { dir: store.dir } : {}),
+    async put(content, space) {
       const bytes = blobBytes(content);
       const hash = sha256Hex(bytes);
-      if (recall(hash)) return hash;
-      const stored = await store.put(bytes);
+      const key = keyOf(hash, space);
+      if (recall(key)) return hash;
+      const stored = await store.put(bytes, space);
       if (stored !== hash)
         throw new Error(`${store.where} stored a blob as sha256:${stored}, but its content hashes to sha256:${hash}`);
-      remember(hash, bytes);
+      remember(key, bytes);
       return hash;
     },
-    async get(hash) {
-      checkBlobHash(hash);
-      const cached = recall(hash);
+    async get(hash, space) {
+      const key = keyOf(checkBlobHash(hash), space);
+      const cached = recall(key);
       if (cached) return Buffer.from(cached);
-      let read = reading.get(hash);
+      let read = reading.get(key);
       if (!read) {
-        read = store.get(hash).finally(() => reading.delete(hash));
-        reading.set(hash, read);
+        read = store.get(hash, space).finally(() => reading.delete(key));
+        reading.set(key, read);
       }
       const bytes = await read;
-      remember(hash, bytes);
+      remember(key, bytes);
       return Buffer.from(bytes);
     },
   };

@@ -16,7 +16,9 @@ export {
   BlobMissingError,
   blobBytes,
   checkBlobHash,
+  inSpace,
   sha256Hex,
+  spacePrefix,
   verifiedBlob,
   type BlobStore,
 } from './blob-store';

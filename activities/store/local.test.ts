@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { BlobMissingError, checkBlobHash, sha256Hex } from './blob-store';
+import { BlobMissingError, checkBlobHash, inSpace, sha256Hex } from './blob-store';
+import { cachedStore } from './cached';
 import { localDirStore } from './local';
 
 let dir: string;
@@ -34,6 +35,21 @@ describe('localDirStore', () => {
     expect(hash).toBe(createHash('sha256').update('abc').digest('hex'));
     expect(hash).toBe(sha256Hex(Buffer.from('abc')));
     expect(await files()).toEqual([path.join(hash.slice(0, 2), hash)]);
+  });
+
+  it("keeps a tenant's blobs in its own space, where no other tenant's read and no shared read finds them", async () => {
+    const store = cachedStore(localDirStore(dir));
+    const acme = inSpace(store, 'acme');
+    const hash = await acme.put('acme only');
+    expect((await acme.get(hash)).toString()).toBe('acme only');
+    expect(await files()).toEqual([path.join('tenants', 'acme', hash.slice(0, 2), hash)]);
+    // The same hash asked of another space (or of the shared part) is missing there, cache or not.
+    await expect(inSpace(store, 'globex').get(hash)).rejects.toBeInstanceOf(BlobMissingError);
+    await expect(store.get(hash)).rejects.toBeInstanceOf(BlobMissingError);
+    await expect(localDirStore(dir).get(hash, 'globex')).rejects.toBeInstanceOf(BlobMissingError);
+    // A space is a tenant id: one path segment, never a way out of the store.
+    expect(() => inSpace(store, '../x')).toThrow(/invalid store space/);
+    await expect(localDirStore(dir).get(hash, '..')).rejects.toThrow(/invalid store space/);
   });
 
   it('stores the same content once, however it is given and however often', async () => {

@@ -6,7 +6,15 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
-import { BlobMissingError, blobBytes, checkBlobHash, sha256Hex, verifiedBlob, type BlobStore } from './blob-store';
+import {
+  BlobMissingError,
+  blobBytes,
+  checkBlobHash,
+  sha256Hex,
+  spacePrefix,
+  verifiedBlob,
+  type BlobStore,
+} from './blob-store';
 
 /**
  * A blob store in a local directory, created (mode 0700) when first written. Files are mode 0600
@@ -21,7 +29,7 @@ import { BlobMissingError, blobBytes, checkBlobHash, sha256Hex, verifiedBlob, ty
 export function localDirStore(dir: string): BlobStore {
   const root = path.resolve(dir);
   const where = `directory ${root}`;
-  const fileOf = (hash: string) => path.join(root, hash.slice(0, 2), hash);
+  const fileOf = (hash: string, space?: string) => path.join(root, spacePrefix(space), hash.slice(0, 2), hash);
   // The subdirectories made (or found) so far: a put into one of them makes no mkdir round trip.
   const made = new Set<string>();
 
@@ -44,10 +52,11 @@ export function localDirStore(dir: string): BlobStore {
 
   return {
     where,
-    async put(content) {
+    dir: root,
+    async put(content, space) {
       const bytes = blobBytes(content);
       const hash = sha256Hex(bytes);
-      const file = fileOf(hash);
+      const file = fileOf(hash, space);
       const tmp = `${file}.${process.pid}-${randomBytes(6).toString('hex')}.tmp`;
       // Whether it is stored already, and the file it would be written to, at once: each file system
       // call is a round trip through libuv's thread pool, and a put of new content (the usual one) waits
@@ -75,8 +84,8 @@ export function localDirStore(dir: string): BlobStore {
       }
       return hash;
     },
-    async get(hash) {
-      const file = fileOf(checkBlobHash(hash));
+    async get(hash, space) {
+      const file = fileOf(checkBlobHash(hash), space);
       let bytes: Buffer;
       try {
         bytes = await readFile(file);

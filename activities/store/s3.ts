@@ -1,9 +1,17 @@
 /**
  * The S3 driver: workers on several machines (the CDK stack's Fargate service) share one bucket. A
- * blob is the object `<prefix><hash>`.
+ * blob is the object `<prefix><hash>`; a tenant's, `<prefix>tenants/<tenant>/<hash>`.
  */
 import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { BlobMissingError, blobBytes, checkBlobHash, sha256Hex, verifiedBlob, type BlobStore } from './blob-store';
+import {
+  BlobMissingError,
+  blobBytes,
+  checkBlobHash,
+  sha256Hex,
+  spacePrefix,
+  verifiedBlob,
+  type BlobStore,
+} from './blob-store';
 
 export interface S3StoreOptions {
   bucket: string;
@@ -27,7 +35,7 @@ export function s3Store(opts: S3StoreOptions): BlobStore {
   const s3 = () => (client ??= s3ClientFromEnv());
   return {
     where,
-    async put(content) {
+    async put(content, space) {
       const bytes = blobBytes(content);
       const hash = sha256Hex(bytes);
       // Always a plain PUT, never HEAD first: the cache in front (cachedStore) already skips content
@@ -38,7 +46,7 @@ export function s3Store(opts: S3StoreOptions): BlobStore {
       await s3().send(
         new PutObjectCommand({
           Bucket: bucket,
-          Key: `${prefix}${hash}`,
+          Key: `${prefix}${spacePrefix(space)}${hash}`,
           Body: bytes,
           ContentType: 'application/octet-stream',
           ChecksumSHA256: Buffer.from(hash, 'hex').toString('base64'),
@@ -46,8 +54,8 @@ export function s3Store(opts: S3StoreOptions): BlobStore {
       );
       return hash;
     },
-    async get(hash) {
-      const key = `${prefix}${checkBlobHash(hash)}`;
+    async get(hash, space) {
+      const key = `${prefix}${spacePrefix(space)}${checkBlobHash(hash)}`;
       let bytes: Buffer;
       try {
         const res = await s3().send(new GetObjectCommand({ Bucket: bucket, Key: key }));

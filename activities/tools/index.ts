@@ -21,7 +21,13 @@ import type { LlmSpec } from '../../core/llm-spec';
 import { priceFor, unpricedRefusal, type Price, type PricingTable } from '../../core/pricing';
 import { toolResultText } from '../../core/transcript';
 import { trace } from '@opentelemetry/api';
-import { METRIC, toolContentAttributes, toolMetricAttributes } from '../../core/telemetry';
+import {
+  METRIC,
+  meteredToolName,
+  toolContentAttributes,
+  toolMetricAttributes,
+  type ToolOrigin,
+} from '../../core/telemetry';
 import { secondsSince, thrownCode, type ActivityMeter } from '../metrics';
 import { withStore, type TranscriptStore } from '../transcript';
 import { allowMatches, checkArgs, checkObjectArgs, isToolName } from '../../core/tools';
@@ -111,6 +117,11 @@ export class ToolRegistry {
   /** The worker's tools, built-in first, as declared to the model. */
   specs(): ToolSpec[] {
     return [...this.ownSpecs];
+  }
+
+  /** Where the tool `name` comes from, for its metrics: the worker, an MCP server of the task's config, or neither. */
+  origin(name: string, tools: AgentConfig['tools']): ToolOrigin {
+    return this.get(name) ? 'worker' : this.mcpTarget(name, tools) ? 'mcp' : 'unknown';
   }
 
   /** The MCP server and tool a name stands for, when the task's config names the server. */
@@ -319,6 +330,8 @@ export function createToolActivities(
       const heartbeat = (details?: unknown) => ctx.heartbeat(details ?? { tool: req.name, tick: req.tick });
       const started = performance.now();
       const meter = options.metrics;
+      // Bounded: a task names its MCP servers, and a name of its own must not become a series of its own.
+      const metered = meteredToolName(req.name, registry.origin(req.name, req.tools));
       let ran: ToolRunResult;
       try {
         ran = await withHeartbeats(
@@ -327,11 +340,11 @@ export function createToolActivities(
         );
       } catch (err) {
         const failed = thrownCode(err, cancellationSignal.aborted);
-        meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(req.name, failed));
+        meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(metered, failed));
         throw err;
       }
       const { retryAfterMs, ...result } = ran;
-      meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(req.name, result.error));
+      meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(metered, result.error));
       if (options.captureContent)
         trace
           .getActiveSpan()

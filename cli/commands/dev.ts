@@ -9,6 +9,7 @@ import type { DevServer } from '../../dev/dev-server';
 import { TASK_QUEUE, temporalEnv } from '../../client/connection';
 import { qualifiedAgentId } from '../../core/tenant';
 import { projectRoot, stateDir } from '../../dev/paths';
+import { workerConfigFromEnv } from '../../workers/env';
 import { TRACE_VIEWER_PORT, type TraceViewer } from '../../dev/trace-viewer';
 import { agentWorkflowId, webUiLink } from '../../workflows/messages';
 import { actingTenant, EXIT, ExitError, parsePort, sayErr, untilSignal } from '../common';
@@ -59,7 +60,7 @@ export function devCommands(program: Command): void {
             )
           : undefined;
         sayErr(
-          `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}${otel ? `${otel.line}\n` : ''}worker running on task queue ${TASK_QUEUE}${tools ? `, a tool worker (pid ${tools.child.pid}, no LLM key) on ${toolQueue}` : ''}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
+          `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}${otel ? `${otel.line}\n` : ''}${rootsLine()}\nworker running on task queue ${TASK_QUEUE}${tools ? `, a tool worker (pid ${tools.child.pid}, no LLM key) on ${toolQueue}` : ''}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
         );
         await untilSignal();
         sayErr(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
@@ -195,6 +196,15 @@ function serverLine(server: DevServer): string {
   if (server.started) return `started Temporal dev server at ${server.address}`;
   if (server.dbFile) return `using the running Temporal dev server at ${server.address}`;
   return `using the Temporal server already listening on ${server.address}, which starry did not start from this folder: the agents land in its data, any worker polling task queue ${TASK_QUEUE} there may run them, and its Web UI is its own; \`--port N\` (a free port) starts this folder's own dev server, with its Web UI on N + 1000`;
+}
+
+/** Where tasks' workspaces may lie on this machine: what a developer needs before `--workspace`. */
+function rootsLine(): string {
+  const { rootsFrom, policy } = workerConfigFromEnv();
+  const roots = policy.roots.map(shown).join(', ');
+  return rootsFrom
+    ? `workspaces: under ${roots} (${rootsFrom})`
+    : `workspaces: under ${roots} (the default: a folder of their own; STARRY_WORKSPACE_ROOTS names others)`;
 }
 
 /** A folder as a reader finds it: relative when it is below the working directory, else absolute. */

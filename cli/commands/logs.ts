@@ -56,13 +56,15 @@ async function transcriptText(workflowId: string, result: TaskResult | undefined
       `task ${workflowId} has no stored transcript (it ran before the transcript store, or made no LLM call): \`starry logs ${workflowId}\` shows its ticks`,
       EXIT.FAILED,
     );
-  const [{ storeFromEnv, BlobMissingError }, { transcriptStore }] = await Promise.all([
+  const [{ storeFromEnv, BlobMissingError }, { transcriptStore }, { tenantOfWorkflowId }] = await Promise.all([
     import('../../activities/store'),
     import('../../activities/transcript'),
+    import('../../core/tenant'),
   ]);
   let messages;
   try {
-    messages = await transcriptStore(storeFromEnv()).transcript(
+    // A tenant's blobs are in its own space of the store.
+    messages = await transcriptStore(storeFromEnv(), () => tenantOfWorkflowId(workflowId)).transcript(
       result.transcript.manifest,
       result.transcript.tail as TranscriptEntry[],
     );

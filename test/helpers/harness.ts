@@ -100,9 +100,9 @@ export function alertFor(h: Harness, agentId: string): Promise<AlertEvent> {
   );
 }
 
-/** A scripted controller file in a temp dir. */
-export function writeScript(turns: unknown[]): string {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-script-'));
+/** A scripted controller file in a temp dir (in `base`, the run's temp folder by default). */
+export function writeScript(turns: unknown[], base = os.tmpdir()): string {
+  const dir = mkdtempSync(path.join(base, 'starry-script-'));
   const file = path.join(dir, 'turns.json');
   writeFileSync(file, JSON.stringify({ turns }, null, 2));
   return file;
@@ -116,6 +116,26 @@ export function makeWorkspace(files: Record<string, string> = {}, base = os.tmpd
     writeFileSync(path.join(root, name), content);
   }
   return root;
+}
+
+/**
+ * A folder for what a worker keeps (a content store, a dev server's state folder), outside every root of
+ * the run's policy: a worker refuses roots that hold its own files (workers/own-paths.ts), and the run's
+ * temporary folder is a root.
+ */
+export function privateDir(prefix: string): string {
+  const base = process.env.STARRY_TEST_DIR ?? path.join(os.tmpdir(), '..');
+  return mkdtempSync(path.join(base, `${prefix}-`));
+}
+
+/**
+ * A tenant's part of the run's workspace root (`<root>/<tenant>`, core/tenant.ts): the only place its
+ * tasks' workspaces and scripts may lie. Made here, as a task's first call would make it.
+ */
+export function tenantDir(tenant: string): string {
+  const dir = path.join(os.tmpdir(), tenant);
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }
 
 /**

@@ -23,6 +23,8 @@ export interface WorkerProcessOptions {
    * started without the LLM keys of this process's environment.
    */
   tools?: boolean;
+  /** The package folder to run `lib/workers/main.js` from, as its working directory too (default: the project). */
+  pkg?: string;
 }
 
 /**
@@ -54,14 +56,15 @@ export async function startWorkerProcess(
 }
 
 function readyWorker(taskQueue: string, serverAddress: string, opts: WorkerProcessOptions): Promise<ChildProcess> {
-  const main = path.join(projectRoot(), 'lib', 'workers', 'main.js');
+  const pkg = opts.pkg ?? projectRoot();
+  const main = path.join(pkg, 'lib', 'workers', 'main.js');
   if (!existsSync(main)) throw new Error(`${main} is missing: run \`npm run build\` (npm test does it)`);
   const queues = opts.tools
     ? { STARRY_TASK_QUEUE: `${taskQueue}-workflows`, STARRY_TOOL_TASK_QUEUE: taskQueue }
     : { STARRY_TASK_QUEUE: taskQueue };
   const env = { ...process.env, TEMPORAL_ADDRESS: serverAddress, ...queues, ...opts.env };
   const child = spawn(process.execPath, opts.script ? ['-e', opts.script] : opts.tools ? [main, '--tools'] : [main], {
-    cwd: projectRoot(),
+    cwd: pkg,
     env: opts.tools ? toolWorkerEnv(env) : env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -18,6 +18,7 @@ import {
   makeWorkspace,
   scriptedConfig,
   startHarness,
+  tenantDir,
   uniqueId,
   writeScript,
   type Harness,
@@ -537,6 +538,9 @@ describe('tenants (a tenant claim configured)', () => {
   const globex = uniqueId('globex');
   const tokenOf = (tenant: string, role: Role, sub = `${role}-of-${tenant}`) =>
     devToken({ secret: SECRET, sub, roles: [role], claims: { [CLAIM]: tenant } });
+  // A tenant's tasks have their workspace and script in its part of the roots (<root>/<tenant>).
+  const configOf = (tenant: string, turns: unknown[] = [DONE]) =>
+    scriptedConfig(writeScript(turns, tenantDir(tenant)), makeWorkspace({ 'notes.md': 'hi\n' }, tenantDir(tenant)));
   const as = (t: string) => (method: string, path: string, body?: unknown) =>
     call(method, path, { token: t, base: tenantBase, ...(body !== undefined ? { body } : {}) });
   const listOf = async (t: string) => {
@@ -548,7 +552,7 @@ describe('tenants (a tenant claim configured)', () => {
   it('gives another tenant 404 for an agent, its task and every route on them, as for a missing agent, and lists none of it', async () => {
     const x = 'their-agent';
     const acmeOp = as(await tokenOf(acme, 'operator'));
-    const done = await acmeOp('POST', `/v1/agents/${x}/tasks?wait=60`, { goal: 'say done', config: config() });
+    const done = await acmeOp('POST', `/v1/agents/${x}/tasks?wait=60`, { goal: 'say done', config: configOf(acme) });
     expect(done).toMatchObject({
       status: 200,
       json: { agentId: x, taskId: 'task-1', workflowId: `agent-${acme}:${x}-task-1`, outcome: 'COMPLETED' },
@@ -622,8 +626,14 @@ describe('tenants (a tenant claim configured)', () => {
     const name = uniqueId('same');
     const [a, g] = [as(await tokenOf(acme, 'operator')), as(await tokenOf(globex, 'operator'))];
     const [ra, rg] = await Promise.all([
-      a('POST', `/v1/agents/${name}/tasks?wait=60`, { goal: 'for acme', config: config([{ text: 'acme here' }]) }),
-      g('POST', `/v1/agents/${name}/tasks?wait=60`, { goal: 'for globex', config: config([{ text: 'globex here' }]) }),
+      a('POST', `/v1/agents/${name}/tasks?wait=60`, {
+        goal: 'for acme',
+        config: configOf(acme, [{ text: 'acme here' }]),
+      }),
+      g('POST', `/v1/agents/${name}/tasks?wait=60`, {
+        goal: 'for globex',
+        config: configOf(globex, [{ text: 'globex here' }]),
+      }),
     ]);
     expect(ra).toMatchObject({
       status: 200,
@@ -670,7 +680,7 @@ describe('tenants (a tenant claim configured)', () => {
     });
     const name = uniqueId('can');
     for (const goal of ['one', 'two'])
-      await agents.waitForTask(name, (await agents.submit(name, { goal, config: config() })).taskId);
+      await agents.waitForTask(name, (await agents.submit(name, { goal, config: configOf(acme) })).taskId);
     const handle = agents.client.workflow.getHandle(`agent-${acme}:${name}`);
     await eventually('a new run', async () => {
       const d = await handle.describe();

@@ -9,7 +9,16 @@ import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
-import { address, makeWorkspace, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import {
+  address,
+  makeWorkspace,
+  privateDir,
+  startHarness,
+  tenantDir,
+  uniqueId,
+  writeScript,
+  type Harness,
+} from '../helpers/harness';
 import { eventually } from '../../dev/poll';
 import { taskWorkflowId } from '../../workflows/messages';
 import { isActivityRunning } from '../helpers/workflow-history';
@@ -528,7 +537,12 @@ describe('with a worker polling (as under `starry dev`)', () => {
     const tenant = uniqueId('acme');
     // A name of this test's own: other tests' plain agents (the README's a1) share the server.
     const a1 = uniqueId('a1');
-    const config = writeConfig({ llm: `scripted:${writeScript([{ text: 'Done.' }])}`, workspace: [makeWorkspace()] });
+    // A tenant's workspace and script lie in its part of the roots (<root>/<tenant>).
+    const own = tenantDir(tenant);
+    const config = writeConfig({
+      llm: `scripted:${writeScript([{ text: 'Done.' }], own)}`,
+      workspace: [makeWorkspace({}, own)],
+    });
     const run = await starryAsync(
       ['run', 'hello', '--tenant', tenant, '--agent', a1, '--config', config, '--json'],
       queue,
@@ -856,7 +870,7 @@ describe('starry watch when its server stops answering', () => {
 });
 
 /** `starry` from a folder of its own: its SQLite file, pid files and logs in a fresh state directory. */
-const stateDir = () => mkdtempSync(path.join(os.tmpdir(), 'starry-state-'));
+const stateDir = () => privateDir('starry-state');
 const inFolder = (dir: string) => ({ STARRY_STATE_DIR: dir });
 
 describe("the local dev server, one per folder's SQLite file", () => {
@@ -1001,7 +1015,7 @@ describe('starry demo', () => {
   it('says it uses a server that listens on its port already and was not started from this folder', async () => {
     const port = Number(address().split(':').pop());
     const r = await starryAsync(['demo', '--port', String(port)], uniqueId('cli-demo-q'), {
-      STARRY_STATE_DIR: mkdtempSync(path.join(os.tmpdir(), 'starry-state-')),
+      STARRY_STATE_DIR: privateDir('starry-state'),
     });
     expect(r.code).toBe(0);
     expect(r.stderr).toMatch(
@@ -1015,7 +1029,7 @@ describe('starry demo', () => {
   });
 
   it("starts this folder's own dev server on --port, with its Web UI on the port + 1000, and says how to stop it", async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'starry-state-'));
+    const dir = privateDir('starry-state');
     const port = await freePort();
     try {
       const r = await starryAsync(['demo', '--port', String(port)], uniqueId('cli-demo-q'), { STARRY_STATE_DIR: dir });

@@ -2,10 +2,13 @@
  * Metrics (workers/metrics.ts, core/telemetry.ts `METRIC`): a worker process pointed at a collector (an
  * in-test OTLP server decoding the real protobuf, over HTTP or gRPC) or scraped by Prometheus sends the
  * tasks' counters (ticks, pain, breaker trips, lockouts, halts, outcomes), the LLM and tool histograms and
- * Temporal's own worker metrics; a replay counts nothing. Workers run as processes here: a process's
+ * Temporal's own worker metrics; a replay counts nothing; the models and MCP servers tasks name add no
+ * series beyond the worker's priced models and one `mcp`. Workers run as processes here: a process's
  * metrics come with its Temporal runtime, which this one installed without them.
  */
 import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { eventually } from '../../dev/poll';
 import { freePort } from '../../dev/dev-server';
@@ -18,7 +21,16 @@ import {
   type OtlpReceiver,
   type ReceivedPoint,
 } from '../helpers/otlp-receiver';
-import { done, LIST, runScenario, SCENARIOS, USAGE, WORKSPACE_FILES, type ScenarioRun } from '../helpers/scenarios';
+import {
+  done,
+  LIST,
+  runScenario,
+  SCENARIOS,
+  turn,
+  USAGE,
+  WORKSPACE_FILES,
+  type ScenarioRun,
+} from '../helpers/scenarios';
 import { killWorker, startWorkerProcess } from '../helpers/worker-process';
 
 let h: Harness;
@@ -45,6 +57,9 @@ afterAll(async () => {
   for (const x of harnesses) await x.stop();
 });
 
+/** A price, for a worker's table (`STARRY_PRICING`): the models it prices are named in the metrics. */
+const PRICE = { inputPerMTok: 1, cachedInputPerMTok: 1, outputPerMTok: 1 };
+
 /** Metrics over OTLP/HTTP to `receiver`, pushed every 300 ms; no traces. */
 const otlpTo = (receiver: OtlpReceiver) => ({
   OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
@@ -69,7 +84,11 @@ describe('a worker exporting metrics over OTLP/HTTP', () => {
   const output: string[] = [];
   beforeAll(async () => {
     receiver = await startOtlpReceiver();
-    w = await meteredWorker(otlpTo(receiver), output);
+    // The scenario's script is turns.json: priced, so the metrics name it.
+    w = await meteredWorker(
+      { ...otlpTo(receiver), STARRY_PRICING: JSON.stringify({ 'scripted:turns.json': PRICE }) },
+      output,
+    );
     eperm = await runScenario(w, SCENARIOS.eperm);
   });
   afterAll(() => receiver?.close());
@@ -294,6 +313,67 @@ describe('a worker scraped by Prometheus', () => {
         env: { OTEL_METRICS_EXPORTER: 'prometheus', OTEL_EXPORTER_PROMETHEUS_PORT: String(port) },
       }),
     ).rejects.toThrow(`metrics: localhost:${port} is in use`);
+  });
+});
+
+describe('a worker whose tasks name models and MCP servers of their own', () => {
+  it('adds no series for them: the models it prices by name, every other _OTHER, every MCP tool mcp', async () => {
+    const port = await freePort();
+    const server = path.resolve(__dirname, '../fixtures/mcp/server.js');
+    // The tasks' workspace and scripts: a root of their own (the temp dir holds the worker's journal).
+    const root = mkdtempSync(path.join(os.tmpdir(), 'starry-metrics-models-'));
+    const policy = {
+      roots: [root],
+      mcpCommands: [{ command: 'node', readOnly: [path.dirname(server), path.join(projectRoot(), 'node_modules')] }],
+      allowRoot: true,
+    };
+    const w = await meteredWorker({
+      OTEL_METRICS_EXPORTER: 'prometheus',
+      OTEL_EXPORTER_PROMETHEUS_PORT: String(port),
+      STARRY_PRICING: JSON.stringify({ 'scripted:priced.json': PRICE }),
+      STARRY_WORKER_POLICY: JSON.stringify(policy),
+    });
+    const workspace = makeWorkspace({}, root);
+    /** A task whose script is a file of this name: its model, as the metrics would name it. */
+    const run = async (file: string, turns: unknown[], tools = {}) => {
+      const script = path.join(mkdtempSync(path.join(root, 'script-')), file);
+      writeFileSync(script, JSON.stringify({ turns }));
+      const agentId = uniqueId('metrics-models');
+      const { taskId } = await w.agents.submit(agentId, {
+        goal: 'Answer.',
+        config: scriptedConfig(script, workspace, { tools }),
+      });
+      return w.agents.waitForTask(agentId, taskId);
+    };
+    const MODELS = 20;
+    const SERVERS = 5;
+    const servers = Array.from({ length: SERVERS }, (_, i) => `made${i}`);
+    const results = await Promise.all([
+      run('priced.json', [done()]),
+      ...Array.from({ length: MODELS }, (_, i) => run(`made-up-model-${i}.json`, [done()])),
+      run('made-up-servers.json', [turn(...servers.map((s) => ({ name: `${s}.echo`, args: { text: s } }))), done()], {
+        mcp: Object.fromEntries(servers.map((s) => [s, { command: 'node', args: [server] }])),
+      }),
+    ]);
+    for (const r of results) expect(r.outcome).toBe('COMPLETED');
+    expect(results.at(-1)?.toolCalls.map((c) => c.status)).toEqual(servers.map(() => 'ok'));
+
+    const text = await eventually('the last task on /metrics', async () => {
+      const body = await (await fetch(`http://localhost:${port}/metrics`)).text();
+      return /^starry_tool_duration_count\{gen_ai_tool_name="mcp"\} 5$/m.test(body) ? body : undefined;
+    });
+    /** The distinct label sets of one metric's series. */
+    const series = (metric: string) =>
+      new Set([...text.matchAll(new RegExp(`^${metric}\\{(.*)\\} `, 'gm'))].map((m) => m[1]));
+    const values = (label: string) =>
+      new Set([...text.matchAll(new RegExp(`${label}="([^"]*)"`, 'g'))].map((m) => m[1]));
+    // 22 tasks, 21 models and 5 servers of their own: two model names, one tool name.
+    expect(values('gen_ai_request_model')).toEqual(new Set(['priced.json', '_OTHER']));
+    expect(values('gen_ai_tool_name')).toEqual(new Set(['mcp']));
+    // Two models × input and output: four series of token counts, one of tool durations.
+    expect(series('gen_ai_client_token_usage_count').size).toBe(4);
+    expect(series('gen_ai_client_operation_duration_count').size).toBe(2);
+    expect(series('starry_tool_duration_count').size).toBe(1);
   });
 });
 

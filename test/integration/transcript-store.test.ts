@@ -3,8 +3,7 @@
  * same few KB of history whatever the context holds, the task continues as new when Temporal suggests
  * it with its counters and transcript intact, and a blob missing from the store is a clear failure.
  */
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { localDirStore, storeFromEnv } from '../../activities/store';
@@ -14,6 +13,7 @@ import type { DevServer } from '../../dev/dev-server';
 import { done, missing, read, turn, USAGE, type ScriptedTurn } from '../helpers/scenarios';
 import {
   makeWorkspace,
+  privateDir,
   scriptedConfig,
   startHarness,
   uniqueId,
@@ -53,7 +53,7 @@ describe('the transcript in the content store', () => {
   let storeDir: string;
 
   beforeAll(async () => {
-    storeDir = mkdtempSync(path.join(os.tmpdir(), 'starry-store-'));
+    storeDir = privateDir('starry-store');
     // Uncached, so a blob deleted from the folder is missing for the worker too.
     h = await startHarness({ name: 'transcript-store', activities: { store: localDirStore(storeDir) } });
   });
