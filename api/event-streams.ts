@@ -81,11 +81,6 @@ export class EventStreams {
     this.caps = streamCaps(opts);
   }
 
-  /** Streams open now. */
-  get active(): number {
-    return this.holdings.process;
-  }
-
   /**
    * Serve one stream for `who`: refused (429 for its own share, 503 for the process's) when a cap is
    * reached; an unknown task or a bad `Last-Event-ID` is an HTTP error before the stream starts.

@@ -751,7 +751,7 @@ attempt('streams', 'one tenant opens every stream of the API process, a client e
         body: {
           goal: 'mine',
           llm: c.model,
-          config: { workspace: [c.root], verify: false, tools: { shellAllow: ['ls'] } },
+          config: { workspace: [c.space('t2')], verify: false, tools: { shellAllow: ['ls'] } },
         },
       });
       return [`/v1/agents/${id}/events`, await c.token('viewer', { tenant: 't2', sub: 'bystander' })];
