@@ -202,6 +202,7 @@ class RunPages {
   private readonly read: RunRead = { bytes: 0, events: 0 };
   private extent: RunExtent | undefined;
   private fresh = false;
+  private counting = false;
   private token: Uint8Array | undefined;
 
   constructor(
@@ -233,6 +234,8 @@ class RunPages {
     if ('describe' in plan) plan = planPage(await this.describe(), this.read, true);
     const batches = 'batches' in plan ? plan.batches : 1;
     this.fresh = false;
+    // Bytes matter while the rest is too large for one page; a page of more leaves too little to count.
+    this.counting = batches === 1 && this.read.events < (this.extent?.events ?? 0);
     try {
       return await this.history(batches);
     } catch (err) {
@@ -260,9 +263,12 @@ class RunPages {
     return this.extent;
   }
 
-  /** An event read: while the description knows more of the run, its bytes decide the next page. */
+  /**
+   * An event read. Its bytes are counted while the run is read a batch at a time (encoding an event
+   * costs ~10 µs); uncounted bytes only make the rest look larger, and the pages smaller.
+   */
   private count(event: HistoryEvent): HistoryEvent {
-    if (this.read.events < (this.extent?.events ?? 0)) this.read.bytes += eventBytes(event);
+    if (this.counting) this.read.bytes += eventBytes(event);
     this.read.events = Number(event.eventId);
     return event;
   }
