@@ -25,7 +25,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -38,6 +38,8 @@ import { freePort } from '../dev/dev-server';
 import { environmentLine, startBenchStack, type BenchStack } from './stack';
 import { trustAttempts } from './adversarial-trust';
 
+/** The policy's disk caps: a workspace's, and all of a tenant's workspaces together. */
+const DISK_CAPS = { workspaceBytes: 8 * 1024 * 1024, tenantBytes: 64 * 1024 * 1024 };
 /** The worker's secrets: none may reach the attacker. */
 const SECRETS = {
   OPENAI_API_KEY: 'sk-adversarial-openai-5e1f0c',
@@ -673,6 +675,75 @@ attempt('mcp-env', "the pinned server, preceded by a preload of the task's code"
   return boundSecretTo(c, { command: 'node', args: ['-r', `${ws}/steal.js`, c.pinnedServer] }, ws);
 });
 
+// ---- disks: no flood of entries, and no new agent id, takes more than the caps --------------------------
+
+/** What `dir` takes on disk (du, in bytes) and how many entries it holds (find): the judge's own count. */
+function onDisk(dir: string): { bytes: number; entries: number } {
+  const bytes = Number(execFileSync('du', ['-s', '-B1', dir], { encoding: 'utf8' }).split('\t')[0]);
+  const found = execFileSync('find', [dir, '-mindepth', '1'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  return { bytes, entries: found.split('\n').filter(Boolean).length };
+}
+/**
+ * A flood holds when it was stopped as E_LIMIT and its workspace stays within twice the cap: on disk, and
+ * in entries (an empty file takes an inode and no block).
+ */
+async function flood(c: Ctx, calls: Array<[string, Record<string, unknown>]>): Promise<string | undefined> {
+  const ws = c.workspace();
+  const a = await c.attack(calls, {}, ws);
+  const use = onDisk(ws);
+  execFileSync('rm', ['-rf', ws]); // rm walks any depth; fs.rm recurses on the stack
+  if (use.bytes > 2 * DISK_CAPS.workspaceBytes || use.entries > (2 * DISK_CAPS.workspaceBytes) / 4096)
+    return `the workspace took ${use.bytes} bytes on disk in ${use.entries} entries (cap ${DISK_CAPS.workspaceBytes})`;
+  return /"code":"E_LIMIT"/.test(a.text) ? undefined : `no E_LIMIT: ${a.text.slice(0, 300)}`;
+}
+
+// xargs -n 500: many short processes, so none meets the CPU time limit first.
+attempt('disks', 'a flood of 100,000 directories (mkdir in shell.run)', (c) =>
+  flood(c, [['shell_run', { command: 'sh', args: ['-c', 'seq 100000 | xargs -n 500 mkdir'] }]]),
+);
+attempt('disks', 'a flood of 100,000 empty files', (c) =>
+  flood(c, [['shell_run', { command: 'sh', args: ['-c', 'seq 100000 | xargs -n 500 touch'] }]]),
+);
+// 1,000 levels a `mkdir -p`, then `cd -P` into them (the shell keeps no path of its own): past PATH_MAX.
+const NEST = 'p=$(printf "d/%.0s" $(seq 1000)); while mkdir -p $p && cd -P $p; do :; done';
+attempt('disks', 'directories nested without end, past PATH_MAX', (c) =>
+  flood(c, [['shell_run', { command: 'sh', args: ['-c', NEST], timeoutMs: 30000 }]]),
+);
+attempt('disks', 'fs.write of empty files, each 120 new directories deep', (c) =>
+  flood(
+    c,
+    Array.from({ length: 24 }, (_, i): [string, Record<string, unknown>] => [
+      'fs_write',
+      { path: `f${i}/${Array.from({ length: 120 }, () => 'd').join('/')}/e`, content: '' },
+    ]),
+  ),
+);
+attempt('disks', 'new agent ids, each writing under the workspace cap', async (c) => {
+  // A tenant of its own: its space holds only this attack's workspaces.
+  const tenant = 'tdisks';
+  const space = c.space(tenant);
+  let refused = false;
+  for (let i = 0; i < 16; i++) {
+    const ws = path.join(space, `ws-${i}`);
+    mkdirSync(ws);
+    if (process.getuid?.() === 0) chownSync(ws, 65534, 65534);
+    const a = await c.api('POST', `/v1/agents/${c.agentId()}/tasks?wait=60`, {
+      tenant,
+      body: {
+        goal: `ATTACK ${JSON.stringify([['shell_run', { command: 'sh', args: ['-c', 'head -c 7M /dev/zero > f'] }]])}`,
+        llm: c.model,
+        config: { workspace: [ws], verify: false, tools: { shellAllow: ['sh'] } },
+      },
+    });
+    if (/"code":"E_LIMIT"/.test(a.text) && /limits\.tenantBytes/.test(a.text)) refused = true;
+  }
+  const use = onDisk(space);
+  execFileSync('rm', ['-rf', space]);
+  if (use.bytes > DISK_CAPS.tenantBytes + DISK_CAPS.workspaceBytes)
+    return `the tenant's workspaces took ${use.bytes} bytes on disk (tenant cap ${DISK_CAPS.tenantBytes})`;
+  return refused ? undefined : 'no E_LIMIT naming limits.tenantBytes';
+});
+
 // ---- the worker's own code and the tenants' files (bench/adversarial-trust.ts) --------------------------
 
 attempts.push(...trustAttempts);
@@ -932,7 +1003,7 @@ async function main(): Promise<void> {
       cpuSeconds: 2,
       tmpBytes: 16 * 1024 * 1024,
       fileSizeBytes: 64 * 1024 * 1024,
-      workspaceBytes: 8 * 1024 * 1024,
+      ...DISK_CAPS,
     },
   };
   const policyFile = path.join(base, 'policy.json');

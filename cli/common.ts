@@ -1,6 +1,6 @@
 /**
  * What every `starry` command shares: the exit codes (the README's table: 0 completed · 1 failed, or
- * unknown, or no worker · 2 locked/stopped/refused · 64 usage · 130 detached), the tenant the run acts
+ * unknown, or no worker · 2 locked/stopped/refused · 64 usage · 130 or 143 detached), the tenant the run acts
  * in, the client connection with a worker when the command needs one, and the process's signals.
  */
 import { InvalidArgumentError as CommanderInvalidArgumentError } from 'commander';
@@ -97,7 +97,16 @@ export function noWorker(address: string): string {
   return `no worker is polling task queue ${TASK_QUEUE} on ${address}, and only a worker can answer an agent: start one with \`starry dev\` (local) or \`starry worker\`, then try again (\`starry run\` starts one itself)`;
 }
 
-/** Start a worker here unless one is already polling (so `starry run` works on its own). */
+/**
+ * Start a worker here when the command needs one (so `starry run` works on its own), never taking over
+ * what this folder does not own. `auto`: none when a worker polls; on this folder's own dev server one
+ * whose build takes the deployment over (a developer's machine runs the build it has now); on any other
+ * server none, and the command stops saying what to do. `always`: one on any server, which joins its
+ * deployment as a version of its own build and changes no routing (its version becomes current only
+ * where the deployment has none), as the line it prints says.
+ *
+ * @throws ExitError (1) for `auto` against a server this folder did not start and that no worker polls.
+ */
 export async function workerIfNeeded(
   connection: Connection,
   mode: 'auto' | 'always' | 'never',
@@ -105,7 +114,25 @@ export async function workerIfNeeded(
   if (mode === 'never') return undefined;
   const env = temporalEnv();
   if (mode === 'auto' && (await hasLiveWorker(connection, env))) return undefined;
-  return (await import('../dev/embedded')).startEmbeddedWorker(env);
+  const own = (await import('../dev/dev-server')).isOwnDevServer(env.address);
+  if (!own && mode === 'auto') throw new ExitError(noWorkerToRun(env.address), EXIT.FAILED);
+  const { startEmbeddedWorker } = await import('../dev/embedded');
+  const worker = await startEmbeddedWorker(env, TASK_QUEUE, own ? { versioning: { makeCurrent: 'take-over' } } : {});
+  if (!own)
+    sayErr(
+      `running a worker in this process for ${env.address}, a server this folder did not start: it joins deployment ${worker.worker.version.deploymentName} as version ${worker.worker.version.buildId} and changes no routing (if another version is current, new agents and tasks go to that version's workers)\n`,
+    );
+  return worker;
+}
+
+/** Why `starry run` starts no worker against a server this folder did not start, and what to do. */
+export function noWorkerToRun(address: string): string {
+  return (
+    `no worker is polling task queue ${TASK_QUEUE} on ${address}, a Temporal server this folder did not start: ` +
+    "`starry run` runs a worker of its own only on this folder's dev server (`starry dev`), where its build may take the agents over. " +
+    "Start a worker where this server's agents run (`starry worker`), or pass `--worker always` to run one in this process " +
+    '(it joins as a version of its own build and changes no routing; moving agents to a new build is a deploy act: docs/ARCHITECTURE.md#versioning)'
+  );
 }
 
 /** Where the Web UI of the server we talk to is (dev server: gRPC port + 1000). */
@@ -123,14 +150,20 @@ export function parsePort(v: string): number {
   return Number(v);
 }
 
-/** Run `fn` on the first Ctrl-C (and exit 130); returns the function that removes the handler. */
+/**
+ * Run `fn` on the first Ctrl-C or SIGTERM (a service manager, `kill`, a CI timeout) and exit 130 or 143;
+ * returns the function that removes the handlers.
+ */
 export function onInterrupt(fn: () => void): () => void {
-  const handler = () => {
+  const handlers = { SIGINT: 130, SIGTERM: 143 } as const;
+  const handler = (signal: NodeJS.Signals) => {
     fn();
-    process.stderr.write('', () => process.exit(130));
+    process.stderr.write('', () => process.exit(handlers[signal as keyof typeof handlers]));
   };
-  process.once('SIGINT', handler);
-  return () => process.off('SIGINT', handler);
+  for (const signal of Object.keys(handlers)) process.once(signal, handler);
+  return () => {
+    for (const signal of Object.keys(handlers)) process.off(signal, handler);
+  };
 }
 
 /** Resolves on the first SIGINT or SIGTERM (the foreground commands: dev, api). */

@@ -63,7 +63,15 @@ import { InvalidArgumentError, NotFoundError, RefusedError } from './errors';
 import { fitResult, jsonBytes } from './compact';
 import type { TaskRunOutput } from './task-run';
 import { validateToolCall } from './tools';
-import { isLocked, reasonText, type AgentState, type LockReason, type TaskCheckpoint, type TaskResult } from './types';
+import {
+  isLocked,
+  reasonText,
+  type AgentState,
+  type LockReason,
+  type Reported,
+  type TaskCheckpoint,
+  type TaskResult,
+} from './types';
 
 export { RefusedError };
 
@@ -151,18 +159,7 @@ export interface HaltRecord {
   note?: string;
 }
 
-/**
- * What an agent's or a task's search attributes say (workflows/search-attributes.ts `searchAttributes`):
- * its state (none for a closed task), tick, tokens, last error code and lock reason.
- */
-export interface Reported {
-  agentId: string;
-  agentState: AgentState | null;
-  tick: number;
-  tokensUsed: number;
-  lastErrorCode?: string;
-  lockReason: string | null;
-}
+export type { Reported };
 
 /** What to start next: a queued task, or a suspended one to resume, and the config it runs with. */
 export interface NextRun {

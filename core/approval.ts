@@ -10,7 +10,7 @@
 import { z } from 'zod';
 import { normalizedError, type NormalizedError } from './errors';
 import { once } from './lazy';
-import { LIMITS } from './payloads';
+import { LIMITS } from './payload-limits';
 import { isValidToolName } from './tools';
 
 /** Calls of one turn that may wait for a human at once; the turn's further calls are denied unasked. */

@@ -11,8 +11,12 @@
  */
 import { z } from 'zod';
 import { once } from './lazy';
+// A budget's name is part of an agent's config (`"budget": "team-a"`), so config.ts defines it.
+import { BUDGET_NAME_RULE, budgetNameSchema } from './config-ids';
 import { InvalidArgumentError, NotFoundError, RefusedError } from './errors';
 import type { LockVerdict } from './safety-monitor';
+
+export { budgetNameSchema };
 
 /** Tokens a lease takes at a time, unless the budget says otherwise or less remains. */
 export const DEFAULT_LEASE_TOKENS = 10_000;
@@ -26,18 +30,6 @@ export const ANSWERED_IDS = 200;
 export const EXPIRED_LEASES = 100;
 /** Outstanding leases at most: one per running task drawing from the budget. */
 export const MAX_LEASES = 1_000;
-
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
-const NAME_RULE =
-  'a budget name is 1-64 letters, digits, "_", "." or "-", starting with a letter or digit (e.g. team-a)';
-
-/** A budget's name, as configs and admins give it. */
-export const budgetNameSchema = once(() =>
-  z
-    .string({ error: 'budget must be a string' })
-    .regex(NAME, NAME_RULE)
-    .refine((n) => !n.includes(':'), NAME_RULE),
-);
 
 const tokens = (what: string) =>
   z
@@ -529,7 +521,7 @@ export function budgetRefFor(agentId: string, name: string): string {
 /** A budget name checked at the edge: a clear error for a bad one. */
 export function checkBudgetName(name: string): string {
   const parsed = budgetNameSchema().safeParse(name);
-  if (!parsed.success) throw new InvalidArgumentError(`invalid budget name "${name}": ${NAME_RULE}`);
+  if (!parsed.success) throw new InvalidArgumentError(`invalid budget name "${name}": ${BUDGET_NAME_RULE}`);
   return parsed.data;
 }
 

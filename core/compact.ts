@@ -4,7 +4,7 @@
  * the tools wrote. The full transcript stays in the task workflow's own result and history.
  */
 import type { TaskResult } from './contract';
-import { LIMITS } from './payloads';
+import { LIMITS } from './payload-limits';
 
 /**
  * A string cut to `max` characters, with a note that says how much was left out.

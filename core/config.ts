@@ -6,14 +6,29 @@
  */
 import { z } from 'zod';
 import { approvalConfigSchema } from './approval';
-import { budgetNameSchema } from './budget';
-import { CONTEXT_STRATEGY_ID, DEFAULT_CONTEXT_STRATEGY } from './context-strategy';
-import { GUIDE_ID_PATTERN, GUIDE_ID_RULE } from './guides/define';
 import { once } from './lazy';
 import { llmSpecSchema, type LlmSpec } from './llm-spec';
 import { pricingSchema } from './pricing';
 import { ConfigError } from './errors';
 import { isValidToolName, TOOL_NAMES } from './tools';
+
+import {
+  BUDGET_NAME_RULE,
+  budgetNameSchema,
+  CONTEXT_STRATEGY_ID,
+  DEFAULT_CONTEXT_STRATEGY,
+  GUIDE_ID_PATTERN,
+  GUIDE_ID_RULE,
+} from './config-ids';
+
+export {
+  BUDGET_NAME_RULE,
+  budgetNameSchema,
+  CONTEXT_STRATEGY_ID,
+  DEFAULT_CONTEXT_STRATEGY,
+  GUIDE_ID_PATTERN,
+  GUIDE_ID_RULE,
+};
 
 export { ConfigError };
 

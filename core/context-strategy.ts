@@ -12,6 +12,7 @@
 import { entriesTokens, windowStart, type WindowLimits } from './context';
 import { ConfigError } from './errors';
 import type { TranscriptEntry } from './llm';
+import { CONTEXT_STRATEGY_ID, DEFAULT_CONTEXT_STRATEGY } from './config-ids';
 
 /** What a strategy sees before an LLM call. */
 export interface ContextView {
@@ -56,11 +57,8 @@ export interface ContextStrategy {
   plan(view: ContextView): ContextPlan;
 }
 
-/** A strategy id: what `context.strategy` may name. */
-export const CONTEXT_STRATEGY_ID = /^[a-z][a-z0-9_-]{0,63}$/;
-
-/** The strategy a config that names none gets. */
-export const DEFAULT_CONTEXT_STRATEGY = 'prefix';
+// The ids a config names are config's (core/config.ts), read from there.
+export { CONTEXT_STRATEGY_ID, DEFAULT_CONTEXT_STRATEGY };
 
 /** When the window must shrink, `prefix` keeps about this share of the room after the head. */
 const SHRINK_TO = 0.5;

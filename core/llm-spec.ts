@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { once } from './lazy';
-import { ConfigError } from './errors';
+import { ConfigError } from './errors/request';
 
 export type LlmSpec =
   | { provider: 'scripted'; file: string }

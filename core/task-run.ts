@@ -38,7 +38,7 @@ import {
 } from './context-strategy';
 import { SUMMARY_MAX_TOKENS } from './context-summary';
 import type { TaskStatus } from './contract';
-import type { Reported } from './agent-entity';
+import type { Reported } from './types';
 import type { HeldLease } from './budget';
 import { humanMessageSchema, LIMITS, type HumanMessage, type TaskProgress } from './payloads';
 import { failure, normalizedError, type NormalizedError, type ToolExecutionResult } from './errors';

@@ -64,3 +64,16 @@ export interface TaskCheckpoint {
   injections: Injection[];
   verifyAsked: boolean;
 }
+
+/**
+ * What an agent's or a task's search attributes say (workflows/search-attributes.ts `searchAttributes`):
+ * its state (none for a closed task), tick, tokens, last error code and lock reason.
+ */
+export interface Reported {
+  agentId: string;
+  agentState: AgentState | null;
+  tick: number;
+  tokensUsed: number;
+  lastErrorCode?: string;
+  lockReason: string | null;
+}

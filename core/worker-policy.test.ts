@@ -263,6 +263,7 @@ describe('worker policy: the sandbox', () => {
       openFiles: 1024,
       tmpBytes: 64 * 1024 * 1024,
       workspaceBytes: 1024 * 1024 * 1024,
+      tenantBytes: 10 * 1024 * 1024 * 1024,
       cgroups: true,
     });
     expect(parseWorkerPolicy({ roots: ['/a'], limits: { processes: 32, tmpBytes: 0 } }).limits).toMatchObject({
@@ -480,7 +481,7 @@ describe('describeLimit', () => {
       'the file size limit (limits.fileSizeBytes: 1536 KiB per file)',
     );
     expect(describeLimit('disk', limits)).toEqual({
-      limit: "the workspace's disk limit (limits.workspaceBytes: 1000 bytes for all its files)",
+      limit: "the workspace's disk limit (limits.workspaceBytes: 1000 bytes for all its files and directories)",
       suggestion: 'Remove files the task no longer needs, or write less.',
     });
   });

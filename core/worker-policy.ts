@@ -57,12 +57,24 @@ export const SandboxLimitsSchema = z
       .int()
       .min(0)
       .default(64 * MiB),
-    /** What the files of a task's workspace roots may hold together, in bytes (their apparent sizes). */
+    /**
+     * What a task's workspace roots may hold together, in bytes: every file, directory and other entry below
+     * them, each its apparent size rounded up to 4 KiB blocks, at least one (core/disk.ts `entryBytes`).
+     */
     workspaceBytes: z
       .number()
       .int()
       .min(1)
       .default(1024 * MiB),
+    /**
+     * What all the workspaces of one tenant may hold together, counted the same way: its space `<root>/<tenant>`
+     * under each root (a plain agent's: everything under the roots), so a new agent id is not new room.
+     */
+    tenantBytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(10 * 1024 * MiB),
     /**
      * Use cgroups where the host lets the worker create them (exact process and memory limits); false: rlimits only.
      */
@@ -112,7 +124,7 @@ export function describeLimit(name: LimitName, limits: SandboxLimits): { limit: 
       };
     case 'disk':
       return {
-        limit: `the workspace's disk limit (limits.workspaceBytes: ${formatBytes(limits.workspaceBytes)} for all its files)`,
+        limit: `the workspace's disk limit (limits.workspaceBytes: ${formatBytes(limits.workspaceBytes)} for all its files and directories)`,
         suggestion: 'Remove files the task no longer needs, or write less.',
       };
   }

@@ -70,6 +70,22 @@ export const SERVER_DYNAMIC_CONFIG: Readonly<Record<string, string | number | bo
   'matching.maxVersionsInDeployment': 1000,
 };
 
+/**
+ * Whether the server at `address` is this folder's own dev server: the one that holds its SQLite file's
+ * lock (`.temporal/dev.db`), which only a `starry dev`, `starry server start` or demo of this folder
+ * starts. A command may change the routing of a server it owns (its build takes the deployment over);
+ * on any other — another checkout's, a plain `temporal server start-dev`, a cluster — never.
+ *
+ * ```ts
+ * isOwnDevServer('127.0.0.1:7233') // true while this folder's `starry dev` runs on 7233
+ * ```
+ */
+export function isOwnDevServer(address: string): boolean {
+  const holder = dbHolder(path.join(stateDir(), 'dev.db'));
+  const local = (a: string) => a.trim().replace(/^(localhost|\[::1\]|127\.0\.0\.1):/i, `${HOST}:`);
+  return holder !== undefined && local(holder.address) === local(address);
+}
+
 /** True when something accepts TCP connections on host:port. */
 export function isListening(port: number, host = HOST, timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {

@@ -2,12 +2,11 @@
  * The pieces `starry` embeds: a worker in this process, and the local dev server. Worker logs go to
  * stderr at WARN, so `--json` output on stdout stays one clean object.
  */
-import type { Worker } from '@temporalio/worker';
 import { connectWorker, TASK_QUEUE, type TemporalEnv } from '../workers/connection';
 import { workerConfigFromEnv } from '../workers/env';
 import { installWorkerLogger } from '../workers/log';
 import { startMetrics, type WorkerMetrics } from '../workers/metrics';
-import { createWorker, type CreateWorkerOptions } from '../workers/worker';
+import { createWorker, type CreateWorkerOptions, type VersionedWorker } from '../workers/worker';
 
 let runtimeInstalled = false;
 
@@ -22,7 +21,7 @@ export function quietRuntime(level: 'ERROR' | 'WARN' | 'INFO' = 'WARN', metrics?
 }
 
 export interface EmbeddedWorker {
-  worker: Worker;
+  worker: VersionedWorker;
   /** Where its metrics go (the config's `OTEL_*` asked for them), e.g. `Prometheus at http://localhost:9464/metrics`. */
   metrics?: string;
   stop(): Promise<void>;
@@ -36,9 +35,13 @@ export type EmbeddedWorkerOptions = Omit<CreateWorkerOptions, 'connection' | 'na
 
 /**
  * Start a worker in this process; `stop` drains it. The CLI's embedded worker, the test harness and the
- * benchmarks all start theirs here. It takes over its deployment (workers/versioning.ts): on a
- * developer's machine the build that runs now is the one that runs everything. The first one that
- * installs the runtime (`logs`) starts the metrics its config asks for; `stop` ends them too.
+ * benchmarks all start theirs here. It joins its deployment as any worker does (workers/versioning.ts:
+ * its version becomes current only when the deployment has none) and changes no routing: only a caller
+ * that owns the server — `starry dev`, `starry run` and the demo on this folder's own dev server, a test
+ * run on the server it started — passes `versioning: { makeCurrent: 'take-over' }`, so that the build
+ * that runs now is the one that runs everything there. Moving a fleet to a new build is a deploy act
+ * (docs/ARCHITECTURE.md#versioning), never a side effect of a command. The first one that installs the
+ * runtime (`logs`) starts the metrics its config asks for; `stop` ends them too.
  */
 export async function startEmbeddedWorker(
   env: TemporalEnv,
@@ -61,7 +64,7 @@ export async function startEmbeddedWorker(
     ...workerOptions,
     config,
     ...(metrics ? { metrics } : {}),
-    versioning: { makeCurrent: 'take-over', ...workerOptions.versioning },
+    versioning: { makeCurrent: 'if-none', ...workerOptions.versioning },
   });
   const running = worker.run();
   return {

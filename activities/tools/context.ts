@@ -5,6 +5,7 @@
 import type { AgentConfig } from '../../core/config';
 import type { SandboxLimits } from '../../core/worker-policy';
 import type { ToolCallRef } from './call-journal';
+import type { TenantSpace } from './disk';
 import type { Workspace } from './sandbox';
 
 /** The environment of one tool call. */
@@ -43,4 +44,9 @@ export interface ToolContext {
   dropRoot?: boolean;
   /** The worker's resource limits of sandboxed programs and of the workspace (default: the policy's defaults). */
   limits?: SandboxLimits;
+  /**
+   * The space of the call's tenant, whose workspaces `limits.tenantBytes` bounds together (absent: a tool run outside
+   * a worker, bounded by its workspace's cap alone).
+   */
+  space?: TenantSpace;
 }

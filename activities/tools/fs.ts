@@ -9,7 +9,8 @@ import type { ToolArgs } from '../../core/tools';
 import { DEFAULT_LIMITS } from '../../core/worker-policy';
 import { readEntry, recordEntry } from './call-journal';
 import type { ToolContext } from './context';
-import { limitError, workspaceUsage } from './limits';
+import { writeGrowth } from '../../core/disk';
+import { reserveWrite } from './disk';
 import { fdPath, openConfined, resolveInWorkspace, type Workspace } from './sandbox';
 import { ToolError, toToolError } from '../../core/errors/activity';
 
@@ -92,7 +93,8 @@ export interface WriteResult {
  * Write (or append) a text file, creating missing parent directories inside the workspace. Idempotent
  * per call when `ctx.call` is set (the activity sets it): a retried call leaves the file as one run would
  * (activities/tools/call-journal.ts). The file is used only through a confined descriptor. A write that
- * would grow the workspace past its cap (`limits.workspaceBytes`) is E_LIMIT; one that shrinks it is not.
+ * would grow the workspace past its cap (`limits.workspaceBytes`), or its tenant's workspaces past theirs
+ * (`limits.tenantBytes`), is E_LIMIT, the directories it creates counted (core/disk.ts); one that shrinks it is not.
  *
  * ```ts
  * await writeFile({ path: 'out/report.md', content: '# Report' }, ctx)
@@ -102,9 +104,12 @@ export async function writeFile(args: ToolArgs['fs.write'], ctx: ToolContext): P
   const source = 'fs.write';
   const file = await resolveInWorkspace(ctx.workspace, args.path, { mustExist: false, source });
   const appended = args.append === true;
-  await refuseOverCap(ctx, file, args.path, Buffer.byteLength(args.content, 'utf8'), appended);
+  const release = await reserveRoom(ctx, file, args.path, Buffer.byteLength(args.content, 'utf8'), appended);
   // Missing directories are created beneath the root by descriptor (openConfined), never by path.
-  const handle = await openForWrite(ctx.workspace, file, args.path);
+  const handle = await openForWrite(ctx.workspace, file, args.path).catch((err: unknown) => {
+    release();
+    throw err;
+  });
   try {
     const stat = await handle.stat();
     if (!stat.isFile())
@@ -121,38 +126,56 @@ export async function writeFile(args: ToolArgs['fs.write'], ctx: ToolContext): P
     await handle.write(data, 0, data.length, at);
     return { path: file, bytes: data.length, appended };
   } catch (err) {
+    release();
     throw toToolError(err, source, args.path);
   } finally {
     await handle.close();
   }
 }
 
-/** E_LIMIT when writing `bytes` to `file` would take the workspace over its cap (an estimate: nothing is opened). */
-async function refuseOverCap(
+/**
+ * E_LIMIT when writing `bytes` to `file` would take the workspace or its tenant's space over its cap (an estimate:
+ * nothing is opened), counting the directories the write creates; otherwise what takes the write's growth back out
+ * of the tenant's total when it fails.
+ */
+async function reserveRoom(
   ctx: ToolContext,
   file: string,
   shown: string,
   bytes: number,
   appended: boolean,
-): Promise<void> {
-  const limits = ctx.limits ?? DEFAULT_LIMITS;
+): Promise<() => void> {
   const existing = await fs.stat(file).then(
-    (s) => (s.isFile() ? s.size : 0),
-    () => 0,
+    (s) => (s.isFile() ? s.size : undefined),
+    () => undefined,
   );
-  const size = appended ? existing + bytes : bytes;
-  if (size <= existing) return;
-  const used = await workspaceUsage(await ctx.workspace.realRoots(), { source: 'fs.write' });
-  const total = used - existing + size;
-  if (total > limits.workspaceBytes) {
-    throw limitError(
-      'disk',
-      limits,
-      'fs.write',
-      `writing '${shown}' (${bytes} bytes) would take the workspace to ${total} bytes, over`,
-      `; its files hold ${used} bytes now`,
+  const roots = await ctx.workspace.realRoots();
+  const growth = writeGrowth({
+    ...(existing !== undefined ? { existing } : {}),
+    size: appended ? (existing ?? 0) + bytes : bytes,
+    newDirs: await missingDirs(file, roots),
+  });
+  const scope = {
+    roots,
+    limits: ctx.limits ?? DEFAULT_LIMITS,
+    source: 'fs.write',
+    ...(ctx.space ? { space: ctx.space } : {}),
+  };
+  return reserveWrite(scope, { growth, what: `writing '${shown}'`, bytes });
+}
+
+/** The directories above `file` that do not exist yet, up to its root: those `fs.write` would create. */
+async function missingDirs(file: string, roots: string[]): Promise<number> {
+  let missing = 0;
+  for (let dir = path.dirname(file); !roots.includes(dir) && dir !== path.dirname(dir); dir = path.dirname(dir)) {
+    const exists = await fs.lstat(dir).then(
+      () => true,
+      () => false,
     );
+    if (exists) break;
+    missing++;
   }
+  return missing;
 }
 
 /** Open an existing file, or create a new one (never through a symlink), confined. */

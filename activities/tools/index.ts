@@ -40,6 +40,9 @@ import type { ToolCallRef } from './call-journal';
 import type { ToolContext } from './context';
 import { specOf, type ToolDefinition } from './define';
 import { McpPool, type McpSandboxOptions } from './mcp';
+import type { TenantSpace } from './disk';
+import { tenantRoots } from '../../core/tenant';
+import { activityTenant } from '../tenant';
 import { checkPolicy } from './policy-check';
 import { Workspace } from './sandbox';
 import { guideIds } from '../../core/guides';
@@ -163,6 +166,8 @@ export interface RunOptions {
   registry?: ToolRegistry;
   /** Report progress to Temporal (a tool's `ctx.heartbeat`). */
   heartbeat?: (details?: unknown) => void;
+  /** The call's tenant (`tenantOfWorkflowId`), whose space `limits.tenantBytes` bounds; absent: a plain agent's. */
+  tenant?: string;
 }
 
 let builtinRegistry: ToolRegistry | undefined;
@@ -220,7 +225,10 @@ export async function runTool(
   if (run.policy && !run.policy.allowRoot && process.getuid?.() === 0) ctx.dropRoot = true;
   if (run.policy) ctx.limits = run.policy.limits;
   try {
-    if (run.policy) await checkPolicy(run.policy, { workspace: req.workspace, tools }, name, ctx.workspace);
+    if (run.policy) {
+      ctx.space = tenantSpace(run.policy, run.tenant);
+      await checkPolicy(run.policy, { workspace: req.workspace, tools }, name, ctx.workspace, run.tenant);
+    }
     let data: unknown;
     if (own) data = await own.run(args, ctx);
     else {
@@ -228,6 +236,7 @@ export async function runTool(
         run.policy,
         mcp!.config,
         'command' in mcp!.config ? await ctx.workspace.realRoots() : req.workspace,
+        run.tenant,
       );
       data = await registry.mcp.callTool(mcp!.server, mcp!.config, mcp!.tool, args as Record<string, unknown>, {
         cwd: sandbox.roots![0]!,
@@ -249,16 +258,27 @@ export async function runTool(
 
 /**
  * What a stdio MCP server's sandbox grants: the task's workspace (real paths), its policy entry's network
- * and read-only directories, the policy's limits.
+ * and read-only directories, the policy's limits, and the tenant's space they bound.
  */
-function mcpSandbox(policy: WorkerPolicy | undefined, config: McpServerConfig, roots: string[]): McpSandboxOptions {
+function mcpSandbox(
+  policy: WorkerPolicy | undefined,
+  config: McpServerConfig,
+  roots: string[],
+  tenant: string | undefined,
+): McpSandboxOptions {
   const entry = policy && 'command' in config ? mcpCommandEntry(policy, config.command, config.args) : undefined;
   return {
     roots,
     network: entry?.network ?? false,
     readOnly: entry?.readOnly ?? [],
     limits: policy?.limits ?? DEFAULT_LIMITS,
+    ...(policy ? { space: tenantSpace(policy, tenant) } : {}),
   };
+}
+
+/** A tenant's space under the policy's roots (core/tenant.ts): what `limits.tenantBytes` bounds. */
+function tenantSpace(policy: WorkerPolicy, tenant: string | undefined): TenantSpace {
+  return { roots: tenantRoots(policy.roots, tenant), ...(tenant !== undefined ? { tenant } : {}) };
 }
 
 /** A result larger than the task allows is refused, as the built-in tools refuse one. */
@@ -328,6 +348,7 @@ export function createToolActivities(
         ? { id: `${run.workflowId}/${run.runId}/${req.callId ?? info.activityId}`, journalDir }
         : undefined;
       const heartbeat = (details?: unknown) => ctx.heartbeat(details ?? { tool: req.name, tick: req.tick });
+      const tenant = activityTenant();
       const started = performance.now();
       const meter = options.metrics;
       // Bounded: a task names its MCP servers, and a name of its own must not become a series of its own.
@@ -335,7 +356,13 @@ export function createToolActivities(
       let ran: ToolRunResult;
       try {
         ran = await withHeartbeats(
-          runTool(req, cancellationSignal, { policy, registry, heartbeat, ...(call ? { call } : {}) }),
+          runTool(req, cancellationSignal, {
+            policy,
+            registry,
+            heartbeat,
+            ...(call ? { call } : {}),
+            ...(tenant !== undefined ? { tenant } : {}),
+          }),
           { tool: req.name, tick: req.tick },
         );
       } catch (err) {
@@ -379,8 +406,10 @@ export function createToolActivities(
         const workspace = new Workspace(req.workspace, 'listTools');
         await checkPolicy(policy, { workspace: req.workspace, tools: req.tools }, 'listTools', workspace);
         const specs = registry.specs();
+        const tenant = activityTenant();
         for (const [server, config] of Object.entries(req.tools.mcp ?? {})) {
-          const sandbox = mcpSandbox(policy, config, 'command' in config ? await workspace.realRoots() : req.workspace);
+          const roots = 'command' in config ? await workspace.realRoots() : req.workspace;
+          const sandbox = mcpSandbox(policy, config, roots, tenant);
           specs.push(
             ...(await registry.mcp.listTools(server, config, {
               cwd: sandbox.roots![0]!,

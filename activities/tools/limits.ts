@@ -7,11 +7,11 @@
  *   and memory, and a record of which one was hit;
  * - rlimits always (`prlimit`): CPU time, file size, open files, no core dumps, and, where no cgroup does
  *   it, processes (per user, see `processLimit`) and memory (per process);
- * - the workspace's disk use, measured before and after a program runs.
+ * - the workspace's disk use (disk.ts), measured before, while and after a program runs.
  *
  * Cgroups are detected once per process; a host without writable ones is never an error: the rlimits hold.
  */
-import { lstatSync, promises as fs, readdirSync, readFileSync, type Dirent, type Stats } from 'node:fs';
+import { promises as fs, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { constants } from 'node:os';
 import { describeLimit, isWithin, type LimitName, type SandboxLimits } from '../../core/worker-policy';
@@ -335,21 +335,22 @@ export function limitOfExit(code: number | null, signal: string | null): 'cpu' |
 }
 
 /**
- * E_LIMIT (execution: the model can do less) naming the limit, with what happened.
+ * E_LIMIT (execution: the model can do less) naming the limit (by name, or described: a disk cap, disk.ts), with what
+ * happened.
  *
  * ```ts
  * limitError('cpu', limits, 'shell.run', "'sh' was stopped at") // E_LIMIT: 'sh' was stopped at the CPU time limit (...)
  * ```
  */
 export function limitError(
-  name: LimitName,
+  name: LimitName | { limit: string; suggestion: string },
   limits: SandboxLimits,
   source: string,
   what: string,
   detail = '',
   o: { kind?: 'execution' | 'fatal'; suggestion?: string } = {},
 ): ToolError {
-  const { limit, suggestion } = describeLimit(name, limits);
+  const { limit, suggestion } = typeof name === 'string' ? describeLimit(name, limits) : name;
   return ToolError.of({
     code: 'E_LIMIT',
     kind: o.kind ?? 'execution',
@@ -357,84 +358,6 @@ export function limitError(
     message: `E_LIMIT: ${what} ${limit}${detail}`,
     suggestion: o.suggestion ?? suggestion,
   });
-}
-
-/** Entries walked at most by `workspaceUsage`; a bigger workspace is refused rather than left unmeasured. */
-const MAX_WALK = 200_000;
-/** Entries looked at between two turns of the event loop (a few milliseconds of work). */
-const WALK_SLICE = 1000;
-
-/**
- * What the regular files of the workspace roots hold together (apparent sizes, as `du --apparent-size`:
- * the same on every filesystem, and a sparse file counts for what it claims). With `refuseHardlinks`, a
- * hard-linked file is refused: it is the outside file itself, which no mount namespace hides, so no
- * program runs beside one (fs tools refuse such files one by one). Synchronous calls in slices: four
- * times faster than a promise per file (45,000 files in about 0.3 s), and the event loop still turns.
- *
- * @throws ToolError EPERM for a hard link, E_INTERNAL fatal for a workspace too large to walk.
- */
-export async function workspaceUsage(
-  roots: string[],
-  o: { source: string; refuseHardlinks?: boolean },
-): Promise<number> {
-  let seen = 0;
-  let slice = 0;
-  let bytes = 0;
-  const walk = async (dir: string): Promise<void> => {
-    let entries: Dirent[];
-    try {
-      entries = readdirSync(dir, { withFileTypes: true });
-    } catch {
-      return; // gone, or not ours to read: nothing to count
-    }
-    seen += entries.length;
-    if (seen > MAX_WALK) {
-      throw ToolError.of({
-        code: 'E_INTERNAL',
-        kind: 'fatal',
-        source: o.source,
-        message: `${o.source} measures the workspace (its disk use and hard links) around every write and program, and the workspace has more than ${MAX_WALK} entries`,
-        suggestion: 'Use a smaller workspace root for this agent.',
-      });
-    }
-    slice += entries.length;
-    if (slice > WALK_SLICE) {
-      slice = 0;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    for (const entry of entries) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) await walk(full);
-      else if (entry.isFile()) {
-        const stat = lstatOrUndefined(full);
-        if (stat === undefined) continue;
-        bytes += stat.size;
-        if (o.refuseHardlinks && stat.nlink > 1) {
-          throw ToolError.of({
-            code: 'EPERM',
-            source: o.source,
-            message: `EPERM: operation not permitted, the workspace holds a hard-linked file ('${full}'), which may be a file outside it`,
-            suggestion:
-              'Programs do not run while the workspace has hard links; fs.read and fs.write work on other files.',
-          });
-        }
-      }
-    }
-  };
-  // A root inside another is walked once.
-  for (const root of roots.filter(
-    (r, i) => !roots.some((other, j) => j !== i && isWithin(r, other) && (r !== other || j < i)),
-  ))
-    await walk(root);
-  return bytes;
-}
-
-function lstatOrUndefined(file: string): Stats | undefined {
-  try {
-    return lstatSync(file);
-  } catch {
-    return undefined; // removed meanwhile
-  }
 }
 
 /**

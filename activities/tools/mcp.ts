@@ -38,7 +38,8 @@ import {
   type SandboxLimits,
 } from '../../core/worker-policy';
 import { SANDBOX_PATH, confinedSpawn, onSandboxPath, reapOrphanedSandboxes } from './confine';
-import { limitError, limitOfExit, workspaceUsage } from './limits';
+import { WorkspaceDisk, overError, type TenantSpace } from './disk';
+import { limitError, limitOfExit } from './limits';
 import { ToolError, messageOf, nodeCode } from '../../core/errors/activity';
 
 const CLIENT_INFO = { name: 'openstarry', version: '0.1.0' };
@@ -82,9 +83,11 @@ export interface McpSandboxOptions {
   /** Directories it sees read-only: its code, its node_modules. */
   readOnly?: string[];
   limits?: SandboxLimits;
+  /** The tenant's space, whose workspaces `limits.tenantBytes` bounds together. */
+  space?: TenantSpace;
 }
 
-type McpSandbox = Required<McpSandboxOptions>;
+type McpSandbox = Required<Omit<McpSandboxOptions, 'space'>> & Pick<McpSandboxOptions, 'space'>;
 
 /** What ended a stdio server's process. */
 interface Exit {
@@ -138,6 +141,8 @@ interface Connection {
   ended?: Promise<LimitName | undefined>;
   /** Remove the server's sandbox (its cgroup), once: when its process ended, or when it never started. */
   release?: () => Promise<LimitName | undefined>;
+  /** The disk of a stdio server's workspace, measured at its start and after each call. */
+  disk?: WorkspaceDisk;
   /** The last characters of the server's stderr (stdio), quoted by error messages. */
   stderr: string;
   /** Settles when the initialize handshake is done; rejects with the ToolError for the failure. */
@@ -197,7 +202,8 @@ export class McpPool {
 
   /**
    * Call `<tool>` (the name WITHOUT the server prefix) and return what the agent sees as the tool's result
-   * data. A stdio server that left the workspace over its cap (`limits.workspaceBytes`) makes it E_LIMIT.
+   * data. A stdio server that grew the workspace over its cap (`limits.workspaceBytes`), or its tenant's workspaces
+   * over theirs (`limits.tenantBytes`), makes it E_LIMIT.
    */
   async callTool(
     server: string,
@@ -351,7 +357,12 @@ export class McpPool {
       );
     }
     // A hard link in the workspace would be an outside file the server could read and write.
-    await workspaceUsage(sandbox.roots, { source, refuseHardlinks: true });
+    conn.disk = await WorkspaceDisk.open({
+      roots: sandbox.roots,
+      limits: sandbox.limits,
+      source,
+      space: sandbox.space,
+    });
     await reapOrphanedSandboxes();
     const box = await confinedSpawn({
       command: config.command,
@@ -380,13 +391,11 @@ export class McpPool {
     );
   }
 
-  /** E_LIMIT when a call left the workspace over its cap. */
+  /** E_LIMIT when a call grew the workspace, or its tenant's space, over its cap. */
   private async checkDisk(conn: Connection, tool: string): Promise<void> {
-    const { roots, limits } = conn.sandbox;
     const source = `${conn.server}.${tool}`;
-    const used = await workspaceUsage(roots, { source });
-    if (used > limits.workspaceBytes)
-      throw limitError('disk', limits, source, `after ${source}, the workspace holds ${used} bytes, over`);
+    const over = await conn.disk?.check(true);
+    if (over) throw overError({ ...conn.disk!.scope, source }, over, `after ${source},`);
   }
 
   private httpTransport(

@@ -8,10 +8,11 @@ import { spawn } from 'node:child_process';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
 import type { ToolArgs } from '../../core/tools';
-import { DEFAULT_LIMITS, type LimitName } from '../../core/worker-policy';
+import { DEFAULT_LIMITS } from '../../core/worker-policy';
 import type { ToolContext } from './context';
 import { SANDBOX_PATH, confinedSpawn, onSandboxPath, reapOrphanedSandboxes, type Sandbox } from './confine';
-import { limitError, limitOfExit, workspaceUsage } from './limits';
+import { WorkspaceDisk, capError, overError } from './disk';
+import { limitError, limitOfExit } from './limits';
 import { resolveInWorkspace } from './sandbox';
 import { ToolError, nodeCode, toToolError } from '../../core/errors/activity';
 
@@ -32,7 +33,8 @@ export interface ShellResult {
  * Run `command` with `args`. Killed after the smaller of `timeoutMs` and the tool timeout (ETIMEDOUT,
  * transient) or when `ctx.signal` aborts (the abort reason is rethrown: cancellation is not pain). A
  * program that hits a resource limit we can see (its cgroup's process or memory cap, SIGXCPU, SIGXFSZ,
- * the workspace over its cap afterwards) is E_LIMIT naming it; any other hit shows in its own output.
+ * the workspace or its tenant's space grown over its cap while it runs or afterwards, disk.ts) is E_LIMIT
+ * naming it; any other hit shows in its own output.
  *
  * ```ts
  * await runShell({ command: 'ls', args: ['-la'] }, ctx) // { exitCode: 0, stdout: '...', stderr: '' }
@@ -64,46 +66,65 @@ export async function runShell(args: ToolArgs['shell.run'], ctx: ToolContext): P
   if (!(await onSandboxPath(command, cwd))) {
     throw ToolError.of({ code: 'ENOENT', source: SOURCE, message: `ENOENT: command not found: '${command}'` });
   }
+  return runConfined({ command, argv, roots, cwd, env, timeoutMs }, ctx);
+}
+
+/**
+ * Run an allowed program in its sandbox under the disk caps: the room left under them is the largest
+ * file it may write, the file system is watched while it runs (disk.ts `watch`), and the workspace is
+ * measured after it ended, whatever the end.
+ */
+async function runConfined(
+  p: { command: string; argv: string[]; roots: string[]; cwd: string; env: Record<string, string>; timeoutMs: number },
+  ctx: ToolContext,
+): Promise<ShellResult> {
+  const { timeoutMs, ...program } = p;
+  const { command } = p;
   const limits = ctx.limits ?? DEFAULT_LIMITS;
-  // Hard links refused, and the room left under the workspace's cap: no one file may take more.
-  const used = await workspaceUsage(roots, { source: SOURCE, refuseHardlinks: true });
+  // Hard links refused, and the room left under the caps: no one file may take more.
+  const disk = await WorkspaceDisk.open({
+    roots: p.roots,
+    limits,
+    source: SOURCE,
+    ...(ctx.space ? { space: ctx.space } : {}),
+  });
+  const room = await disk.room();
   // A sandbox left by a worker killed mid-start must not run on beside this one.
   await reapOrphanedSandboxes();
   const sandbox = await confinedSpawn({
-    command,
-    argv,
-    roots,
-    cwd,
-    env,
+    ...program,
     dropRoot: ctx.dropRoot === true,
     source: SOURCE,
     otherwise: 'drop shell.run from the worker policy',
     limits,
-    fileSizeBytes: Math.max(0, limits.workspaceBytes - used),
+    fileSizeBytes: room.bytes,
   });
-  let result: ShellResult;
-  let hit: LimitName | undefined;
-  try {
-    result = await spawnCapped({ command, sandbox, timeoutMs, cap: ctx.tools.maxOutputBytes, signal: ctx.signal });
-  } finally {
-    hit = await sandbox.release();
+  const watch = disk.watch(room.bytes, `'${command}' was stopped:`);
+  const ran = await spawnCapped({
+    command,
+    sandbox,
+    timeoutMs,
+    cap: ctx.tools.maxOutputBytes,
+    signal: ctx.signal,
+    stopWith: watch.over,
+  }).then(
+    (result) => ({ result }),
+    (error: unknown) => ({ error }),
+  );
+  watch.stop();
+  const released = await sandbox.release();
+  // Measured whatever the end, so the tenant's total counts what the program left.
+  const over = await disk.check(true);
+  if ('error' in ran) throw ran.error;
+  const { result } = ran;
+  const hit = released ?? limitOfExit(result.exitCode, result.signal ?? null);
+  // SIGXFSZ below the policy's file size: the file met the room under a disk cap, not the file size limit.
+  if (hit === 'fileSize' && sandbox.fileSizeBytes < limits.fileSizeBytes) {
+    const left = ` (${sandbox.fileSizeBytes} bytes were left, the most one file could take)`;
+    throw capError(disk.scope, room.cap, `'${command}' hit`, `${left}; ${outcome(result)}`);
   }
-  hit ??= limitOfExit(result.exitCode, result.signal ?? null);
-  if (hit !== undefined) {
-    // SIGXFSZ below the policy's file size: the file met the workspace's room, not the file size limit.
-    const name = hit === 'fileSize' && sandbox.fileSizeBytes < limits.fileSizeBytes ? 'disk' : hit;
-    const room = name === 'disk' ? ` (${sandbox.fileSizeBytes} bytes were left, the most one file could take)` : '';
-    throw limitError(name, limits, SOURCE, `'${command}' hit`, `${room}; ${outcome(result)}`);
-  }
-  const after = await workspaceUsage(roots, { source: SOURCE });
-  if (after > limits.workspaceBytes)
-    throw limitError(
-      'disk',
-      limits,
-      SOURCE,
-      `after '${command}' ran, the workspace holds ${after} bytes, over`,
-      `; ${outcome(result)}`,
-    );
+  if (hit !== undefined) throw limitError(hit, limits, SOURCE, `'${command}' hit`, `; ${outcome(result)}`);
+  if (over) throw overError(disk.scope, over, `after '${command}' ran,`, `; ${outcome(result)}`);
   return result;
 }
 
@@ -157,6 +178,8 @@ interface SpawnOptions {
   timeoutMs: number;
   cap: number;
   signal?: AbortSignal;
+  /** Settles with the error that stops the program (a disk cap met while it runs). */
+  stopWith?: Promise<ToolError>;
 }
 
 function spawnCapped(o: SpawnOptions): Promise<ShellResult> {
@@ -216,6 +239,7 @@ function spawnCapped(o: SpawnOptions): Promise<ShellResult> {
         ),
       o.timeoutMs,
     );
+    void o.stopWith?.then(stop);
     const onAbort = () => stop({ abort: o.signal?.reason });
     o.signal?.addEventListener('abort', onAbort, { once: true });
     const cleanup = () => {

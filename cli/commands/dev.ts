@@ -44,6 +44,7 @@ export function devCommands(program: Command): void {
         const otel = o.otel ? await startOtel(o.otelPort) : undefined;
         const { startDevServer } = await import('../../dev/dev-server');
         const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
+        refuseStranger(server, 'dev');
         process.env.TEMPORAL_ADDRESS = server.address;
         if (o.toolWorker) process.env.STARRY_TOOL_TASK_QUEUE ||= `${TASK_QUEUE}-tools`;
         const toolQueue = process.env.STARRY_TOOL_TASK_QUEUE;
@@ -51,7 +52,12 @@ export function devCommands(program: Command): void {
           toolQueue && toolQueue !== TASK_QUEUE
             ? await (await import('../../dev/tool-worker')).startToolWorkerProcess()
             : undefined;
-        const w = await (await import('../../dev/embedded')).startEmbeddedWorker(temporalEnv());
+        // This folder's own server: the build that runs now takes its agents over (dev/embedded.ts).
+        const w = await (
+          await import('../../dev/embedded')
+        ).startEmbeddedWorker(temporalEnv(), TASK_QUEUE, {
+          versioning: { makeCurrent: 'take-over' },
+        });
         // The API comes up beside the worker; with no auth configured it is the loopback-only dev mode.
         const secured = !!(process.env.STARRY_API_JWT_SECRET || process.env.STARRY_API_JWKS_URL);
         const api = o.apiPort
@@ -86,6 +92,7 @@ export function devCommands(program: Command): void {
           `starting a Temporal dev server on 127.0.0.1:${o.port} (SQLite in ${shown(stateDir())}/, kept running for the Web UI on port ${o.port + 1000})…\n`,
         );
       const server = await startDevServer({ port: o.port, detached: true });
+      refuseStranger(server, 'demo');
       if (!server.started) sayErr(`${serverLine(server)}\n`);
       process.env.TEMPORAL_ADDRESS = server.address;
       process.env.STARRY_UI_URL = server.uiUrl;
@@ -186,6 +193,27 @@ async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: str
     viewer,
     line: `traces: ${viewer.url} (a task's trace: ${viewer.url}/traces/<traceId>)\nmetrics: ${metrics}`,
   };
+}
+
+/**
+ * `starry dev` and the demo run only on a server this folder started (it holds the SQLite file's lock):
+ * on a stranger's (another checkout's, a plain `temporal server start-dev`) their worker would mix with
+ * its workers and content store, and take its agents over. Refused before anything runs there.
+ *
+ * @throws ExitError (1) naming the busy port and what to do.
+ */
+function refuseStranger(server: DevServer, command: 'dev' | 'demo'): void {
+  if (server.started || server.dbFile) return;
+  const port = Number(server.address.split(':').pop());
+  const free = port === 7300 ? 7400 : 7300;
+  const again = command === 'dev' ? `starry dev --port ${free}` : `npm run demo -- --port ${free}`;
+  throw new ExitError(
+    `${server.address} is held by a Temporal server this folder did not start (another checkout's, or a plain \`temporal server start-dev\`): ` +
+      `its agents, workers and transcript store are not this folder's, and this folder's worker there would mix with them. ` +
+      `Start this folder's own on a free port (\`${again}\`, Web UI on ${free + 1000}) or stop that server; ` +
+      `to serve its agents, run \`starry worker\` with TEMPORAL_ADDRESS=${server.address} (a worker changes no routing there)`,
+    EXIT.FAILED,
+  );
 }
 
 /**

@@ -30,8 +30,12 @@ export interface RunOptions {
 export function taskCommands(program: Command): void {
   const run = addTaskOptions(program.command('run').description('submit a task and wait for its result'));
   run.addOption(
-    new Option('--worker <mode>', 'run a worker in this process: auto (if none is polling), always, never')
+    new Option(
+      '--worker <mode>',
+      "run a worker in this process: auto (when none polls and the server is this folder's own dev server: its build takes it over), always (on any server: it joins as a version of its build and changes no routing), never",
+    )
       .choices(['auto', 'always', 'never'])
+      .env('STARRY_RUN_WORKER')
       .default('auto'),
   );
   run.action(async (goal: string | undefined, _o, cmd: Command) => {

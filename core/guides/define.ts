@@ -6,11 +6,9 @@
 import { ConfigError } from '../errors';
 import type { Guide } from './guide';
 
-/** A guide id: what an agent's `guide` names. Lowercase, so ids compare as written. */
-export const GUIDE_ID_PATTERN = /^[a-z][a-z0-9_-]{0,63}$/;
-
-/** What the id pattern asks, in words, for error messages. */
-export const GUIDE_ID_RULE = 'a lowercase letter, then up to 63 lowercase letters, digits, "_" or "-"';
+// A guide id is what a config names (core/config.ts): read from there.
+import { GUIDE_ID_PATTERN, GUIDE_ID_RULE } from '../config-ids';
+export { GUIDE_ID_PATTERN, GUIDE_ID_RULE };
 
 /** What `defineGuide` takes: a guide whose `description` may be left out. */
 export type GuideSpec = Omit<Guide, 'description'> & { description?: string };

@@ -74,7 +74,8 @@ export async function startHarness(opts: HarnessOptions): Promise<Harness> {
           activities: { ...opts.activities, alerts: { log: (line) => alerts.push(line), ...opts.activities?.alerts } },
           interceptors: opts.interceptors,
           ...(opts.tools ? { tools: opts.tools } : {}),
-          ...(opts.versioning ? { versioning: opts.versioning } : {}),
+          // The run's own server: its build takes the deployment over, as `starry dev` does on its own.
+          versioning: { makeCurrent: 'take-over', ...opts.versioning },
           ...(opts.tracing ? { tracing: opts.tracing } : {}),
           ...(opts.tracingLog ? { tracingLog: opts.tracingLog } : {}),
         });

@@ -28,11 +28,22 @@ import { freePort, isListening, startDevServer } from '../../dev/dev-server';
 jest.setTimeout(180_000);
 
 const bin = path.join(projectRoot(), 'bin', 'starry.js');
-/** This file's own task queue: no worker polls it unless a test starts one, so `run` embeds its own. */
+/** This file's own task queue: no worker polls it unless a test starts one, so `run` embeds its own (`always`). */
 const QUEUE = uniqueId('cli');
 
+/**
+ * The CLI's environment against the run's server, which this folder's `starry dev` did not start: `run`
+ * embeds a worker there only when told to (`--worker always`, here as STARRY_RUN_WORKER), and then changes
+ * no routing (test/integration/take-over.test.ts).
+ */
 function envFor(queue: string, extra: NodeJS.ProcessEnv = {}) {
-  return { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: queue, ...extra };
+  return {
+    ...process.env,
+    TEMPORAL_ADDRESS: address(),
+    STARRY_TASK_QUEUE: queue,
+    STARRY_RUN_WORKER: 'always',
+    ...extra,
+  };
 }
 
 // What an attacker puts in a goal, a message, a note, model text or tool output to act on the reader's
@@ -886,7 +897,7 @@ describe("the local dev server, one per folder's SQLite file", () => {
       await dev.until(
         'stderr',
         new RegExp(
-          `^started Temporal dev server at 127\\.0\\.0\\.1:${a}\\nWeb UI: http://127\\.0\\.0\\.1:${a + 1000}\\nworker running on task queue ${queue}; Ctrl-C stops all\\n`,
+          `^started Temporal dev server at 127\\.0\\.0\\.1:${a}\\nWeb UI: http://127\\.0\\.0\\.1:${a + 1000}\\nworkspaces: under [^\\n]+\\nworker running on task queue ${queue}; Ctrl-C stops all\\n`,
         ),
       );
       b = await freePort();
@@ -983,7 +994,7 @@ describe('starry dev --otel', () => {
       await dev.until(
         'stderr',
         new RegExp(
-          `^started Temporal dev server at 127\\.0\\.0\\.1:${port}\\nWeb UI: \\S+\\ntraces: (http://127\\.0\\.0\\.1:\\d+) \\(a task's trace: \\1/traces/<traceId>\\)\\nmetrics: http://127\\.0\\.0\\.1:${metrics}/metrics\\nworker running on task queue ${queue}; Ctrl-C stops all\\n`,
+          `^started Temporal dev server at 127\\.0\\.0\\.1:${port}\\nWeb UI: \\S+\\ntraces: (http://127\\.0\\.0\\.1:\\d+) \\(a task's trace: \\1/traces/<traceId>\\)\\nmetrics: http://127\\.0\\.0\\.1:${metrics}/metrics\\nworkspaces: under [^\\n]+\\nworker running on task queue ${queue}; Ctrl-C stops all\\n`,
         ),
       );
       const viewer = /traces: (\S+)/.exec(dev.out().stderr)![1]!;
@@ -1012,20 +1023,20 @@ describe('starry dev --otel', () => {
 });
 
 describe('starry demo', () => {
-  it('says it uses a server that listens on its port already and was not started from this folder', async () => {
+  it('refuses a server that listens on its port already and was not started from this folder, naming it', async () => {
     const port = Number(address().split(':').pop());
-    const r = await starryAsync(['demo', '--port', String(port)], uniqueId('cli-demo-q'), {
+    const queue = uniqueId('cli-demo-q');
+    const r = await starryAsync(['demo', '--port', String(port)], queue, {
       STARRY_STATE_DIR: privateDir('starry-state'),
     });
-    expect(r.code).toBe(0);
-    expect(r.stderr).toMatch(
-      new RegExp(
-        `^using the Temporal server already listening on ${address()}, which starry did not start from this folder: the agents land in its data, any worker polling task queue .* there may run them, and its Web UI is its own; \`--port N\` \\(a free port\\) starts this folder's own dev server, with its Web UI on N \\+ 1000\\n`,
-      ),
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `starry: ${address()} is held by a Temporal server this folder did not start (another checkout's, or a plain \`temporal server start-dev\`)`,
     );
-    expect(r.stderr).not.toMatch(/starting/);
-    expect(r.stdout).toMatch(/^outcome COMPLETED · agent WAITING_FOR_EVENT$/m);
-    expect(r.stdout).not.toMatch(/npm run stop/);
+    expect(r.stderr).toMatch(/Start this folder's own on a free port \(`npm run demo -- --port \d+`, Web UI on \d+\)/);
+    // Nothing ran there: no agent of the demo's on that server.
+    expect(r.stdout).toBe('');
+    expect(r.stderr).not.toMatch(/submitted/);
   });
 
   it("starts this folder's own dev server on --port, with its Web UI on the port + 1000, and says how to stop it", async () => {
@@ -1036,7 +1047,7 @@ describe('starry demo', () => {
       expect(r.code).toBe(0);
       expect(r.stderr).toMatch(
         new RegExp(
-          `^starting a Temporal dev server on 127\\.0\\.0\\.1:${port} \\(SQLite in ${dir}/, kept running for the Web UI on port ${port + 1000}\\)…\\n`,
+          `^starting a Temporal dev server on 127\\.0\\.0\\.1:${port} \\(SQLite in ${path.relative(process.cwd(), dir)}/, kept running for the Web UI on port ${port + 1000}\\)…\\n`,
         ),
       );
       expect(r.stdout).toMatch(/^outcome COMPLETED · agent WAITING_FOR_EVENT$/m);
