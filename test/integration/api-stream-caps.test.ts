@@ -11,7 +11,15 @@ import { createApp, type ApiOptions } from '../../api/app';
 import { authenticator, devToken, type Role } from '../../api/auth';
 import type { AgentConfigInput } from '../../core/config';
 import { eventually } from '../../dev/poll';
-import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+import {
+  makeWorkspace,
+  scriptedConfig,
+  startHarness,
+  tenantDir,
+  uniqueId,
+  writeScript,
+  type Harness,
+} from '../helpers/harness';
 import { sseEvents, type SseMessage } from '../helpers/sse';
 
 jest.setTimeout(180_000);
@@ -60,12 +68,17 @@ async function waitingTask(
 ): Promise<{ agentId: string; workflowId: string; callId: string }> {
   const agentId = uniqueId('caps');
   const agents = h.agents.forTenant(tenant);
-  const script = writeScript([
-    ...turns,
-    { toolCalls: [{ name: 'fs.read', args: { path: 'notes.md' } }], usage: USAGE },
-    { text: 'Done.', usage: USAGE },
-  ]);
-  const config = scriptedConfig(script, makeWorkspace({ 'notes.md': '# Notes\n' }), {
+  // A tenant's scripts and workspaces lie in its part of the root.
+  const own = tenantDir(tenant);
+  const script = writeScript(
+    [
+      ...turns,
+      { toolCalls: [{ name: 'fs.read', args: { path: 'notes.md' } }], usage: USAGE },
+      { text: 'Done.', usage: USAGE },
+    ],
+    own,
+  );
+  const config = scriptedConfig(script, makeWorkspace({ 'notes.md': '# Notes\n' }, own), {
     ...ASK,
     safety: { maxTicks: turns.length + 5 },
   });

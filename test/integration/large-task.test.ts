@@ -7,9 +7,7 @@
  * stream event stays a preview of its text with where the rest is.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { serve, type ServerType } from '@hono/node-server';
 import { Connection } from '@temporalio/client';
@@ -25,7 +23,7 @@ import { GRPC_MESSAGE_LIMIT } from '../../core/history-pages';
 import { PREVIEW_CHARS } from '../../core/stream-preview';
 import { projectRoot } from '../../dev/paths';
 import { openAiCompletion, startFakeServer, type FakeServer } from '../helpers/fake-llm-server';
-import { address, makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
+import { address, makeWorkspace, privateDir, startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { readStream } from '../helpers/sse';
 
 jest.setTimeout(600_000);
@@ -64,7 +62,8 @@ beforeAll(async () => {
           : openAiCompletion({ text: 'Done.', usage: USAGE }),
     };
   });
-  storeDir = mkdtempSync(path.join(os.tmpdir(), 'starry-large-store-'));
+  // Outside the workspace roots, as a worker requires of its store.
+  storeDir = privateDir('starry-large-store');
   h = await startHarness({
     name: 'large-task',
     tools: [emit],
