@@ -11,7 +11,15 @@ import path from 'node:path';
 import { localDirStore } from '../../activities/store';
 import { AgentClient } from '../../client/agent-client';
 import { projectRoot } from '../../dev/paths';
-import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript } from '../helpers/harness';
+import {
+  address,
+  makeWorkspace,
+  privateDir,
+  scriptedConfig,
+  startHarness,
+  uniqueId,
+  writeScript,
+} from '../helpers/harness';
 import { activityRunning, completedAttempts, hasCompleted, settledHistory } from '../helpers/workflow-history';
 import { Connection } from '@temporalio/client';
 
@@ -45,7 +53,7 @@ describe('the worker image’s command', () => {
   it('lets the activity in flight finish on SIGTERM, exits 0, and the task completes on another worker', async () => {
     const taskQueue = uniqueId('image');
     // The workers of a task queue share one transcript store (on AWS, the bucket).
-    const storeDir = mkdtempSync(path.join(os.tmpdir(), 'starry-image-store-'));
+    const storeDir = privateDir('starry-image-store');
     const env = {
       ...process.env,
       TEMPORAL_ADDRESS: address(),
