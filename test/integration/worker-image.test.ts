@@ -5,8 +5,7 @@
  * retried) and exits 0; another worker then finishes the task.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { cpSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { localDirStore } from '../../activities/store';
 import { AgentClient } from '../../client/agent-client';
@@ -27,7 +26,8 @@ jest.setTimeout(300_000);
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'starry-image-'));
+  // Outside the run's workspace roots: a worker refuses roots that hold its own code.
+  dir = privateDir('starry-image');
   for (const f of ['package.json', 'package-lock.json', 'bin', 'lib'])
     cpSync(path.join(projectRoot(), f), path.join(dir, f), { recursive: true });
   const install = spawnSync(
