@@ -20,7 +20,7 @@ import { parsePayload } from '../core/payloads';
 import { qualifiedAgentId } from '../core/tenant';
 import type { budgetWorkflow } from '../workflows';
 import { BUDGET_WORKFLOW_TYPE, budgetQuery, raiseUpdate } from '../workflows/budget-messages';
-import { updateFailure } from './agent-client';
+import { updateFailure } from './failures';
 
 export type { BudgetCreate, BudgetRaise, BudgetStatus } from '../core/budget';
 
