@@ -4,7 +4,7 @@
  * pinned entry, `{command, args}`. A command whose entry leaves the args free runs whatever code a task's
  * args name (`node -e …`, a script the task wrote), so a secret bound to it would reach any code: such a
  * binding is refused when the policy is read, and a server a binding does not name never gets the secret
- * (core/worker-policy.ts checks both, at submit and in the tool activity).
+ * (core/worker-policy/ checks both, at submit and in the tool activity).
  */
 import { z } from 'zod';
 
