@@ -54,6 +54,12 @@ export interface SummaryRecord {
 
 const json = (value: unknown) => JSON.stringify(value);
 
+/** The blobs of one task's transcript: the store, in the space of the task's tenant. */
+interface Blobs {
+  get(ref: string): Promise<Buffer>;
+  put(content: string): Promise<string>;
+}
+
 /**
  * Reads and writes transcripts in a blob store, in the space of the tenant whose task it is: a tenant's
  * blobs are keyed by its id (`tenants/<tenant>/` in the store), so no tenant reads another's by hash.
@@ -67,158 +73,167 @@ const json = (value: unknown) => JSON.stringify(value);
  * ```
  */
 export function transcriptStore(shared: BlobStore, space: () => string | undefined = activityTenant) {
-  const spaces = new Map<string, BlobStore>();
-  /** The store of the current task's tenant (one view per tenant, made once). */
-  const store = {
-    get(ref: string): Promise<Buffer> {
-      return current().get(ref);
-    },
-    put(content: string): Promise<string> {
-      return current().put(content);
-    },
+  const store = tenantStore(shared, space);
+  return {
+    /**
+     * The provider's request for an LLM activity input, and `answer`, which stores the model's answer
+     * and the call's manifest and returns the response the workflow records (references, no provider parts).
+     */
+    resolve: (input: LlmCallInput) => resolve(store, input),
+    /** Store a message; its entry for the workflow. */
+    keep: (message: ChatMessage) => keep(store, message),
+    /**
+     * Store a summary: its message and its record (what it covers, what it replaced, its usage); the
+     * summary as the workflow carries it.
+     */
+    keepSummary: (message: ChatMessage, facts: { covers: SummaryCovers; replaces?: string; usage: TokenUsage }) =>
+      keepSummary(store, message, facts),
+    /** The messages of some entries, in order (a stored one read back, an inline one as it is). */
+    read: (entries: readonly TranscriptEntry[]) => read(store, entries),
+    /**
+     * Every message of a task's transcript up to and including the call whose manifest is `ref`, oldest
+     * first, following the manifests back to the task's first call (across runs of the workflow).
+     */
+    transcript: (ref: string, tail: readonly TranscriptEntry[] = []) => transcript(store, ref, tail),
   };
-  function current(): BlobStore {
+}
+
+/** The store of the current task's tenant, whichever it is at each call (one view per tenant, made once). */
+function tenantStore(shared: BlobStore, space: () => string | undefined): Blobs {
+  const spaces = new Map<string, BlobStore>();
+  const current = (): BlobStore => {
     const tenant = space();
     if (tenant === undefined) return shared;
     let view = spaces.get(tenant);
     if (!view) spaces.set(tenant, (view = inSpace(shared, tenant)));
     return view;
+  };
+  return {
+    get: (ref) => current().get(ref),
+    put: (content) => current().put(content),
+  };
+}
+
+async function readJson<T>(store: Blobs, ref: string): Promise<{ value: T; bytes: number }> {
+  const bytes = await store.get(ref);
+  return { value: JSON.parse(bytes.toString('utf8')) as T, bytes: bytes.length };
+}
+
+/** A message's blob: a stored entry is one already, an inline one is stored now. */
+const refOf = (store: Blobs, m: TranscriptEntry): Promise<string> =>
+  isStored(m) ? Promise.resolve(m.ref) : store.put(json(m));
+
+/** A message's entry for the workflow, named by the hash its blob will have, and the blob's text. */
+function entryOf(message: ChatMessage): { entry: StoredMessage; text: string } {
+  const text = json(message);
+  return { entry: { role: message.role, ref: sha256Hex(text), bytes: Buffer.byteLength(text) }, text };
+}
+
+async function keep(store: Blobs, message: ChatMessage): Promise<StoredMessage> {
+  const { entry, text } = entryOf(message);
+  await store.put(text);
+  return entry;
+}
+
+async function resolve(
+  store: Blobs,
+  input: LlmCallInput,
+): Promise<{ request: LlmRequest; answer(response: LlmResponse): Promise<LlmResponse> }> {
+  const { context, messages, tools, ...rest } = input;
+  if (!context) {
+    // A whole context (a direct call): nothing to read from the store, the answer goes back whole.
+    return { request: { ...rest, messages: messages ?? [], tools: tools ?? [] }, answer: async (r) => r };
   }
-
-  async function readJson<T>(ref: string): Promise<{ value: T; bytes: number }> {
-    const bytes = await store.get(ref);
-    return { value: JSON.parse(bytes.toString('utf8')) as T, bytes: bytes.length };
-  }
-
-  /** A message's blob: a stored entry is one already, an inline one is stored now. */
-  const refOf = (m: TranscriptEntry): Promise<string> => (isStored(m) ? Promise.resolve(m.ref) : store.put(json(m)));
-
-  /** A message's entry for the workflow, named by the hash its blob will have, and the blob's text. */
-  function entryOf(message: ChatMessage): { entry: StoredMessage; text: string } {
-    const text = json(message);
-    return { entry: { role: message.role, ref: sha256Hex(text), bytes: Buffer.byteLength(text) }, text };
-  }
-
-  /** Store a message; its entry for the workflow. */
-  async function keep(message: ChatMessage): Promise<StoredMessage> {
-    const { entry, text } = entryOf(message);
-    await store.put(text);
-    return entry;
-  }
-
-  /**
-   * The provider's request for an LLM activity input, and `answer`, which stores the model's answer
-   * and the call's manifest and returns the response the workflow records (references, no provider parts).
-   */
-  async function resolve(
-    input: LlmCallInput,
-  ): Promise<{ request: LlmRequest; answer(response: LlmResponse): Promise<LlmResponse> }> {
-    const { context, messages, tools, ...rest } = input;
-    if (!context) {
-      // A whole context (a direct call): nothing to read from the store, the answer goes back whole.
-      return { request: { ...rest, messages: messages ?? [], tools: tools ?? [] }, answer: async (r) => r };
-    }
-    const resolved = await manifestFor(context, tools);
-    const summary = resolved.summary ? [resolved.summary.message] : [];
-    const blobs = await Promise.all(
-      [resolved.tools, ...resolved.head, ...summary, ...resolved.rest].map((ref) => readJson<unknown>(ref)),
-    );
-    const sentBytes = blobs.reduce((n, b) => n + b.bytes, 0);
-    const [toolBlob, ...messageBlobs] = blobs;
-    const request: LlmRequest = {
-      ...rest,
-      messages: messageBlobs.map((b) => b.value as ChatMessage),
-      tools: toolBlob?.value as ToolSpec[],
-    };
-    return {
-      request,
-      async answer(response) {
-        const { entry: message, text } = entryOf(assistantMessage(response));
-        const manifest: Manifest = {
-          ...resolved,
-          rest: [...resolved.rest, message.ref],
-          added: [...resolved.added, message.ref],
-        };
-        // Both blobs at once (each a durable write): the manifest names the answer by its hash, known
-        // before it is written. The workflow learns of either only when both are stored.
-        const [, ref] = await Promise.all([store.put(text), store.put(json(manifest))]);
-        const { providerParts: _inStore, ...recorded } = response;
-        return { ...recorded, message, context: { ref, sentBytes } };
-      },
-    };
-  }
-
-  /** The manifest of a delta's context (without the answer yet): its base's, less `drop`, plus `append`. */
-  async function manifestFor(delta: ContextDelta, tools: ToolSpec[] | undefined): Promise<Manifest> {
-    const appended = await Promise.all(delta.append.map(refOf));
-    const summary = delta.summary
-      ? { summary: { message: delta.summary.message.ref, record: delta.summary.record } }
-      : {};
-    if (delta.base) {
-      const { value: base } = await readJson<Manifest>(delta.base);
-      return {
-        v: 1,
-        tools: base.tools,
-        head: base.head,
-        rest: [...base.rest, ...appended].slice(delta.drop),
-        prev: delta.base,
-        added: appended,
-        ...(base.summary ? { summary: base.summary } : {}),
-        ...summary,
+  const resolved = await manifestFor(store, context, tools);
+  const summary = resolved.summary ? [resolved.summary.message] : [];
+  const blobs = await Promise.all(
+    [resolved.tools, ...resolved.head, ...summary, ...resolved.rest].map((ref) => readJson<unknown>(store, ref)),
+  );
+  const sentBytes = blobs.reduce((n, b) => n + b.bytes, 0);
+  const [toolBlob, ...messageBlobs] = blobs;
+  const request: LlmRequest = {
+    ...rest,
+    messages: messageBlobs.map((b) => b.value as ChatMessage),
+    tools: toolBlob?.value as ToolSpec[],
+  };
+  return {
+    request,
+    async answer(response) {
+      const { entry: message, text } = entryOf(assistantMessage(response));
+      const manifest: Manifest = {
+        ...resolved,
+        rest: [...resolved.rest, message.ref],
+        added: [...resolved.added, message.ref],
       };
-    }
-    const head = await Promise.all((delta.head ?? []).map(refOf));
+      // Both blobs at once (each a durable write): the manifest names the answer by its hash, known
+      // before it is written. The workflow learns of either only when both are stored.
+      const [, ref] = await Promise.all([store.put(text), store.put(json(manifest))]);
+      const { providerParts: _inStore, ...recorded } = response;
+      return { ...recorded, message, context: { ref, sentBytes } };
+    },
+  };
+}
+
+/** The manifest of a delta's context (without the answer yet): its base's, less `drop`, plus `append`. */
+async function manifestFor(store: Blobs, delta: ContextDelta, tools: ToolSpec[] | undefined): Promise<Manifest> {
+  const appended = await Promise.all(delta.append.map((m) => refOf(store, m)));
+  const summary = delta.summary
+    ? { summary: { message: delta.summary.message.ref, record: delta.summary.record } }
+    : {};
+  if (delta.base) {
+    const { value: base } = await readJson<Manifest>(store, delta.base);
     return {
       v: 1,
-      tools: await store.put(json(tools ?? [])),
-      head,
-      rest: appended.slice(delta.drop),
-      added: [...head, ...appended],
+      tools: base.tools,
+      head: base.head,
+      rest: [...base.rest, ...appended].slice(delta.drop),
+      prev: delta.base,
+      added: appended,
+      ...(base.summary ? { summary: base.summary } : {}),
       ...summary,
     };
   }
+  const head = await Promise.all((delta.head ?? []).map((m) => refOf(store, m)));
+  return {
+    v: 1,
+    tools: await store.put(json(tools ?? [])),
+    head,
+    rest: appended.slice(delta.drop),
+    added: [...head, ...appended],
+    ...summary,
+  };
+}
 
-  /** The messages of some entries, in order (a stored one read back, an inline one as it is). */
-  function read(entries: readonly TranscriptEntry[]): Promise<ChatMessage[]> {
-    return Promise.all(entries.map(async (m) => (isStored(m) ? (await readJson<ChatMessage>(m.ref)).value : m)));
+function read(store: Blobs, entries: readonly TranscriptEntry[]): Promise<ChatMessage[]> {
+  return Promise.all(entries.map(async (m) => (isStored(m) ? (await readJson<ChatMessage>(store, m.ref)).value : m)));
+}
+
+async function keepSummary(
+  store: Blobs,
+  message: ChatMessage,
+  facts: { covers: SummaryCovers; replaces?: string; usage: TokenUsage },
+): Promise<StoredSummary> {
+  const entry = await keep(store, message);
+  const record: SummaryRecord = {
+    v: 1,
+    message: entry.ref,
+    covers: facts.covers,
+    ...(facts.replaces ? { replaces: facts.replaces } : {}),
+    usage: facts.usage,
+  };
+  return { message: entry, record: await store.put(json(record)), covers: facts.covers };
+}
+
+async function transcript(store: Blobs, ref: string, tail: readonly TranscriptEntry[]): Promise<ChatMessage[]> {
+  const chain: Manifest[] = [];
+  for (let at: string | undefined = ref; at;) {
+    const { value } = (await readJson<Manifest>(store, at)) as { value: Manifest };
+    chain.push(value);
+    at = value.prev;
   }
-
-  /**
-   * Store a summary: its message and its record (what it covers, what it replaced, its usage); the
-   * summary as the workflow carries it.
-   */
-  async function keepSummary(
-    message: ChatMessage,
-    facts: { covers: SummaryCovers; replaces?: string; usage: TokenUsage },
-  ): Promise<StoredSummary> {
-    const entry = await keep(message);
-    const record: SummaryRecord = {
-      v: 1,
-      message: entry.ref,
-      covers: facts.covers,
-      ...(facts.replaces ? { replaces: facts.replaces } : {}),
-      usage: facts.usage,
-    };
-    return { message: entry, record: await store.put(json(record)), covers: facts.covers };
-  }
-
-  /**
-   * Every message of a task's transcript up to and including the call whose manifest is `ref`, oldest
-   * first, following the manifests back to the task's first call (across runs of the workflow).
-   */
-  async function transcript(ref: string, tail: readonly TranscriptEntry[] = []): Promise<ChatMessage[]> {
-    const chain: Manifest[] = [];
-    for (let at: string | undefined = ref; at;) {
-      const { value } = (await readJson<Manifest>(at)) as { value: Manifest };
-      chain.push(value);
-      at = value.prev;
-    }
-    const refs = chain.reverse().flatMap((m) => m.added);
-    const messages = await Promise.all(refs.map(async (r) => (await readJson<ChatMessage>(r)).value));
-    return [...messages, ...(await read(tail))];
-  }
-
-  return { resolve, keep, keepSummary, read, transcript };
+  const refs = chain.reverse().flatMap((m) => m.added);
+  const messages = await Promise.all(refs.map(async (r) => (await readJson<ChatMessage>(store, r)).value));
+  return [...messages, ...(await read(store, tail))];
 }
 
 export type TranscriptStore = ReturnType<typeof transcriptStore>;
