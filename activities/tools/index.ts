@@ -19,13 +19,7 @@ import type { LlmSpec } from '../../core/llm-spec';
 import { priceFor, unpricedRefusal, type Price, type PricingTable } from '../../core/pricing';
 import { toolResultText } from '../../core/transcript';
 import { trace } from '@opentelemetry/api';
-import {
-  METRIC,
-  meteredToolName,
-  toolContentAttributes,
-  toolMetricAttributes,
-  type ToolOrigin,
-} from '../../core/telemetry';
+import { METRIC, meteredToolName, toolContentAttributes, toolMetricAttributes } from '../../core/telemetry';
 import { secondsSince, thrownCode, type ActivityMeter } from '../metrics';
 import { withStore, type TranscriptStore } from '../transcript';
 import { allowMatches, checkArgs, checkObjectArgs, isToolName } from '../../core/tools';
@@ -33,11 +27,10 @@ import { retryDelayWithin } from '../../core/errors/http';
 import { throwAsFailure } from '../failures';
 import { withHeartbeats } from '../heartbeat';
 import { budgetMissing } from '../budget';
-import { BUILTIN_TOOLS } from './builtin';
 import { journalDirOf, type ToolCallRef } from './call-journal';
 import type { ToolContext } from './context';
-import { specOf, type ToolDefinition } from './define';
-import { McpPool, type McpSandboxOptions } from './mcp';
+import type { McpSandboxOptions } from './mcp';
+import { ToolRegistry } from './registry';
 import type { TenantSpace } from './disk';
 import { tenantRoots } from '../../core/tenant';
 import { activityTenant } from '../tenant';
@@ -49,6 +42,7 @@ import { reapOrphanedSandboxes } from './confine';
 import { ToolError, messageOf, normalizeOwnThrown, normalizeThrown } from '../../core/errors/activity';
 
 export { defineTool, type ToolDefinition } from './define';
+export { ToolRegistry } from './registry';
 export type { ToolContext } from './context';
 export { ToolError } from '../../core/errors/activity';
 
@@ -79,81 +73,6 @@ export interface ToolRequest {
 
 /** A tool outcome plus, for a transient failure, how long the server asked us to wait. */
 export type ToolRunResult = ToolExecutionResult & { retryAfterMs?: number };
-
-/**
- * The tools a worker runs: the built-in ones, the worker's own (`createWorker({ tools })`) and, through
- * the pool, those of the MCP servers a task's config names (`<server>.<tool>`).
- */
-export class ToolRegistry {
-  private readonly byName = new Map<string, ToolDefinition>();
-  /** Generated once: every task's listing offers them. */
-  private readonly ownSpecs: readonly ToolSpec[];
-  private pool?: McpPool;
-
-  /** @throws TypeError when two tools share a name. */
-  constructor(own: readonly ToolDefinition[] = []) {
-    for (const tool of [...BUILTIN_TOOLS, ...own]) {
-      if (this.byName.has(tool.name))
-        throw new TypeError(`two tools are named ${tool.name}: every tool of a worker needs its own name`);
-      this.byName.set(tool.name, tool);
-    }
-    this.ownSpecs = [...this.byName.values()].map(specOf);
-  }
-
-  /** The MCP connections of this worker (opened on first use). */
-  get mcp(): McpPool {
-    return (this.pool ??= new McpPool());
-  }
-
-  /** Close the MCP connections (stdio servers end). */
-  async close(): Promise<void> {
-    await this.pool?.close();
-  }
-
-  /** The tool named `name`, if the worker has it (MCP tools are not here). */
-  get(name: string): ToolDefinition | undefined {
-    return this.byName.get(name);
-  }
-
-  /** The worker's tools, built-in first, as declared to the model. */
-  specs(): ToolSpec[] {
-    return [...this.ownSpecs];
-  }
-
-  /** Where the tool `name` comes from, for its metrics: the worker, an MCP server of the task's config, or neither. */
-  origin(name: string, tools: AgentConfig['tools']): ToolOrigin {
-    return this.get(name) ? 'worker' : this.mcpTarget(name, tools) ? 'mcp' : 'unknown';
-  }
-
-  /** The MCP server and tool a name stands for, when the task's config names the server. */
-  mcpTarget(
-    name: string,
-    tools: AgentConfig['tools'],
-  ): { server: string; config: McpServerConfig; tool: string } | undefined {
-    const dot = name.indexOf('.');
-    const server = dot > 0 ? name.slice(0, dot) : undefined;
-    const config = server !== undefined && tools.mcp ? tools.mcp[server] : undefined;
-    return server !== undefined && config ? { server, config, tool: name.slice(dot + 1) } : undefined;
-  }
-
-  /**
-   * What is wrong with a task's `tools.allow`, if anything: each entry must name one of the worker's
-   * tools, or a tool (or `server.*`) of an MCP server in the task's `tools.mcp`.
-   */
-  refusedAllow(tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'>): string | undefined {
-    const names = [...this.byName.keys()];
-    const servers = Object.keys(tools.mcp ?? {});
-    const unknown = (tools.allow ?? []).filter(
-      (entry) => !names.some((n) => allowMatches(entry, n)) && !servers.some((s) => entry.startsWith(`${s}.`)),
-    );
-    if (!unknown.length) return undefined;
-    return (
-      `tools.allow: ${unknown.map((e) => `'${e}'`).join(', ')} is not a tool of this worker (its tools: ${names.join(', ')}` +
-      `${servers.length ? `; MCP servers of this config: ${servers.map((s) => `${s}.*`).join(', ')}` : '; no MCP server in tools.mcp'}). ` +
-      'Use one of them, or register the tool on the worker (createWorker({ tools })) or name its MCP server in tools.mcp.'
-    );
-  }
-}
 
 /** What the activity adds to a call: the worker's policy, the call's stable id, its tools and heartbeat. */
 export interface RunOptions {
@@ -316,140 +235,161 @@ export function createToolActivities(
   policy: WorkerPolicy,
   transcripts?: TranscriptStore,
   registry: ToolRegistry = new ToolRegistry(),
-  options: {
-    traces?: boolean;
-    metrics?: ActivityMeter;
-    captureContent?: boolean;
-    offer?: WorkerOffer;
-    /**
-     * A tool worker's (`starry worker --tools`): its submit check is the policy's and its tools' only; the
-     * workflow worker checked the rest (`refusedByWorkflowWorker`).
-     */
-    toolsOnly?: boolean;
-  } & WorkerPrices = {},
+  options: ToolActivityOptions = {},
 ): {
   tool(req: ToolRequest): Promise<ToolExecutionResult>;
   listTools(req: ListToolsRequest): Promise<ListedTools>;
   checkTaskLimits(task: SubmittedTask): Promise<TaskLimitsAnswer>;
 } {
-  const { pricing } = options;
-  const journalDir = journalDirOf(policy);
+  const worker: ToolWorker = { policy, registry, options, journalDir: journalDirOf(policy), transcripts };
   // Sandboxes a killed predecessor on this host left behind end now, not at their next shell call.
   reapOrphanedSandboxes().catch(() => undefined);
   return {
-    async tool(req: ToolRequest): Promise<ToolExecutionResult> {
-      const ctx = Context.current();
-      const { info, cancellationSignal } = ctx;
-      // The same for every attempt of this call (and for its re-run after a lost worker), for no other call.
-      const run = info.workflowExecution;
-      const call = run
-        ? { id: `${run.workflowId}/${run.runId}/${req.callId ?? info.activityId}`, journalDir }
-        : undefined;
-      const heartbeat = (details?: unknown) => ctx.heartbeat(details ?? { tool: req.name, tick: req.tick });
-      const tenant = activityTenant();
-      const started = performance.now();
-      const meter = options.metrics;
-      // Bounded: a task names its MCP servers, and a name of its own must not become a series of its own.
-      const metered = meteredToolName(req.name, registry.origin(req.name, req.tools));
-      let ran: ToolRunResult;
-      try {
-        ran = await withHeartbeats(
-          runTool(req, cancellationSignal, {
-            policy,
-            registry,
-            heartbeat,
-            ...(call ? { call } : {}),
-            ...(tenant !== undefined ? { tenant } : {}),
-          }),
-          { tool: req.name, tick: req.tick },
-        );
-      } catch (err) {
-        const failed = thrownCode(err, cancellationSignal.aborted);
-        meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(metered, failed));
-        throw err;
-      }
-      const { retryAfterMs, ...result } = ran;
-      meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(metered, result.error));
-      if (options.captureContent)
-        trace
-          .getActiveSpan()
-          ?.setAttributes(toolContentAttributes(req.args, result.success ? result.data : result.error?.message));
-      // Every failure fails the activity, so the Web UI shows a failed call in red with its error: an
-      // execution error is not retried (the workflow feeds it back as pain), a transient one is.
-      if (!result.success && result.error !== undefined) {
-        throwAsFailure(result.error, { retryAfterMs: retryDelayWithin(retryAfterMs, req.maxRetryDelayMs) });
-      }
-      const { keep } = req;
-      if (keep && transcripts) {
-        const text = toolResultText(result.data, keep.maxChars);
-        return {
-          success: true,
-          message: await withStore(() =>
-            transcripts.keep({ role: 'tool', callId: keep.llmCallId, name: req.name, text }),
-          ),
-        };
-      }
-      return result;
-    },
-
-    /**
-     * The tools a task is offered, listed at its start: the worker's own and built-in ones, then those
-     * of the config's MCP servers (each server's list is cached by the pool), all that `tools.allow`
-     * names, and the commands `shell.run` starts for it (the config's, or this worker's own when it
-     * names none). A server that does not start fails the task with its name and what it said.
-     */
-    async listTools(req: ListToolsRequest): Promise<ListedTools> {
-      const { cancellationSignal } = Context.current();
-      try {
-        const workspace = new Workspace(req.workspace, 'listTools');
-        await checkPolicy(policy, { workspace: req.workspace, tools: req.tools }, 'listTools', workspace);
-        const specs = registry.specs();
-        const tenant = activityTenant();
-        for (const [server, config] of Object.entries(req.tools.mcp ?? {})) {
-          const roots = 'command' in config ? await workspace.realRoots() : req.workspace;
-          const sandbox = mcpSandbox(policy, config, roots, tenant);
-          specs.push(
-            ...(await registry.mcp.listTools(server, config, {
-              cwd: sandbox.roots![0]!,
-              signal: cancellationSignal,
-              sandbox,
-            })),
-          );
-        }
-        const price = req.llm ? priceFor(pricing, req.llm) : undefined;
-        return {
-          specs: offered(specs, req.tools),
-          shellAllow: withWorkerDefaults(req.tools, policy).shellAllow,
-          ...(policy?.approval ? { approval: policy.approval } : {}),
-          ...(price ? { price } : {}),
-          ...telemetryOf(options.traces, !!options.metrics),
-        };
-      } catch (err) {
-        if (cancellationSignal.aborted) throw err;
-        throwAsFailure(normalizeThrown(err, 'listTools'));
-      }
-    },
-
-    /**
-     * The submit-time check (an activity of the agent's submit update): a task whose limits are wider
-     * than this worker's policy, or whose `tools.allow` names a tool the worker does not have, or whose
-     * guide or context strategy the worker lacks (workers/plugins.ts), or that has a cost budget but no
-     * price for its model (neither its own nor this worker's), is refused to its submitter, before it is
-     * queued.
-     */
-    async checkTaskLimits(task: SubmittedTask): Promise<TaskLimitsAnswer> {
-      try {
-        await checkPolicy(policy, task, 'submitTask');
-      } catch (err) {
-        if (ToolError.is(err)) return { refused: err.error.message };
-        throw err;
-      }
-      const refused =
-        registry.refusedAllow(task.tools) ??
-        (options.toolsOnly ? undefined : await refusedByWorkflowWorker(task, options));
-      return refused ? { refused } : {};
-    },
+    tool: (req) => toolActivity(worker, req),
+    listTools: (req) => listToolsActivity(worker, req),
+    checkTaskLimits: (task) => checkTaskLimitsActivity(worker, task),
   };
+}
+
+/** How a worker's tool activities run, besides its policy and tools. */
+export type ToolActivityOptions = {
+  traces?: boolean;
+  metrics?: ActivityMeter;
+  captureContent?: boolean;
+  offer?: WorkerOffer;
+  /**
+   * A tool worker's (`starry worker --tools`): its submit check is the policy's and its tools' only; the
+   * workflow worker checked the rest (`refusedByWorkflowWorker`).
+   */
+  toolsOnly?: boolean;
+} & WorkerPrices;
+
+/** What the tool activities of one worker share. */
+interface ToolWorker {
+  policy: WorkerPolicy;
+  registry: ToolRegistry;
+  options: ToolActivityOptions;
+  journalDir: string;
+  transcripts: TranscriptStore | undefined;
+}
+
+/**
+ * The `tool` activity: one call, heartbeating while it runs and metered; a failure fails the activity,
+ * and a result the task keeps in the transcript store comes back as its reference.
+ */
+async function toolActivity(worker: ToolWorker, req: ToolRequest): Promise<ToolExecutionResult> {
+  const { policy, registry, options, journalDir, transcripts } = worker;
+  const ctx = Context.current();
+  const { info, cancellationSignal } = ctx;
+  // The same for every attempt of this call (and for its re-run after a lost worker), for no other call.
+  const run = info.workflowExecution;
+  const call = run ? { id: `${run.workflowId}/${run.runId}/${req.callId ?? info.activityId}`, journalDir } : undefined;
+  const heartbeat = (details?: unknown) => ctx.heartbeat(details ?? { tool: req.name, tick: req.tick });
+  const tenant = activityTenant();
+  const started = performance.now();
+  const meter = options.metrics;
+  // Bounded: a task names its MCP servers, and a name of its own must not become a series of its own.
+  const metered = meteredToolName(req.name, registry.origin(req.name, req.tools));
+  let ran: ToolRunResult;
+  try {
+    ran = await withHeartbeats(
+      runTool(req, cancellationSignal, {
+        policy,
+        registry,
+        heartbeat,
+        ...(call ? { call } : {}),
+        ...(tenant !== undefined ? { tenant } : {}),
+      }),
+      { tool: req.name, tick: req.tick },
+    );
+  } catch (err) {
+    const failed = thrownCode(err, cancellationSignal.aborted);
+    meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(metered, failed));
+    throw err;
+  }
+  const { retryAfterMs, ...result } = ran;
+  meter?.record(METRIC.toolDuration, secondsSince(started), toolMetricAttributes(metered, result.error));
+  if (options.captureContent)
+    trace
+      .getActiveSpan()
+      ?.setAttributes(toolContentAttributes(req.args, result.success ? result.data : result.error?.message));
+  // Every failure fails the activity, so the Web UI shows a failed call in red with its error: an
+  // execution error is not retried (the workflow feeds it back as pain), a transient one is.
+  if (!result.success && result.error !== undefined) {
+    throwAsFailure(result.error, { retryAfterMs: retryDelayWithin(retryAfterMs, req.maxRetryDelayMs) });
+  }
+  const { keep } = req;
+  if (keep && transcripts) {
+    const text = toolResultText(result.data, keep.maxChars);
+    return {
+      success: true,
+      message: await withStore(() => transcripts.keep({ role: 'tool', callId: keep.llmCallId, name: req.name, text })),
+    };
+  }
+  return result;
+}
+
+/**
+ * The `listTools` activity: the tools a task is offered, listed at its start: the worker's own and
+ * built-in ones, then those of the config's MCP servers (each server's list is cached by the pool), all
+ * that `tools.allow` names, and the commands `shell.run` starts for it (the config's, or this worker's
+ * own when it names none). A server that does not start fails the task with its name and what it said.
+ */
+async function listToolsActivity(
+  { policy, registry, options }: ToolWorker,
+  req: ListToolsRequest,
+): Promise<ListedTools> {
+  const { cancellationSignal } = Context.current();
+  try {
+    const workspace = new Workspace(req.workspace, 'listTools');
+    await checkPolicy(policy, { workspace: req.workspace, tools: req.tools }, 'listTools', workspace);
+    const specs = registry.specs();
+    const tenant = activityTenant();
+    for (const [server, config] of Object.entries(req.tools.mcp ?? {})) {
+      const roots = 'command' in config ? await workspace.realRoots() : req.workspace;
+      const sandbox = mcpSandbox(policy, config, roots, tenant);
+      specs.push(
+        ...(await registry.mcp.listTools(server, config, {
+          cwd: sandbox.roots![0]!,
+          signal: cancellationSignal,
+          sandbox,
+        })),
+      );
+    }
+    const price = req.llm ? priceFor(options.pricing, req.llm) : undefined;
+    return {
+      specs: offered(specs, req.tools),
+      shellAllow: withWorkerDefaults(req.tools, policy).shellAllow,
+      ...(policy?.approval ? { approval: policy.approval } : {}),
+      ...(price ? { price } : {}),
+      ...telemetryOf(options.traces, !!options.metrics),
+    };
+  } catch (err) {
+    if (cancellationSignal.aborted) throw err;
+    throwAsFailure(normalizeThrown(err, 'listTools'));
+  }
+}
+
+/**
+ * The `checkTaskLimits` activity, the submit-time check (an activity of the agent's submit update): a
+ * task whose limits are wider than this worker's policy, or whose `tools.allow` names a tool the worker
+ * does not have, or whose guide or context strategy the worker lacks (workers/plugins.ts), or that has a
+ * cost budget but no price for its model (neither its own nor this worker's), is refused to its
+ * submitter, before it is queued.
+ */
+async function checkTaskLimitsActivity(
+  { policy, registry, options }: ToolWorker,
+  task: SubmittedTask,
+): Promise<TaskLimitsAnswer> {
+  try {
+    await checkPolicy(policy, task, 'submitTask');
+  } catch (err) {
+    if (ToolError.is(err)) return { refused: err.error.message };
+    throw err;
+  }
+  const refused =
+    registry.refusedAllow(task.tools) ?? (options.toolsOnly ? undefined : await refusedByWorkflowWorker(task, options));
+  return refused ? { refused } : {};
 }
 
 /**
