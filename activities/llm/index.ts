@@ -92,60 +92,15 @@ export function createLlmActivities(
   deps: LlmProviderOptions,
   transcripts: TranscriptStore,
   policy: LlmPolicy,
-  { meter, pricing, captureContent = false }: LlmTelemetry = {},
+  telemetry: LlmTelemetry = {},
 ) {
-  const providers = createLlmProviders(deps, policy);
-
-  /** A spec the worker's policy refuses fails the call for good, saying how to get it allowed. */
-  function checkPolicy(spec: LlmSpec): void {
-    const refused = llmSpecProblem(spec, policy, activityTenant());
-    if (!refused) return;
-    throwAsFailure(
-      normalizedError({
-        code: 'EPERM',
-        kind: 'fatal',
-        source: `llm ${spec.provider}`,
-        message: `Refused by the worker's policy: llm: ${refused}`,
-        suggestion:
-          "Submit the task with an endpoint or file the worker allows, or ask the worker's operator to widen STARRY_WORKER_POLICY (llmAllow, llmDirs).",
-      }),
-    );
-  }
-
-  /** One provider call, timed and counted in the metrics. */
-  async function generate(request: LlmRequest, spec: LlmSpec): Promise<LlmResponse> {
-    const started = performance.now();
-    let response: LlmResponse;
-    try {
-      response = await callLlm(providerFor(providers, spec), request, spec);
-    } catch (err) {
-      const failed = thrownCode(err, Context.current().cancellationSignal.aborted);
-      meter?.record(METRIC.operationDuration, secondsSince(started), llmMetricAttributes(spec, { pricing, failed }));
-      throw err;
-    }
-    if (meter) {
-      const attributes = llmMetricAttributes(spec, { pricing });
-      meter.record(METRIC.operationDuration, secondsSince(started), attributes);
-      meter.record(METRIC.tokenUsage, response.usage.inputTokens, { ...attributes, 'gen_ai.token.type': 'input' });
-      meter.record(METRIC.tokenUsage, response.usage.outputTokens, { ...attributes, 'gen_ai.token.type': 'output' });
-      // Part of the input, not in addition to it: named like the conventions' gen_ai.usage.cache_read.input_tokens.
-      if (response.usage.cachedInputTokens !== undefined)
-        meter.record(METRIC.tokenUsage, response.usage.cachedInputTokens, {
-          ...attributes,
-          'gen_ai.token.type': 'cache_read',
-        });
-    }
-    // The attempt's span (Temporal's RunActivity, active here when the task traces).
-    if (captureContent) trace.getActiveSpan()?.setAttributes(chatContentAttributes(request.messages, response));
-    return response;
-  }
-
+  const worker: LlmWorker = { providers: createLlmProviders(deps, policy), transcripts, policy, telemetry };
   return {
     async llm(input: LlmCallInput): Promise<LlmResponse> {
-      checkPolicy(input.llm);
+      checkPolicy(policy, input.llm);
       // A whole context (no references: a direct call) resolves to itself, with no store access.
       const { request, answer } = await withStore(() => transcripts.resolve(input));
-      const response = await generate(request, input.llm);
+      const response = await generate(worker, request, input.llm);
       return withStore(() => answer(response));
     },
 
@@ -153,45 +108,101 @@ export function createLlmActivities(
      * The `summarize` context strategy's call: the same model summarizes the turns a window leaves out
      * (and the summary before them); the summary and its record go to the transcript store.
      */
-    async summarize(input: SummaryInput): Promise<SummaryResponse> {
-      const spec = input.llm;
-      checkPolicy(spec);
-      const [previous, turns] = await withStore(() =>
-        Promise.all([
-          input.previous ? transcripts.read([input.previous.message]) : Promise.resolve([]),
-          transcripts.read(input.entries),
-        ]),
-      );
-      const request: LlmRequest = {
-        llm: spec,
-        agentId: input.agentId,
-        taskId: input.taskId,
-        callNumber: input.callNumber,
-        tick: input.tick,
-        messages: summaryRequest(previous[0]?.text, turns),
-        tools: [],
-        maxOutputTokens: input.maxOutputTokens,
-        ...(input.maxRetryDelayMs !== undefined ? { maxRetryDelayMs: input.maxRetryDelayMs } : {}),
-      };
-      const response = await generate(request, spec);
-      const text = response.text?.trim();
-      if (!text)
-        throwAsFailure(
-          normalizedError({
-            code: 'E_SCHEMA',
-            kind: 'execution',
-            source: `llm ${spec.provider}`,
-            message: 'the model answered the summary request with no text',
-          }),
-        );
-      const summary = await withStore(() =>
-        transcripts.keepSummary(summaryMessage(text, input.covers), {
-          covers: input.covers,
-          ...(input.previous ? { replaces: input.previous.record } : {}),
-          usage: response.usage,
-        }),
-      );
-      return { summary, text: text.slice(0, SUMMARY_RECORD_CHARS), usage: response.usage };
-    },
+    summarize: (input: SummaryInput): Promise<SummaryResponse> => summarize(worker, input),
   };
+}
+
+/** What the LLM activities of one worker share. */
+interface LlmWorker {
+  providers: LlmProviders;
+  transcripts: TranscriptStore;
+  policy: LlmPolicy;
+  telemetry: LlmTelemetry;
+}
+
+/** A spec the worker's policy refuses fails the call for good, saying how to get it allowed. */
+function checkPolicy(policy: LlmPolicy, spec: LlmSpec): void {
+  const refused = llmSpecProblem(spec, policy, activityTenant());
+  if (!refused) return;
+  throwAsFailure(
+    normalizedError({
+      code: 'EPERM',
+      kind: 'fatal',
+      source: `llm ${spec.provider}`,
+      message: `Refused by the worker's policy: llm: ${refused}`,
+      suggestion:
+        "Submit the task with an endpoint or file the worker allows, or ask the worker's operator to widen STARRY_WORKER_POLICY (llmAllow, llmDirs).",
+    }),
+  );
+}
+
+/** One provider call, timed and counted in the metrics. */
+async function generate({ providers, telemetry }: LlmWorker, request: LlmRequest, spec: LlmSpec): Promise<LlmResponse> {
+  const { meter, pricing, captureContent = false } = telemetry;
+  const started = performance.now();
+  let response: LlmResponse;
+  try {
+    response = await callLlm(providerFor(providers, spec), request, spec);
+  } catch (err) {
+    const failed = thrownCode(err, Context.current().cancellationSignal.aborted);
+    meter?.record(METRIC.operationDuration, secondsSince(started), llmMetricAttributes(spec, { pricing, failed }));
+    throw err;
+  }
+  if (meter) {
+    const attributes = llmMetricAttributes(spec, { pricing });
+    meter.record(METRIC.operationDuration, secondsSince(started), attributes);
+    meter.record(METRIC.tokenUsage, response.usage.inputTokens, { ...attributes, 'gen_ai.token.type': 'input' });
+    meter.record(METRIC.tokenUsage, response.usage.outputTokens, { ...attributes, 'gen_ai.token.type': 'output' });
+    // Part of the input, not in addition to it: named like the conventions' gen_ai.usage.cache_read.input_tokens.
+    if (response.usage.cachedInputTokens !== undefined)
+      meter.record(METRIC.tokenUsage, response.usage.cachedInputTokens, {
+        ...attributes,
+        'gen_ai.token.type': 'cache_read',
+      });
+  }
+  // The attempt's span (Temporal's RunActivity, active here when the task traces).
+  if (captureContent) trace.getActiveSpan()?.setAttributes(chatContentAttributes(request.messages, response));
+  return response;
+}
+
+async function summarize(worker: LlmWorker, input: SummaryInput): Promise<SummaryResponse> {
+  const { transcripts } = worker;
+  const spec = input.llm;
+  checkPolicy(worker.policy, spec);
+  const [previous, turns] = await withStore(() =>
+    Promise.all([
+      input.previous ? transcripts.read([input.previous.message]) : Promise.resolve([]),
+      transcripts.read(input.entries),
+    ]),
+  );
+  const request: LlmRequest = {
+    llm: spec,
+    agentId: input.agentId,
+    taskId: input.taskId,
+    callNumber: input.callNumber,
+    tick: input.tick,
+    messages: summaryRequest(previous[0]?.text, turns),
+    tools: [],
+    maxOutputTokens: input.maxOutputTokens,
+    ...(input.maxRetryDelayMs !== undefined ? { maxRetryDelayMs: input.maxRetryDelayMs } : {}),
+  };
+  const response = await generate(worker, request, spec);
+  const text = response.text?.trim();
+  if (!text)
+    throwAsFailure(
+      normalizedError({
+        code: 'E_SCHEMA',
+        kind: 'execution',
+        source: `llm ${spec.provider}`,
+        message: 'the model answered the summary request with no text',
+      }),
+    );
+  const summary = await withStore(() =>
+    transcripts.keepSummary(summaryMessage(text, input.covers), {
+      covers: input.covers,
+      ...(input.previous ? { replaces: input.previous.record } : {}),
+      usage: response.usage,
+    }),
+  );
+  return { summary, text: text.slice(0, SUMMARY_RECORD_CHARS), usage: response.usage };
 }
