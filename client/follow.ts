@@ -150,97 +150,12 @@ export class TaskEventDecoder {
   private handedOver: TaskResult | undefined;
 
   decode(e: HistoryEvent): TaskEvent[] {
-    const id = String(e.eventId ?? '');
-    if (e.activityTaskScheduledEventAttributes) {
-      const a = e.activityTaskScheduledEventAttributes;
-      const type = a.activityType?.name ?? '';
-      const input = decode<unknown>(a.input);
-      this.scheduled.set(id, { type, input });
-      if (type === 'llm') {
-        const req = input as LlmCallInput;
-        const injected = injectedSince(req, this.failedTools);
-        this.failedTools = new Set();
-        return [{ kind: 'llm-call', tick: req.tick, injected }];
-      }
-      if (type === 'tool') {
-        const req = input as { name: string; args: unknown; tick: number };
-        return [{ kind: 'tool-call', tick: req.tick, name: req.name, args: req.args }];
-      }
-      if (type === 'summarize') return [];
-      if (type === 'alert') {
-        const alert = input as AlertInput;
-        return [{ kind: 'alert', reason: alertReason(alert), alert }];
-      }
-      return [];
-    }
+    const scheduled = e.activityTaskScheduledEventAttributes;
+    if (scheduled) return this.onScheduled(String(e.eventId ?? ''), scheduled);
     const done = e.activityTaskCompletedEventAttributes;
-    if (done) {
-      const s = this.scheduled.get(String(done.scheduledEventId ?? ''));
-      if (s?.type === 'llm') {
-        const req = s.input as LlmCallInput;
-        const res = decode<LlmResponse>(done.result);
-        return [
-          {
-            kind: 'llm',
-            tick: req.tick,
-            ...(res?.text ? { text: res.text } : {}),
-            toolCalls: (res?.toolCalls ?? []).map((c) => ({ name: c.name, args: c.args })),
-            tokens: (res?.usage?.inputTokens ?? 0) + (res?.usage?.outputTokens ?? 0),
-            ...(res?.usage ? { usage: res.usage } : {}),
-            ...(res?.message?.ref ? { ref: res.message.ref } : {}),
-          },
-        ];
-      }
-      if (s?.type === 'summarize') {
-        const req = s.input as SummaryInput;
-        const res = decode<SummaryResponse>(done.result);
-        return [
-          {
-            kind: 'summary',
-            tick: req.tick,
-            calls: res?.summary.covers.calls ?? req.covers.calls,
-            ...(res?.text ? { text: res.text } : {}),
-            tokens: (res?.usage.inputTokens ?? 0) + (res?.usage.outputTokens ?? 0),
-          },
-        ];
-      }
-      if (s?.type === 'tool') {
-        const req = s.input as { name: string; tick: number };
-        const res = decode<{ success: boolean; error?: NormalizedError }>(done.result);
-        if (!res?.success) this.failedTools.add(req.name);
-        return [
-          {
-            kind: 'tool',
-            tick: req.tick,
-            name: req.name,
-            ok: !!res?.success,
-            ...(res?.error ? { error: res.error } : {}),
-          },
-        ];
-      }
-      return [];
-    }
+    if (done) return this.onCompleted(done);
     const failed = e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
-    if (failed) {
-      const s = this.scheduled.get(String(failed.scheduledEventId ?? ''));
-      const message = failed.failure?.cause?.message ?? failed.failure?.message ?? 'failed';
-      if (s?.type === 'llm') return [{ kind: 'llm-failed', tick: (s.input as LlmCallInput).tick, message }];
-      if (s?.type === 'summarize') {
-        const req = s.input as SummaryInput;
-        return [{ kind: 'summary', tick: req.tick, calls: req.covers.calls, error: message }];
-      }
-      if (s?.type === 'tool') {
-        const req = s.input as { name: string; tick: number };
-        // A failed call carries its NormalizedError: unless fatal, the agent feels it as pain, as it does a result.
-        const error = decode<NormalizedError>(failed.failure?.applicationFailureInfo?.details);
-        if (error?.code && error.kind !== 'fatal') {
-          this.failedTools.add(req.name);
-          return [{ kind: 'tool', tick: req.tick, name: req.name, ok: false, error }];
-        }
-        return [{ kind: 'tool-failed', tick: req.tick, name: req.name, message }];
-      }
-      return [];
-    }
+    if (failed) return this.onFailed(failed);
     const told = e.signalExternalWorkflowExecutionInitiatedEventAttributes;
     if (told?.signalName === 'taskEnded') {
       // A halted task hands its output to its agent this way before it closes as cancelled.
@@ -259,20 +174,7 @@ export class TaskEventDecoder {
     const state = agentStateOf(e);
     if (state) return [{ kind: 'state', ...state }];
     const closed = closeOf(e);
-    if (closed) {
-      // What the task returned: its result, its output as a failure's details (FAILED, locked, fatal), or
-      // for a halted task what it handed its agent.
-      const out =
-        closed.status === 'completed'
-          ? decode<TaskRunOutput>(e.workflowExecutionCompletedEventAttributes?.result)?.result
-          : closed.status === 'failed'
-            ? decode<TaskRunOutput>(e.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.details)
-                ?.result
-            : closed.status === 'canceled'
-              ? this.handedOver
-              : undefined;
-      return [{ kind: 'end', ...closed, ...(out ? { result: out } : {}) }];
-    }
+    if (closed) return [{ kind: 'end', ...closed, ...this.returned(e, closed.status) }];
     const next = e.workflowExecutionContinuedAsNewEventAttributes;
     if (next)
       return next.newExecutionRunId
@@ -280,7 +182,122 @@ export class TaskEventDecoder {
         : [{ kind: 'end', status: 'continued as new' }];
     return [];
   }
+
+  /** An activity was scheduled: an LLM call (with what it sees first), a tool call, an alert. */
+  private onScheduled(id: string, a: Attributes<'activityTaskScheduledEventAttributes'>): TaskEvent[] {
+    const type = a.activityType?.name ?? '';
+    const input = decode<unknown>(a.input);
+    this.scheduled.set(id, { type, input });
+    if (type === 'llm') {
+      const req = input as LlmCallInput;
+      const injected = injectedSince(req, this.failedTools);
+      this.failedTools = new Set();
+      return [{ kind: 'llm-call', tick: req.tick, injected }];
+    }
+    if (type === 'tool') {
+      const req = input as { name: string; args: unknown; tick: number };
+      return [{ kind: 'tool-call', tick: req.tick, name: req.name, args: req.args }];
+    }
+    if (type === 'summarize') return [];
+    if (type === 'alert') {
+      const alert = input as AlertInput;
+      return [{ kind: 'alert', reason: alertReason(alert), alert }];
+    }
+    return [];
+  }
+
+  /** An activity completed: the LLM's answer, a summary, a tool's outcome. */
+  private onCompleted(done: Attributes<'activityTaskCompletedEventAttributes'>): TaskEvent[] {
+    const s = this.scheduled.get(String(done.scheduledEventId ?? ''));
+    if (s?.type === 'llm') {
+      const req = s.input as LlmCallInput;
+      const res = decode<LlmResponse>(done.result);
+      return [
+        {
+          kind: 'llm',
+          tick: req.tick,
+          ...(res?.text ? { text: res.text } : {}),
+          toolCalls: (res?.toolCalls ?? []).map((c) => ({ name: c.name, args: c.args })),
+          tokens: (res?.usage?.inputTokens ?? 0) + (res?.usage?.outputTokens ?? 0),
+          ...(res?.usage ? { usage: res.usage } : {}),
+          ...(res?.message?.ref ? { ref: res.message.ref } : {}),
+        },
+      ];
+    }
+    if (s?.type === 'summarize') {
+      const req = s.input as SummaryInput;
+      const res = decode<SummaryResponse>(done.result);
+      return [
+        {
+          kind: 'summary',
+          tick: req.tick,
+          calls: res?.summary.covers.calls ?? req.covers.calls,
+          ...(res?.text ? { text: res.text } : {}),
+          tokens: (res?.usage.inputTokens ?? 0) + (res?.usage.outputTokens ?? 0),
+        },
+      ];
+    }
+    if (s?.type === 'tool') {
+      const req = s.input as { name: string; tick: number };
+      const res = decode<{ success: boolean; error?: NormalizedError }>(done.result);
+      if (!res?.success) this.failedTools.add(req.name);
+      return [
+        {
+          kind: 'tool',
+          tick: req.tick,
+          name: req.name,
+          ok: !!res?.success,
+          ...(res?.error ? { error: res.error } : {}),
+        },
+      ];
+    }
+    return [];
+  }
+
+  /** An activity failed or timed out: the LLM call, the summary or the tool call it was. */
+  private onFailed(
+    failed: Attributes<'activityTaskFailedEventAttributes'> | Attributes<'activityTaskTimedOutEventAttributes'>,
+  ): TaskEvent[] {
+    const s = this.scheduled.get(String(failed.scheduledEventId ?? ''));
+    const message = failed.failure?.cause?.message ?? failed.failure?.message ?? 'failed';
+    if (s?.type === 'llm') return [{ kind: 'llm-failed', tick: (s.input as LlmCallInput).tick, message }];
+    if (s?.type === 'summarize') {
+      const req = s.input as SummaryInput;
+      return [{ kind: 'summary', tick: req.tick, calls: req.covers.calls, error: message }];
+    }
+    if (s?.type === 'tool') {
+      const req = s.input as { name: string; tick: number };
+      // A failed call carries its NormalizedError: unless fatal, the agent feels it as pain, as it does a result.
+      const error = decode<NormalizedError>(failed.failure?.applicationFailureInfo?.details);
+      if (error?.code && error.kind !== 'fatal') {
+        this.failedTools.add(req.name);
+        return [{ kind: 'tool', tick: req.tick, name: req.name, ok: false, error }];
+      }
+      return [{ kind: 'tool-failed', tick: req.tick, name: req.name, message }];
+    }
+    return [];
+  }
+
+  /**
+   * What the task returned, when its run closed: its result, its output as a failure's details (FAILED,
+   * locked, fatal), or for a halted task what it handed its agent.
+   */
+  private returned(e: HistoryEvent, status: EndStatus): { result?: TaskResult } {
+    const out =
+      status === 'completed'
+        ? decode<TaskRunOutput>(e.workflowExecutionCompletedEventAttributes?.result)?.result
+        : status === 'failed'
+          ? decode<TaskRunOutput>(e.workflowExecutionFailedEventAttributes?.failure?.applicationFailureInfo?.details)
+              ?.result
+          : status === 'canceled'
+            ? this.handedOver
+            : undefined;
+    return out ? { result: out } : {};
+  }
 }
+
+/** The attributes of one kind of history event. */
+type Attributes<K extends keyof HistoryEvent> = NonNullable<HistoryEvent[K]>;
 
 /**
  * The events of a task workflow as they happen, until it closes or `signal` aborts. With `live: false`,

@@ -9,7 +9,8 @@ import { qualifiedAgentId, tenantOfWorkflowId } from '../core/tenant';
 import { taskProgressQuery, type TaskProgress } from '../workflows/messages';
 import { AgentIdKey, AgentStateKey, LockReasonKey, TenantKey, TokensUsedKey } from '../workflows/search-attributes';
 import { agentState, agentWorkflowIdOf, noAgent, ownId, ownResult, unknownAgent, type AgentScope } from './agent-scope';
-import { openAgentStream, openTaskStream, type StreamOptions } from './event-stream';
+import { openAgentStream } from './agent-stream';
+import { openTaskStream, type StreamOptions } from './event-stream';
 import { isNotFoundStatus, noTaskWorkflow } from './failures';
 
 /** AgentClient.status: the agent's `state` query with its running task's live counts. */
