@@ -1,5 +1,6 @@
 /** What a human does to a running agent: `starry halt`, `starry unlock`, `starry limits`, `starry message`. */
 import { Command, InvalidArgumentError as CommanderInvalidArgumentError, Option } from 'commander';
+import type { AgentClient } from '../../client/agent-client';
 import { hasLiveWorker, temporalEnv } from '../../client/connection';
 import type { SafetyConfig } from '../../core/config';
 import { kebab, LIMIT_FIELDS, LOOSER_WHEN, type LimitsInput } from '../../core/limits';
@@ -8,6 +9,14 @@ import { jsonLine, say } from '../format';
 
 /** Register halt, unlock, limits and message. */
 export function controlCommands(program: Command): void {
+  haltCommand(program);
+  unlockCommand(program);
+  limitsCommand(program);
+  messageCommand(program);
+}
+
+/** `starry halt <agent>`: SYSTEM_HALT, and what became of the agent. */
+function haltCommand(program: Command): void {
   program
     .command('halt')
     .description('SYSTEM_HALT: stop the agent now, cancel the work in flight, clear its queue')
@@ -29,7 +38,10 @@ export function controlCommands(program: Command): void {
         );
       });
     });
+}
 
+/** `starry unlock <agent>`: admin:unlock. */
+function unlockCommand(program: Command): void {
   program
     .command('unlock')
     .description('admin:unlock: leave SAFETY_LOCKOUT / ERROR_PAUSED / STOPPED')
@@ -58,7 +70,10 @@ export function controlCommands(program: Command): void {
         }, 'required');
       },
     );
+}
 
+/** `starry limits <agent>`: show an agent's limits, or change them (admin:limits). */
+function limitsCommand(program: Command): void {
   const limits = program
     .command('limits')
     .description(
@@ -92,16 +107,7 @@ export function controlCommands(program: Command): void {
             ? undefined
             : jsonObjectFlag(o.approval, '--approval', '{"ask":["shell.run"],"deny":[]}');
         await withClient(async (agents) => {
-          if (!Object.keys(safety).length && !approval) {
-            const s = await agents.status(agentId);
-            if (o.json)
-              return void say(
-                jsonLine({ limits: s.limits ?? null, approval: s.approvalRules ?? null, limitChanges: s.limitChanges }),
-              );
-            if (!s.limits) return void say(`agent ${agentId} has no limits yet: its first task sets them\n`);
-            const rules = `approval ${s.approvalRules ? JSON.stringify(s.approvalRules) : 'none'}`;
-            return void say(`${LIMIT_FIELDS.map((f) => `${f} ${s.limits![f] ?? 'none'}`).join('\n')}\n${rules}\n`);
-          }
+          if (!Object.keys(safety).length && !approval) return showLimits(agents, agentId, !!o.json);
           const r = await agents.setLimits(agentId, {
             safety,
             ...(approval ? { approval: approval as LimitsInput['approval'] } : {}),
@@ -112,7 +118,22 @@ export function controlCommands(program: Command): void {
         }, 'required');
       },
     );
+}
 
+/** An agent's limits, its approval rules and (with `--json`) their change log. */
+async function showLimits(agents: AgentClient, agentId: string, json: boolean): Promise<void> {
+  const s = await agents.status(agentId);
+  if (json)
+    return void say(
+      jsonLine({ limits: s.limits ?? null, approval: s.approvalRules ?? null, limitChanges: s.limitChanges }),
+    );
+  if (!s.limits) return void say(`agent ${agentId} has no limits yet: its first task sets them\n`);
+  const rules = `approval ${s.approvalRules ? JSON.stringify(s.approvalRules) : 'none'}`;
+  say(`${LIMIT_FIELDS.map((f) => `${f} ${s.limits![f] ?? 'none'}`).join('\n')}\n${rules}\n`);
+}
+
+/** `starry message <agent> <text>`: a human follow-up for the running task. */
+function messageCommand(program: Command): void {
   program
     .command('message')
     .description('send a human follow-up to the running task (appended before its next LLM call)')
@@ -131,7 +152,6 @@ export function controlCommands(program: Command): void {
     });
 }
 
-/** A limit flag's value: a whole number > 0 (the agent checks its bounds). */
 /** A dollar amount > 0 (`--cost-budget-usd 2.50`). */
 function dollars(v: string): number {
   if (!/^\d+(\.\d+)?$/.test(v.trim()) || !(Number(v) > 0))
@@ -139,6 +159,7 @@ function dollars(v: string): number {
   return Number(v);
 }
 
+/** A limit flag's value: a whole number > 0 (the agent checks its bounds). */
 export function wholeNumber(v: string): number {
   if (!/^\d+$/.test(v.trim()) || Number(v) < 1)
     throw new CommanderInvalidArgumentError(`must be a whole number > 0; got "${v}"`);
