@@ -31,119 +31,120 @@ export function devCommands(program: Command): void {
       '--tool-worker',
       `tools on a task queue of their own (STARRY_TOOL_TASK_QUEUE, default ${TASK_QUEUE}-tools) served by a tool worker process without the LLM keys; on whenever STARRY_TOOL_TASK_QUEUE is set`,
     )
-    .action(
-      async (o: {
-        port: number;
-        db?: string;
-        apiPort: number;
-        otel?: boolean;
-        otelPort: number;
-        toolWorker?: boolean;
-      }) => {
-        // Before the worker reads its environment: its exporter points at the viewer.
-        const otel = o.otel ? await startOtel(o.otelPort) : undefined;
-        const { startDevServer } = await import('../../dev/dev-server');
-        const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
-        refuseStranger(server, 'dev');
-        process.env.TEMPORAL_ADDRESS = server.address;
-        if (o.toolWorker) process.env.STARRY_TOOL_TASK_QUEUE ||= `${TASK_QUEUE}-tools`;
-        const toolQueue = process.env.STARRY_TOOL_TASK_QUEUE;
-        const tools =
-          toolQueue && toolQueue !== TASK_QUEUE
-            ? await (await import('../../dev/tool-worker')).startToolWorkerProcess()
-            : undefined;
-        // This folder's own server: the build that runs now takes its agents over (dev/embedded.ts).
-        const w = await (
-          await import('../../dev/embedded')
-        ).startEmbeddedWorker(temporalEnv(), TASK_QUEUE, {
-          versioning: { makeCurrent: 'take-over' },
-        });
-        // The API comes up beside the worker; with no auth configured it is the loopback-only dev mode.
-        const secured = !!(process.env.STARRY_API_JWT_SECRET || process.env.STARRY_API_JWKS_URL);
-        const api = o.apiPort
-          ? await startApi(o.apiPort, !secured).catch(
-              (err: Error) => void sayErr(`starry: the HTTP API did not start: ${err.message}\n`),
-            )
-          : undefined;
-        sayErr(
-          `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}${otel ? `${otel.line}\n` : ''}${rootsLine()}\nworker running on task queue ${TASK_QUEUE}${tools ? `, a tool worker (pid ${tools.child.pid}, no LLM key) on ${toolQueue}` : ''}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
-        );
-        await untilSignal();
-        sayErr(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
-        await api?.close();
-        await w.stop();
-        await tools?.stop();
-        await otel?.viewer.close();
-        await server.stop();
-        sayErr(`stopped${server.started ? ` (agents are kept in ${server.dbFile ?? 'the SQLite file'})` : ''}\n`);
-      },
-    );
+    .action(runDev);
 
   program
     .command('demo')
     .description("the seeds' EPERM scenario with a scripted controller, on the embedded dev server")
     .option('--port <n>', 'gRPC port of the dev server (the Web UI is on port + 1000)', parsePort, 7233)
     .option('--json', 'print the result JSON instead of the transcript')
-    .action(async (o: { port: number; json?: boolean }) => {
-      const root = projectRoot();
-      const { isListening, startDevServer } = await import('../../dev/dev-server');
-      if (!(await isListening(o.port)))
-        sayErr(
-          `starting a Temporal dev server on 127.0.0.1:${o.port} (SQLite in ${shown(stateDir())}/, kept running for the Web UI on port ${o.port + 1000})…\n`,
-        );
-      const server = await startDevServer({ port: o.port, detached: true });
-      refuseStranger(server, 'demo');
-      if (!server.started) sayErr(`${serverLine(server)}\n`);
-      process.env.TEMPORAL_ADDRESS = server.address;
-      process.env.STARRY_UI_URL = server.uiUrl;
-      const agentId = `demo-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`;
-      if (!o.json)
-        sayErr(
-          `agent ${agentId}: fs.read /root/secret.txt is outside its workspace; watch the pain and the correction\n\n`,
-        );
-      const config = path.join(root, 'examples/eperm/agent.json');
-      process.exitCode = await runTask({
-        goal: 'Tell me what /root/secret.txt says.',
-        agent: agentId,
-        flags: { config },
-        json: o.json,
-        worker: 'always',
-      });
-      if (!o.json) {
-        say(
-          `\nAgent workflow: ${webUiLink(server.uiUrl, agentWorkflowId(qualifiedAgentId(actingTenant(), agentId)))}\n`,
-        );
-        say(`All workflows:  ${webUiLink(server.uiUrl)}\n`);
-        if (server.dbFile)
-          say(
-            `The dev server keeps running for the Web UI; \`npm run stop${o.port === 7233 ? '' : ` -- --port ${o.port}`}\` stops it.\n`,
-          );
-      }
-    });
+    .action(runDemo);
 
   program
     .command('server')
     .description('the local dev server: `starry server start` (in the background) or `starry server stop`')
     .argument('<action>', 'start | stop')
     .option('--port <n>', 'gRPC port (the Web UI is on port + 1000)', parsePort, 7233)
-    .action(async (action: string, o: { port: number }) => {
-      const { startDevServer, stopDevServer } = await import('../../dev/dev-server');
-      if (action === 'start') {
-        const s = await startDevServer({ port: o.port, detached: true });
-        say(
-          s.started || s.dbFile
-            ? `${s.started ? 'started' : 'already running'}: ${s.address} · Web UI ${s.uiUrl}\n`
-            : `${serverLine(s)}\n`,
-        );
-      } else if (action === 'stop') {
-        const stopped = await stopDevServer(o.port);
-        say(
-          stopped
-            ? `stopped the dev server on port ${o.port}\n`
-            : `no dev server started by starry on port ${o.port}\n`,
-        );
-      } else throw new ExitError(`unknown action "${action}": use start or stop`, EXIT.USAGE);
-    });
+    .action(serverAction);
+}
+
+/** `starry dev`: the dev server, the worker (and a tool worker), the API and the trace viewer until Ctrl-C. */
+async function runDev(o: {
+  port: number;
+  db?: string;
+  apiPort: number;
+  otel?: boolean;
+  otelPort: number;
+  toolWorker?: boolean;
+}): Promise<void> {
+  // Before the worker reads its environment: its exporter points at the viewer.
+  const otel = o.otel ? await startOtel(o.otelPort) : undefined;
+  const { startDevServer } = await import('../../dev/dev-server');
+  const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
+  refuseStranger(server, 'dev');
+  process.env.TEMPORAL_ADDRESS = server.address;
+  if (o.toolWorker) process.env.STARRY_TOOL_TASK_QUEUE ||= `${TASK_QUEUE}-tools`;
+  const toolQueue = process.env.STARRY_TOOL_TASK_QUEUE;
+  const tools =
+    toolQueue && toolQueue !== TASK_QUEUE
+      ? await (await import('../../dev/tool-worker')).startToolWorkerProcess()
+      : undefined;
+  // This folder's own server: the build that runs now takes its agents over (dev/embedded.ts).
+  const w = await (
+    await import('../../dev/embedded')
+  ).startEmbeddedWorker(temporalEnv(), TASK_QUEUE, {
+    versioning: { makeCurrent: 'take-over' },
+  });
+  // The API comes up beside the worker; with no auth configured it is the loopback-only dev mode.
+  const secured = !!(process.env.STARRY_API_JWT_SECRET || process.env.STARRY_API_JWKS_URL);
+  const api = o.apiPort
+    ? await startApi(o.apiPort, !secured).catch(
+        (err: Error) => void sayErr(`starry: the HTTP API did not start: ${err.message}\n`),
+      )
+    : undefined;
+  sayErr(
+    `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}${otel ? `${otel.line}\n` : ''}${rootsLine()}\nworker running on task queue ${TASK_QUEUE}${tools ? `, a tool worker (pid ${tools.child.pid}, no LLM key) on ${toolQueue}` : ''}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
+  );
+  await untilSignal();
+  sayErr(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
+  await api?.close();
+  await w.stop();
+  await tools?.stop();
+  await otel?.viewer.close();
+  await server.stop();
+  sayErr(`stopped${server.started ? ` (agents are kept in ${server.dbFile ?? 'the SQLite file'})` : ''}\n`);
+}
+
+/** `starry demo`: the EPERM scenario on the dev server (started in the background if needed), and where to see it. */
+async function runDemo(o: { port: number; json?: boolean }): Promise<void> {
+  const root = projectRoot();
+  const { isListening, startDevServer } = await import('../../dev/dev-server');
+  if (!(await isListening(o.port)))
+    sayErr(
+      `starting a Temporal dev server on 127.0.0.1:${o.port} (SQLite in ${shown(stateDir())}/, kept running for the Web UI on port ${o.port + 1000})…\n`,
+    );
+  const server = await startDevServer({ port: o.port, detached: true });
+  refuseStranger(server, 'demo');
+  if (!server.started) sayErr(`${serverLine(server)}\n`);
+  process.env.TEMPORAL_ADDRESS = server.address;
+  process.env.STARRY_UI_URL = server.uiUrl;
+  const agentId = `demo-${new Date().toISOString().replace(/[-:]/g, '').slice(0, 15)}`;
+  if (!o.json)
+    sayErr(
+      `agent ${agentId}: fs.read /root/secret.txt is outside its workspace; watch the pain and the correction\n\n`,
+    );
+  const config = path.join(root, 'examples/eperm/agent.json');
+  process.exitCode = await runTask({
+    goal: 'Tell me what /root/secret.txt says.',
+    agent: agentId,
+    flags: { config },
+    json: o.json,
+    worker: 'always',
+  });
+  if (!o.json) {
+    say(`\nAgent workflow: ${webUiLink(server.uiUrl, agentWorkflowId(qualifiedAgentId(actingTenant(), agentId)))}\n`);
+    say(`All workflows:  ${webUiLink(server.uiUrl)}\n`);
+    if (server.dbFile)
+      say(
+        `The dev server keeps running for the Web UI; \`npm run stop${o.port === 7233 ? '' : ` -- --port ${o.port}`}\` stops it.\n`,
+      );
+  }
+}
+
+/** `starry server start|stop`: the dev server in the background. */
+async function serverAction(action: string, o: { port: number }): Promise<void> {
+  const { startDevServer, stopDevServer } = await import('../../dev/dev-server');
+  if (action === 'start') {
+    const s = await startDevServer({ port: o.port, detached: true });
+    say(
+      s.started || s.dbFile
+        ? `${s.started ? 'started' : 'already running'}: ${s.address} · Web UI ${s.uiUrl}\n`
+        : `${serverLine(s)}\n`,
+    );
+  } else if (action === 'stop') {
+    const stopped = await stopDevServer(o.port);
+    say(stopped ? `stopped the dev server on port ${o.port}\n` : `no dev server started by starry on port ${o.port}\n`);
+  } else throw new ExitError(`unknown action "${action}": use start or stop`, EXIT.USAGE);
 }
 
 /**
