@@ -136,7 +136,7 @@ type Raw = Partial<Record<string, string | undefined>>;
  * @throws ConfigError naming every malformed variable of both and what it should hold.
  */
 export function telemetryConfigFromEnv(raw: Raw): { tracing?: TracingConfig; metrics?: MetricsConfig } {
-  const r = reader(raw);
+  const r = new Reader(raw);
   const tracing = readTracing(r);
   const metrics = readMetrics(r);
   r.check();
@@ -149,7 +149,7 @@ export function telemetryConfigFromEnv(raw: Raw): { tracing?: TracingConfig; met
  * @throws ConfigError naming every malformed variable and what it should hold.
  */
 export function tracingConfigFromEnv(raw: Raw): TracingConfig | undefined {
-  const r = reader(raw);
+  const r = new Reader(raw);
   const tracing = readTracing(r);
   r.check();
   return tracing;
@@ -164,117 +164,136 @@ export function tracingConfigFromEnv(raw: Raw): TracingConfig | undefined {
  * @throws ConfigError naming every malformed variable and what it should hold.
  */
 export function metricsConfigFromEnv(raw: Raw): MetricsConfig | undefined {
-  const r = reader(raw);
+  const r = new Reader(raw);
   const metrics = readMetrics(r);
   r.check();
   return metrics;
 }
 
 /** The variables, read and checked; every problem collected for one error. */
-type Reader = ReturnType<typeof reader>;
+class Reader {
+  private readonly issues: string[] = [];
+  /** `OTEL_SDK_DISABLED=true`: neither traces nor metrics. */
+  readonly disabled: boolean;
+  /** The service's name and resource attributes, which both signals carry. */
+  readonly resource: { serviceName: string; resourceAttributes: Record<string, string> };
 
-function reader(raw: Raw) {
-  const issues: string[] = [];
-  const env = (name: OtelEnvName): string | undefined => {
-    const v = raw[name]?.trim();
+  constructor(private readonly raw: Raw) {
+    const disabledValue = this.env('OTEL_SDK_DISABLED');
+    if (disabledValue && !/^(true|false)$/i.test(disabledValue)) this.bad('OTEL_SDK_DISABLED', 'must be true or false');
+    const resourceAttributes = keyValues(
+      'OTEL_RESOURCE_ATTRIBUTES',
+      this.env('OTEL_RESOURCE_ATTRIBUTES'),
+      this.issues,
+      false,
+    );
+    this.disabled = /^true$/i.test(disabledValue ?? '');
+    this.resource = {
+      serviceName: this.env('OTEL_SERVICE_NAME') ?? resourceAttributes['service.name'] ?? 'openstarry-worker',
+      resourceAttributes,
+    };
+  }
+
+  env(name: OtelEnvName): string | undefined {
+    const v = this.raw[name]?.trim();
     return v ? v : undefined;
-  };
-  const bad = (name: OtelEnvName, why: string, showValue = true) => {
-    issues.push(`  - ${name}${showValue ? `="${env(name)}"` : ''}: ${why}`);
-  };
+  }
+
+  bad(name: OtelEnvName, why: string, showValue = true): void {
+    this.issues.push(`  - ${name}${showValue ? `="${this.env(name)}"` : ''}: ${why}`);
+  }
+
   /** The first of `names` that is set (the signal's own variable before the shared one). */
-  const first = (...names: OtelEnvName[]): OtelEnvName => names.find((n) => env(n)) ?? names[names.length - 1]!;
-  const url = (name: OtelEnvName): string | undefined => {
-    const v = env(name);
+  private first(...names: OtelEnvName[]): OtelEnvName {
+    return names.find((n) => this.env(n)) ?? names[names.length - 1]!;
+  }
+
+  private url(name: OtelEnvName): string | undefined {
+    const v = this.env(name);
     if (!v) return undefined;
     let parsed: URL;
     try {
       parsed = new URL(v);
     } catch {
-      bad(name, 'is not a URL. Write e.g. http://127.0.0.1:4318');
+      this.bad(name, 'is not a URL. Write e.g. http://127.0.0.1:4318');
       return undefined;
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      bad(name, `scheme ${parsed.protocol} is not http or https. Write e.g. http://127.0.0.1:4318`);
+      this.bad(name, `scheme ${parsed.protocol} is not http or https. Write e.g. http://127.0.0.1:4318`);
       return undefined;
     }
     return v;
-  };
-  const count = (name: OtelEnvName, min = 0, max = Infinity): number | undefined => {
-    const v = env(name);
+  }
+
+  count(name: OtelEnvName, min = 0, max = Infinity): number | undefined {
+    const v = this.env(name);
     if (v === undefined) return undefined;
     if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max) {
-      bad(
+      this.bad(
         name,
         `must be a whole number${max < Infinity ? ` from ${min} to ${max}` : min ? ` of at least ${min}` : ''}`,
       );
       return undefined;
     }
     return Number(v);
-  };
+  }
+
   /** An exporter list (`otlp`, `none`, …): the one exporter named, `none`, or undefined when unset. */
-  const exporter = <E extends string>(name: OtelEnvName, known: readonly E[]): E | 'none' | undefined => {
-    const named = env(name)
+  exporter<E extends string>(name: OtelEnvName, known: readonly E[]): E | 'none' | undefined {
+    const named = this.env(name)
       ?.split(',')
       .map((e) => e.trim())
       .filter(Boolean);
     if (!named) return undefined;
     const choices = `${known.join(', ')} or none`;
-    if (named.some((e) => e !== 'none' && !known.includes(e as E))) bad(name, `must be ${choices}`);
-    else if (named.filter((e) => e !== 'none').length > 1) bad(name, `name one exporter: ${known.join(' or ')}`);
+    if (named.some((e) => e !== 'none' && !known.includes(e as E))) this.bad(name, `must be ${choices}`);
+    else if (named.filter((e) => e !== 'none').length > 1) this.bad(name, `name one exporter: ${known.join(' or ')}`);
     return (named.find((e) => e !== 'none') as E | undefined) ?? 'none';
-  };
+  }
+
   /** The OTLP settings of one signal: its protocol, URL, headers, timeout and compression. */
-  const otlp = (signal: 'TRACES' | 'METRICS', path: string) => {
+  otlp(signal: 'TRACES' | 'METRICS', path: string) {
     const own = (suffix: string) => `OTEL_EXPORTER_OTLP_${signal}_${suffix}` as OtelEnvName;
     const shared = (suffix: string) => `OTEL_EXPORTER_OTLP_${suffix}` as OtelEnvName;
-    const protocolName = first(own('PROTOCOL'), shared('PROTOCOL'));
-    const p = env(protocolName);
-    let protocol: OtlpProtocol = 'http/protobuf';
-    if (p && !PROTOCOLS.includes(p)) bad(protocolName, `must be one of ${PROTOCOLS.join(', ')}`);
-    else if (p === 'http/json')
-      bad(protocolName, 'a worker exports with http/protobuf (port 4318) or grpc (port 4317): set one of those');
-    else if (p) protocol = p as OtlpProtocol;
-    const signalUrl = url(own('ENDPOINT'));
-    const baseUrl = url(shared('ENDPOINT'));
+    const protocol = this.protocol(this.first(own('PROTOCOL'), shared('PROTOCOL')));
+    const signalUrl = this.url(own('ENDPOINT'));
+    const baseUrl = this.url(shared('ENDPOINT'));
     // gRPC names a host and port, so the endpoint is used as it is; OTLP/HTTP appends the signal's path.
     const base = (baseUrl ?? DEFAULT_ENDPOINT[protocol]).replace(/\/+$/, '');
-    const compressionName = first(own('COMPRESSION'), shared('COMPRESSION'));
-    const compression = env(compressionName);
-    if (compression && compression !== 'gzip' && compression !== 'none') bad(compressionName, 'must be gzip or none');
-    const timeoutMillis = count(own('TIMEOUT'), 1) ?? count(shared('TIMEOUT'), 1);
+    const compressionName = this.first(own('COMPRESSION'), shared('COMPRESSION'));
+    const compression = this.env(compressionName);
+    if (compression && compression !== 'gzip' && compression !== 'none')
+      this.bad(compressionName, 'must be gzip or none');
+    const timeoutMillis = this.count(own('TIMEOUT'), 1) ?? this.count(shared('TIMEOUT'), 1);
     return {
       endpointSet: signalUrl !== undefined || baseUrl !== undefined,
       protocol,
       url: signalUrl ?? (protocol === 'grpc' ? base : `${base}${path}`),
       headers: {
-        ...keyValues(shared('HEADERS'), env(shared('HEADERS')), issues, true),
-        ...keyValues(own('HEADERS'), env(own('HEADERS')), issues, true),
+        ...keyValues(shared('HEADERS'), this.env(shared('HEADERS')), this.issues, true),
+        ...keyValues(own('HEADERS'), this.env(own('HEADERS')), this.issues, true),
       },
       ...(timeoutMillis !== undefined ? { timeoutMillis } : {}),
       ...(compression === 'gzip' || compression === 'none' ? { compression: compression as 'gzip' | 'none' } : {}),
     };
-  };
-  const disabledValue = env('OTEL_SDK_DISABLED');
-  if (disabledValue && !/^(true|false)$/i.test(disabledValue)) bad('OTEL_SDK_DISABLED', 'must be true or false');
-  const resourceAttributes = keyValues('OTEL_RESOURCE_ATTRIBUTES', env('OTEL_RESOURCE_ATTRIBUTES'), issues, false);
-  return {
-    env,
-    bad,
-    count,
-    exporter,
-    otlp,
-    disabled: /^true$/i.test(disabledValue ?? ''),
-    resource: {
-      serviceName: env('OTEL_SERVICE_NAME') ?? resourceAttributes['service.name'] ?? 'openstarry-worker',
-      resourceAttributes,
-    },
-    check(): void {
-      // The shared variables are read once per signal: each problem is said once.
-      if (issues.length)
-        throw new ConfigError(`Invalid OpenTelemetry environment:\n${[...new Set(issues)].join('\n')}`);
-    },
-  };
+  }
+
+  /** The OTLP protocol the variable `name` sets (default http/protobuf); http/json is not one a worker speaks. */
+  private protocol(name: OtelEnvName): OtlpProtocol {
+    const p = this.env(name);
+    if (p && !PROTOCOLS.includes(p)) this.bad(name, `must be one of ${PROTOCOLS.join(', ')}`);
+    else if (p === 'http/json')
+      this.bad(name, 'a worker exports with http/protobuf (port 4318) or grpc (port 4317): set one of those');
+    else if (p) return p as OtlpProtocol;
+    return 'http/protobuf';
+  }
+
+  /** @throws ConfigError naming every problem found. */
+  check(): void {
+    // The shared variables are read once per signal: each problem is said once.
+    if (this.issues.length)
+      throw new ConfigError(`Invalid OpenTelemetry environment:\n${[...new Set(this.issues)].join('\n')}`);
+  }
 }
 
 function readTracing(r: Reader): TracingConfig | undefined {
