@@ -71,90 +71,13 @@ export async function startTraceViewer(opts: TraceViewerOptions = {}): Promise<T
   const limits: PageLimits = { maxTraces: store.maxTraces, maxSpans: store.maxSpans, since: Date.now() };
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://viewer');
-    if (url.pathname === '/v1/traces') return receive(req, res);
+    if (url.pathname === '/v1/traces') return receive(req, res, store, opts.onSpans);
     if (req.method !== 'GET' && req.method !== 'HEAD') return text(res, 405, 'GET a page, or POST /v1/traces\n');
-    if (url.pathname === '/') return html(res, 200, listPage(store.summaries(), limits));
-    const trace = /^\/traces\/([^/]+)$/.exec(url.pathname);
-    if (trace) {
-      const id = decoded(trace[1]!);
-      if (!TRACE_ID.test(id))
-        return text(res, 400, `not a trace id: a trace id is 32 hex digits (e.g. from \`starry status --json\`)\n`);
-      const found = store.get(id);
-      return found
-        ? html(res, 200, tracePage(found, url.searchParams.get('open') === 'all'))
-        : html(res, 404, missingPage(id.toLowerCase(), limits));
-    }
-    const task = /^\/tasks\/([^/]+)$/.exec(url.pathname);
-    if (task) {
-      const found = store.forWorkflow(decoded(task[1]!));
-      if (found) return res.writeHead(302, { location: `/traces/${found.traceId}` }).end();
-      return text(
-        res,
-        404,
-        'no trace of that task here yet: its spans arrive when it ends; see / for the recent traces\n',
-      );
-    }
-    return text(res, 404, 'not found: / lists the recent traces, /traces/<traceId> shows one\n');
+    page(url, res, store, limits);
   });
-
-  function receive(req: http.IncomingMessage, res: http.ServerResponse) {
-    if (req.method !== 'POST') return text(res, 405, 'POST OTLP/HTTP protobuf here\n');
-    const type = String(req.headers['content-type'] ?? '');
-    if (!type.startsWith('application/x-protobuf'))
-      return text(
-        res,
-        415,
-        `this viewer reads OTLP/HTTP protobuf (OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf); got content-type "${type}"\n`,
-      );
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (c: Buffer) => {
-      size += c.length;
-      if (size <= MAX_BODY) chunks.push(c);
-    });
-    req.on('end', () => {
-      if (size > MAX_BODY) return text(res, 413, `a request of at most ${MAX_BODY} bytes\n`);
-      let spans: ReceivedSpan[];
-      let body = Buffer.concat(chunks);
-      if (req.headers['content-encoding'] === 'gzip') {
-        // Bounded unpacked too: a small gzip may unpack to gigabytes.
-        try {
-          body = zlib.gunzipSync(body, { maxOutputLength: MAX_BODY });
-        } catch (err) {
-          const big = (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
-          return text(
-            res,
-            big ? 413 : 400,
-            big ? `a request that unpacks to at most ${MAX_BODY} bytes\n` : `not gzip: ${(err as Error).message}\n`,
-          );
-        }
-      }
-      try {
-        spans = decodeTraceRequest(body);
-      } catch (err) {
-        return text(res, 400, `not an OTLP ExportTraceServiceRequest: ${(err as Error).message}\n`);
-      }
-      store.add(spans);
-      opts.onSpans?.(spans);
-      // An empty ExportTraceServiceResponse: everything was accepted.
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
-    });
-  }
-
   const port = opts.port ?? TRACE_VIEWER_PORT;
   const host = opts.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        err.code === 'EADDRINUSE'
-          ? new Error(
-              `port ${port} is in use (another \`starry dev --otel\`, or a Jaeger?): choose another with --otel-port N (0: any free port)`,
-            )
-          : err,
-      ),
-    );
-    server.listen(port, host, resolve);
-  });
+  await listen(server, port, host);
   const url = `http://${host}:${(server.address() as AddressInfo).port}`;
   return {
     url,
@@ -167,6 +90,98 @@ export async function startTraceViewer(opts: TraceViewerOptions = {}): Promise<T
         server.closeAllConnections();
       }),
   };
+}
+
+/** A page: `/` the recent traces, `/traces/<traceId>` one, `/tasks/<workflowId>` a task's latest. */
+function page(url: URL, res: http.ServerResponse, store: TraceStore, limits: PageLimits): void {
+  if (url.pathname === '/') return html(res, 200, listPage(store.summaries(), limits));
+  const trace = /^\/traces\/([^/]+)$/.exec(url.pathname);
+  if (trace) {
+    const id = decoded(trace[1]!);
+    if (!TRACE_ID.test(id))
+      return text(res, 400, `not a trace id: a trace id is 32 hex digits (e.g. from \`starry status --json\`)\n`);
+    const found = store.get(id);
+    return found
+      ? html(res, 200, tracePage(found, url.searchParams.get('open') === 'all'))
+      : html(res, 404, missingPage(id.toLowerCase(), limits));
+  }
+  const task = /^\/tasks\/([^/]+)$/.exec(url.pathname);
+  if (task) {
+    const found = store.forWorkflow(decoded(task[1]!));
+    if (found) return void res.writeHead(302, { location: `/traces/${found.traceId}` }).end();
+    return text(
+      res,
+      404,
+      'no trace of that task here yet: its spans arrive when it ends; see / for the recent traces\n',
+    );
+  }
+  return text(res, 404, 'not found: / lists the recent traces, /traces/<traceId> shows one\n');
+}
+
+/** `POST /v1/traces`: an OTLP/HTTP protobuf request (gzipped or not), its spans stored. */
+function receive(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  store: TraceStore,
+  onSpans: ((spans: ReceivedSpan[]) => void) | undefined,
+) {
+  if (req.method !== 'POST') return text(res, 405, 'POST OTLP/HTTP protobuf here\n');
+  const type = String(req.headers['content-type'] ?? '');
+  if (!type.startsWith('application/x-protobuf'))
+    return text(
+      res,
+      415,
+      `this viewer reads OTLP/HTTP protobuf (OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf); got content-type "${type}"\n`,
+    );
+  const chunks: Buffer[] = [];
+  let size = 0;
+  req.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size <= MAX_BODY) chunks.push(c);
+  });
+  req.on('end', () => {
+    if (size > MAX_BODY) return text(res, 413, `a request of at most ${MAX_BODY} bytes\n`);
+    let spans: ReceivedSpan[];
+    let body = Buffer.concat(chunks);
+    if (req.headers['content-encoding'] === 'gzip') {
+      // Bounded unpacked too: a small gzip may unpack to gigabytes.
+      try {
+        body = zlib.gunzipSync(body, { maxOutputLength: MAX_BODY });
+      } catch (err) {
+        const big = (err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE';
+        return text(
+          res,
+          big ? 413 : 400,
+          big ? `a request that unpacks to at most ${MAX_BODY} bytes\n` : `not gzip: ${(err as Error).message}\n`,
+        );
+      }
+    }
+    try {
+      spans = decodeTraceRequest(body);
+    } catch (err) {
+      return text(res, 400, `not an OTLP ExportTraceServiceRequest: ${(err as Error).message}\n`);
+    }
+    store.add(spans);
+    onSpans?.(spans);
+    // An empty ExportTraceServiceResponse: everything was accepted.
+    res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+  });
+}
+
+/** Listen on `host:port`; a port in use is an error saying how to pick another. */
+function listen(server: http.Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `port ${port} is in use (another \`starry dev --otel\`, or a Jaeger?): choose another with --otel-port N (0: any free port)`,
+            )
+          : err,
+      ),
+    );
+    server.listen(port, host, resolve);
+  });
 }
 
 function html(res: http.ServerResponse, status: number, body: string) {
