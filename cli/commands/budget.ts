@@ -15,7 +15,14 @@ export function budgetCommands(program: Command): void {
     .description(
       'shared budgets: agents whose config says `"budget": "<name>"` draw their tokens from it and all stop (STOPPED, SHARED_BUDGET_EXHAUSTED) when it is spent',
     );
+  createCommand(budget);
+  raiseCommand(budget);
+  showCommand(budget);
+  listCommand(budget);
+}
 
+/** `starry budget create <name> --tokens N`. */
+function createCommand(budget: Command): void {
   budget
     .command('create')
     .description('create a shared budget of N tokens')
@@ -51,7 +58,10 @@ export function budgetCommands(program: Command): void {
         }, 'required');
       },
     );
+}
 
+/** `starry budget raise <name> --tokens N`. */
+function raiseCommand(budget: Command): void {
   budget
     .command('raise')
     .description("raise a shared budget's limit by N tokens (agents it stopped continue once unlocked)")
@@ -68,7 +78,10 @@ export function budgetCommands(program: Command): void {
         say(o.json ? jsonLine(s) : `budget ${s.name} raised by ${o.tokens}: ${summary(s)}\n`);
       }, 'required');
     });
+}
 
+/** `starry budget show <name>`. */
+function showCommand(budget: Command): void {
   budget
     .command('show')
     .description(
@@ -82,7 +95,10 @@ export function budgetCommands(program: Command): void {
         say(o.json ? jsonLine(s) : formatBudget(s));
       }, 'required');
     });
+}
 
+/** `starry budget list`. */
+function listCommand(budget: Command): void {
   budget
     .command('list')
     .description('the shared budgets (of the --tenant), one a line')
