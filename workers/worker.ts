@@ -28,7 +28,7 @@ import { loadPlugins, pluginWorkflowsEntry, workerOffer, type LoadedPlugins } fr
 import type { WorkerMetrics } from './metrics';
 import { silentSpanSinks, startTracing, type TracingConfig } from './otel';
 import { ConfigError } from '../core/errors';
-import { buildIdOf, DEPLOYMENT_NAME, makeVersionCurrent, type VersioningOptions } from './versioning';
+import { buildIdOf, DEPLOYMENT_NAME, makeVersionCurrent, type MakeCurrent, type VersioningOptions } from './versioning';
 import { storeFromEnv } from '../activities/store';
 import { checkWorkerRoots } from './own-paths';
 
@@ -255,15 +255,37 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
     workerDeploymentOptions: { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' },
   };
   const worker = Object.assign(await Worker.create(options), { version });
+  return becomesCurrent(worker, {
+    connection: opts.connection,
+    namespace,
+    makeCurrent: versioning.makeCurrent ?? 'if-none',
+    // The MCP servers this worker started end with it (stdio children, HTTP sessions).
+    cleanup: () => Promise.all([registry.close(), tracing?.shutdown().catch(() => undefined)]),
+  });
+}
+
+/**
+ * The worker, its `run` made to make its version current once it polls (the server lists its version
+ * then: workers/versioning.ts), and to clean up after itself when it stops.
+ */
+function becomesCurrent(
+  worker: VersionedWorker,
+  how: {
+    connection: NativeConnection;
+    namespace: string;
+    makeCurrent: MakeCurrent;
+    cleanup: () => Promise<unknown>;
+  },
+): VersionedWorker {
+  const { version } = worker;
   const run = worker.run.bind(worker);
   worker.run = () => {
     const running = run();
-    // Once it polls, the server lists its version: then it may become current (workers/versioning.ts).
     void makeVersionCurrent(
-      opts.connection,
-      namespace,
+      how.connection,
+      how.namespace,
       version,
-      versioning.makeCurrent ?? 'if-none',
+      how.makeCurrent,
       versionLog,
       () => worker.getState() === 'RUNNING',
     ).catch((err: unknown) => {
@@ -272,8 +294,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
           `could not make worker version ${version.buildId} current: ${err instanceof Error ? err.message : String(err)}`,
         );
     });
-    // The MCP servers this worker started end with it (stdio children, HTTP sessions).
-    return running.finally(() => Promise.all([registry.close(), tracing?.shutdown().catch(() => undefined)]));
+    return running.finally(how.cleanup);
   };
   return worker;
 }
