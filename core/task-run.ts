@@ -32,6 +32,7 @@ import {
 } from './telemetry';
 import type { AgentState, Reported, TaskCheckpoint, TaskOutcome, TaskResult } from './types';
 import { ApprovalBook } from './task-run/approval-book';
+import * as llmCalls from './task-run/llm-calls';
 import { freshCheckpoint, inject } from './task-run/checkpoint';
 import { ContextWindow } from './task-run/context-window';
 import { RunCounters } from './task-run/counters';
@@ -46,28 +47,18 @@ import type {
   TaskRunOutput,
   ToolStep,
 } from './task-run/io';
-import { offeredNames, offeredPrompt, offeredSpecs } from './task-run/offer';
+import { offeredNames, offeredPrompt } from './task-run/offer';
 import { closed, continuation, transcript, type RunParts } from './task-run/output';
 import * as reports from './task-run/reports';
-import { Spend, unpriced, unpricedError } from './task-run/spend';
-import { summaryFailed, summaryRequest, summaryWritten } from './task-run/summary';
+import { Spend } from './task-run/spend';
+import { summaryFailed, summaryWritten } from './task-run/summary';
 import { TelemetryBuffer } from './task-run/telemetry-buffer';
 import { Turn, type TurnBooks } from './task-run/turn';
 import { askVerification } from './task-run/verify';
 
 export { CARRIED_RECORDS } from './task-run/checkpoint';
 export { PROGRESS_EVERY_TICKS } from './task-run/reports';
-export { callIdOf } from './task-run/io';
-export type {
-  AnswerStep,
-  Continued,
-  PendingCall,
-  TaskEnd,
-  TaskRunInput,
-  TaskRunOptions,
-  TaskRunOutput,
-  ToolStep,
-} from './task-run/io';
+export * from './task-run/io';
 
 /**
  * One run of a task workflow, over plain data.
@@ -202,22 +193,14 @@ export class TaskRun {
 
   /** The tick's LLM request: the context (anchored head, checked against the payload limit) and the budget, which caps the output. */
   llmCall(): { end: TaskEnd } | { request: LlmCallInput } {
-    const { config, agentId, taskId, price } = this.input;
-    const cp = this.checkpoint;
-    // The submit check refuses this; a task picked up by a worker without the price still must not spend unchecked.
-    if (unpriced(config, price)) return { end: failed(unpricedError(config)) };
-    const { usage, budget } = this.spend.beforeCall(config.safety, this.input);
-    const got = this.window.callContext(cp, config, offeredSpecs(this.tools, config));
-    if ('error' in got) return { end: failed(got.error) };
-    if (budget.lock) return { end: this.tripped(budget.lock, usage) };
-    const { maxOutputTokens } = budget;
-    const request = { llm: config.llm, agentId, taskId, callNumber: ++cp.callNumber, tick: cp.ticks, ...got.context };
-    return { request: { ...request, maxOutputTokens, maxRetryDelayMs: config.retry.maximumIntervalMs } };
+    const step = llmCalls.llmRequest(this.parts());
+    if ('lock' in step) return { end: this.tripped(step.lock, step.usage) };
+    return 'error' in step ? { end: failed(step.error) } : step;
   }
 
   /** About how many tokens the call `llmCall` just built sends: a shared budget's lease must cover them and the output cap. */
   inputEstimate(): number {
-    return this.window.inputEstimate(this.checkpoint, this.input.config, offeredSpecs(this.tools, this.input.config));
+    return llmCalls.inputEstimate(this.parts());
   }
 
   /** A lock from outside the run's own rungs (the shared budget refused a lease): its event, the run suspended. */
@@ -247,16 +230,13 @@ export class TaskRun {
 
   /** Before the `index`-th tool call of the turn: skipped, refused as pain, denied, or run with its checked (or approved) arguments. */
   beforeTool(call: LlmToolCall, index?: number): ToolStep {
-    return this.turn.before(this.books(), call, { halted: this.halted, approvals: this.approvals, index });
+    return this.turn.before(this.parts(), call, { halted: this.halted, approvals: this.approvals, index });
   }
 
   /** Which of the turn's calls wait for a human before any of them runs (`tools.approval` and the worker's rules). */
   askApprovals(calls: readonly LlmToolCall[], nowMs: number): PendingApproval[] {
-    const { taskId, config, workerApproval } = this.input;
-    const offered = offeredNames(this.tools, config);
     const { tick } = this.turn.data;
-    const ctx = { tick, taskId, workflowId: this.workflowId, rules: config.tools.approval, worker: workerApproval };
-    const asked = this.approvals.ask(calls, { ...ctx, offered, nowMs });
+    const asked = this.approvals.ask(calls, { ...this.parts(), tick, nowMs });
     for (const p of asked) this.telemetry.trace(approvalAskedEvent(p));
     return asked;
   }
@@ -275,13 +255,13 @@ export class TaskRun {
   }
 
   toolCancelled(pending: PendingCall): void {
-    this.turn.cancelled(this.books(), pending);
+    this.turn.cancelled(this.parts(), pending);
   }
   toolFailed(pending: PendingCall, facts: { error: NormalizedError; retriesExhausted: boolean }): TaskEnd | undefined {
-    return this.turn.failed(this.books(), pending, facts);
+    return this.turn.failed(this.parts(), pending, facts);
   }
   afterTool(pending: PendingCall, result: ToolExecutionResult): void {
-    this.turn.after(this.books(), pending, result);
+    this.turn.after(this.parts(), pending, result);
   }
   endTurn(): TaskEnd | undefined {
     return this.turn.end(this.checkpoint, this.halted);
@@ -313,23 +293,9 @@ export class TaskRun {
     return this.window.resultChars(this.checkpoint, this.input.config, calls);
   }
 
-  /** The summary call this tick needs before its LLM call (`summarize`, its window drops turns, the budget has tokens left), or undefined. */
+  /** The summary call this tick needs before its LLM call (`summarize`, its window drops turns, the budget has room), or undefined. */
   summaryDue(): SummaryInput | undefined {
-    const { config, price } = this.input;
-    const cp = this.checkpoint;
-    const planned = this.window.summaryPlan(cp, config);
-    // Without a price the cost budget cannot weigh it: the tick's own call then fails, saying so.
-    if (!planned || unpriced(config, price)) return undefined;
-    const { budget } = this.spend.beforeCall(config.safety, this.input);
-    if (budget.lock) return undefined;
-    const roomAfterHead = this.window.roomAfterHead(cp, config);
-    return summaryRequest(cp, {
-      config,
-      input: this.input,
-      planned,
-      maxOutputTokens: budget.maxOutputTokens,
-      roomAfterHead,
-    });
+    return llmCalls.summaryDue(this.parts());
   }
 
   /** The summary is written: it replaces the dropped turns in the next call's context; its tokens count like any call's. */
@@ -354,14 +320,12 @@ export class TaskRun {
     return suspended(lock);
   }
 
-  private books(): TurnBooks {
-    const { config } = this.input;
-    const { checkpoint, runCounters: counters, telemetry, guide } = this;
-    return { checkpoint, counters, telemetry, config, guide, offered: offeredNames(this.tools, config) };
-  }
-
-  private parts(): RunParts {
+  /** The run's books, as its collaborators read them. */
+  private parts(): RunParts & TurnBooks {
     const { input, workflowId, checkpoint, runCounters: counters, spend, halted, traceId, inbox, window, tools } = this;
-    return { input, workflowId, checkpoint, counters, spend, halted, traceId, inbox, window, tools };
+    const { config } = input;
+    const { telemetry, guide } = this;
+    const books = { checkpoint, counters, spend, inbox, window, telemetry, guide };
+    return { ...books, input, workflowId, halted, traceId, tools, config, offered: offeredNames(tools, config) };
   }
 }

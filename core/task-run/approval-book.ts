@@ -9,9 +9,7 @@ import {
   DEFAULT_APPROVAL_TIMEOUT_MS,
   deniedError,
   MAX_WAITING_CALLS,
-  type ApprovalConfig,
   type ApprovalDecision,
-  type ApprovalRules,
   type PendingApproval,
 } from '../approval';
 import { cutStrings } from '../compact';
@@ -19,7 +17,7 @@ import type { NormalizedError } from '../errors';
 import type { LlmToolCall } from '../llm';
 import { approvalDecidedEvent, type TelemetryEvent } from '../telemetry';
 import { validateToolCall } from '../tools';
-import { callIdOf, type PendingCall } from './io';
+import { callIdOf, type PendingCall, type TaskRunInput } from './io';
 
 /** A call of the turn under an approval rule: refused unasked, or asked (and then decided or expired). */
 export type TurnApproval =
@@ -31,14 +29,11 @@ export interface ApprovalData {
   calls: Record<number, TurnApproval>;
 }
 
-/** What asking needs besides the calls: whose they are and the rules. */
+/** What asking needs besides the calls: whose they are, the rules (the config's and the worker's) and the time. */
 export interface AskContext {
-  tick: number;
-  taskId: string;
+  input: Pick<TaskRunInput, 'taskId' | 'config' | 'workerApproval'>;
   workflowId: string;
-  /** The config's `tools.approval` and the worker's rules. */
-  rules: ApprovalConfig | undefined;
-  worker: ApprovalRules | undefined;
+  tick: number;
   /** The names of the tools offered to the model (a call to another is pain, never asked). */
   offered: readonly string[];
   nowMs: number;
@@ -56,7 +51,8 @@ export class ApprovalBook {
    * refused unasked when its turn comes. Without any rule the book stays as it was.
    */
   ask(calls: readonly LlmToolCall[], ctx: AskContext): PendingApproval[] {
-    const { rules, worker } = ctx;
+    const rules = ctx.input.config.tools.approval;
+    const worker = ctx.input.workerApproval;
     if (!rules && !worker) return [];
     const timeoutMs = rules?.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     const book: ApprovalData['calls'] = {};
@@ -73,7 +69,7 @@ export class ApprovalBook {
       }
       const pending: PendingApproval = {
         callId: callIdOf(ctx.tick, index),
-        taskId: ctx.taskId,
+        taskId: ctx.input.taskId,
         workflowId: ctx.workflowId,
         tool: call.name,
         args: cutStrings(checked.args),
