@@ -1,0 +1,33 @@
+import { checkpointOf, textOf } from './test-support';
+import { askVerification, verifying } from './verify';
+
+describe('the verification round', () => {
+  it('asks once a task, at the tick of the first final answer, with the goal in the question', () => {
+    const cp = checkpointOf();
+    cp.ticks = 4;
+    expect(askVerification(cp, true, 'read notes.md')).toBe(true);
+    expect(cp.injections).toEqual([{ tick: 4, kind: 'VERIFY', text: expect.stringContaining('read notes.md') }]);
+    expect(textOf(cp.messages.at(-1))).toMatch(/^VERIFY: /);
+    expect(askVerification(cp, true, 'read notes.md')).toBe(false);
+    expect(cp.injections).toHaveLength(1);
+  });
+
+  it('is not asked when the config turns it off', () => {
+    const cp = checkpointOf();
+    expect(askVerification(cp, false, 'g')).toBe(false);
+    expect(cp.injections).toEqual([]);
+    expect(cp.verifyAsked).toBe(false);
+  });
+
+  it('is under way from the question until the next tick, and not once anything else was injected', () => {
+    const cp = checkpointOf();
+    expect(verifying(cp)).toBe(false);
+    askVerification(cp, true, 'g');
+    expect(verifying(cp)).toBe(true);
+    cp.ticks++;
+    expect(verifying(cp)).toBe(false);
+    cp.ticks--;
+    cp.injections.push({ tick: cp.ticks, kind: 'MESSAGE', text: 'm' });
+    expect(verifying(cp)).toBe(false);
+  });
+});
