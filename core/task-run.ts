@@ -54,7 +54,7 @@ import { Spend } from './task-run/spend';
 import { summaryFailed, summaryWritten } from './task-run/summary';
 import { TelemetryBuffer } from './task-run/telemetry-buffer';
 import { Turn, type TurnBooks } from './task-run/turn';
-import { askVerification } from './task-run/verify';
+import { finalAnswer } from './task-run/verify';
 
 export { CARRIED_RECORDS } from './task-run/checkpoint';
 export { PROGRESS_EVERY_TICKS } from './task-run/reports';
@@ -140,7 +140,8 @@ export class TaskRun {
 
   /** The task could not start: the worker could not list its tools (an MCP server that does not start). */
   setupFailed(error: NormalizedError): TaskEnd {
-    return this.failedWith(error);
+    this.runCounters.failedWith(error.code);
+    return failed(error);
   }
 
   /** SYSTEM_HALT arrived: no further call starts. */
@@ -210,7 +211,8 @@ export class TaskRun {
 
   /** The LLM call failed for good: the task fails (the controller cannot feel pain about itself); a fatal error pauses the agent. */
   llmFailed(error: NormalizedError): TaskEnd {
-    return this.failedWith(error);
+    this.runCounters.failedWith(error.code);
+    return failed(error);
   }
 
   /** The model answered: its tokens counted, its turn kept; no tool call is the final answer, after one verification round when configured. */
@@ -218,11 +220,7 @@ export class TaskRun {
     const cp = this.checkpoint;
     this.spend.add(response.usage, this.input.price, cp);
     this.window.answered(cp, response);
-    if (response.toolCalls.length === 0) {
-      if (askVerification(cp, this.input.config.verify, this.input.goal)) return { verify: true };
-      const text = response.text !== undefined ? { finalText: response.text } : {};
-      return { end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', ...text } };
-    }
+    if (response.toolCalls.length === 0) return finalAnswer(cp, this.input, response.text);
     this.turn = Turn.at(cp.ticks);
     this.approvals = new ApprovalBook();
     return { calls: response.toolCalls };
@@ -307,11 +305,6 @@ export class TaskRun {
   /** The summary call failed for good: the window drops the turns without one, the injections say so; the task goes on. */
   summaryFailed(error: NormalizedError, request: SummaryInput): void {
     summaryFailed(this.checkpoint, error, request);
-  }
-
-  private failedWith(error: NormalizedError): TaskEnd {
-    this.runCounters.failedWith(error.code);
-    return failed(error);
   }
 
   /** A breaker before a step locked the run: its event, and the run suspended. */

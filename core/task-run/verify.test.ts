@@ -1,5 +1,5 @@
-import { checkpointOf, textOf } from './test-support';
-import { askVerification, verifying } from './verify';
+import { checkpointOf, configOf, textOf } from './test-support';
+import { askVerification, finalAnswer, verifying } from './verify';
 
 describe('the verification round', () => {
   it('asks once a task, at the tick of the first final answer, with the goal in the question', () => {
@@ -29,5 +29,18 @@ describe('the verification round', () => {
     cp.ticks--;
     cp.injections.push({ tick: cp.ticks, kind: 'MESSAGE', text: 'm' });
     expect(verifying(cp)).toBe(false);
+  });
+
+  it('completes the task with the answer once verified, or at once when verification is off', () => {
+    const cp = checkpointOf();
+    const input = { config: configOf(), goal: 'g' };
+    expect(finalAnswer(cp, input, 'done')).toEqual({ verify: true });
+    expect(finalAnswer(cp, input, 'verified')).toEqual({
+      end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT', finalText: 'verified' },
+    });
+    const off = { config: configOf({ verify: false }), goal: 'g' };
+    expect(finalAnswer(checkpointOf(), off, undefined)).toEqual({
+      end: { outcome: 'COMPLETED', agentState: 'WAITING_FOR_EVENT' },
+    });
   });
 });
