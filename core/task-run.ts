@@ -48,7 +48,7 @@ import type {
   ToolStep,
 } from './task-run/io';
 import { offeredNames, offeredPrompt } from './task-run/offer';
-import { closed, continuation, transcript, type RunParts } from './task-run/output';
+import * as output from './task-run/output';
 import * as reports from './task-run/reports';
 import { Spend } from './task-run/spend';
 import { summaryFailed, summaryWritten } from './task-run/summary';
@@ -165,6 +165,7 @@ export class TaskRun {
     return this.inbox.receive(raw);
   }
 
+  // What it reports (core/task-run/reports.ts): the state query, the agent's progress, the Web UI's details, the search attributes.
   status(): TaskStatus {
     return reports.status(this.parts());
   }
@@ -239,6 +240,7 @@ export class TaskRun {
     return asked;
   }
 
+  // The turn's approval book (core/task-run/approval-book.ts): the calls that wait, the time left, the decisions, the expiry.
   waitingApprovals(): PendingApproval[] {
     return this.approvals.waiting();
   }
@@ -252,6 +254,7 @@ export class TaskRun {
     this.approvals.expire(nowMs);
   }
 
+  // The turn's tool steps (core/task-run/turn.ts): a call a halt cancelled, one that failed for good, a result; the turn's end.
   toolCancelled(pending: PendingCall): void {
     this.turn.cancelled(this.parts(), pending);
   }
@@ -273,17 +276,17 @@ export class TaskRun {
   /** The run's output for `end`: the bounded result, the counters, a SUSPENDED run's checkpoint, the undelivered messages. */
   close(end: TaskEnd): TaskRunOutput {
     this.telemetry.count(...endCounts(end.outcome, end.lock));
-    return closed(this.parts(), end);
+    return output.closed(this.parts(), end);
   }
 
   /** The next run's input when the task continues as new: the bounded checkpoint and everything this run counted. */
   continuation(): TaskRunInput {
-    return continuation(this.parts());
+    return output.continuation(this.parts());
   }
 
   /** What the transcript store holds of this run (store mode): the last call's manifest and the entries after it. */
   transcript(): NonNullable<TaskResult['transcript']> {
-    return transcript(this.checkpoint);
+    return output.transcript(this.checkpoint);
   }
 
   /** Characters each result of a turn of `calls` calls may keep in the context (store mode: the tool activity cuts it). */
@@ -314,7 +317,7 @@ export class TaskRun {
   }
 
   /** The run's books, as its collaborators read them. */
-  private parts(): RunParts & TurnBooks {
+  private parts(): output.RunParts & TurnBooks {
     const { input, workflowId, checkpoint, runCounters: counters, spend, halted, traceId, inbox, window, tools } = this;
     const { config } = input;
     const { telemetry, guide } = this;
