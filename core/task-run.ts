@@ -15,7 +15,6 @@
 import type { ApprovalDecision, ApprovalRules, PendingApproval } from './approval';
 import type { TaskStatus } from './contract';
 import type { NormalizedError, ToolExecutionResult } from './errors';
-import { getGuide, type Guide } from './guides';
 import type { LlmCallInput, LlmResponse, LlmToolCall, SummaryInput, SummaryResponse, ToolSpec } from './llm';
 import type { TaskProgress } from './payloads';
 import type { Price } from './pricing';
@@ -32,12 +31,10 @@ import {
 } from './telemetry';
 import type { AgentState, Reported, TaskCheckpoint, TaskOutcome, TaskResult } from './types';
 import { ApprovalBook } from './task-run/approval-book';
-import * as llmCalls from './task-run/llm-calls';
-import { freshCheckpoint, inject } from './task-run/checkpoint';
-import { ContextWindow } from './task-run/context-window';
-import { RunCounters } from './task-run/counters';
+import { booksOf, type RunBooks } from './task-run/books';
+import { inject } from './task-run/checkpoint';
 import { cancelled, failed, suspended } from './task-run/ends';
-import { messageText, RunInbox } from './task-run/inbox';
+import { messageText } from './task-run/inbox';
 import type {
   AnswerStep,
   PendingCall,
@@ -47,13 +44,12 @@ import type {
   TaskRunOutput,
   ToolStep,
 } from './task-run/io';
+import * as llmCalls from './task-run/llm-calls';
 import { offeredNames, offeredPrompt } from './task-run/offer';
 import * as output from './task-run/output';
 import * as reports from './task-run/reports';
-import { Spend } from './task-run/spend';
 import { summaryFailed, summaryWritten } from './task-run/summary';
-import { TelemetryBuffer } from './task-run/telemetry-buffer';
-import { Turn, type TurnBooks } from './task-run/turn';
+import { Turn } from './task-run/turn';
 import { finalAnswer } from './task-run/verify';
 
 export { CARRIED_RECORDS } from './task-run/checkpoint';
@@ -77,59 +73,56 @@ export * from './task-run/io';
  */
 export class TaskRun {
   readonly checkpoint: TaskCheckpoint;
-  halted = false;
-  /** The task's trace, when its worker traces: in its details, so a person goes from the Web UI to it. */
-  traceId?: string;
-  private readonly guide: Guide;
-  private readonly spend: Spend;
-  private readonly runCounters: RunCounters;
-  private readonly inbox: RunInbox;
-  private readonly window: ContextWindow;
-  private readonly telemetry = new TelemetryBuffer();
+  /** The run's collaborators and the facts they read: one object for the whole run, handed to each step. */
+  private readonly books: RunBooks;
   private turn = new Turn();
   private approvals = new ApprovalBook();
-  /** The tools the worker offers (see `TaskRunInput.tools`); absent: the built-in ones. */
-  private tools?: ToolSpec[];
 
   constructor(
     readonly input: TaskRunInput,
     readonly workflowId: string,
     opts: TaskRunOptions = {},
   ) {
-    this.guide = getGuide(input.config.guide);
-    if (input.tools) this.tools = input.tools;
-    const names = input.tools?.map((t) => t.name);
-    this.checkpoint = input.checkpoint ?? freshCheckpoint(this.guide, input.config, input.goal, names);
-    this.spend = Spend.of(input.continued);
-    this.runCounters = RunCounters.of(input, this.checkpoint);
-    this.inbox = RunInbox.of(input.messages, input.continued?.received);
-    this.window = ContextWindow.of(opts.store ?? false);
+    this.books = booksOf(input, workflowId, opts.store ?? false);
+    this.checkpoint = this.books.checkpoint;
   }
 
+  /** SYSTEM_HALT arrived (`halt`): no further call starts. */
+  get halted(): boolean {
+    return this.books.halted;
+  }
+  /** The task's trace, when its worker traces: in its details, so a person goes from the Web UI to it. */
+  get traceId(): string | undefined {
+    return this.books.traceId;
+  }
+  set traceId(id: string | undefined) {
+    this.books.traceId = id;
+  }
   /** The breaker counters, this run's outcomes included. */
   get counters(): SafetyCounters {
-    return this.runCounters.data.counters;
+    return this.books.counters.data.counters;
   }
   get lastErrorCode(): string | undefined {
-    return this.runCounters.data.lastErrorCode;
+    return this.books.counters.data.lastErrorCode;
   }
   /** Tokens this run has used, the cached input tokens among them, and what they cost in USD. */
   get runTokens(): number {
-    return this.spend.data.runTokens;
+    return this.books.spend.data.runTokens;
   }
   get runCachedInputTokens(): number {
-    return this.spend.data.runCachedInputTokens;
+    return this.books.spend.data.runCachedInputTokens;
   }
   get runCostUsd(): number {
-    return this.spend.data.runCostUsd;
+    return this.books.spend.data.runCostUsd;
   }
 
   /** The tools the worker listed for this task: offered from the first LLM call on (a new task's prompt names them). */
   offer(tools: ToolSpec[], shellAllow?: string[], workerApproval?: ApprovalRules): void {
-    this.tools = tools;
+    this.books.tools = tools;
+    this.books.offered = offeredNames(tools, this.input.config);
     if (workerApproval) this.input.workerApproval = workerApproval;
     if (!this.input.checkpoint && this.checkpoint.callNumber === 0)
-      this.checkpoint.messages[0] = offeredPrompt(this.guide, this.input.config, tools, shellAllow);
+      this.checkpoint.messages[0] = offeredPrompt(this.books.guide, this.input.config, tools, shellAllow);
   }
 
   /** The price of the task's model, as it learnt it at its start (carried from then on): its calls cost from the first on. */
@@ -140,87 +133,87 @@ export class TaskRun {
 
   /** The task could not start: the worker could not list its tools (an MCP server that does not start). */
   setupFailed(error: NormalizedError): TaskEnd {
-    this.runCounters.failedWith(error.code);
+    this.books.counters.failedWith(error.code);
     return failed(error);
   }
 
   /** SYSTEM_HALT arrived: no further call starts. */
   halt(): void {
-    if (!this.halted) this.telemetry.record(haltEvent(this.checkpoint.ticks));
-    this.halted = true;
+    if (!this.halted) this.books.telemetry.record(haltEvent(this.checkpoint.ticks));
+    this.books.halted = true;
   }
 
   /** The trace's facts since the last call (pain, breakers, halt, approvals), oldest first: the workflow adds them to the task's span. */
   drainEvents(): TelemetryEvent[] {
-    return this.telemetry.drainEvents();
+    return this.books.telemetry.drainEvents();
   }
 
   /** The counter additions since the last call (ticks, pain, trips, halts, the end): the workflow adds them to the worker's metrics. */
   drainCounts(): MetricCount[] {
-    return this.telemetry.drainCounts();
+    return this.books.telemetry.drainCounts();
   }
 
   /** A human message for the next tick, checked and bounded per run. Returns why it was ignored, or undefined. */
   receive(raw: unknown): string | undefined {
-    return this.inbox.receive(raw);
+    return this.books.inbox.receive(raw);
   }
 
   // What it reports (core/task-run/reports.ts): the state query, the agent's progress, the Web UI's details, the search attributes.
   status(): TaskStatus {
-    return reports.status(this.parts());
+    return reports.status(this.books);
   }
   progressDue(): boolean {
     return reports.progressDue(this.checkpoint);
   }
   progress(): TaskProgress {
-    return reports.progress(this.parts());
+    return reports.progress(this.books);
   }
   details(agentState: AgentState, lockReason?: string, outcome?: TaskOutcome): string {
-    return reports.details(this.parts(), this.approvals.waiting(), { agentState, lockReason, outcome });
+    return reports.details(this.books, this.approvals.waiting(), { agentState, lockReason, outcome });
   }
   reported(agentState: AgentState, closed = false, lockReason?: string): Reported {
-    return reports.reported(this.parts(), agentState, closed, lockReason);
+    return reports.reported(this.books, agentState, closed, lockReason);
   }
 
   /** Start a tick: a halt, the loop cap and Temporal's history limits end the run; else the waiting messages enter the context. */
   startTick(history: { events: number; bytes: number }): TaskEnd | undefined {
     if (this.halted) return cancelled();
-    const stop = this.runCounters.tickLock(this.checkpoint, this.input.config.safety, history);
+    const stop = this.books.counters.tickLock(this.checkpoint, this.input.config.safety, history);
     if (stop) return this.tripped(stop.lock, stop.facts);
     const tick = ++this.checkpoint.ticks;
-    this.telemetry.count(tickCount());
-    for (const m of this.inbox.take()) inject(this.checkpoint, tick, 'MESSAGE', messageText(m));
+    this.books.telemetry.count(tickCount());
+    for (const m of this.books.inbox.take()) inject(this.checkpoint, tick, 'MESSAGE', messageText(m));
     return undefined;
   }
 
   /** The tick's LLM request: the context (anchored head, checked against the payload limit) and the budget, which caps the output. */
   llmCall(): { end: TaskEnd } | { request: LlmCallInput } {
-    const step = llmCalls.llmRequest(this.parts());
+    const step = llmCalls.llmRequest(this.books);
     if ('lock' in step) return { end: this.tripped(step.lock, step.usage) };
     return 'error' in step ? { end: failed(step.error) } : step;
   }
 
   /** About how many tokens the call `llmCall` just built sends: a shared budget's lease must cover them and the output cap. */
   inputEstimate(): number {
-    return llmCalls.inputEstimate(this.parts());
+    return llmCalls.inputEstimate(this.books);
   }
 
   /** A lock from outside the run's own rungs (the shared budget refused a lease): its event, the run suspended. */
   lockedBy(lock: LockVerdict): TaskEnd {
-    return this.tripped(lock, { tokensUsed: this.spend.agentTokens(this.input) });
+    return this.tripped(lock, { tokensUsed: this.books.spend.agentTokens(this.input) });
   }
 
   /** The LLM call failed for good: the task fails (the controller cannot feel pain about itself); a fatal error pauses the agent. */
   llmFailed(error: NormalizedError): TaskEnd {
-    this.runCounters.failedWith(error.code);
+    this.books.counters.failedWith(error.code);
     return failed(error);
   }
 
   /** The model answered: its tokens counted, its turn kept; no tool call is the final answer, after one verification round when configured. */
   llmAnswered(response: LlmResponse): AnswerStep {
     const cp = this.checkpoint;
-    this.spend.add(response.usage, this.input.price, cp);
-    this.window.answered(cp, response);
+    this.books.spend.add(response.usage, this.input.price, cp);
+    this.books.window.answered(cp, response);
     if (response.toolCalls.length === 0) return finalAnswer(cp, this.input, response.text);
     this.turn = Turn.at(cp.ticks);
     this.approvals = new ApprovalBook();
@@ -229,14 +222,13 @@ export class TaskRun {
 
   /** Before the `index`-th tool call of the turn: skipped, refused as pain, denied, or run with its checked (or approved) arguments. */
   beforeTool(call: LlmToolCall, index?: number): ToolStep {
-    return this.turn.before(this.parts(), call, { halted: this.halted, approvals: this.approvals, index });
+    return this.turn.before(this.books, call, { halted: this.halted, approvals: this.approvals, index });
   }
 
   /** Which of the turn's calls wait for a human before any of them runs (`tools.approval` and the worker's rules). */
   askApprovals(calls: readonly LlmToolCall[], nowMs: number): PendingApproval[] {
-    const { tick } = this.turn.data;
-    const asked = this.approvals.ask(calls, { ...this.parts(), tick, nowMs });
-    for (const p of asked) this.telemetry.trace(approvalAskedEvent(p));
+    const asked = this.approvals.ask(calls, this.books, { tick: this.turn.data.tick, nowMs });
+    for (const p of asked) this.books.telemetry.trace(approvalAskedEvent(p));
     return asked;
   }
 
@@ -256,13 +248,13 @@ export class TaskRun {
 
   // The turn's tool steps (core/task-run/turn.ts): a call a halt cancelled, one that failed for good, a result; the turn's end.
   toolCancelled(pending: PendingCall): void {
-    this.turn.cancelled(this.parts(), pending);
+    this.turn.cancelled(this.books, pending);
   }
   toolFailed(pending: PendingCall, facts: { error: NormalizedError; retriesExhausted: boolean }): TaskEnd | undefined {
-    return this.turn.failed(this.parts(), pending, facts);
+    return this.turn.failed(this.books, pending, facts);
   }
   afterTool(pending: PendingCall, result: ToolExecutionResult): void {
-    this.turn.after(this.parts(), pending, result);
+    this.turn.after(this.books, pending, result);
   }
   endTurn(): TaskEnd | undefined {
     return this.turn.end(this.checkpoint, this.halted);
@@ -275,13 +267,13 @@ export class TaskRun {
 
   /** The run's output for `end`: the bounded result, the counters, a SUSPENDED run's checkpoint, the undelivered messages. */
   close(end: TaskEnd): TaskRunOutput {
-    this.telemetry.count(...endCounts(end.outcome, end.lock));
-    return output.closed(this.parts(), end);
+    this.books.telemetry.count(...endCounts(end.outcome, end.lock));
+    return output.closed(this.books, end);
   }
 
   /** The next run's input when the task continues as new: the bounded checkpoint and everything this run counted. */
   continuation(): TaskRunInput {
-    return output.continuation(this.parts());
+    return output.continuation(this.books);
   }
 
   /** What the transcript store holds of this run (store mode): the last call's manifest and the entries after it. */
@@ -291,17 +283,17 @@ export class TaskRun {
 
   /** Characters each result of a turn of `calls` calls may keep in the context (store mode: the tool activity cuts it). */
   resultChars(calls = 1): number {
-    return this.window.resultChars(this.checkpoint, this.input.config, calls);
+    return this.books.window.resultChars(this.checkpoint, this.input.config, calls);
   }
 
   /** The summary call this tick needs before its LLM call (`summarize`, its window drops turns, the budget has room), or undefined. */
   summaryDue(): SummaryInput | undefined {
-    return llmCalls.summaryDue(this.parts());
+    return llmCalls.summaryDue(this.books);
   }
 
   /** The summary is written: it replaces the dropped turns in the next call's context; its tokens count like any call's. */
   summarized(response: SummaryResponse): void {
-    this.spend.add(response.usage, this.input.price, this.checkpoint);
+    this.books.spend.add(response.usage, this.input.price, this.checkpoint);
     summaryWritten(this.checkpoint, response);
   }
 
@@ -312,16 +304,7 @@ export class TaskRun {
 
   /** A breaker before a step locked the run: its event, and the run suspended. */
   private tripped(lock: LockVerdict, facts: BreakerFacts): TaskEnd {
-    this.telemetry.record(...breakerEvents(this.input.config.safety, { lock }, facts));
+    this.books.telemetry.record(...breakerEvents(this.input.config.safety, { lock }, facts));
     return suspended(lock);
-  }
-
-  /** The run's books, as its collaborators read them. */
-  private parts(): output.RunParts & TurnBooks {
-    const { input, workflowId, checkpoint, runCounters: counters, spend, halted, traceId, inbox, window, tools } = this;
-    const { config } = input;
-    const { telemetry, guide } = this;
-    const books = { checkpoint, counters, spend, inbox, window, telemetry, guide };
-    return { ...books, input, workflowId, halted, traceId, tools, config, offered: offeredNames(tools, config) };
   }
 }

@@ -1,5 +1,5 @@
 import type { LlmToolCall } from '../llm';
-import { ApprovalBook, type AskContext } from './approval-book';
+import { ApprovalBook, type AskingRun } from './approval-book';
 import type { PendingCall } from './io';
 import { configOf, read, roundTrip } from './test-support';
 
@@ -7,14 +7,14 @@ const T0 = Date.parse('2026-01-01T00:00:00Z');
 const write = (id: string, path = 'src/a.ts'): LlmToolCall => ({ id, name: 'fs.write', args: { path, content: 'x' } });
 const offered = ['fs.read', 'fs.write', 'fs.list', 'shell.run', 'http.get'];
 const rules = { tools: { approval: { ask: ['fs.write'], deny: ['http.get'], timeoutMs: 60_000 } } };
-const ctx = (config = configOf(rules), over: Partial<AskContext> = {}): AskContext => ({
+const runOf = (config = configOf(rules), over: Partial<AskingRun> = {}): AskingRun => ({
   input: { taskId: 'task-1', config },
   workflowId: 'agent-a1-task-1',
-  tick: 3,
   offered,
-  nowMs: T0,
   ...over,
 });
+/** Tick 3, at T0. */
+const AT = { tick: 3, nowMs: T0 };
 const decision = (callId: string, over: Record<string, unknown> = {}) => ({
   callId,
   decision: 'approve' as const,
@@ -31,7 +31,7 @@ const pendingOf = (call: LlmToolCall): PendingCall => ({
 describe('ApprovalBook: asking', () => {
   it('asks for each call a rule names, with its id, its arguments, the rule and when it expires', () => {
     const book = new ApprovalBook();
-    expect(book.ask([read('c1'), write('c2')], ctx())).toEqual([
+    expect(book.ask([read('c1'), write('c2')], runOf(), AT)).toEqual([
       {
         callId: 't3.1',
         taskId: 'task-1',
@@ -49,16 +49,16 @@ describe('ApprovalBook: asking', () => {
   });
 
   it('asks nothing without rules, the config’s or the worker’s; the worker’s alone are enough', () => {
-    expect(new ApprovalBook().ask([write('c1')], ctx(configOf()))).toEqual([]);
-    const worker = ctx(configOf(), {
+    expect(new ApprovalBook().ask([write('c1')], runOf(configOf()), AT)).toEqual([]);
+    const worker = runOf(configOf(), {
       input: { taskId: 't', config: configOf(), workerApproval: { ask: ['fs.write'], deny: [] } },
     });
-    expect(new ApprovalBook().ask([write('c1')], worker)).toMatchObject([{ from: 'worker' }]);
+    expect(new ApprovalBook().ask([write('c1')], worker, AT)).toMatchObject([{ from: 'worker' }]);
   });
 
   it('never asks about a malformed call (it is refused as pain at its turn)', () => {
     const book = new ApprovalBook();
-    expect(book.ask([{ id: 'c1', name: 'fs.write', args: { path: 1 } }], ctx())).toEqual([]);
+    expect(book.ask([{ id: 'c1', name: 'fs.write', args: { path: 1 } }], runOf(), AT)).toEqual([]);
     expect(book.settle(0, pendingOf(write('c1')), offered)).toBeUndefined();
   });
 
@@ -68,7 +68,7 @@ describe('ApprovalBook: asking', () => {
       { id: 'h', name: 'http.get', args: { url: 'https://example.com/' } },
       ...Array.from({ length: 21 }, (_, i) => write(`w${i}`, `src/${i}.ts`)),
     ];
-    expect(book.ask(calls, ctx())).toHaveLength(20);
+    expect(book.ask(calls, runOf(), AT)).toHaveLength(20);
     expect(book.settle(0, pendingOf(calls[0]!), offered)).toEqual({
       refused: expect.objectContaining({ code: 'E_DENIED', message: expect.stringMatching(/agent's config/) }),
     });
@@ -81,7 +81,7 @@ describe('ApprovalBook: asking', () => {
 describe('ApprovalBook: deciding', () => {
   it('takes one decision per waiting call, and says why it refuses another', () => {
     const book = new ApprovalBook();
-    book.ask([write('c1')], ctx());
+    book.ask([write('c1')], runOf(), AT);
     expect(book.decide(decision('t3.9'))).toBe('no call t3.9 waits in this turn');
     expect(book.decide(decision('t3.0'))).toBeUndefined();
     expect(book.decide(decision('t3.0'))).toBe('call t3.0 was decided already');
@@ -90,7 +90,7 @@ describe('ApprovalBook: deciding', () => {
 
   it('counts the time left until the first wait runs out, and expires the calls nobody decided', () => {
     const book = new ApprovalBook();
-    book.ask([write('c1')], ctx());
+    book.ask([write('c1')], runOf(), AT);
     expect(book.timeLeft(T0 + 10_000)).toBe(50_000);
     expect(book.timeLeft(T0 + 70_000)).toBe(0);
     book.expire(T0 + 59_999);
@@ -104,7 +104,7 @@ describe('ApprovalBook: deciding', () => {
 describe('ApprovalBook: a call at its turn', () => {
   const decided = (over: Record<string, unknown>) => {
     const book = new ApprovalBook();
-    book.ask([write('c1')], ctx());
+    book.ask([write('c1')], runOf(), AT);
     book.decide(decision('t3.0', over));
     const pending = pendingOf(write('c1'));
     return { settled: book.settle(0, pending, offered), record: pending.record };
@@ -148,7 +148,7 @@ describe('ApprovalBook: a call at its turn', () => {
     });
     expect(record.approval).toMatchObject({ decision: 'denied', reason: 'not on main' });
     const book = new ApprovalBook();
-    book.ask([write('c1')], ctx());
+    book.ask([write('c1')], runOf(), AT);
     book.expire(T0 + 60_000);
     const pending = pendingOf(write('c1'));
     expect(book.settle(0, pending, offered)).toMatchObject({
@@ -160,7 +160,7 @@ describe('ApprovalBook: a call at its turn', () => {
 
   it('serializes and deserializes: a copy takes the decision the original waits for', () => {
     const book = new ApprovalBook();
-    book.ask([read('c0'), write('c1')], ctx());
+    book.ask([read('c0'), write('c1')], runOf(), AT);
     const copy = new ApprovalBook(roundTrip(book.data));
     expect(copy.waiting()).toEqual(book.waiting());
     expect(copy.decide(decision('t3.1'))).toBeUndefined();

@@ -29,14 +29,12 @@ export interface ApprovalData {
   calls: Record<number, TurnApproval>;
 }
 
-/** What asking needs besides the calls: whose they are, the rules (the config's and the worker's) and the time. */
-export interface AskContext {
+/** Whose calls are asked about: the task (its id, the config's rules and the worker's), and the tools it offers. */
+export interface AskingRun {
   input: Pick<TaskRunInput, 'taskId' | 'config' | 'workerApproval'>;
   workflowId: string;
-  tick: number;
   /** The names of the tools offered to the model (a call to another is pain, never asked). */
   offered: readonly string[];
-  nowMs: number;
 }
 
 /** A call under a rule at its turn: run with these arguments, or refused with this error; and the fact for the trace. */
@@ -50,15 +48,15 @@ export class ApprovalBook {
    * agent; none, and the turn runs as always. A call a rule denies, or one past `MAX_WAITING_CALLS`, is
    * refused unasked when its turn comes. Without any rule the book stays as it was.
    */
-  ask(calls: readonly LlmToolCall[], ctx: AskContext): PendingApproval[] {
-    const rules = ctx.input.config.tools.approval;
-    const worker = ctx.input.workerApproval;
+  ask(calls: readonly LlmToolCall[], run: AskingRun, at: { tick: number; nowMs: number }): PendingApproval[] {
+    const rules = run.input.config.tools.approval;
+    const worker = run.input.workerApproval;
     if (!rules && !worker) return [];
     const timeoutMs = rules?.timeoutMs ?? DEFAULT_APPROVAL_TIMEOUT_MS;
     const book: ApprovalData['calls'] = {};
     const asked: PendingApproval[] = [];
     for (const [index, call] of calls.entries()) {
-      const checked = validateToolCall(call, ctx.offered);
+      const checked = validateToolCall(call, run.offered);
       if (!checked.ok) continue; // refused as pain when its turn comes, never asked
       const v = approvalVerdict(rules, worker, call.name, checked.args);
       if (v.verdict === 'run') continue;
@@ -68,16 +66,16 @@ export class ApprovalBook {
         continue;
       }
       const pending: PendingApproval = {
-        callId: callIdOf(ctx.tick, index),
-        taskId: ctx.input.taskId,
-        workflowId: ctx.workflowId,
+        callId: callIdOf(at.tick, index),
+        taskId: run.input.taskId,
+        workflowId: run.workflowId,
         tool: call.name,
         args: cutStrings(checked.args),
-        tick: ctx.tick,
+        tick: at.tick,
         rule: v.rule,
         from: v.from,
-        askedAt: new Date(ctx.nowMs).toISOString(),
-        expiresAt: new Date(ctx.nowMs + timeoutMs).toISOString(),
+        askedAt: new Date(at.nowMs).toISOString(),
+        expiresAt: new Date(at.nowMs + timeoutMs).toISOString(),
       };
       book[index] = { verdict: 'ask', pending, timeoutMs };
       asked.push(pending);
