@@ -8,9 +8,10 @@
  * `beforeTool` → the tool activity → `afterTool` (or `toolCancelled` / `toolFailed`) → `endTurn`. Any step
  * may return a `TaskEnd`; `close` turns it into the run's output.
  *
- * `TaskRun` is the facade; each concern is a collaborator over plain data in core/task-run/: the spend,
- * the counters, the inbox, the context window and its summary, the turn and its approval book, the
- * telemetry buffer, the reports and the output.
+ * `TaskRun` is the facade; each concern is a collaborator over plain data in core/task-run/ (the spend,
+ * the counters, the inbox, the context window and its summary, the tick's LLM calls, the turn and its
+ * approval book, the final answer, the telemetry buffer, the reports and the output), all held in the
+ * run's books (core/task-run/books.ts), which each step is handed.
  */
 import type { ApprovalDecision, ApprovalRules, PendingApproval } from './approval';
 import type { TaskStatus } from './contract';
