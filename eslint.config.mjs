@@ -55,7 +55,10 @@ export default tseslint.config(
       '@typescript-eslint/no-restricted-imports': [
         'error',
         {
-          paths: [{ name: '../activities', message: 'workflows import activity types only', allowTypeImports: true }],
+          paths: [
+            { name: '../activities', message: 'workflows import activity types only', allowTypeImports: true },
+            { name: '../../activities', message: 'workflows import activity types only', allowTypeImports: true },
+          ],
           patterns: [
             { group: nodeBuiltins, message: 'workflow code runs in the deterministic sandbox: no Node built-ins' },
             {
@@ -65,6 +68,11 @@ export default tseslint.config(
                 '../workers/*',
                 '../dev/*',
                 '../cli/*',
+                '../../activities/*',
+                '../../infra/*',
+                '../../workers/*',
+                '../../dev/*',
+                '../../cli/*',
                 '@google/genai',
                 '@aws-sdk/*',
               ],

@@ -1,5 +1,5 @@
 /**
- * The HTTP API on AWS Lambda behind a function URL with response streaming (infra/stack.ts, output
+ * The HTTP API on AWS Lambda behind a function URL with response streaming (infra/http-api.ts, output
  * `StreamUrl`): an API Gateway HTTP API hands a response on only once it has ended, so the live event
  * routes (text/event-stream) are served here, written to the caller as the app writes them. The same
  * app, secrets and Temporal connection as api/lambda.ts (api/lambda-app.ts); the app checks the bearer
@@ -63,7 +63,7 @@ export function streamingHandler(app: () => ReturnType<typeof containerApp>): St
  * The Lambda handler (function URL, `InvokeMode.RESPONSE_STREAM`, payload format 2.0).
  *
  * ```ts
- * // infra/stack.ts: new NodejsFunction(this, 'ApiStreamFunction', { entry: 'api/lambda-stream.ts', handler: 'handler' })
+ * // infra/http-api.ts: new NodejsFunction(this.stack, 'ApiStreamFunction', { entry: 'api/lambda-stream.ts', handler: 'handler' })
  * //   .addFunctionUrl({ authType: FunctionUrlAuthType.NONE, invokeMode: InvokeMode.RESPONSE_STREAM });
  * ```
  */

@@ -12,7 +12,7 @@ export { connectionsOpened, secretsReadCount } from './lambda-app';
  * The Lambda handler (API Gateway HTTP API, payload format 2.0).
  *
  * ```ts
- * // infra/stack.ts: new NodejsFunction(this, 'ApiFunction', { entry: 'api/lambda.ts', handler: 'handler' })
+ * // infra/http-api.ts: new NodejsFunction(this.stack, 'ApiFunction', { entry: 'api/lambda.ts', handler: 'handler' })
  * const res = await handler(apiGatewayV2Event, context); // { statusCode, headers, body }
  * ```
  */

@@ -311,7 +311,7 @@ export const WorkerPolicySchema = z
       .default(1024 * 1024),
     /** `shell.run` may run programs as root when the worker does (otherwise as `nobody`); MCP servers never do. */
     allowRoot: z.boolean().default(false),
-    /** Where side-effecting tools journal their calls (default: `starry-tool-journal` in the temp dir). */
+    /** Where side-effecting tools journal their calls (default: `tool-journal` in the worker's state folder, `.temporal/`). */
     journalDir: absolutePath.optional(),
     /**
      * Hosts a task's `openai:MODEL@BASE_URL` may name (entries as `httpAllow`). The worker's own

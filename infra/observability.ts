@@ -4,7 +4,8 @@
  * chosen set of metrics to CloudWatch as EMF; a dashboard and two alarms read those metrics.
  *
  * ```ts
- * const o11y = new Observability(stack, 'Observability', { taskRole, alertTopic, workerErrors, retention });
+ * const o11y = new Observability(stack, 'Observability', { alertTopic, workerErrors, retention });
+ * o11y.grantTelemetry(taskRole);
  * const worker = task.addContainer('worker', { environment: { ...o11y.workerEnvironment(buildId) }, … });
  * o11y.addCollector(task, worker);
  * ```
@@ -143,8 +144,6 @@ export function collectorConfig({ region, emfLogGroupName, namespace = METRICS_N
 }
 
 export interface ObservabilityProps {
-  /** The workers' task role: it gets the X-Ray and EMF-group permissions, nothing else. */
-  taskRole: IRole;
   /** Where the alarms go (the stack's alert topic). */
   alertTopic: ITopic;
   /** The worker-error metric the dashboard shows beside the worker's own. */
@@ -175,10 +174,6 @@ export class Observability extends Construct {
       removalPolicy: RemovalPolicy.DESTROY,
     });
 
-    // The task role may write spans to X-Ray (no resource-level permissions exist for these actions) and
-    // EMF records to its own group (the group exists: no CreateLogGroup).
-    this.grantTelemetry(props.taskRole);
-
     this.dashboard = this.makeDashboard(stack.stackName, props.workerErrors);
     this.makeAlarms(props.alertTopic);
     new CfnOutput(stack, 'DashboardName', { value: this.dashboard.dashboardName });
@@ -187,7 +182,11 @@ export class Observability extends Construct {
     });
   }
 
-  /** Let a worker task role (the workflow workers', the tool workers') send what its collector exports. */
+  /**
+   * Let a worker task role (the workflow workers', the tool workers') send what its collector exports:
+   * spans to X-Ray (no resource-level permissions exist for these actions) and EMF records to its own
+   * group (the group exists: no CreateLogGroup).
+   */
   grantTelemetry(role: IRole): void {
     role.addToPrincipalPolicy(
       new PolicyStatement({ actions: ['xray:PutSpans', 'xray:PutSpansForIndexing'], resources: ['*'] }),

@@ -9,12 +9,8 @@ import path from 'node:path';
 import { ConfigError } from '../core/errors';
 import { ownPathsRefusal, rootConflicts, type OwnPath, type RootsOrigin } from '../core/own-paths';
 import type { WorkerPolicy } from '../core/worker-policy';
+import { journalDirOf } from '../activities/tools/call-journal';
 import { defaultWorkspaceRoot, projectRoot, stateDir, temporalCliPath } from '../dev/paths';
-
-/** Where a tool journals its calls when the policy names no `journalDir`. */
-export function journalDirOf(policy: Pick<WorkerPolicy, 'journalDir'>): string {
-  return policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
-}
 
 /** A file the worker read its settings or credentials from, by the variable that named it. */
 export interface SettingsFile {

@@ -8,6 +8,16 @@
 import { createHash } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import * as path from 'node:path';
+import { stateDir } from '../../dev/paths';
+
+/**
+ * The journal's directory: the policy's `journalDir`, else `tool-journal` in the worker's state folder
+ * (`.temporal/`, as the content store), which outlives a restart (a temp dir may not) and lies under no
+ * root (a worker refuses roots that hold it).
+ */
+export function journalDirOf(policy: { journalDir?: string }): string {
+  return policy.journalDir ?? path.join(stateDir(), 'tool-journal');
+}
 
 /** Where a call records itself: its stable id and the worker's journal directory. */
 export interface ToolCallRef {

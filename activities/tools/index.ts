@@ -5,8 +5,6 @@
  */
 import type { ApprovalRules } from '../../core/approval';
 import { Context } from '@temporalio/activity';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { AgentConfig, McpServerConfig } from '../../core/config';
 import {
   DEFAULT_LIMITS,
@@ -36,7 +34,7 @@ import { throwAsFailure } from '../failures';
 import { withHeartbeats } from '../heartbeat';
 import { budgetMissing } from '../budget';
 import { BUILTIN_TOOLS } from './builtin';
-import type { ToolCallRef } from './call-journal';
+import { journalDirOf, type ToolCallRef } from './call-journal';
 import type { ToolContext } from './context';
 import { specOf, type ToolDefinition } from './define';
 import { McpPool, type McpSandboxOptions } from './mcp';
@@ -335,7 +333,7 @@ export function createToolActivities(
   checkTaskLimits(task: SubmittedTask): Promise<TaskLimitsAnswer>;
 } {
   const { pricing } = options;
-  const journalDir = policy.journalDir ?? path.join(os.tmpdir(), 'starry-tool-journal');
+  const journalDir = journalDirOf(policy);
   // Sandboxes a killed predecessor on this host left behind end now, not at their next shell call.
   reapOrphanedSandboxes().catch(() => undefined);
   return {

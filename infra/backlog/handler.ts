@@ -170,7 +170,7 @@ function containerDeps(env: NodeJS.ProcessEnv): Promise<Omit<BacklogDeps, 'conne
  * invocation counts as an error (the function's Errors metric) and no data point is published.
  *
  * ```ts
- * // infra/stack.ts: new NodejsFunction(this, 'Backlog', { entry: 'infra/backlog/handler.ts', handler: 'handler' })
+ * // infra/backlog-metric.ts: new NodejsFunction(this.stack, 'BacklogFunction', { entry: 'infra/backlog/handler.ts', handler: 'handler' })
  * ```
  */
 export async function handler(): Promise<{ backlogs: QueueBacklog[] }> {

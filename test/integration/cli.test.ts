@@ -1003,7 +1003,8 @@ describe('starry dev --otel', () => {
       const run = await starryAsync(
         ['run', 'Tell me what /root/secret.txt says.', '--agent', agent, '--config', config],
         queue,
-        { TEMPORAL_ADDRESS: `127.0.0.1:${port}` },
+        // The dev's worker (traced) runs it: `run` starts none of its own where one polls.
+        { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, STARRY_RUN_WORKER: 'auto' },
       );
       expect(run.code).toBe(0);
       const line = new RegExp(`trace of agent-${agent}-task-1 \\(COMPLETED\\): (${viewer}/traces/[0-9a-f]{32})\\n`);

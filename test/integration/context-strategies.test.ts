@@ -6,10 +6,8 @@
  * stored with what it covers, the transcript keeping the originals; a summary call that fails leaves the
  * task on the plain window, and its injections say so.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { rmSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
-import path from 'node:path';
 import { localDirStore } from '../../activities/store';
 import { transcriptStore, type Manifest, type SummaryRecord } from '../../activities/transcript';
 import { parseAgentConfig } from '../../core/config';
@@ -18,7 +16,7 @@ import type { TaskResult } from '../../core/contract';
 import type { TranscriptEntry } from '../../core/llm';
 import { expectWarnings, seenWarnings } from '../helpers/expected-logs';
 import { openAiCompletion, startFakeServer, type FakeServer, type WireBody } from '../helpers/fake-llm-server';
-import { makeWorkspace, startHarness, uniqueId, type Harness } from '../helpers/harness';
+import { makeWorkspace, privateDir, startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { replayAll } from '../helpers/workflow-history';
 import { printTask } from '../../cli/live';
 
@@ -58,7 +56,7 @@ describe('context strategies on the wire', () => {
   const failing = new Set<string>();
 
   beforeAll(async () => {
-    storeDir = mkdtempSync(path.join(os.tmpdir(), 'starry-context-'));
+    storeDir = privateDir('starry-context');
     server = await startFakeServer((req) => {
       const model = req.body?.model as string;
       if (isSummaryCall(req.body)) {

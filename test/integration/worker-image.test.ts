@@ -5,13 +5,20 @@
  * retried) and exits 0; another worker then finishes the task.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { cpSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { localDirStore } from '../../activities/store';
 import { AgentClient } from '../../client/agent-client';
 import { projectRoot } from '../../dev/paths';
-import { address, makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript } from '../helpers/harness';
+import {
+  address,
+  makeWorkspace,
+  privateDir,
+  scriptedConfig,
+  startHarness,
+  uniqueId,
+  writeScript,
+} from '../helpers/harness';
 import { activityRunning, completedAttempts, hasCompleted, settledHistory } from '../helpers/workflow-history';
 import { Connection } from '@temporalio/client';
 
@@ -19,7 +26,8 @@ jest.setTimeout(300_000);
 
 let dir: string;
 beforeAll(() => {
-  dir = mkdtempSync(path.join(os.tmpdir(), 'starry-image-'));
+  // Outside the run's workspace roots: a worker refuses roots that hold its own code.
+  dir = privateDir('starry-image');
   for (const f of ['package.json', 'package-lock.json', 'bin', 'lib'])
     cpSync(path.join(projectRoot(), f), path.join(dir, f), { recursive: true });
   const install = spawnSync(
@@ -45,7 +53,7 @@ describe('the worker image’s command', () => {
   it('lets the activity in flight finish on SIGTERM, exits 0, and the task completes on another worker', async () => {
     const taskQueue = uniqueId('image');
     // The workers of a task queue share one transcript store (on AWS, the bucket).
-    const storeDir = mkdtempSync(path.join(os.tmpdir(), 'starry-image-store-'));
+    const storeDir = privateDir('starry-image-store');
     const env = {
       ...process.env,
       TEMPORAL_ADDRESS: address(),
