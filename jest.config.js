@@ -35,6 +35,7 @@ module.exports = {
         '<rootDir>/workers/**/*.test.ts',
         '<rootDir>/infra/**/*.test.ts',
         '<rootDir>/client/**/*.test.ts',
+        '<rootDir>/api/**/*.test.ts',
       ],
     },
     {

@@ -10,8 +10,6 @@ import { createRoute, OpenAPIHono, z } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import { streamSSE } from 'hono/streaming';
-import { BadEventIdError, type StreamOptions } from '../client/event-stream';
 import { NoWorkerError, type AgentClient } from '../client/agent-client';
 import { parseTaskConfig } from '../core/config';
 import { budgetCreateSchema, budgetNameSchema, budgetRaiseSchema, budgetStatusSchema } from '../core/budget';
@@ -35,14 +33,15 @@ import {
   TaskResultSchema,
   UnlockInputSchema,
   UnlockResultSchema,
-  type StreamEvent,
 } from '../core/contract';
 import { InvalidArgumentError, isRequestError, RefusedError } from '../core/errors';
+import type { StreamHolder } from '../core/stream-caps';
 import { traceparentSchema } from '../core/payloads';
 import { TASK_WORKFLOW_ID_PATTERN } from '../core/tenant';
 import { AuthError, roleAllows, type Authenticator, type Principal, type Role } from './auth';
 import { devApiGuard } from './dev-guard';
-import { problem, TITLES } from './problem';
+import { EventStreams, nodeSocket } from './event-streams';
+import { messageOf, problem, TITLES, unreachable } from './problem';
 
 /** What the app needs from its host. */
 export interface ApiOptions {
@@ -57,9 +56,13 @@ export interface ApiOptions {
   bodyLimitBytes?: number;
   /** Event streams this process serves at once (default 100); one more is a 503 with `Retry-After`. */
   maxStreams?: number;
+  /** Event streams one tenant holds at once (default: half of `maxStreams`); one more is a 429. Only with tenants. */
+  maxStreamsPerTenant?: number;
+  /** Event streams one client (a token's `sub`; without auth, an address) holds at once (default 10); one more is a 429. */
+  maxStreamsPerClient?: number;
   /** A comment line every this many ms keeps proxies from closing an idle stream (default 15 s). */
   keepAliveMs?: number;
-  /** A client that takes longer than this to read an event is dropped (default 30 s): nothing buffers for it. */
+  /** A client that takes none of what waits for it for this long is dropped (default 30 s): nothing buffers for it. */
   slowClientMs?: number;
   /**
    * A stream ends, with a retryable `error`, after this long (default: never; on Lambda, 5 s before the
@@ -67,16 +70,6 @@ export interface ApiOptions {
    */
   maxStreamMs?: number;
 }
-
-/** On Lambda a stream ends this long before the invocation's timeout: the client gets a clean end, not a cut. */
-const LAMBDA_MARGIN_MS = 5_000;
-
-/** The invocation's time left, when the app runs on Lambda (hono's adapters pass the context as the env). */
-function lambdaTimeLeft(c: Context): number | undefined {
-  const env = c.env as { context?: LambdaTimer; lambdaContext?: LambdaTimer } | undefined;
-  return (env?.context ?? env?.lambdaContext)?.getRemainingTimeInMillis?.();
-}
-type LambdaTimer = { getRemainingTimeInMillis?: () => number };
 
 type Env = { Variables: { principal: Principal } };
 
@@ -178,7 +171,7 @@ const streamRequest = {
 };
 const streamResponse = (description: string) => ({
   200: { content: { 'text/event-stream': { schema: StreamEventSchema } }, description },
-  ...problems(400, 404, ...common),
+  ...problems(400, 404, 429, ...common),
 });
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({
@@ -572,15 +565,20 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
   });
 
   const streams = new EventStreams(opts);
+  /** Who holds a stream: the token's tenant and `sub`; without auth, every caller is one admin, told apart by address. */
+  const holder = (c: Context, p: Principal): StreamHolder =>
+    opts.auth
+      ? { tenant: p.tenant, client: p.sub, clientBy: 'sub' }
+      : { client: nodeSocket(c)?.remoteAddress ?? 'unknown', clientBy: 'address' };
   app.openapi(routes.taskEvents, async (c) => {
-    const { agents } = await allow('taskEvents', c);
+    const { p, agents } = await allow('taskEvents', c);
     const { workflowId } = c.req.valid('param');
-    return streams.serve(c, (o) => agents.taskEvents(workflowId, o));
+    return streams.serve(c, holder(c, p), (o) => agents.taskEvents(workflowId, o));
   });
   app.openapi(routes.agentEvents, async (c) => {
-    const { agents } = await allow('agentEvents', c);
+    const { p, agents } = await allow('agentEvents', c);
     const { agentId } = c.req.valid('param');
-    return streams.serve(c, (o) => agents.agentEvents(agentId, o));
+    return streams.serve(c, holder(c, p), (o) => agents.agentEvents(agentId, o));
   });
 
   app.openapi(routes.limits, async (c) => {
@@ -642,100 +640,6 @@ export function createApp(opts: ApiOptions): OpenAPIHono<Env> {
   return app;
 }
 
-/**
- * The event streams of one API process: at most `maxStreams` at once, each written as Server-Sent
- * Events with a keep-alive comment, ended when the client leaves or reads too slowly, and ended with a
- * retryable `error` event when Temporal goes out of reach (the client resumes with `Last-Event-ID`).
- */
-class EventStreams {
-  private active = 0;
-  constructor(private readonly opts: Pick<ApiOptions, 'maxStreams' | 'keepAliveMs' | 'slowClientMs' | 'maxStreamMs'>) {}
-
-  get max(): number {
-    return this.opts.maxStreams ?? 100;
-  }
-
-  async serve(c: Context<Env>, open: (o: StreamOptions) => Promise<AsyncGenerator<StreamEvent>>): Promise<Response> {
-    if (this.active >= this.max) {
-      c.header('Retry-After', '5');
-      return problem(c, 503, `this API process serves ${this.max} event streams already: reconnect in a few seconds`);
-    }
-    const lastEventId = c.req.header('last-event-id') || undefined;
-    const from = c.req.query('from') === '0' ? ('start' as const) : ('now' as const);
-    const stop = new AbortController();
-    this.active++;
-    let events: AsyncGenerator<StreamEvent>;
-    try {
-      // Opened before the response: an unknown task or a bad Last-Event-ID is an HTTP error, not a broken stream.
-      events = await open({ ...(lastEventId ? { lastEventId } : {}), from, signal: stop.signal });
-    } catch (err) {
-      this.active--;
-      if (err instanceof BadEventIdError) throw new InvalidArgumentError(err.message);
-      throw err;
-    }
-    c.header('X-Accel-Buffering', 'no');
-    return streamSSE(c, async (stream) => {
-      const leave = () => stop.abort();
-      stream.onAbort(leave);
-      c.req.raw.signal?.addEventListener('abort', leave, { once: true });
-      const slowMs = this.opts.slowClientMs ?? 30_000;
-      /** A write the client does not take within `slowMs` drops it: nothing piles up for a slow reader. */
-      const write = async (text: string) => {
-        let timer: NodeJS.Timeout | undefined;
-        const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), slowMs)));
-        const r = await Promise.race([stream.write(text).then(() => 'ok' as const), late]);
-        clearTimeout(timer);
-        if (r === 'late') {
-          stop.abort();
-          stream.abort();
-        }
-      };
-      const beat = setInterval(() => void write(': keep-alive\n\n'), this.opts.keepAliveMs ?? 15_000);
-      // Lambda never says that a client left; its invocation's timeout ends every stream, so end it first.
-      const timeLeft = lambdaTimeLeft(c);
-      const limitMs = timeLeft !== undefined ? Math.max(0, timeLeft - LAMBDA_MARGIN_MS) : this.opts.maxStreamMs;
-      let expired = false;
-      const deadline =
-        limitMs === undefined
-          ? undefined
-          : setTimeout(() => {
-              expired = true;
-              stop.abort();
-            }, limitMs);
-      try {
-        await write('retry: 2000\n\n');
-        for await (const e of events) {
-          if (stop.signal.aborted) break;
-          await write(sseText(e));
-        }
-      } catch (err) {
-        if (!stop.signal.aborted) {
-          const retryable = unreachable(err);
-          if (!retryable) console.error('[api] an event stream failed', err);
-          const message = retryable
-            ? `Temporal went out of reach (${messageOf(err)}): reconnect with Last-Event-ID to resume`
-            : `the stream failed: ${messageOf(err)}`;
-          await write(sseText({ event: 'error', data: { message, retryable } }));
-        }
-      } finally {
-        if (expired) {
-          const message = `this stream reached its time limit on this host (${Math.round((limitMs ?? 0) / 1000)} s): reconnect with Last-Event-ID to resume`;
-          await write(sseText({ event: 'error', data: { message, retryable: true } }));
-        }
-        clearInterval(beat);
-        clearTimeout(deadline);
-        stop.abort();
-        this.active--;
-      }
-    });
-  }
-}
-
-/** An event as SSE lines; its data is one line of JSON. */
-function sseText(e: StreamEvent): string {
-  return `event: ${e.event}\n${e.id !== undefined ? `id: ${e.id}\n` : ''}data: ${JSON.stringify(e.data)}\n\n`;
-}
-
 /** A body that may be absent (halt, unlock): `{}` when empty, checked against the schema otherwise. */
 async function optionalBody<T extends z.ZodType>(c: Context, schema: T): Promise<z.infer<T>> {
   const text = await c.req.text();
@@ -775,19 +679,4 @@ function errorResponse(c: Context, err: unknown): Response {
   }
   console.error('[api] unexpected error', err);
   return problem(c, 500, 'an unexpected error; the server log has the details');
-}
-
-/** gRPC UNAVAILABLE / DEADLINE_EXCEEDED, or a connection that could not be made. */
-function unreachable(err: unknown): boolean {
-  for (let e: unknown = err, i = 0; e && i < 5; i++) {
-    const code = (e as { code?: unknown }).code;
-    if (code === 14 || code === 4) return true;
-    if (/cannot reach Temporal|UNAVAILABLE|ECONNREFUSED|Failed to connect/i.test(messageOf(e))) return true;
-    e = (e as { cause?: unknown }).cause;
-  }
-  return false;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }

@@ -4,6 +4,7 @@
  * container (api/lambda.ts); locally they are plain variables. docs/API.md lists them.
  */
 import { z } from 'zod';
+import { streamCaps } from '../core/stream-caps';
 import type { AuthConfig } from './auth';
 
 export const ApiEnvSchema = z.object({
@@ -22,6 +23,10 @@ export const ApiEnvSchema = z.object({
   STARRY_API_BODY_LIMIT: z.coerce.number().int().positive().optional(),
   /** Event streams one API process serves at once (default 100); one more is a 503 with Retry-After. */
   STARRY_API_MAX_STREAMS: z.coerce.number().int().positive().max(100_000).optional(),
+  /** Of those, what one tenant holds at once (default half of STARRY_API_MAX_STREAMS); one more is a 429. */
+  STARRY_API_MAX_STREAMS_PER_TENANT: z.coerce.number().int().positive().max(100_000).optional(),
+  /** Of those, what one client (a token's `sub`) holds at once (default 10); one more is a 429. */
+  STARRY_API_MAX_STREAMS_PER_CLIENT: z.coerce.number().int().positive().max(100_000).optional(),
 });
 export type ApiEnv = z.infer<typeof ApiEnvSchema>;
 
@@ -56,10 +61,27 @@ export function authConfig(env: ApiEnv, secret = env.STARRY_API_JWT_SECRET): Aut
   };
 }
 
-/** The app's limits from the environment (what `createApp` takes beside its client and auth). */
-export function appLimits(env: ApiEnv): { bodyLimitBytes?: number; maxStreams?: number } {
-  return {
+/**
+ * The app's limits from the environment (what `createApp` takes beside its client and auth).
+ * @throws Error naming the variables when the stream caps do not nest (a client's share over its tenant's, a
+ *   tenant's over the process's).
+ */
+export function appLimits(env: ApiEnv): {
+  bodyLimitBytes?: number;
+  maxStreams?: number;
+  maxStreamsPerTenant?: number;
+  maxStreamsPerClient?: number;
+} {
+  const limits = {
     ...(env.STARRY_API_BODY_LIMIT ? { bodyLimitBytes: env.STARRY_API_BODY_LIMIT } : {}),
     ...(env.STARRY_API_MAX_STREAMS ? { maxStreams: env.STARRY_API_MAX_STREAMS } : {}),
+    ...(env.STARRY_API_MAX_STREAMS_PER_TENANT ? { maxStreamsPerTenant: env.STARRY_API_MAX_STREAMS_PER_TENANT } : {}),
+    ...(env.STARRY_API_MAX_STREAMS_PER_CLIENT ? { maxStreamsPerClient: env.STARRY_API_MAX_STREAMS_PER_CLIENT } : {}),
   };
+  try {
+    streamCaps(limits);
+  } catch (err) {
+    throw new Error(`invalid API environment: ${(err as Error).message}`);
+  }
+  return limits;
 }

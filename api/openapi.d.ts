@@ -1337,6 +1337,15 @@ export interface paths {
                         "application/problem+json": components["schemas"]["Problem"];
                     };
                 };
+                /** @description Too Many Requests */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
                 /** @description Service Unavailable */
                 503: {
                     headers: {
@@ -1419,6 +1428,15 @@ export interface paths {
                 };
                 /** @description Not Found */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/problem+json": components["schemas"]["Problem"];
+                    };
+                };
+                /** @description Too Many Requests */
+                429: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -2067,6 +2085,10 @@ export interface components {
             data: {
                 tick: number;
                 injected: string[];
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2085,6 +2107,11 @@ export interface components {
                     cachedInputTokens?: number;
                 };
                 error?: string;
+                ref?: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2106,6 +2133,10 @@ export interface components {
                     kind: "execution" | "transient" | "fatal";
                 };
                 message?: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2114,6 +2145,10 @@ export interface components {
             data: {
                 tick: number;
                 text: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2122,6 +2157,10 @@ export interface components {
             data: {
                 reason: string;
                 alert?: unknown;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2130,6 +2169,10 @@ export interface components {
             data: {
                 text: string;
                 by?: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2162,6 +2205,10 @@ export interface components {
                         [key: string]: unknown;
                     };
                 };
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2173,6 +2220,10 @@ export interface components {
                 lockReason?: string;
                 by?: string;
                 note?: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2182,6 +2233,10 @@ export interface components {
                 taskId: string;
                 workflowId: string;
                 goal?: string;
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */
@@ -2268,6 +2323,10 @@ export interface components {
                         })[];
                     };
                 };
+                cut?: {
+                    path: string;
+                    chars: number;
+                }[];
             };
         } | {
             /** @enum {string} */

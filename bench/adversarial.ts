@@ -27,6 +27,7 @@ import {
 } from 'node:fs';
 import { execFile, execFileSync } from 'node:child_process';
 import http from 'node:http';
+import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -83,6 +84,8 @@ export interface Ctx {
   /** The llm spec of the attacker's model. */
   model: string;
   listenerUrl: string;
+  /** The API's base URL, for what `api` cannot read (a stream that stays open). */
+  apiUrl: string;
   /** The worker's root (tenant t1's part of it, where its workspaces lie: `space()`). */
   root: string;
   outside: string;
@@ -745,6 +748,147 @@ attempt('disks', 'new agent ids, each writing under the workspace cap', async (c
 
 attempts.push(...trustAttempts);
 
+// ---- streams: no client or tenant holds every stream, a client that reads nothing is dropped, any task reads back --
+
+/** A stream opened and kept open, its body read as it comes; `close` leaves it. */
+async function holdStream(
+  c: Ctx,
+  url: string,
+  bearer: string,
+): Promise<{ status: number; text?: string; close: () => void }> {
+  const stop = new AbortController();
+  const res = await fetch(`${c.apiUrl}${url}`, { headers: { authorization: `Bearer ${bearer}` }, signal: stop.signal });
+  if (res.status !== 200) return { status: res.status, text: await res.text(), close: () => stop.abort() };
+  void (async () => {
+    for await (const _ of res.body as unknown as AsyncIterable<Uint8Array>) void _;
+  })().catch(() => undefined);
+  return { status: 200, close: () => stop.abort() };
+}
+
+/**
+ * Open streams of an idle agent (they stay open) for the tokens `bearers` gives, one after another, until
+ * one is refused or `most` are open: how many opened, the refusal, and whether `other` (another client
+ * or tenant: its stream's path and token) still got a stream then. All are closed before it returns.
+ */
+async function streamsUntilRefused(
+  c: Ctx,
+  bearers: (i: number) => Promise<string>,
+  most: number,
+  other: () => Promise<[string, string]>,
+): Promise<{ opened: number; refusal?: { status: number; text: string }; other?: number }> {
+  const url = `/v1/agents/${(await victim(c)).id}/events`;
+  const held: Array<{ close: () => void }> = [];
+  try {
+    for (let i = 0; i < most; i++) {
+      const s = await holdStream(c, url, await bearers(i));
+      if (s.status !== 200) {
+        const o = await holdStream(c, ...(await other()));
+        o.close();
+        return { opened: i, refusal: { status: s.status, text: s.text ?? '' }, other: o.status };
+      }
+      held.push(s);
+    }
+    return { opened: most };
+  } finally {
+    for (const s of held) s.close();
+    // The server frees a slot when it sees the client leave.
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+attempt('streams', 'one client opens every stream of the API process', async (c) => {
+  const token = await c.token('viewer', { sub: 'hog' });
+  const r = await streamsUntilRefused(
+    c,
+    async () => token,
+    100,
+    async () => [`/v1/agents/${(await victim(c)).id}/events`, await c.token('viewer', { sub: 'bystander' })],
+  );
+  if (!r.refusal) return `one client held all ${r.opened} streams of the process`;
+  if (r.refusal.status !== 429 || !/STARRY_API_MAX_STREAMS_PER_CLIENT/.test(r.refusal.text))
+    return `refused after ${r.opened} with HTTP ${r.refusal.status}: ${r.refusal.text.slice(0, 200)}`;
+  return r.other === 200 ? undefined : `another client of the tenant got HTTP ${r.other} meanwhile`;
+});
+
+attempt('streams', 'one tenant opens every stream of the API process, a client each', async (c) => {
+  const r = await streamsUntilRefused(
+    c,
+    (i) => c.token('viewer', { sub: `viewer-${i}` }),
+    100,
+    async () => {
+      const id = c.agentId();
+      await c.api('POST', `/v1/agents/${id}/tasks?wait=30`, {
+        tenant: 't2',
+        body: {
+          goal: 'mine',
+          llm: c.model,
+          config: { workspace: [c.space('t2')], verify: false, tools: { shellAllow: ['ls'] } },
+        },
+      });
+      return [`/v1/agents/${id}/events`, await c.token('viewer', { tenant: 't2', sub: 'bystander' })];
+    },
+  );
+  if (!r.refusal) return `one tenant held all ${r.opened} streams of the process`;
+  if (r.refusal.status !== 429 || !/STARRY_API_MAX_STREAMS_PER_TENANT/.test(r.refusal.text))
+    return `refused after ${r.opened} with HTTP ${r.refusal.status}: ${r.refusal.text.slice(0, 200)}`;
+  return r.other === 200 ? undefined : `another tenant's client got HTTP ${r.other} meanwhile`;
+});
+
+/** A scripted model in the policy's folder: `ticks - 1` answers of `kb` KB of text, each with a listing, then done. */
+function floodModel(c: Ctx, ticks: number, kb: number): string {
+  const file = path.join(c.scripts, `flood-${process.pid}-${c.agentId()}.json`);
+  const usage = { inputTokens: 10, outputTokens: 5 };
+  const turn = (i: number) => ({
+    text: `flood tick ${i} ${'x'.repeat(kb * 1024)}`,
+    toolCalls: [{ name: 'fs.list', args: {} }],
+    usage,
+  });
+  const turns = [...Array.from({ length: ticks - 1 }, (_, i) => turn(i + 1)), { text: 'Done.', usage }];
+  writeFileSync(file, JSON.stringify({ turns }));
+  return `scripted:${file}`;
+}
+
+attempt('streams', 'a client that reads nothing holds its stream while keep-alives fit in the buffers', async (c) => {
+  // Forty answers of 20 KB: more than a receive buffer holds unread, less than the server's socket takes.
+  const id = c.agentId();
+  await c.submit(floodModel(c, 41, 20), { wait: 120, agentId: id, config: { safety: { maxTicks: 45 } } });
+  const url = new URL(`${c.apiUrl}/v1/agents/${id}/events?from=0`);
+  const raw = net.connect(Number(url.port), url.hostname);
+  raw.pause();
+  raw.on('error', () => undefined);
+  const closed = new Promise<boolean>((resolve) => raw.once('close', () => resolve(true)));
+  raw.write(
+    `GET ${url.pathname}${url.search} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${await c.token('viewer', { sub: 'lurker' })}\r\n\r\n`,
+  );
+  // The API's slow-client time is 30 s: past it, what the server did shows once the socket is read.
+  await new Promise((r) => setTimeout(r, 40_000));
+  raw.resume();
+  const dropped = await Promise.race([closed, new Promise<false>((r) => setTimeout(() => r(false), 5_000))]);
+  raw.destroy();
+  return dropped ? undefined : 'the stream of a client that read nothing for 40 s is still open';
+});
+
+attempt('streams', 'a huge task read back: 45 answers of 200 KB through events?from=0 and starry logs', async (c) => {
+  const a = await c.submit(floodModel(c, 46, 200), { wait: 300, config: { safety: { maxTicks: 50 } } });
+  if (a.status !== 200) return `the task did not finish: HTTP ${a.status}: ${a.text.slice(0, 200)}`;
+  const { workflowId } = JSON.parse(a.text) as { workflowId: string };
+  const stream = await fetch(`${c.apiUrl}/v1/tasks/${encodeURIComponent(workflowId)}/events?from=0`, {
+    headers: { authorization: `Bearer ${await c.token('viewer')}` },
+    signal: AbortSignal.timeout(240_000),
+  });
+  const text = await stream.text();
+  const events = text.split('\n\n').filter((b) => b.startsWith('event: '));
+  const llm = events.filter((b) => b.startsWith('event: llm')).length;
+  const largest = Math.max(...events.map((b) => b.length));
+  if (stream.status !== 200 || llm !== 46 || !events.at(-1)?.startsWith('event: end'))
+    return `the stream gave HTTP ${stream.status}, ${llm} llm events, ending ${events.at(-1)?.slice(0, 200) ?? 'with nothing'}`;
+  if (largest > 64 * 1024) return `an event of ${largest} bytes reached the stream`;
+  const logs = await c.cli(['logs', workflowId]);
+  return logs.status === 0 && logs.stdout.includes('tick 46 ·')
+    ? undefined
+    : `starry logs: exit ${logs.status}: ${logs.stderr.slice(0, 300)}`;
+});
+
 // ---------------------------------------------------------------------------------------------------
 
 interface Recorder {
@@ -897,6 +1041,7 @@ async function main(): Promise<void> {
   const ctx: Ctx = {
     model: `openai:adversary@${model.url}/v1`,
     listenerUrl: listener.url,
+    apiUrl,
     root,
     outside,
     scripts,

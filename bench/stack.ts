@@ -13,7 +13,7 @@ import { Worker, type ActivityInterceptorsFactory } from '@temporalio/worker';
 import { AgentClient } from '../client/agent-client';
 import { parseAgentConfig, type AgentConfig } from '../core/config';
 import { type DevServer, freePort, startDevServer } from '../dev/dev-server';
-import { temporalCliPath } from '../dev/paths';
+import { stateDir, temporalCliPath } from '../dev/paths';
 import { startEmbeddedWorker } from '../dev/embedded';
 import { connectWorker } from '../workers/connection';
 import { workerConfigFromEnv } from '../workers/env';
@@ -64,11 +64,15 @@ export async function startBenchStack(
   // The benchmarks' workspaces are temporary folders: the worker's policy must allow them.
   process.env.STARRY_WORKSPACE_ROOTS ??= os.tmpdir();
   const dir = mkdtempSync(path.join(os.tmpdir(), `starry-bench-${name}-`));
-  // The transcripts go to this folder (its extra worker processes inherit the setting), not into the
-  // project's store: the in-memory server forgets the histories that name them. Removed at stop, with the folder.
+  // The transcripts go to a store of the benchmark's own (its extra worker processes inherit the
+  // setting), not into the project's: the in-memory server forgets the histories that name them. In the
+  // project's state folder, not the temp dir, which is the workspaces' root here (a worker refuses roots
+  // that hold its store). Removed at stop.
   let ownStore: string | undefined;
-  if (!process.env.STARRY_STORE_DIR && !process.env.STARRY_STORE_BUCKET)
-    process.env.STARRY_STORE_DIR = ownStore = path.join(dir, 'blobs');
+  if (!process.env.STARRY_STORE_DIR && !process.env.STARRY_STORE_BUCKET) {
+    mkdirSync(stateDir(), { recursive: true });
+    process.env.STARRY_STORE_DIR = ownStore = mkdtempSync(path.join(stateDir(), `bench-store-${name}-`));
+  }
   const metricsPort = opts.metrics ? await freePort() : undefined;
   const server = await startDevServer({
     port: await freePort(),
@@ -89,7 +93,10 @@ export async function startBenchStack(
     ...stack,
     async stop() {
       await stop();
-      if (ownStore) delete process.env.STARRY_STORE_DIR; // a next stack in this process gets its own
+      if (ownStore) {
+        delete process.env.STARRY_STORE_DIR; // a next stack in this process gets its own
+        rmSync(ownStore, { recursive: true, force: true });
+      }
       if (process.env.STARRY_BENCH_KEEP === '1')
         process.stderr.write(`kept the benchmark's folder (STARRY_BENCH_KEEP=1): ${dir}\n`);
       else rmSync(dir, { recursive: true, force: true });

@@ -93,6 +93,7 @@ import type { TaskRunOutput } from '../workflows/task';
 import { BudgetClient } from './budget-client';
 import { hasLiveWorkerOn } from './connection';
 import { openAgentStream, openTaskStream, type StreamOptions } from './event-stream';
+import { runEvents } from './history';
 
 export { InvalidArgumentError, NotFoundError, RefusedError };
 
@@ -374,8 +375,8 @@ export class AgentClient {
     try {
       const d = await this.client.workflow.getHandle(workflowId).describe();
       if (d.status.name !== 'RUNNING' || d.historyLength > 20) return;
-      const history = await this.client.workflow.getHandle(workflowId, d.runId).fetchHistory();
-      if ((history.events ?? []).some((e) => e.workflowTaskCompletedEventAttributes)) return;
+      for await (const e of runEvents(this.client, workflowId, d.runId, {}))
+        if (e.workflowTaskCompletedEventAttributes) return;
       await this.deleteRun(workflowId, d.runId);
     } catch {
       // Nothing to remove (or no right to): the submit is refused past its acceptBy anyway.
@@ -698,7 +699,8 @@ export class AgentClient {
       const res = await workflowService.getWorkflowExecutionHistoryReverse({
         namespace: options.namespace,
         execution: { workflowId, runId },
-        maximumPageSize: 50,
+        // A batch at a time: the last few hold it, and each stays under gRPC's message limit whatever the task wrote.
+        maximumPageSize: 1,
         ...(nextPageToken?.length ? { nextPageToken } : {}),
       });
       for (const e of res.history?.events ?? []) {

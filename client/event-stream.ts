@@ -9,6 +9,7 @@
 import type { Client } from '@temporalio/client';
 import type { ApprovalDecision, ApprovalsReport } from '../core/approval';
 import type { StreamEvent } from '../core/contract';
+import { previewOf } from '../core/stream-preview';
 import type { AgentState } from '../core/types';
 import { TaskEventDecoder, agentStateOf, alertReason, closeOf, decode, type TaskEvent } from './follow';
 import {
@@ -51,6 +52,20 @@ export class BadEventIdError extends Error {
  * `starry run` prints the same TaskEvents (cli/live.ts).
  */
 export function streamEventsOf(te: TaskEvent, workflowId: string): StreamEventBody[] {
+  return eventsOf(te, workflowId).map((body) => bounded(body, te.kind === 'llm' ? te.ref : undefined));
+}
+
+/**
+ * An event with its long strings cut to a preview and a list of what was cut (core/stream-preview.ts);
+ * a cut `llm` event names its answer in the transcript store, which holds it whole.
+ */
+export function bounded(body: StreamEventBody, ref?: string): StreamEventBody {
+  const { data, cut } = previewOf(body.data);
+  if (!cut.length) return body;
+  return { ...body, data: { ...data, ...(ref ? { ref } : {}), cut } } as StreamEventBody;
+}
+
+function eventsOf(te: TaskEvent, workflowId: string): StreamEventBody[] {
   switch (te.kind) {
     case 'llm-call':
       return [
@@ -469,7 +484,7 @@ async function* merged(
     })) {
       const out = decoder.decode(item.event);
       let k = 0;
-      for (const body of out.bodies) {
+      for (const body of out.bodies.map((b) => bounded(b))) {
         const pos = { run: item.runStart, event: Number(item.event.eventId), k: k++ };
         if (seen(start.seen, pos)) continue;
         yield { pos, body, ...(out.startsTask && body.event === 'task' ? { startsTask: out.startsTask } : {}) };

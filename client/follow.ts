@@ -40,6 +40,8 @@ export type TaskEvent =
       toolCalls: { name: string; args: unknown }[];
       tokens: number;
       usage?: { inputTokens: number; outputTokens: number; cachedInputTokens?: number };
+      /** The answer's message in the transcript store (its SHA-256), when the call stored it. */
+      ref?: string;
     }
   | { kind: 'llm-failed'; tick: number; message: string }
   /**
@@ -185,6 +187,7 @@ export class TaskEventDecoder {
             toolCalls: (res?.toolCalls ?? []).map((c) => ({ name: c.name, args: c.args })),
             tokens: (res?.usage?.inputTokens ?? 0) + (res?.usage?.outputTokens ?? 0),
             ...(res?.usage ? { usage: res.usage } : {}),
+            ...(res?.message?.ref ? { ref: res.message.ref } : {}),
           },
         ];
       }

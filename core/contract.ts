@@ -288,12 +288,17 @@ export type AgentList = z.infer<typeof AgentListSchema>;
 
 const tick = z.number().int();
 /**
+ * The strings of the event's data cut to a preview (docs/API.md#large-events): where each was and its
+ * whole length in characters. Absent when nothing was cut.
+ */
+const cut = z.array(z.object({ path: z.string(), chars: z.number().int() })).optional();
+/**
  * The `data` of each Server-Sent Event, by its `event` name (docs/API.md#live-events). Built from the
  * workflows' histories (client/event-stream.ts), the same events `starry run` and `watch` print.
  */
 export const StreamEventDataSchemas = {
   /** A tick began: its LLM call was scheduled. `injected`: what the system added for the model (alerts, messages). */
-  tick: z.object({ tick, injected: z.array(z.string()) }),
+  tick: z.object({ tick, injected: z.array(z.string()), cut }),
   /** The model answered (text and tool calls, with usage), or its call failed after its retries (`error`). */
   llm: z.object({
     tick,
@@ -307,6 +312,9 @@ export const StreamEventDataSchemas = {
       })
       .optional(),
     error: z.string().optional(),
+    /** When something was cut: the answer's message in the transcript store (its SHA-256), which holds it whole. */
+    ref: z.string().optional(),
+    cut,
   }),
   /**
    * A tool call: `started` (with its arguments), then `ok`, `error` (a normalized error the agent feels as
@@ -319,18 +327,20 @@ export const StreamEventDataSchemas = {
     args: z.unknown().optional(),
     error: NormalizedErrorSchema.optional(),
     message: z.string().optional(),
+    cut,
   }),
   /** What the Guide told the model a failure means (the pain it feels), before the tick's LLM call. */
-  pain: z.object({ tick, text: z.string() }),
+  pain: z.object({ tick, text: z.string(), cut }),
   /** A daemon alert was raised (a lockout, a fatal error, a call that waits for approval). */
-  alert: z.object({ reason: z.string(), alert: z.unknown().optional() }),
+  alert: z.object({ reason: z.string(), alert: z.unknown().optional(), cut }),
   /** A human message reached the agent (the running task gets it before its next LLM call). */
-  message: z.object({ text: z.string(), by: z.string().optional() }),
+  message: z.object({ text: z.string(), by: z.string().optional(), cut }),
   /** Calls that wait for a human (`waiting`), or a human's decision on one (`decided`). */
   approval: z.object({
     agentId: z.string().optional(),
     waiting: z.array(PendingApprovalSchema).optional(),
     decided: ApprovalDecisionSchema.optional(),
+    cut,
   }),
   /** The agent's state changed; `by` and `note` name the human whose halt or unlock changed it. */
   state: z.object({
@@ -338,9 +348,10 @@ export const StreamEventDataSchemas = {
     lockReason: z.string().optional(),
     by: z.string().optional(),
     note: z.string().optional(),
+    cut,
   }),
   /** The agent started a task (agent streams only); its events follow, in this stream. */
-  task: z.object({ taskId: z.string(), workflowId: z.string(), goal: z.string().optional() }),
+  task: z.object({ taskId: z.string(), workflowId: z.string(), goal: z.string().optional(), cut }),
   /**
    * A task ended: how its workflow closed, and its TaskResult. In an agent stream, an `end` without a
    * `workflowId` is the agent's own workflow closing; the stream ends after it, and after a task stream's.
@@ -350,6 +361,7 @@ export const StreamEventDataSchemas = {
     status: z.enum(['completed', 'failed', 'canceled', 'terminated', 'timed out', 'continued as new']),
     message: z.string().optional(),
     result: TaskResultSchema.optional(),
+    cut,
   }),
   /** The stream broke (Temporal out of reach); `retryable`: reconnect with `Last-Event-ID` to resume. */
   error: z.object({ message: z.string(), retryable: z.boolean() }),

@@ -8,6 +8,7 @@ import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
+import { currentRun, runEvents } from '../client/history';
 import { loadPlugins, pluginList } from '../workers/plugins';
 import { workflowSource } from '../workers/worker';
 
@@ -33,12 +34,16 @@ export function loadHistoryFile(file: string): History {
 const NOT_FOUND = 5;
 
 /**
- * The history of a workflow on the server (its latest run).
+ * The history of a workflow on the server (its latest run), read in pages under gRPC's message limit
+ * (client/history.ts), so a history of any size can be replayed.
  * @throws WorkflowNotFoundError when the server has no workflow of that id.
  */
 export async function fetchHistory(client: Client, workflowId: string): Promise<History> {
   try {
-    return await client.workflow.getHandle(workflowId).fetchHistory();
+    const { runId } = await currentRun(client, workflowId);
+    const events: temporal.api.history.v1.IHistoryEvent[] = [];
+    for await (const e of runEvents(client, workflowId, runId, {})) events.push(e);
+    return { events };
   } catch (err) {
     if ((err as { code?: number }).code === NOT_FOUND)
       throw new WorkflowNotFoundError(`workflow ${workflowId} not found`, workflowId, undefined);

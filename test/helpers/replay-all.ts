@@ -9,6 +9,7 @@ import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import type { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { runEvents } from '../../client/history';
 import { contextStrategyIds } from '../../core/context-strategy';
 import { guideIds } from '../../core/guides';
 import { loadPlugins } from '../../workers/plugins';
@@ -74,7 +75,10 @@ export async function replayAllHistories(address: string, since: Date, saveDir: 
       for await (const wf of client.workflow.list({ query })) {
         let history;
         try {
-          history = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+          // In pages under gRPC's 4 MiB limit: a run of large ticks is larger than one answer may be.
+          const events = [];
+          for await (const e of runEvents(client, wf.workflowId, wf.runId, {})) events.push(e);
+          history = { events };
         } catch (err) {
           // Deleted since it was listed (the client deletes the run of an agent whose first submit was refused).
           if (isGrpcServiceError(err) && err.code === GRPC_NOT_FOUND) continue;

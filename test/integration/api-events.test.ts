@@ -190,9 +190,10 @@ describe('a task stream', () => {
   it('serves 20 concurrent streams of one task the same events', async () => {
     const agentId = uniqueId('sse-many');
     const { workflowId, callId } = await waitingTask(agentId);
-    const viewer = await token('viewer');
+    // Twenty clients (one client holds at most 10 streams).
+    const viewers = await Promise.all(Array.from({ length: 20 }, (_, i) => token('viewer', `viewer-${i}`)));
     const seenApproval = new Set<number>();
-    const streams = Array.from({ length: 20 }, (_, i) =>
+    const streams = viewers.map((viewer, i) =>
       readStream(`${base}/v1/tasks/${workflowId}/events?from=0`, {
         token: viewer,
         onEvent: (e) => {
@@ -436,12 +437,13 @@ describe('bad input', () => {
       slowClientMs: 200,
     });
     const viewer = await token('viewer');
-    const get = () =>
-      capped.request(`/v1/tasks/${workflowId}/events?from=0`, { headers: { authorization: `Bearer ${viewer}` } });
+    const get = (bearer = viewer) =>
+      capped.request(`/v1/tasks/${workflowId}/events?from=0`, { headers: { authorization: `Bearer ${bearer}` } });
     // A client that never reads its body: the stream is dropped once a write waits too long.
     const unread = await get();
     expect(unread.status).toBe(200);
-    const refused = await get();
+    // Another client: the process's cap, not the first client's own share, refuses it.
+    const refused = await get(await token('viewer', 'another-viewer'));
     expect(refused.status).toBe(503);
     expect(refused.headers.get('retry-after')).toBe('5');
     expect(await refused.json()).toMatchObject({ detail: expect.stringMatching(/serves 1 event streams already/) });
