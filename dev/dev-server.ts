@@ -158,7 +158,10 @@ async function waitReady(
  * Register the project's search attributes on a server we did not start (start-dev registers them
  * itself); already-registered attributes are fine.
  */
-export async function ensureSearchAttributes(connection: Connection, namespace = 'default'): Promise<void> {
+export async function ensureSearchAttributes(
+  connection: Pick<Connection, 'operatorService'>,
+  namespace = 'default',
+): Promise<void> {
   const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
   const typeNumber = { Keyword: 2, Int: 3 } as const; // temporal.api.enums.v1.IndexedValueType
   const missing = Object.entries(SEARCH_ATTRIBUTES).filter(([name]) => !(customAttributes && name in customAttributes));

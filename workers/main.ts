@@ -11,6 +11,7 @@ import { checkWorkspaceRoots, toolWorkerConfigFromEnv, workerConfigFromEnv, type
 import { installWorkerLogger } from './log';
 import { startMetrics } from './metrics';
 import { shownUrl } from './otel-env';
+import { searchAttributesReady } from './search-attributes';
 import { createToolWorker, createWorker } from './worker';
 
 /**
@@ -40,6 +41,8 @@ export async function runWorker(config?: WorkerConfig, { tools = false }: { tool
   }
   const connection = await connectWorker(config.temporal);
   try {
+    // The agents write search attributes: a bare server gets them here, or the start stops saying how.
+    if (!tools) await searchAttributesReady(connection, config.temporal.namespace);
     const options = { connection, config, shutdownGraceTime: '45 seconds', ...(metrics ? { metrics } : {}) } as const;
     stopOnSignals();
     if (tools) {

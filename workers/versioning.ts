@@ -40,15 +40,32 @@ export interface VersioningOptions {
 }
 
 /**
- * The build id of a workflow bundle: the package version and the bundle's hash, so two workers share a
- * version exactly when they run the same workflow code.
+ * The build id of a workflow bundle: the package version and the hash of the bundle's code, so two
+ * workers share a version exactly when they run the same workflow code, in any directory and on any
+ * machine. The inline source map is left out: it names the sources by their absolute paths (and holds
+ * their comments), which change with the checkout, not the code.
  *
  * ```ts
  * buildIdOf(readFileSync('lib/workflow-bundle.js', 'utf8')) // '0.1.0-3f9a0c1b2d4e'
  * ```
  */
 export function buildIdOf(bundleCode: string, packageVersion = PACKAGE_VERSION): string {
-  return `${packageVersion}-${createHash('sha256').update(bundleCode).digest('hex').slice(0, 12)}`;
+  const map = bundleCode.lastIndexOf('\n//# sourceMappingURL=');
+  const code = canonicalModules(map < 0 ? bundleCode : bundleCode.slice(0, map));
+  return `${packageVersion}-${createHash('sha256').update(code).digest('hex').slice(0, 12)}`;
+}
+
+/**
+ * The bundle with its module table in one order. Webpack lists the same modules in an order that
+ * depends on where the checkout lies (measured: two modules swapped between a checkout and a copy of it),
+ * while the runtime looks modules up by id: the order is not the code.
+ */
+function canonicalModules(code: string): string {
+  const start = code.indexOf('var __webpack_modules__ = ({');
+  const end = start < 0 ? -1 : code.indexOf('\n/******/ \t});', start);
+  if (end < 0) return code;
+  const [head, ...modules] = code.slice(start, end).split(/\n(?=\n\/\*\*\*\/ ")/);
+  return [code.slice(0, start), head, ...modules.map((m) => m.trim()).sort(), code.slice(end)].join('\n');
 }
 
 const PACKAGE_VERSION = (

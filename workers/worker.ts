@@ -107,7 +107,7 @@ export function workflowSource(
   const { workflowsPath, preloadModules, workflowInterceptorModules, webpackConfigHook } = bundleOptions(plugins);
   return {
     workflowsPath,
-    bundlerOptions: { preloadModules, ...(webpackConfigHook ? { webpackConfigHook } : {}) },
+    bundlerOptions: { preloadModules, webpackConfigHook },
     interceptors: { workflowModules: workflowInterceptorModules },
     sinks,
   };
@@ -128,10 +128,13 @@ function bundleOptions(
   return {
     ...options,
     workflowsPath: pluginWorkflowsEntry(plugins),
-    webpackConfigHook: (config) => ({
-      ...config,
-      resolve: { ...config.resolve, modules: [...(config.resolve?.modules ?? ['node_modules']), nodeModules] },
-    }),
+    webpackConfigHook: (given) => {
+      const config = options.webpackConfigHook(given);
+      return {
+        ...config,
+        resolve: { ...config.resolve, modules: [...(config.resolve?.modules ?? ['node_modules']), nodeModules] },
+      };
+    },
   };
 }
 

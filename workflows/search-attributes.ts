@@ -36,6 +36,27 @@ export const SEARCH_ATTRIBUTES: Record<string, 'Keyword' | 'Int'> = {
 };
 
 /**
+ * What to do about a namespace that lacks the search attributes the agents write (a plain `temporal
+ * server start-dev`, a new Temporal Cloud namespace): the commands that register them, once. `starry
+ * worker` registers them itself where it may; the clients say this where Temporal refuses a start.
+ *
+ * ```ts
+ * missingSearchAttributes('default', ['AgentId']) // "namespace default has no search attribute AgentId, …"
+ * ```
+ */
+export function missingSearchAttributes(
+  namespace: string,
+  names: readonly string[] = Object.keys(SEARCH_ATTRIBUTES),
+): string {
+  const flags = names.map((n) => `--name ${n} --type ${SEARCH_ATTRIBUTES[n] ?? 'Keyword'}`).join(' ');
+  return (
+    `namespace ${namespace} has no search attribute ${names.join(', ')}, which the agents write: register ${names.length > 1 ? 'them' : 'it'} once ` +
+    `(\`temporal operator search-attribute create --namespace ${namespace} ${flags}\`; on Temporal Cloud, \`tcld namespace search-attributes add\`, ` +
+    'see docs/DEPLOY.md), or start `starry worker` with the right to register them; then try again'
+  );
+}
+
+/**
  * An agent's or a task's search attributes, from what it reports (`AgentEntity.reported`,
  * `TaskRun.reported`): a `null` value removes the attribute; a last error code, once written, stays.
  *

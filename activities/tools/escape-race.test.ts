@@ -37,7 +37,12 @@ function swapper(dir: string, target: string, asFile: string, asLink: string): C
           // A tool's write landed in a folder being moved or removed: this swap is skipped, the next one runs.
           continue;
         }
-        if (++n % 100 === 0) fs.writeFileSync(p.join(d, '.swaps'), String(n));
+        // Written whole (a temporary file renamed over it): a reader that met the file truncated and not
+        // yet rewritten read '' and counted no swaps at all (the race that failed this test under load).
+        if (++n % 100 === 0) {
+          fs.writeFileSync(p.join(d, '.swaps-next'), String(n));
+          fs.renameSync(p.join(d, '.swaps-next'), p.join(d, '.swaps'));
+        }
       }
     }`;
   return spawn(process.execPath, ['-e', script], { stdio: 'ignore' });

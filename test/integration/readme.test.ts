@@ -25,8 +25,8 @@ jest.setTimeout(300_000);
 
 /** Not run here, and why. */
 const NOT_RUN: Array<[RegExp, string]> = [
-  [/^npx starry dev\b/, 'runs until Ctrl-C (test/integration/cli.test.ts runs `starry dev`)'],
-  [/^npx starry watch\b/, 'follows until Ctrl-C (test/integration/cli.test.ts runs `starry watch`)'],
+  [/^npx starry dev\b/, 'runs until Ctrl-C (test/integration/cli-dev.test.ts runs `starry dev`)'],
+  [/^npx starry watch\b/, 'follows until Ctrl-C (test/integration/cli-worker.test.ts runs `starry watch`)'],
   [/--llm gemini:/, 'needs Vertex AI credentials (test/integration/llm-providers.test.ts speaks its wire protocol)'],
   [/--llm bedrock:/, 'needs AWS credentials (test/integration/llm-providers.test.ts speaks its wire protocol)'],
   [

@@ -21,6 +21,7 @@ import {
   type FakeRequest,
   type FakeServer,
 } from '../helpers/fake-llm-server';
+import { parseWorkerPolicy } from '../../core/worker-policy';
 import { makeWorkspace, startHarness, uniqueId, type Harness, type HarnessOptions } from '../helpers/harness';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'wire');
@@ -171,6 +172,7 @@ describe.each([openai, gemini, bedrock])('the $name wire', (w) => {
   let h: Harness;
   const { model } = w;
 
+  let workspace: string;
   beforeAll(async () => {
     server = await startFakeServer(
       (req) => {
@@ -180,7 +182,14 @@ describe.each([openai, gemini, bedrock])('the $name wire', (w) => {
       },
       { http2: w.http2 },
     );
-    h = await startHarness({ name: `wire-${w.name}`, activities: w.activities(server.url) });
+    // The recorded bodies name a workspace in the system's temp dir, outside the run's roots: this
+    // worker's one root is that workspace (never the temp dir itself, which may hold a checkout).
+    workspace = recordedLengthWorkspace();
+    const policy = parseWorkerPolicy({
+      ...(JSON.parse(process.env.STARRY_WORKER_POLICY as string) as object),
+      roots: [workspace],
+    });
+    h = await startHarness({ name: `wire-${w.name}`, activities: { ...w.activities(server.url), policy } });
   });
   afterAll(async () => {
     await h?.stop();
@@ -189,7 +198,6 @@ describe.each([openai, gemini, bedrock])('the $name wire', (w) => {
   });
 
   it('sends the same request bodies as when the whole context was the activity input', async () => {
-    const workspace = recordedLengthWorkspace();
     const agentId = uniqueId(`wire-${w.name}`);
     const config = parseAgentConfig(
       { workspace: [workspace], retry: { initialIntervalMs: 100, maximumAttempts: 2 } },
