@@ -30,6 +30,7 @@ import { InvalidArgumentError, NotFoundError, RefusedError } from '../core/error
 import { checkTenant } from '../core/tenant';
 import { agentWorkflowIdOf, type AgentScope } from './agent-scope';
 import * as approvals from './approvals';
+import type { DecideInput } from './approvals';
 import { BudgetClient } from './budget-client';
 import * as control from './control';
 import type { StreamOptions } from './event-stream';
@@ -40,6 +41,7 @@ import * as results from './task-results';
 
 export { InvalidArgumentError, NotFoundError, RefusedError };
 export { NoWorkerError, type SubmitInput } from './submit';
+export type { DecideInput } from './approvals';
 export { updateFailure } from './failures';
 
 export interface AgentClientOptions {
@@ -232,17 +234,7 @@ export class AgentClient {
    * model's) or deny it (its `reason` reaches the model as pain).
    * @throws NotFoundError (no such call waits), RefusedError (decided already), InvalidArgumentError (bad args).
    */
-  async decide(
-    agentId: string,
-    input: {
-      callId: string;
-      decision: 'approve' | 'deny';
-      reason?: string;
-      note?: string;
-      args?: Record<string, unknown>;
-      by?: string;
-    },
-  ): Promise<ApprovalDecision> {
+  async decide(agentId: string, input: DecideInput): Promise<ApprovalDecision> {
     return approvals.decide(this.scope, agentId, input);
   }
 

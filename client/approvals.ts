@@ -40,7 +40,7 @@ async function waitingAgents(s: AgentScope): Promise<string[]> {
   return ids;
 }
 
-/** The input of a decision (AgentClient.decide documents it). */
+/** A decision on a call that waits: `args` (approve only) replace the model's, `reason` (deny) reaches it as pain. */
 export interface DecideInput {
   callId: string;
   decision: 'approve' | 'deny';
