@@ -1,5 +1,5 @@
 /**
- * `starry`: run, submit, watch, list, logs, halt, unlock, resubmit, budget, replay; api, dev, worker. Each command
+ * `starry`: run, submit, watch, list, logs, halt, unlock, resubmit, budget, replay, versions, promote; api, dev, worker. Each command
  * (or group) is a module of cli/commands/; `main` wires them and turns what they throw into the exit code
  * (the README's table, cli/common.ts).
  */
@@ -13,6 +13,7 @@ import { controlCommands } from './commands/control';
 import { devCommands } from './commands/dev';
 import { logsCommand } from './commands/logs';
 import { replayCommand } from './commands/replay';
+import { rolloutCommands } from './commands/rollout';
 import { serveCommands } from './commands/serve';
 import { statusCommands } from './commands/status';
 import { taskCommands } from './commands/task';
@@ -30,6 +31,7 @@ const COMMANDS = [
   approvalCommands,
   budgetCommands,
   replayCommand,
+  rolloutCommands,
   serveCommands,
   devCommands,
 ];

@@ -80,14 +80,22 @@ export async function hasLiveWorkerOn(
     taskQueue: { name: taskQueue, kind: 1 },
     taskQueueType: 1,
   });
-  const now = Date.now();
-  return (res.pollers ?? []).some((p) => {
-    const seconds = Number(p.lastAccessTime?.seconds ?? 0);
-    if (now - seconds * 1000 >= 70_000) return false;
-    const [pid, host] = (p.identity ?? '').split('@');
-    if (host === os.hostname() && /^\d+$/.test(pid ?? '')) return isAlive(Number(pid));
-    return true;
-  });
+  return (res.pollers ?? []).some((p) => isLivePoller(p));
+}
+
+/**
+ * A poller that polled within the last 70 s (long polls last up to ~60 s) and, when it ran on this host,
+ * whose process is still alive.
+ */
+export function isLivePoller(
+  p: { lastAccessTime?: { seconds?: unknown } | null; identity?: string | null },
+  now = Date.now(),
+): boolean {
+  const seconds = Number(p.lastAccessTime?.seconds ?? 0);
+  if (now - seconds * 1000 >= 70_000) return false;
+  const [pid, host] = (p.identity ?? '').split('@');
+  if (host === os.hostname() && /^\d+$/.test(pid ?? '')) return isAlive(Number(pid));
+  return true;
 }
 
 /** The process `pid` exists (signal 0 checks without sending anything). */

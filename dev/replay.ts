@@ -16,6 +16,8 @@ type History = temporal.api.history.v1.IHistory;
 
 export interface ReplayReport {
   workflowId: string;
+  /** The run replayed, when the history came from the server by run. */
+  runId?: string;
   workflowType?: string;
   events: number;
   ok: boolean;
@@ -68,11 +70,27 @@ function findBadEvent(
   message: string,
   events: temporal.api.history.v1.IHistoryEvent[],
 ): temporal.api.history.v1.IHistoryEvent | undefined {
-  const id = /event[ _]?id\D{0,5}(\d+)/i.exec(message)?.[1];
+  const id = /event[ _]?id\D{0,5}(\d+)/i.exec(message)?.[1] ?? /HistoryEvent\(id: (\d+)/.exec(message)?.[1];
   if (id) return events.find((e) => Number(e.eventId) === Number(id));
+  // "Missing associated machine for LocalActivity(1)": the code no longer runs the local activity whose
+  // marker the history holds under that sequence number.
+  const seq = /LocalActivity\((\d+)\)/.exec(message)?.[1];
+  if (seq) return events.find((e) => localActivitySeq(e) === Number(seq));
   const quoted = /'([^']+)'/.exec(message)?.[1];
   if (!quoted) return undefined;
   return events.find((e) => JSON.stringify(e).includes(JSON.stringify(quoted)));
+}
+
+/** The sequence number of a local activity's marker (the SDK core's marker data), else undefined. */
+function localActivitySeq(e: temporal.api.history.v1.IHistoryEvent): number | undefined {
+  const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+  if (!data) return undefined;
+  try {
+    const seq = (JSON.parse(Buffer.from(data).toString('utf8')) as { seq?: unknown }).seq;
+    return typeof seq === 'number' ? seq : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -100,10 +118,15 @@ export async function replayHistory(history: History, workflowId = 'replay'): Pr
       workflowId,
     );
   } catch (err) {
-    report.ok = false;
-    report.error = err instanceof Error ? err.message : String(err);
-    const event = findBadEvent(report.error, events);
-    if (event) report.firstBadEvent = { eventId: Number(event.eventId), eventType: eventTypeName(event.eventType) };
+    failed(report, err, events);
   }
   return report;
+}
+
+/** Mark `report` failed by `err`, naming the first event that no longer matches when the message points at one. */
+export function failed(report: ReplayReport, err: unknown, events: temporal.api.history.v1.IHistoryEvent[]): void {
+  report.ok = false;
+  report.error = err instanceof Error ? err.message : String(err);
+  const event = findBadEvent(report.error, events);
+  if (event) report.firstBadEvent = { eventId: Number(event.eventId), eventType: eventTypeName(event.eventType) };
 }

@@ -147,9 +147,27 @@ async function describe(connection: NativeConnection, namespace: string, deploym
   }
 }
 
+/**
+ * After `version` became current by a deploy step (`starry promote`): once its task queues route to it,
+ * wake the agents of older versions so that an idle one moves over at once.
+ */
+export async function wakeOlderAgents(
+  connection: Service,
+  namespace: string,
+  version: WorkerDeploymentVersion,
+  log: Logger,
+  timeoutMs = 60_000,
+): Promise<void> {
+  await routed(connection, namespace, version, Date.now() + timeoutMs);
+  await moveOver(connection, namespace, version, false, log);
+}
+
+/** What these calls need of a connection, a worker's or a client's. */
+type Service = Pick<NativeConnection, 'workflowService'>;
+
 /** Wait until every workflow task queue of `version` routes new work to it (the server updates them one by one). */
 async function routed(
-  connection: NativeConnection,
+  connection: Service,
   namespace: string,
   version: WorkerDeploymentVersion,
   deadline: number,
@@ -179,7 +197,7 @@ async function routed(
  * to this one for its next workflow task. One batch operation on the server, which goes on without us.
  */
 async function moveOver(
-  connection: NativeConnection,
+  connection: Service,
   namespace: string,
   version: WorkerDeploymentVersion,
   takeOver: boolean,

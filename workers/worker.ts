@@ -139,7 +139,7 @@ function bundleOptions(
 }
 
 /** The workflow bundle's code, read or bundled now: its hash is the worker's build id. */
-async function workflowCode(bundlePath?: string, plugins?: LoadedPlugins): Promise<string> {
+export async function workflowCode(bundlePath?: string, plugins?: LoadedPlugins): Promise<string> {
   const source = workflowSource(bundlePath, plugins);
   if (source.workflowBundle && 'codePath' in source.workflowBundle)
     return readFileSync(source.workflowBundle.codePath, 'utf8');
