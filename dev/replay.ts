@@ -9,6 +9,7 @@ import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { temporal } from '@temporalio/proto';
 import { Worker } from '@temporalio/worker';
 import { currentRun, runEvents } from '../client/history';
+import { ROLLOUT_WORKFLOW_TYPES } from '../core/rollout';
 import { loadPlugins, pluginList } from '../workers/plugins';
 import { workflowSource } from '../workers/worker';
 
@@ -106,6 +107,11 @@ export async function replayHistory(history: History, workflowId = 'replay'): Pr
   const started = events[0]?.workflowExecutionStartedEventAttributes;
   const report: ReplayReport = { workflowId, events: events.length, ok: true };
   if (started?.workflowType?.name) report.workflowType = started.workflowType.name;
+  if (report.workflowType && !(ROLLOUT_WORKFLOW_TYPES as readonly string[]).includes(report.workflowType)) {
+    report.ok = false;
+    report.error = `the history is of workflow type ${report.workflowType}, which this build does not have (its workflows: ${ROLLOUT_WORKFLOW_TYPES.join(', ')}): replay it with the workers of the application that ran it`;
+    return report;
+  }
   try {
     // A worker's plugins (STARRY_PLUGINS) are in its workflow code: a task with its own guide replays with them.
     const plugins = process.env.STARRY_PLUGINS ? loadPlugins(pluginList(process.env.STARRY_PLUGINS)) : undefined;

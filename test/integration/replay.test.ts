@@ -54,6 +54,18 @@ describe('committed histories', () => {
     expect(report.firstBadEvent).toEqual({ eventId: Number(scheduled.eventId), eventType: 'ACTIVITY_TASK_SCHEDULED' });
   });
 
+  it('says a history of a workflow type this build does not have is not its own, instead of replaying it', async () => {
+    const history = loadHistoryFile(path.join(dir, 'eperm-task.json'));
+    const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+    if (!started?.workflowType) throw new Error('the EPERM history has no start event');
+    started.workflowType.name = 'orderWorkflow';
+    const report = await replayHistory(history, 'someone-elses');
+    expect(report).toMatchObject({ ok: false, workflowType: 'orderWorkflow' });
+    expect(report.error).toBe(
+      'the history is of workflow type orderWorkflow, which this build does not have (its workflows: agentWorkflow, taskWorkflow, budgetWorkflow): replay it with the workers of the application that ran it',
+    );
+  });
+
   it('start the current agent from the state a recorded agent carried across its continue-as-new, and it resumes the suspended task', async () => {
     const events = loadHistoryFile(path.join(dir, 'carried-agent.json')).events ?? [];
     const handedOn = events.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.input?.payloads?.[0];
