@@ -27,6 +27,10 @@ jest.setTimeout(300_000);
 const NOT_RUN: Array<[RegExp, string]> = [
   [/^npx starry dev\b/, 'runs until Ctrl-C (test/integration/cli-dev.test.ts runs `starry dev`)'],
   [/^npx starry watch\b/, 'follows until Ctrl-C (test/integration/cli-worker.test.ts runs `starry watch`)'],
+  [
+    /^npx starry promote\b/,
+    "changes the routing of the run's shared deployment (test/integration/rollout.test.ts promotes on a deployment of its own)",
+  ],
   [/--llm gemini:/, 'needs Vertex AI credentials (test/integration/llm-providers.test.ts speaks its wire protocol)'],
   [/--llm bedrock:/, 'needs AWS credentials (test/integration/llm-providers.test.ts speaks its wire protocol)'],
   [
