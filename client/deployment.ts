@@ -18,7 +18,7 @@ const WORKFLOW_QUEUE = temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKF
 const IDENTITY = 'starry promote';
 
 /** The deployment's description, or undefined when no worker of it ever polled (NOT_FOUND). */
-async function describeDeployment(connection: Service, namespace: string, deploymentName: string) {
+export async function describeDeployment(connection: Service, namespace: string, deploymentName: string) {
   try {
     return (await connection.workflowService.describeWorkerDeployment({ namespace, deploymentName }))
       .workerDeploymentInfo;

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { WorkerDeploymentVersion } from '@temporalio/common';
 import type { NativeConnection } from '@temporalio/worker';
+import { describeDeployment } from '../client/deployment';
 import { projectRoot } from '../dev/paths';
 import { newVersionSignal } from '../workflows/messages';
 
@@ -102,7 +103,7 @@ export async function makeVersionCurrent(
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (!polling()) return 'stopped';
-    const info = await describe(connection, namespace, version.deploymentName);
+    const info = await describeDeployment(connection, namespace, version.deploymentName);
     const mine = info?.versionSummaries?.find((s) => s.deploymentVersion?.buildId === version.buildId);
     if (mine) {
       const current = info?.routingConfig?.currentDeploymentVersion;
@@ -133,17 +134,6 @@ export async function makeVersionCurrent(
         `the server did not list worker version ${versionKey(version)} within ${timeoutMs / 1000} s of the worker's start`,
       );
     await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-async function describe(connection: NativeConnection, namespace: string, deploymentName: string) {
-  try {
-    return (await connection.workflowService.describeWorkerDeployment({ namespace, deploymentName }))
-      .workerDeploymentInfo;
-  } catch (err) {
-    // NOT_FOUND until the deployment's first worker has polled.
-    if ((err as { code?: number }).code === 5) return undefined;
-    throw err;
   }
 }
 
