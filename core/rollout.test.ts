@@ -68,6 +68,10 @@ describe('checkPromotion', () => {
     expect(checkPromotion({ ...ask, buildId: 'b', ramp: 20 }, versions)).toMatchObject({ ok: true });
   });
 
+  it('has no gate to pass for a first version: nothing current recorded a history', () => {
+    expect(checkPromotion(ask, [row('b', 'inactive')])).toEqual({ ok: true, target: row('b', 'inactive') });
+  });
+
   it('refuses a build id the deployment does not have, naming the ones it has', () => {
     expect(checkPromotion({ ...ask, buildId: 'zz' }, versions)).toEqual({
       ok: false,

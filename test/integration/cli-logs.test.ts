@@ -53,6 +53,16 @@ describe('starry replay', () => {
     expect(r.stderr).not.toContain('\u001b[');
     expect(r.stderr).not.toMatch(/WARN|temporalio_sdk_core/);
   });
+
+  it('takes one source of histories: none, or two, is a usage error naming the three', () => {
+    const usage = 'starry: give one of WORKFLOW_ID, --file HISTORY.json or --recent N\n';
+    expect(starry(['replay'])).toMatchObject({ code: 64, stderr: usage });
+    expect(starry(['replay', 'agent-a-task-1', '--recent', '5'])).toMatchObject({ code: 64, stderr: usage });
+    expect(starry(['replay', '--recent', 'many'])).toMatchObject({
+      code: 64,
+      stderr: 'starry: --recent must be a whole number from 1 to 1000 (histories of each workflow type); got "many"\n',
+    });
+  });
 });
 
 describe('starry watch when its server stops answering', () => {
