@@ -3,6 +3,7 @@
  * versions and what still runs on each; a new build made current or ramping once the current version's
  * recent histories replay on its code (the replay gate, also `starry replay --recent N`).
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
@@ -93,6 +94,11 @@ export function rolloutCommands(program: Command): void {
 
 /** This checkout's build, or the one `--bundle` names. */
 export async function loadBuild(bundle?: string): Promise<Build> {
+  if (bundle && !existsSync(bundle))
+    throw new ExitError(
+      `--bundle ${bundle}: no such file. Give the workflow bundle of the build to check, its lib/workflow-bundle.js (\`npm run build\` writes it)`,
+      EXIT.USAGE,
+    );
   (await import('../../dev/embedded')).quietRuntime('ERROR');
   const { thisBuild } = await import('../../dev/replay-gate');
   return thisBuild(bundle ? path.resolve(bundle) : undefined);

@@ -54,13 +54,17 @@ describe('starry replay', () => {
     expect(r.stderr).not.toMatch(/WARN|temporalio_sdk_core/);
   });
 
-  it('takes one source of histories: none, or two, is a usage error naming the three', () => {
+  it('takes one source of histories: none, or two, is a usage error naming the three; so is a bundle that is not there', () => {
     const usage = 'starry: give one of WORKFLOW_ID, --file HISTORY.json or --recent N\n';
     expect(starry(['replay'])).toMatchObject({ code: 64, stderr: usage });
     expect(starry(['replay', 'agent-a-task-1', '--recent', '5'])).toMatchObject({ code: 64, stderr: usage });
     expect(starry(['replay', '--recent', 'many'])).toMatchObject({
       code: 64,
       stderr: 'starry: --recent must be a whole number from 1 to 1000 (histories of each workflow type); got "many"\n',
+    });
+    expect(starry(['replay', '--recent', '5', '--bundle', '/nonexistent/workflow-bundle.js'])).toMatchObject({
+      code: 64,
+      stderr: expect.stringContaining('--bundle /nonexistent/workflow-bundle.js: no such file.'),
     });
   });
 });
