@@ -130,15 +130,38 @@ export async function currentBuild(connection: Service, namespace: string, deplo
   return info?.routingConfig?.currentDeploymentVersion?.buildId ?? undefined;
 }
 
-/** Make `buildId` the deployment's current version, or its ramping one at `ramp` percent. */
+/**
+ * The deployment's routing as it stands, as a token: a `route` given it changes nothing if the routing
+ * changed since (another operator's promotion while the gate ran).
+ */
+export async function routingToken(connection: Service, namespace: string, deploymentName: string) {
+  try {
+    return (await connection.workflowService.describeWorkerDeployment({ namespace, deploymentName })).conflictToken;
+  } catch (err) {
+    if ((err as { code?: number }).code === 5) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * Make `buildId` the deployment's current version, or its ramping one at `ramp` percent, if the routing
+ * is still the one `conflictToken` was read from.
+ */
 export async function route(
   connection: Service,
   namespace: string,
   deploymentName: string,
   buildId: string,
-  ramp?: number,
+  { ramp, conflictToken }: { ramp?: number; conflictToken?: Uint8Array | undefined } = {},
 ): Promise<void> {
-  const common = { namespace, deploymentName, buildId, identity: IDENTITY, ignoreMissingTaskQueues: true };
+  const common = {
+    namespace,
+    deploymentName,
+    buildId,
+    identity: IDENTITY,
+    ignoreMissingTaskQueues: true,
+    ...(conflictToken?.length ? { conflictToken } : {}),
+  };
   if (ramp === undefined) await connection.workflowService.setWorkerDeploymentCurrentVersion(common);
   else await connection.workflowService.setWorkerDeploymentRampingVersion({ ...common, percentage: ramp });
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { Client } from '@temporalio/client';
 import { temporalEnv } from '../../client/connection';
-import { currentBuild, listVersions, recentRuns, route } from '../../client/deployment';
+import { currentBuild, listVersions, recentRuns, route, routingToken } from '../../client/deployment';
 import { checkPromotion, formatVersions, gateRefusal, parseRamp, parseRecent } from '../../core/rollout';
 import type { ReplayReport } from '../../dev/replay';
 import type { Build } from '../../dev/replay-gate';
@@ -52,44 +52,59 @@ export function rolloutCommands(program: Command): void {
     .option('--ramp <pct>', 'send this percentage (0-100) of new agents and tasks to it instead of making it current')
     .option('--recent <n>', 'histories of each workflow type to replay', DEFAULT_RECENT)
     .option('--bundle <file>', "the build's workflow bundle (its lib/workflow-bundle.js); default this checkout's")
-    .action(async (buildId: string | undefined, o: { ramp?: string; recent: string; bundle?: string }) => {
-      const ramp = o.ramp === undefined ? undefined : numberFlag(o.ramp, parseRamp);
-      const recent = numberFlag(o.recent, parseRecent);
-      const build = await loadBuild(o.bundle);
-      const { namespace, address } = temporalEnv();
-      const deployment = deploymentName();
-      await withClient(async (agents) => {
-        const versions = await listVersions(agents.client, namespace, deployment);
-        const checked = checkPromotion(
-          {
-            deployment,
-            localBuildId: build.buildId,
-            ...(buildId ? { buildId } : {}),
-            ...(ramp !== undefined ? { ramp } : {}),
-          },
-          versions,
-        );
-        if (!checked.ok) throw new ExitError(`cannot promote on ${address}: ${checked.reason}`, EXIT.FAILED);
-        if (checked.current) {
-          const bad = await replayGate(agents.client, deployment, checked.current.buildId, recent, build);
-          if (bad.length) throw new ExitError(gateRefusal(build.buildId, checked.current.buildId, bad), EXIT.FAILED);
-        }
-        await route(agents.client.connection, namespace, deployment, build.buildId, ramp);
-        const version = { deploymentName: deployment, buildId: build.buildId };
-        if (ramp !== undefined) {
-          say(`${build.buildId} is ramping: it gets ${ramp}% of new agents and tasks of deployment ${deployment}\n`);
-          return;
-        }
-        say(
-          `${build.buildId} is the current version of deployment ${deployment}${checked.current ? ` (was ${checked.current.buildId}): new agents and tasks run on it, tasks pinned to ${checked.current.buildId} finish there, agents move at their next continue-as-new. Stop the old workers once \`starry versions\` shows nothing on ${checked.current.buildId}` : ''}\n`,
-        );
-        if (checked.current)
-          await wakeOlderAgents(agents.client.connection, namespace, version, {
-            info: (m) => sayErr(`${m}\n`),
-            warn: (m) => sayErr(`starry: ${m}\n`),
-          });
-      });
+    .action(promote);
+}
+
+/** `starry promote`: the checks, the replay gate against the current version, then the routing. */
+async function promote(buildId: string | undefined, o: { ramp?: string; recent: string; bundle?: string }) {
+  const ramp = o.ramp === undefined ? undefined : numberFlag(o.ramp, parseRamp);
+  const recent = numberFlag(o.recent, parseRecent);
+  const build = await loadBuild(o.bundle);
+  const { namespace, address } = temporalEnv();
+  const deployment = deploymentName();
+  await withClient(async (agents) => {
+    // Read first: what the gate checks against must still be the routing when it changes.
+    const conflictToken = await routingToken(agents.client.connection, namespace, deployment);
+    const versions = await listVersions(agents.client, namespace, deployment);
+    const checked = checkPromotion(
+      {
+        deployment,
+        localBuildId: build.buildId,
+        ...(buildId ? { buildId } : {}),
+        ...(ramp !== undefined ? { ramp } : {}),
+      },
+      versions,
+    );
+    if (!checked.ok) throw new ExitError(`cannot promote on ${address}: ${checked.reason}`, EXIT.FAILED);
+    if (checked.current) {
+      const bad = await replayGate(agents.client, deployment, checked.current.buildId, recent, build);
+      if (bad.length) throw new ExitError(gateRefusal(build.buildId, checked.current.buildId, bad), EXIT.FAILED);
+    }
+    await route(agents.client.connection, namespace, deployment, build.buildId, {
+      ...(ramp !== undefined ? { ramp } : {}),
+      conflictToken,
+    }).catch((err: unknown) => {
+      // FAILED_PRECONDITION or ABORTED: the token no longer matches.
+      if (![9, 10].includes((err as { code?: number }).code ?? 0)) throw err;
+      throw new ExitError(
+        `the routing of deployment ${deployment} changed while the gate ran (${(err as Error).message}); nothing was promoted: check \`starry versions\` and run \`starry promote\` again`,
+        EXIT.FAILED,
+      );
     });
+    const version = { deploymentName: deployment, buildId: build.buildId };
+    if (ramp !== undefined) {
+      say(`${build.buildId} is ramping: it gets ${ramp}% of new agents and tasks of deployment ${deployment}\n`);
+      return;
+    }
+    say(
+      `${build.buildId} is the current version of deployment ${deployment}${checked.current ? ` (was ${checked.current.buildId}): new agents and tasks run on it, tasks pinned to ${checked.current.buildId} finish there, agents move at their next continue-as-new. Stop the old workers once \`starry versions\` shows nothing on ${checked.current.buildId}` : ''}\n`,
+    );
+    if (checked.current)
+      await wakeOlderAgents(agents.client.connection, namespace, version, {
+        info: (m) => sayErr(`${m}\n`),
+        warn: (m) => sayErr(`starry: ${m}\n`),
+      });
+  });
 }
 
 /** This checkout's build, or the one `--bundle` names. */

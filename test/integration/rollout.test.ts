@@ -16,6 +16,7 @@ import { eventually } from '../../dev/poll';
 import { buildIdOf } from '../../workers/versioning';
 import { agentWorkflowId } from '../../workflows/messages';
 import { AgentClient } from '../../client/agent-client';
+import { route, routingToken } from '../../client/deployment';
 import { starryAsync } from '../helpers/cli';
 import {
   makeWorkspace,
@@ -213,4 +214,14 @@ it('promotes a build whose code replays the current version’s histories, refus
   expect(['draining', 'drained']).toContain(after.find((r) => r.buildId === A)?.status);
   const table = await starry(['versions']);
   expect(table.stdout).toContain(`nothing runs on ${A}: its workers may stop`);
+
+  // A promotion read before another changed the routing changes nothing (what `promote` reads before its gate).
+  const stale = await routingToken(h.connection, 'default', deployment);
+  await route(h.connection, 'default', deployment, A, { ramp: 10 });
+  const late = await route(h.connection, 'default', deployment, A, { ramp: 50, conflictToken: stale }).then(
+    () => 'accepted',
+    (err: { code?: number }) => err.code,
+  );
+  expect([9, 10]).toContain(late);
+  expect((await versions()).find((r) => r.buildId === A)).toMatchObject({ status: 'ramping', rampPercentage: 10 });
 });
