@@ -205,7 +205,11 @@ export class VersionWorkers extends StackPart {
  * seccomp profile refuses pivot_root to every container, and unshare and mount to one without
  * CAP_SYS_ADMIN; it also masks paths of /proc, under which the kernel refuses the fresh /proc a sandbox
  * mounts in its user namespace. Docker would lift just these two (`--security-opt seccomp=unconfined`,
- * `systempaths=unconfined`); ECS offers neither, only `privileged`, which lifts both. The worker still runs
+ * `systempaths=unconfined`); ECS offers neither, only `privileged`, which lifts both. Narrower ECS settings
+ * do not do: `dockerSecurityOptions` takes only no-new-privileges, AppArmor, SELinux labels and credential
+ * specs; adding the SYS_ADMIN capability (linuxParameters) opens unshare and mount in Docker's profile but
+ * never pivot_root, nor the masked /proc; systemControls set sysctls only.
+ * test/integration/sandbox-container.test.ts reproduces both refusals without Docker. The worker still runs
  * as the image's `node` user, so it holds no capability itself, and the image has no set-uid program to
  * gain one (Dockerfile): bubblewrap makes its unprivileged user namespace, as on a laptop. An init
  * process reaps what a sandbox leaves.

@@ -74,6 +74,9 @@ export const WorkerEnvSchema = z.object({
     'workflow tasks the worker runs at once; the rest wait on the server, where a halted agent goes first; ' +
       `default ${DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS} (docs/ARCHITECTURE.md)`,
   ),
+  STARRY_MAX_CONCURRENT_TOOL_CALLS: atLeast(1, 'must be a whole number >= 1 (tool calls at once)').describe(
+    "a tool worker's tool calls at once; the rest wait on the server for a free slot; default the SDK's 100",
+  ),
   STARRY_PLUGINS: text(
     'plugin modules (paths or module names, separated by commas or `:`) whose guides and context strategies the worker offers; ' +
       'it then bundles its workflows at start',
@@ -219,6 +222,8 @@ export interface WorkerConfig {
   maxCachedWorkflows?: number;
   /** Workflow tasks the worker runs at once (`STARRY_MAX_CONCURRENT_WORKFLOW_TASKS`); absent: `DEFAULT_MAX_CONCURRENT_WORKFLOW_TASKS`. */
   maxConcurrentWorkflowTaskExecutions?: number;
+  /** A tool worker's tool calls at once (`STARRY_MAX_CONCURRENT_TOOL_CALLS`); absent: the SDK's default. */
+  maxConcurrentToolCalls?: number;
   /** Plugin modules (workers/plugins.ts): with them the worker bundles its workflows at start. */
   plugins?: string[];
   versioning: VersioningOptions;
@@ -254,6 +259,7 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
     STARRY_LOCAL_CONTEXT: env.STARRY_LOCAL_CONTEXT?.toString(),
     STARRY_MAX_CACHED_WORKFLOWS: env.STARRY_MAX_CACHED_WORKFLOWS?.toString(),
     STARRY_MAX_CONCURRENT_WORKFLOW_TASKS: env.STARRY_MAX_CONCURRENT_WORKFLOW_TASKS?.toString(),
+    STARRY_MAX_CONCURRENT_TOOL_CALLS: env.STARRY_MAX_CONCURRENT_TOOL_CALLS?.toString(),
   };
   const taskQueue = env.STARRY_TASK_QUEUE ?? 'openstarry';
   const toolTaskQueue = env.STARRY_TOOL_TASK_QUEUE;
@@ -275,6 +281,9 @@ export function workerConfigFromEnv(raw: NodeJS.ProcessEnv = process.env, cwd: s
     ...(env.STARRY_MAX_CACHED_WORKFLOWS !== undefined ? { maxCachedWorkflows: env.STARRY_MAX_CACHED_WORKFLOWS } : {}),
     ...(env.STARRY_MAX_CONCURRENT_WORKFLOW_TASKS !== undefined
       ? { maxConcurrentWorkflowTaskExecutions: env.STARRY_MAX_CONCURRENT_WORKFLOW_TASKS }
+      : {}),
+    ...(env.STARRY_MAX_CONCURRENT_TOOL_CALLS !== undefined
+      ? { maxConcurrentToolCalls: env.STARRY_MAX_CONCURRENT_TOOL_CALLS }
       : {}),
     ...(plugins.length ? { plugins } : {}),
     ...(tracing ? { tracing } : {}),

@@ -31,6 +31,7 @@ import { ConfigError } from '../core/errors';
 import { buildIdOf, DEPLOYMENT_NAME, makeVersionCurrent, type MakeCurrent, type VersioningOptions } from './versioning';
 import { storeFromEnv } from '../activities/store';
 import { checkWorkerRoots } from './own-paths';
+import { withPresence } from './tool-presence';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -318,14 +319,17 @@ export type CreateToolWorkerOptions = Pick<
 > & {
   /** Its configuration; default: read from its environment, which must hold no LLM key (workers/env.ts). */
   config?: WorkerConfig;
+  /** Tool calls it runs at once (`STARRY_MAX_CONCURRENT_TOOL_CALLS`); default the config's, else the SDK's 100. */
+  maxConcurrentToolCalls?: number;
   /** Tool activity settings over the config's (tests pass their own policy). */
   activities?: Partial<Pick<ActivityDeps, 'policy' | 'store' | 'registry' | 'alerts'>>;
 };
 
 /**
  * Create a tool worker (`starry worker --tools`): the tool activities only (built-in, the worker's own,
- * MCP; the tool half of the submit check), on the tool task queue, no workflows and no LLM call. It is
- * not versioned: the tool activities' contract is their input, which versions keep compatible.
+ * MCP; the tool half of the submit check), on the tool task queue, no workflows and no LLM call, and
+ * its presence on the queue's presence queue (workers/tool-presence.ts). It is not versioned: the tool
+ * activities' contract is their input, which versions keep compatible (docs/ARCHITECTURE.md#versioning).
  *
  * ```ts
  * const worker = await createToolWorker({ connection: await connectWorker() });
@@ -344,9 +348,11 @@ export async function createToolWorker(opts: CreateToolWorkerOptions): Promise<W
   const store = opts.activities?.store ?? storeFromEnv();
   await checkWorkerRoots({ ...ownOf(config, opts.activities?.policy), policy, store });
   const { tracing, interceptors, telemetry } = tracedActivities(opts, config);
+  const namespace = opts.namespace ?? config.temporal.namespace;
+  const slots = opts.maxConcurrentToolCalls ?? config.maxConcurrentToolCalls;
   const worker = await Worker.create({
     connection: opts.connection,
-    namespace: opts.namespace ?? config.temporal.namespace,
+    namespace,
     taskQueue,
     activities: createToolWorkerActivities({
       ...opts.activities,
@@ -357,11 +363,12 @@ export async function createToolWorker(opts: CreateToolWorkerOptions): Promise<W
     }),
     ...(opts.shutdownGraceTime ? { shutdownGraceTime: opts.shutdownGraceTime } : {}),
     ...activityWorkerOptions(opts),
+    ...(slots !== undefined ? { maxConcurrentActivityTaskExecutions: slots } : {}),
     ...(interceptors ? { interceptors } : {}),
   });
   const run = worker.run.bind(worker);
   worker.run = () => run().finally(() => Promise.all([registry.close(), tracing?.shutdown().catch(() => undefined)]));
-  return worker;
+  return withPresence(worker, { connection: opts.connection, namespace, toolQueue: taskQueue });
 }
 
 /** Where a worker's roots come from and the files it read its settings from, for `checkWorkerRoots`. */

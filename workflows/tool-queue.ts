@@ -12,12 +12,6 @@ import { normalizedError, type NormalizedError } from '../core/errors';
  */
 export const TOOL_QUEUE_START_TIMEOUT: Duration = '10 seconds';
 
-/**
- * A tool call waits longer: a busy fleet may hold it in the queue a while (tool workers scale on it);
- * the fleet gone for a minute fails the task, saying so.
- */
-export const TOOL_CALL_START_TIMEOUT: Duration = '1 minute';
-
 /** True when an activity failed because no worker picked it up in time (its schedule-to-start timeout). */
 export function notPicked(err: unknown): boolean {
   return (
@@ -32,13 +26,23 @@ export function noToolWorker(queue: string): string {
   return `no tool worker picked up the call on task queue ${queue}: start one (\`starry worker --tools\` with STARRY_TOOL_TASK_QUEUE=${queue}), or unset STARRY_TOOL_TASK_QUEUE on the workers to run the tools in the workflow worker`;
 }
 
-/** The task's error when no tool worker picked its call up: fatal, the fix in its suggestion. */
-export function noToolWorkerError(queue: string, source: string): NormalizedError {
+/** What a task says when its tool workers answer but stayed too busy to pick its call up. */
+export function busyToolWorkers(queue: string, minutes: number): string {
+  return `the tool workers on task queue ${queue} are running but none picked up the call in ${minutes} minutes: add tool workers (\`starry worker --tools\`) or give them more slots (STARRY_MAX_CONCURRENT_TOOL_CALLS)`;
+}
+
+/**
+ * The task's error when no tool worker picked its call up (none polls, or all stayed busy): fatal, the
+ * fix in its suggestion.
+ */
+export function noToolWorkerError(queue: string, source: string, busyMinutes?: number): NormalizedError {
   return normalizedError({
     code: 'E_UNAVAILABLE',
     kind: 'fatal',
     source,
-    message: `E_UNAVAILABLE: ${noToolWorker(queue)}`,
-    suggestion: `Start \`starry worker --tools\` with STARRY_TOOL_TASK_QUEUE=${queue}, then submit the task again.`,
+    message: `E_UNAVAILABLE: ${busyMinutes ? busyToolWorkers(queue, busyMinutes) : noToolWorker(queue)}`,
+    suggestion: busyMinutes
+      ? `Add tool workers on ${queue} or raise STARRY_MAX_CONCURRENT_TOOL_CALLS on them, then submit the task again.`
+      : `Start \`starry worker --tools\` with STARRY_TOOL_TASK_QUEUE=${queue}, then submit the task again.`,
   });
 }

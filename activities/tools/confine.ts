@@ -70,9 +70,23 @@ export function confinementAvailable(): Probe {
   const [prlimit, bwrap] = ['prlimit', 'bwrap'].map(onWorkerPath);
   if (!prlimit || !bwrap)
     return (probed = { ok: false, why: `${!bwrap ? 'bwrap' : 'prlimit'} is not on the worker's PATH` });
+  // The namespaces, /proc and /dev every sandbox makes: a container that refuses one is found here, not at a call.
   const run = spawnSync(
     prlimit,
-    ['--core=0', '--', bwrap, '--die-with-parent', '--unshare-all', ...systemBinds(), '--', 'true'],
+    [
+      '--core=0',
+      '--',
+      bwrap,
+      '--die-with-parent',
+      '--unshare-all',
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      ...systemBinds(),
+      '--',
+      'true',
+    ],
     { stdio: 'pipe', timeout: 10_000, env: {} },
   );
   if (run.error)
@@ -83,10 +97,23 @@ export function confinementAvailable(): Probe {
   else if (run.status !== 0)
     probed = {
       ok: false,
-      why: `bwrap cannot build a sandbox: ${run.stderr.toString().trim() || `exit ${run.status}`}`,
+      why: `bwrap cannot build a sandbox: ${containerHint(run.stderr.toString().trim() || `exit ${run.status}`)}`,
     };
   else probed = { ok: true, prlimit, bwrap };
   return probed;
+}
+
+/**
+ * bwrap's own error, and what lifts it when a container runtime's defaults are the cause
+ * (docs/DEPLOY.md#shellrun-on-ec2): Docker masks parts of /proc, under which the kernel refuses the
+ * sandbox its own /proc, and its default seccomp profile refuses `pivot_root` to every container.
+ */
+export function containerHint(bwrapError: string): string {
+  if (/Can't mount proc/.test(bwrapError))
+    return `${bwrapError} (the container masks parts of /proc, as Docker does by default, so a sandbox cannot mount its own: run the tool container privileged, as the ECS stack does, or under Docker with --security-opt systempaths=unconfined)`;
+  if (/pivot_root/.test(bwrapError))
+    return `${bwrapError} (the container's seccomp profile refuses pivot_root, as Docker's default does for every container: run the tool container privileged, as the ECS stack does, or under Docker with --security-opt seccomp=unconfined)`;
+  return bwrapError;
 }
 
 /** The executable `name` on the worker's PATH, if any. */

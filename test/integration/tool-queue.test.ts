@@ -21,8 +21,8 @@ import {
   writeScript,
   type Harness,
 } from '../helpers/harness';
-import { done, turn } from '../helpers/scenarios';
-import { historyOf, isActivityRunning, type TracedEvent } from '../helpers/workflow-history';
+import { done, LIST, turn } from '../helpers/scenarios';
+import { activitiesIn, historyOf, isActivityRunning, type TracedEvent } from '../helpers/workflow-history';
 import { killWorker, startWorkerProcess } from '../helpers/worker-process';
 
 let h: Harness;
@@ -38,11 +38,17 @@ afterAll(async () => {
 });
 
 /** A workflow worker on `taskQueue` whose tools are on `<taskQueue>-tools`, and a tool worker there. */
-async function startPair(taskQueue: string): Promise<{ main: ChildProcess; tools: ChildProcess; toolQueue: string }> {
+async function startPair(
+  taskQueue: string,
+  toolEnv: Record<string, string> = {},
+): Promise<{ main: ChildProcess; tools: ChildProcess; toolQueue: string }> {
   const toolQueue = `${taskQueue}-tools`;
   const main = await startWorkerProcess(taskQueue, address(), { env: { STARRY_TOOL_TASK_QUEUE: toolQueue } });
   children.push(main);
-  const tools = await startWorkerProcess(toolQueue, address(), { tools: true, env: { STARRY_TASK_QUEUE: taskQueue } });
+  const tools = await startWorkerProcess(toolQueue, address(), {
+    tools: true,
+    env: { STARRY_TASK_QUEUE: taskQueue, ...toolEnv },
+  });
   children.push(tools);
   return { main, tools, toolQueue };
 }
@@ -165,4 +171,84 @@ describe('tools on a task queue of their own', () => {
     // Refused on the schedule-to-start timeout (10 s), not the check's minute.
     expect(Date.now() - started).toBeLessThan(30_000);
   }, 120_000);
+
+  it('a tool call whose tool workers are all gone fails within seconds (the presence probe), not after a minute', async () => {
+    const taskQueue = uniqueId('tq-toolq-lost');
+    const { tools, toolQueue } = await startPair(taskQueue);
+    const agents = new AgentClient({ connection: h.connection, taskQueue });
+    const agentId = uniqueId('toolq-lost');
+    // The tools are listed on the tool worker; it is gone by the time the model's answer calls one.
+    const { taskId, workflowId } = await agents.submit(agentId, {
+      goal: 'list the workspace',
+      config: scriptedConfig(writeScript([{ ...turn(LIST), delayMs: 2000 }, done()]), makeWorkspace()),
+    });
+    await until('the task to call its LLM', () => isActivityRunning(agents.client, workflowId, 'llm'));
+    await killWorker(tools);
+
+    const failed = await agents.waitForTask(agentId, taskId, { timeoutMs: 90_000 });
+    expect(failed).toMatchObject({ outcome: 'FAILED', error: { code: 'E_UNAVAILABLE', kind: 'fatal' } });
+    expect(failed.error?.message).toContain(`no tool worker picked up the call on task queue ${toolQueue}`);
+    const events = await historyOf(agents.client, workflowId);
+    // The call timed out unpicked, the probe on the presence queue found nobody, and no second wait followed.
+    expect(activitiesIn(events).map((a) => [a.activityType, a.events.at(-1)])).toEqual([
+      ['listTools', 'completed'],
+      ['llm', 'completed'],
+      ['tool', 'timedOut'],
+      ['toolWorkerPresent', 'timedOut'],
+    ]);
+    const probe = events.find(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'toolWorkerPresent',
+    );
+    expect(probe?.activityTaskScheduledEventAttributes?.taskQueue?.name).toBe(`${toolQueue}-presence`);
+    // From the call's scheduling to the task's end: the first wait and the probe's (5 s each), not the minute it was.
+    const at = (e: TracedEvent | undefined) => Number(e?.eventTime?.seconds ?? 0);
+    const scheduled = events.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'tool');
+    expect(at(events.at(-1)) - at(scheduled)).toBeLessThan(15);
+  }, 120_000);
+
+  it('a tool call that waits on a busy tool worker waits on, and runs when a slot frees', async () => {
+    const taskQueue = uniqueId('tq-toolq-busy');
+    // One tool call at a time: the sleeper's shell command holds the only slot.
+    const { tools } = await startPair(taskQueue, { STARRY_MAX_CONCURRENT_TOOL_CALLS: '1' });
+    const agents = new AgentClient({ connection: h.connection, taskQueue });
+    const workspace = makeWorkspace();
+    // The lister's tools are listed first, and its call comes while the sleeper holds the slot.
+    const listerId = uniqueId('toolq-lister');
+    const sleeperId = uniqueId('toolq-sleeper');
+    const lister = await agents.submit(listerId, {
+      goal: 'list the workspace',
+      config: scriptedConfig(writeScript([{ ...turn(LIST), delayMs: 10_000 }, done('listed')]), workspace),
+    });
+    await until('the lister to call its LLM', () => isActivityRunning(agents.client, lister.workflowId, 'llm'));
+    const sleeper = await agents.submit(sleeperId, {
+      goal: 'sleep',
+      config: scriptedConfig(
+        writeScript([turn({ name: 'shell.run', args: { command: 'sleep', args: ['20'] } }), done('slept')]),
+        workspace,
+      ),
+    });
+    await until('the sleeper to run its shell command', () =>
+      isActivityRunning(agents.client, sleeper.workflowId, 'tool'),
+    );
+
+    const listed = await agents.waitForTask(listerId, lister.taskId, { timeoutMs: 120_000 });
+    expect(listed).toMatchObject({ outcome: 'COMPLETED', finalText: 'listed' });
+    expect(listed.toolCalls.map((c) => [c.name, c.status])).toEqual([['fs.list', 'ok']]);
+    const events = await historyOf(agents.client, lister.workflowId);
+    // It waited: its first wait timed out, the busy fleet answered the probe, the call ran on the tool worker.
+    expect(activitiesIn(events).map((a) => [a.activityType, a.events.at(-1)])).toEqual([
+      ['listTools', 'completed'],
+      ['llm', 'completed'],
+      ['tool', 'timedOut'],
+      ['toolWorkerPresent', 'completed'],
+      ['tool', 'completed'],
+      ['llm', 'completed'],
+    ]);
+    expect(whoRan(events).filter((a) => a.type === 'tool')).toEqual([
+      { type: 'tool', queue: expect.any(String), by: ranBy(tools) },
+    ]);
+    await expect(agents.waitForTask(sleeperId, sleeper.taskId, { timeoutMs: 60_000 })).resolves.toMatchObject({
+      outcome: 'COMPLETED',
+    });
+  }, 180_000);
 });
