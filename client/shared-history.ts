@@ -16,14 +16,7 @@
 import type { Client } from '@temporalio/client';
 import { FanOut } from './fan-out';
 import { closeOf } from './follow';
-import {
-  comparePositions,
-  currentRun,
-  followHistory,
-  type HistoryItem,
-  type Position,
-  type RunStart,
-} from './history';
+import { comparePositions, currentRun, followHistory, type HistoryItem, type Position, type RunStart } from './history';
 
 /** Where a history item is, for ordering (the `k` of a decoded event is the stream's). */
 export const positionOf = (item: HistoryItem): Position => ({

@@ -25,7 +25,11 @@ const DONE = { text: 'Done.', usage: USAGE };
 const READ = { toolCalls: [{ name: 'fs.read', args: { path: 'notes.md' } }], usage: USAGE };
 const LIST = { toolCalls: [{ name: 'fs.list', args: {} }], usage: USAGE };
 const ASK = { tools: { approval: { ask: ['fs.read'] } } };
-const HISTORY_CALLS = ['getWorkflowExecutionHistory', 'getWorkflowExecutionHistoryReverse', 'describeWorkflowExecution'];
+const HISTORY_CALLS = [
+  'getWorkflowExecutionHistory',
+  'getWorkflowExecutionHistoryReverse',
+  'describeWorkflowExecution',
+];
 
 let h: Harness;
 let connection: Connection;
@@ -105,8 +109,6 @@ describe('the SSE clients of one task', () => {
   it('share one history follower: the history calls the API makes do not grow with the clients', async () => {
     const one = await follow(1);
     const eight = await follow(8);
-    console.log('ONE', one.events[0]!.map((e) => e.event).join(','));
-    for (const ev of eight.events) console.log('EIGHT', ev.map((e) => `${e.event}`).join(','));
     for (const events of eight.events) {
       expect(events.map((e) => e.event)).toEqual(one.events[0]!.map((e) => e.event));
       expect(events).toEqual(eight.events[0]);
@@ -115,7 +117,6 @@ describe('the SSE clients of one task', () => {
     expect(eight.events[0]!.at(-1)).toMatchObject({ event: 'end', data: { status: 'completed' } });
     // One client makes a few calls per tick; eight clients each reading on its own made eight times as many.
     expect(one.calls).toBeGreaterThan(10);
-    console.log("CALLS", one.calls, eight.calls);
     expect(eight.calls).toBeLessThan(one.calls * 1.5);
   });
 
