@@ -142,14 +142,14 @@ export class FanOut<K, T> {
     signal?: AbortSignal,
   ): Promise<Reader<T>> {
     const entry = this.entries.get(key) ?? this.start(key, open);
-    const reader: Reader<T> = new Reader<T>(this.opts.maxQueued ?? DEFAULT_MAX_QUEUED, () =>
-      this.leave(key, entry, reader),
-    );
+    const gone = () => reader.leave();
+    const reader: Reader<T> = new Reader<T>(this.opts.maxQueued ?? DEFAULT_MAX_QUEUED, () => {
+      signal?.removeEventListener('abort', gone);
+      this.leave(key, entry, reader);
+    });
     entry.readers.add(reader);
-    if (signal) {
-      if (signal.aborted) reader.leave();
-      else signal.addEventListener('abort', () => reader.leave(), { once: true });
-    }
+    if (signal?.aborted) reader.leave();
+    else signal?.addEventListener('abort', gone, { once: true });
     try {
       await entry.ready;
     } catch (err) {
