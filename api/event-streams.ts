@@ -3,13 +3,17 @@
  * Events with a keep-alive comment; at most so many in the process, for one tenant and for one client
  * (core/stream-caps.ts); ended when the client leaves or stops taking what is written to it
  * (core/stream-flow.ts, measured on its socket by api/socket-flow.ts), and with a retryable `error`
- * event when Temporal goes out of reach (the client resumes with `Last-Event-ID`).
+ * event when Temporal goes out of reach (the client resumes with `Last-Event-ID`). The streams of one
+ * workflow share one history follower (client/shared-history.ts): Temporal is read once per workflow,
+ * not once per client.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import { BadEventIdError, type StreamOptions } from '../client/event-stream';
+import { FellBehindError } from '../client/fan-out';
+import { HistoryFollowers } from '../client/shared-history';
 import type { StreamEvent } from '../core/contract';
 import { InvalidArgumentError } from '../core/errors';
 import { streamCaps, streamRefusal, type StreamCaps, type StreamHolder } from '../core/stream-caps';
@@ -74,6 +78,8 @@ function bump(counts: Map<string, number>, key: string, by: number): void {
 
 export class EventStreams {
   readonly caps: StreamCaps;
+  /** One live follower per workflow, shared by this process's streams of it. */
+  readonly followers = new HistoryFollowers();
   private readonly holdings = new Holdings();
 
   /** @throws RangeError for caps that do not nest (a client's share over its tenant's, a tenant's over the process's). */
@@ -102,7 +108,12 @@ export class EventStreams {
     let events: AsyncGenerator<StreamEvent>;
     try {
       // Opened before the response: an unknown task or a bad Last-Event-ID is an HTTP error, not a broken stream.
-      events = await open({ ...(lastEventId ? { lastEventId } : {}), from, signal: stop.signal });
+      events = await open({
+        ...(lastEventId ? { lastEventId } : {}),
+        from,
+        signal: stop.signal,
+        followers: this.followers,
+      });
     } catch (err) {
       this.holdings.add(who, -1);
       if (err instanceof BadEventIdError) throw new InvalidArgumentError(err.message);
@@ -166,11 +177,15 @@ export class EventStreams {
       }
     } catch (err) {
       if (!stop.signal.aborted) {
-        const retryable = unreachable(err);
+        // A client that fell behind its workflow's follower catches up from history when it reconnects.
+        const behind = err instanceof FellBehindError;
+        const retryable = behind || unreachable(err);
         if (!retryable) console.error('[api] an event stream failed', err);
-        const message = retryable
-          ? `Temporal went out of reach (${messageOf(err)}): reconnect with Last-Event-ID to resume`
-          : `the stream failed: ${messageOf(err)}`;
+        const message = behind
+          ? messageOf(err)
+          : retryable
+            ? `Temporal went out of reach (${messageOf(err)}): reconnect with Last-Event-ID to resume`
+            : `the stream failed: ${messageOf(err)}`;
         await write(sseText({ event: 'error', data: { message, retryable } }));
       }
     } finally {

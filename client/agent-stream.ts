@@ -32,6 +32,7 @@ import {
   type Position,
   type RunStart,
 } from './history';
+import { readHistory, type HistoryFollowers } from './shared-history';
 
 /** An agent stream's id: the agent's position, and the current task's when a task event was sent since it started. */
 export interface AgentCursor {
@@ -220,7 +221,7 @@ export async function openAgentStream(
   // Its two sources poll concurrently: when the consumer leaves, the poll in flight is cancelled too.
   const leave = new AbortController();
   const signal = opts.signal ? AbortSignal.any([opts.signal, leave.signal]) : leave.signal;
-  const events = await openMerged(client, agentWorkflowId, after, from, signal);
+  const events = await openMerged({ client, signal, followers: opts.followers }, agentWorkflowId, after, from);
   return (async function* () {
     try {
       yield* events;
@@ -232,53 +233,50 @@ export async function openAgentStream(
 
 /** Where a source's reading starts, and what of it the client has. */
 type SourceStart = { from: RunStart; seen: Seen };
+/** How a stream reads: its client, the signal that ends it, the followers it shares (client/shared-history.ts). */
+type Reading = { client: Client; signal: AbortSignal | undefined; followers: HistoryFollowers | undefined };
 /** A task's source: its workflow and where its reading starts. */
 type TaskStart = { workflowId: string; start: SourceStart };
 
 /** The merged stream, its start and its running task found (the checks that come before a response). */
 async function openMerged(
-  client: Client,
+  reading: Reading,
   agentWorkflowId: string,
   after: AgentCursor | undefined,
   from: StreamFrom,
-  signal: AbortSignal,
 ): Promise<AsyncGenerator<StreamEvent>> {
+  const { client, signal } = reading;
   const start = await knownPosition(() => startOf(client, agentWorkflowId, after?.agent, from, signal, 'current'));
-  if (!start.seen) return merged(client, agentWorkflowId, start, undefined, signal);
+  if (!start.seen) return merged(reading, agentWorkflowId, start, undefined);
   // The task running at the start, read from what is recorded up to it.
   const decoder = new AgentEventDecoder();
   for await (const item of followHistory(client, agentWorkflowId, {
     from: start.from,
     live: false,
-    signal,
+    ...(signal ? { signal } : {}),
   })) {
     if (!seen(start.seen, { run: item.runStart, event: Number(item.event.eventId), k: 0 })) break;
     decoder.decode(item.event);
   }
   const workflowId = decoder.running;
-  if (!workflowId) return merged(client, agentWorkflowId, start, undefined, signal);
+  if (!workflowId) return merged(reading, agentWorkflowId, start, undefined);
   // Where in it the client is: after its id's task part, at the present (`now`), or nowhere yet (its start).
   const task = after?.task
     ? await knownPosition(() => startOf(client, workflowId, after.task, 'now', signal, 'first'))
     : after
       ? { from: { runId: '' }, seen: undefined }
       : await startOf(client, workflowId, undefined, 'now', signal, 'first');
-  return merged(client, agentWorkflowId, start, { workflowId, start: task }, signal);
+  return merged(reading, agentWorkflowId, start, { workflowId, start: task });
 }
 
 /** The agent's own events, positioned, from `start` on (those the client has left out). */
 async function* agentSource(
-  client: Client,
+  { client, signal, followers }: Reading,
   agentWorkflowId: string,
   start: SourceStart,
-  signal: AbortSignal | undefined,
 ): AsyncGenerator<AgentItem> {
   const decoder = new AgentEventDecoder();
-  for await (const item of followHistory(client, agentWorkflowId, {
-    from: start.from,
-    live: true,
-    ...(signal ? { signal } : {}),
-  })) {
+  for await (const item of readHistory(client, agentWorkflowId, { from: start.from, live: true, signal, followers })) {
     const out = decoder.decode(item.event);
     let k = 0;
     for (const body of out.bodies.map((b) => bounded(b))) {
@@ -290,12 +288,12 @@ async function* agentSource(
 }
 
 /** A task's events for its agent's stream, from `t`'s start on, but those the agent's history has too. */
-async function* taskSource(client: Client, t: TaskStart, signal: AbortSignal | undefined): AsyncGenerator<Positioned> {
+async function* taskSource({ client, signal, followers }: Reading, t: TaskStart): AsyncGenerator<Positioned> {
   // A task found by its start event may not have a run id yet: its first run.
   const from = t.start.from.runId
     ? t.start.from
     : { runId: (await currentRun(client, t.workflowId, signal)).firstRunId };
-  for await (const e of taskEvents(client, t.workflowId, from, true, signal)) {
+  for await (const e of taskEvents(client, t.workflowId, from, true, signal, followers)) {
     if (seen(t.start.seen, e.pos) || FROM_AGENT.has(e.body.event)) continue;
     yield e;
   }
@@ -306,17 +304,16 @@ async function* taskSource(client: Client, t: TaskStart, signal: AbortSignal | u
  * (an agent event moves the agent part; a task event the task part).
  */
 async function* merged(
-  client: Client,
+  reading: Reading,
   agentWorkflowId: string,
   start: SourceStart,
   firstTask: TaskStart | undefined,
-  signal: AbortSignal | undefined,
 ): AsyncGenerator<StreamEvent> {
   // Where the client is: its id's parts, or the present.
   let agentPos = start.seen;
   let taskPos = firstTask?.start.seen;
-  const agents = agentSource(client, agentWorkflowId, start, signal);
-  let task = firstTask ? taskSource(client, firstTask, signal) : undefined;
+  const agents = agentSource(reading, agentWorkflowId, start);
+  let task = firstTask ? taskSource(reading, firstTask) : undefined;
   // Each source's next item, tagged once (a race per event must not pile reactions on a long poll).
   const nextOf = <T, F extends 'agent' | 'task'>(it: AsyncGenerator<T>, from: F) =>
     it.next().then((r) => ({ from, r }));
@@ -348,11 +345,7 @@ async function* merged(
         yield { id: id(), ...r.value.body } as StreamEvent;
         taskNext = task && nextOf(task, 'task');
       }
-      task = taskSource(
-        client,
-        { workflowId: item.startsTask, start: { from: { runId: '' }, seen: undefined } },
-        signal,
-      );
+      task = taskSource(reading, { workflowId: item.startsTask, start: { from: { runId: '' }, seen: undefined } });
       taskNext = nextOf(task, 'task');
       taskPos = undefined;
     }

@@ -16,7 +16,6 @@ import {
   comparePositions,
   currentRun,
   firstEvent,
-  followHistory,
   formatPosition,
   parsePosition,
   runStartedAt,
@@ -24,6 +23,7 @@ import {
   type Position,
   type RunStart,
 } from './history';
+import { readHistory, type HistoryFollowers } from './shared-history';
 
 /** An event without its id: what one history event means to a person. */
 export type StreamEventBody = StreamEvent extends infer E ? (E extends unknown ? Omit<E, 'id'> : never) : never;
@@ -31,11 +31,17 @@ export type StreamEventBody = StreamEvent extends infer E ? (E extends unknown ?
 /** Where a stream starts without `Last-Event-ID`: `start` replays what is recorded (`?from=0`), `now` goes on from the present. */
 export type StreamFrom = 'start' | 'now';
 
-/** Where a stream starts: after `lastEventId` (one it sent), or `from`; `signal` ends it. */
+/**
+ * Where a stream starts: after `lastEventId` (one it sent), or `from`; `signal` ends it. With
+ * `followers`, the live part is read through the follower of the workflow that all the streams given
+ * the same `followers` share (the HTTP API's, client/shared-history.ts); without, the stream reads
+ * Temporal on its own.
+ */
 export interface StreamOptions {
   lastEventId?: string;
   from?: StreamFrom;
   signal?: AbortSignal;
+  followers?: HistoryFollowers;
 }
 
 /** A `Last-Event-ID` that is not one of this stream's ids. */
@@ -157,7 +163,7 @@ export const seen = (upTo: Seen, pos: Position): boolean => upTo !== undefined &
 /** After every event decoded from one history event. */
 const ALL_OF = 9999;
 
-/** Where reading a workflow starts, and what of it the client has. */
+/** Where reading a workflow starts, what of it the client has, and whether it still runs (its chain is open). */
 export async function startOf(
   client: Client,
   workflowId: string,
@@ -166,26 +172,29 @@ export async function startOf(
   signal: AbortSignal | undefined,
   /** For `start`: the current run (an agent's) rather than the first (a task's). */
   startRun: 'first' | 'current',
-): Promise<{ from: RunStart; seen: Seen }> {
+): Promise<{ from: RunStart; seen: Seen; running: boolean }> {
   const now = await currentRun(client, workflowId, signal);
-  if (after) return { from: await runStartedAt(client, workflowId, after.run, signal), seen: after };
-  if (from === 'start') return { from: { runId: startRun === 'first' ? now.firstRunId : now.runId }, seen: undefined };
+  const running = now.running;
+  if (after) return { from: await runStartedAt(client, workflowId, after.run, signal), seen: after, running };
+  if (from === 'start')
+    return { from: { runId: startRun === 'first' ? now.firstRunId : now.runId }, seen: undefined, running };
   // Now: what comes next. A closed workflow's last event (its end) is still news to a client that just came.
   const runStart = (await firstEvent(client, workflowId, now.runId, signal)).start;
   const event = now.running ? now.length : now.length - 1;
-  return { from: { runId: now.runId, runStart }, seen: { run: runStart, event, k: ALL_OF } };
+  return { from: { runId: now.runId, runStart }, seen: { run: runStart, event, k: ALL_OF }, running };
 }
 
-/** The positioned events of a task's history, from `from` on. */
+/** The positioned events of a task's history, from `from` on (live through `followers` when given). */
 export async function* taskEvents(
   client: Client,
   workflowId: string,
   from: RunStart,
   live: boolean,
   signal: AbortSignal | undefined,
+  followers?: HistoryFollowers,
 ): AsyncGenerator<Positioned> {
   const decoder = new TaskEventDecoder();
-  for await (const item of followHistory(client, workflowId, { from, live, ...(signal ? { signal } : {}) })) {
+  for await (const item of readHistory(client, workflowId, { from, live, signal, followers })) {
     let k = 0;
     for (const te of decoder.decode(item.event))
       for (const body of streamEventsOf(te, workflowId)) {
@@ -212,8 +221,10 @@ export async function openTaskStream(
 ): Promise<AsyncGenerator<StreamEvent>> {
   const after = opts.lastEventId !== undefined ? taskPosition(opts.lastEventId) : undefined;
   const start = await knownPosition(() => startOf(client, workflowId, after, opts.from ?? 'now', opts.signal, 'first'));
+  // A closed task is read as recorded: no follower is started for it.
+  const live = start.running;
   return (async function* () {
-    for await (const e of taskEvents(client, workflowId, start.from, true, opts.signal)) {
+    for await (const e of taskEvents(client, workflowId, start.from, live, opts.signal, opts.followers)) {
       if (seen(start.seen, e.pos)) continue;
       yield { id: formatPosition(e.pos), ...e.body } as StreamEvent;
     }
