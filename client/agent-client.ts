@@ -41,6 +41,7 @@ import * as results from './task-results';
 
 export { InvalidArgumentError, NotFoundError, RefusedError };
 export { NoWorkerError, type SubmitInput } from './submit';
+export { SearchAttributesMissingError } from './failures';
 export type { DecideInput } from './approvals';
 export { updateFailure } from './failures';
 

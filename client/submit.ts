@@ -28,7 +28,7 @@ import { agentWorkflowId, submitTaskUpdate } from '../workflows/messages';
 import { startAttributes, TenantKey } from '../workflows/search-attributes';
 import { agentState, agentWorkflowIdOf, ensureExists, fullId, type AgentScope } from './agent-scope';
 import { hasLiveWorkerOn } from './connection';
-import { tenantNotRegistered, updateFailure } from './failures';
+import { searchAttributesFailure, updateFailure } from './failures';
 import { runEvents } from './history';
 
 /**
@@ -196,7 +196,7 @@ async function sendSubmit(
       }
       // The agent this submit came to ended meanwhile (its first submit was refused): start it again.
       if (start && attempt < 3 && err instanceof WorkflowNotFoundError) continue;
-      throw tenantNotRegistered(err) ?? err;
+      throw (await searchAttributesFailure(err, s.client.connection, s.client.options.namespace)) ?? err;
     }
     try {
       return await handle.result();
