@@ -16,6 +16,7 @@ import { replayCommand } from './commands/replay';
 import { serveCommands } from './commands/serve';
 import { statusCommands } from './commands/status';
 import { taskCommands } from './commands/task';
+import { addServerOptions, useServer } from './target';
 import { watchCommand } from './commands/watch';
 
 export { EXIT, exitCodeFor } from './common';
@@ -51,10 +52,12 @@ export async function main(argv: string[]): Promise<number> {
       "act within this tenant: agent ids are the tenant's own (its agent x is acme:x inside), list shows its agents only (default: STARRY_TENANT; none: every agent, by its full id)",
       process.env.STARRY_TENANT || undefined,
     )
-    .hook('preAction', () => {
+    .hook('preAction', async (_program, command) => {
       const t = program.opts<{ tenant?: string }>().tenant;
       actIn(t === undefined ? undefined : checkTenant(t, '--tenant (or STARRY_TENANT)'));
+      await useServer(program, command);
     });
+  addServerOptions(program);
   for (const add of COMMANDS) add(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
