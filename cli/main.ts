@@ -7,6 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { isRequestError } from '../core/errors';
 import { checkTenant } from '../core/tenant';
 import { actIn, EXIT, ExitError, sayErr } from './common';
+import { say } from './format';
 import { approvalCommands } from './commands/approvals';
 import { budgetCommands } from './commands/budget';
 import { controlCommands } from './commands/control';
@@ -43,9 +44,15 @@ const COMMANDS = [
  * ```
  */
 export async function main(argv: string[]): Promise<number> {
+  // Before anything parses: the build id reads the workflow bundle, which no other command needs here.
+  if (argv.length === 1 && ['--version', '-V'].includes(argv[0]!)) {
+    say(`${(await import('./version')).versionText()}\n`);
+    return EXIT.OK;
+  }
   const program = new Command('starry')
     .description('Durable, self-correcting AI agents on Temporal')
     .exitOverride()
+    .option('-V, --version', 'print the package version and the build id of its workflows (the worker version)')
     .configureOutput({ writeErr: (s) => sayErr(s) })
     .option(
       '--tenant <id>',
@@ -53,18 +60,27 @@ export async function main(argv: string[]): Promise<number> {
       process.env.STARRY_TENANT || undefined,
     )
     .hook('preAction', async (_program, command) => {
+      if (program.opts<{ version?: boolean }>().version)
+        throw new ExitError('--version stands alone: `starry --version`', EXIT.USAGE);
       const t = program.opts<{ tenant?: string }>().tenant;
       actIn(t === undefined ? undefined : checkTenant(t, '--tenant (or STARRY_TENANT)'));
       await useServer(program, command);
     });
   addServerOptions(program);
   for (const add of COMMANDS) add(program);
+  markRequired(program);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return Number(process.exitCode ?? EXIT.OK);
   } catch (err) {
     return report(err);
   }
+}
+
+/** Commander lists a required option like any other: its help says "(required)". */
+function markRequired(command: Command): void {
+  for (const option of command.options) if (option.mandatory) option.description += ' (required)';
+  for (const sub of command.commands) markRequired(sub);
 }
 
 /** Say what went wrong (once, on stderr) and return the exit code it means. */

@@ -159,6 +159,14 @@ export class AgentClient {
   }
 
   /**
+   * The agent's tasks (id, workflow id, status, start) from the visibility store, oldest first, at most
+   * `limit` of the latest; needs no worker. Empty for an agent without tasks, or no such agent.
+   */
+  async listTasks(agentId: string, limit?: number): Promise<reads.TaskListing[]> {
+    return reads.listTasks(this.scope, agentId, limit);
+  }
+
+  /**
    * Submit a task that a halt cancelled before it started, again, under its own id, with its goal,
    * priority and config as they were. Refused like any submit while the agent is locked.
    */
