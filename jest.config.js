@@ -30,6 +30,7 @@ module.exports = {
       testMatch: [
         '<rootDir>/core/**/*.test.ts',
         '<rootDir>/activities/**/*.test.ts',
+        '<rootDir>/workflows/**/*.test.ts',
         '<rootDir>/cli/**/*.test.ts',
         '<rootDir>/dev/**/*.test.ts',
         '<rootDir>/workers/**/*.test.ts',

@@ -64,11 +64,18 @@ async function swapping(dir: string): Promise<number> {
 
 /**
  * Read at least 150 times, and on until the reads have met both sides of the race (some read the
- * inside file, some were refused) — on a loaded machine the swapper may need more turns to interleave.
+ * inside file, some were refused) and the swapper has swapped 100 times more than `before` — on a
+ * loaded machine the swapper, a process of its own, may get fewer turns than the reads.
  */
-async function readsDuringSwaps(read: () => Promise<unknown>): Promise<{ inside: number; refused: number }> {
+async function readsDuringSwaps(
+  dir: string,
+  before: number,
+  read: () => Promise<unknown>,
+): Promise<{ inside: number; refused: number }> {
   const seen = { inside: 0, refused: 0 };
-  for (let i = 0; i < 5000 && (i < 150 || seen.inside === 0 || seen.refused === 0); i++) {
+  let swapped = false;
+  for (let i = 0; i < 5000 && (i < 150 || seen.inside === 0 || seen.refused === 0 || !swapped); i++) {
+    if (i % 10 === 0) swapped = (await swaps(dir)) - before >= 100;
     const r = (await read()) as { error?: unknown };
     expect(JSON.stringify(r)).not.toContain(SECRET);
     if (r.error) seen.refused++;
@@ -102,7 +109,7 @@ describe('escape corpus: check-then-use races', () => {
     child = swapper(ws.root, 'race.txt', 'file.src', 'link.src');
     const before = await swapping(ws.root);
 
-    const seen = await readsDuringSwaps(() => call('fs.read', { path: 'race.txt' }));
+    const seen = await readsDuringSwaps(ws.root, before, () => call('fs.read', { path: 'race.txt' }));
     for (let i = 0; i < 50; i++)
       expect(JSON.stringify(await call('shell.run', { command: 'cat', args: ['race.txt'] }))).not.toContain(SECRET);
     for (let i = 0; i < 30; i++) await call('fs.write', { path: 'race.txt', content: `write ${i}` });
@@ -124,7 +131,7 @@ describe('escape corpus: check-then-use races', () => {
     child = swapper(ws.root, 'd', 'dir.src', 'link.src');
     const before = await swapping(ws.root);
 
-    const seen = await readsDuringSwaps(() => call('fs.read', { path: 'd/secret.txt' }));
+    const seen = await readsDuringSwaps(ws.root, before, () => call('fs.read', { path: 'd/secret.txt' }));
     for (let i = 0; i < 30; i++) await call('fs.write', { path: `d/new-${i}.txt`, content: 'x' });
     for (let i = 0; i < 30; i++)
       expect(JSON.stringify(await call('fs.list', { path: 'd' }))).not.toContain('OUTSIDE-ONLY');

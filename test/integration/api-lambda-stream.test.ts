@@ -4,6 +4,7 @@
  * streaming contract (test/helpers/awslambda.ts), against the real dev server and a real worker.
  */
 import { stream } from 'hono/streaming';
+import { eventually } from '../../dev/poll';
 import { createApp } from '../../api/app';
 import { authenticator, devToken, type Role } from '../../api/auth';
 import { functionUrlEvent, installAwsLambdaGlobal, invokeStreaming } from '../helpers/awslambda';
@@ -128,7 +129,9 @@ describe('the streaming Lambda handler behind a function URL', () => {
         timeoutMs ? { timeoutMs } : {},
       );
 
-    // A function with 6 s left ends its stream 5 s early, with a retryable error, while the task waits.
+    // A function with 6 s left ends its stream 5 s early, with a retryable error, while the task waits
+    // (for its approval: on a loaded machine the task may take longer than the stream's 1 s to get there).
+    await eventually('the read waiting for approval', async () => (await h.agents.approvals(agentId)).approvals[0]);
     const cut = await events(`/v1/tasks/${workflowId}/events`, {}, 6_000).done;
     expect(cut.statusCode).toBe(200);
     expect(cut.headers['content-type']).toMatch(/^text\/event-stream/);
