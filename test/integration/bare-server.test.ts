@@ -77,7 +77,7 @@ describe('before the search attributes are registered', () => {
   it('POST /v1/agents/{agentId}/tasks answers 503 problem+json with the same message', async () => {
     const h = await startHarness({ name: 'bare-api', address });
     try {
-      const app = createApp({ agents: async () => h.agents });
+      const app = createApp({ agents: async () => h.agents, auth: undefined });
       const res = await app.request(`/v1/agents/${uniqueId('bare-api')}/tasks`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

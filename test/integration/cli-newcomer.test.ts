@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { projectRoot } from '../../dev/paths';
 import { taskWorkflowId } from '../../workflows/messages';
+import type { VersionedWorker } from '../../workers/worker';
 import { makeWorkspace, scriptedConfig, uniqueId, writeScript } from '../helpers/harness';
 import { starryAsync, withWorkerOn } from '../helpers/cli';
 import { done } from '../helpers/scenarios';
@@ -19,7 +20,10 @@ const h = withWorkerOn(queue);
 it('--version prints the package version and the build id its worker runs as', async () => {
   const { version } = JSON.parse(readFileSync(path.join(projectRoot(), 'package.json'), 'utf8')) as { version: string };
   const r = await starryAsync(['--version'], queue);
-  expect(r).toMatchObject({ code: 0, stdout: `starry ${version} (build ${h().worker!.version.buildId})\n` });
+  expect(r).toMatchObject({
+    code: 0,
+    stdout: `starry ${version} (build ${(h().worker as VersionedWorker).version.buildId})\n`,
+  });
 });
 
 it('deny --help marks --reason as required', async () => {
