@@ -61,7 +61,7 @@ export async function unlock(s: AgentScope, agentId: string, input: UnlockInput 
   // A resume asked of an agent with nothing suspended (after a halt, say): the answer says what there is.
   const before = payload.resume ? await agentState(s, agentId).catch(() => undefined) : undefined;
   const unlocked = await humanUpdate(s, agentId, unlockUpdate, payload, 'unlock refused');
-  const note = before && nothingToResume(agentId, before);
+  const note = unlocked.unlocked && before ? nothingToResume(agentId, before) : undefined;
   const result = note ? { ...unlocked, message: `${unlocked.message}; ${note}` } : unlocked;
   // Back among the other agents, from the halt's priority. Best effort: the unlock is done.
   await setPriority(s, agentWorkflowIdOf(s, agentId), QUEUE_PRIORITY.agent).catch(() => undefined);

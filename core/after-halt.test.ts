@@ -27,7 +27,7 @@ describe('nothingToResume', () => {
 
   it('says there is nothing to resubmit either when no queued task was cancelled', () => {
     expect(nothingToResume('a1', state({ tasks: [result('task-1', 'COMPLETED')] }))).toBe(
-      "nothing to resume: no task was suspended (only a breaker's lock suspends a task; a halt cancels it); " +
+      "nothing to resume: no task was suspended (task-1 ended COMPLETED; only a task a breaker's lock suspended can be resumed); " +
         'no queued task was cancelled, so there is nothing to resubmit either',
     );
   });

@@ -24,7 +24,7 @@ export function nothingToResume(agentId: string, st: AfterHalt): string | undefi
   const why =
     last?.outcome === 'CANCELLED'
       ? ` (${last.taskId} ended CANCELLED: a halt cancels the running task rather than suspending it; submit its goal again to run it anew)`
-      : " (only a breaker's lock suspends a task; a halt cancels it)";
+      : ` (${last ? `${last.taskId} ended ${last.outcome}; ` : ''}only a task a breaker's lock suspended can be resumed)`;
   return `nothing to resume: no task was suspended${why}; ${queuedPart(agentId, st)}`;
 }
 
