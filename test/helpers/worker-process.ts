@@ -38,21 +38,29 @@ export async function startWorkerProcess(
 ): Promise<ChildProcess> {
   const child = await readyWorker(taskQueue, serverAddress, opts);
   // "worker ready" comes before its first poll: a command that looks for a poller right after would miss it.
+  await pollerOn(taskQueue, serverAddress, opts.tools ? 'activity' : 'workflow');
+  return child;
+}
+
+/** Wait until a worker polls `taskQueue` for workflow tasks (or, a tool worker, activities only). */
+export async function pollerOn(
+  taskQueue: string,
+  serverAddress = address(),
+  kind: 'workflow' | 'activity' = 'workflow',
+): Promise<void> {
   const connection = await Connection.connect({ address: serverAddress });
   try {
     await eventually(`a poller on ${taskQueue}`, async () => {
       const { pollers } = await connection.workflowService.describeTaskQueue({
         namespace: 'default',
         taskQueue: { name: taskQueue, kind: 1 },
-        // A tool worker polls for activities only.
-        taskQueueType: opts.tools ? 2 : 1,
+        taskQueueType: kind === 'activity' ? 2 : 1,
       });
       return pollers?.length ? true : undefined;
     });
   } finally {
     await connection.close();
   }
-  return child;
 }
 
 function readyWorker(taskQueue: string, serverAddress: string, opts: WorkerProcessOptions): Promise<ChildProcess> {

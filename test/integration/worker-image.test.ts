@@ -20,6 +20,7 @@ import {
   writeScript,
 } from '../helpers/harness';
 import { activityRunning, completedAttempts, hasCompleted, settledHistory } from '../helpers/workflow-history';
+import { pollerOn } from '../helpers/worker-process';
 import { Connection } from '@temporalio/client';
 
 jest.setTimeout(300_000);
@@ -71,6 +72,8 @@ describe('the worker image’s command', () => {
     const connection = await Connection.connect({ address: address() });
     const agents = new AgentClient({ connection, taskQueue });
     try {
+      // The image's worker starts as it would in a container: the submit waits only a few seconds for it.
+      await pollerOn(taskQueue);
       const agentId = uniqueId('sigterm');
       const config = scriptedConfig(
         writeScript([{ delayMs: 3000, toolCalls: [{ name: 'fs.list', args: {} }] }, { text: 'Done.' }]),
