@@ -5,7 +5,14 @@
  */
 
 // ---- the client: submit tasks, wait for results, read state, halt, unlock, message --------------------
-export { AgentClient, NoWorkerError, type AgentClientOptions, type SubmitInput } from './client/agent-client';
+export {
+  AgentClient,
+  NoWorkerError,
+  SearchAttributesMissingError,
+  type AgentClientOptions,
+  type SubmitInput,
+} from './client/agent-client';
+export type { TaskListing } from './client/reads';
 export { connectClient, temporalEnv, TASK_QUEUE, type TemporalEnv } from './client/connection';
 // Shared budgets (the Budget Manager): `agents.budgets()` creates, raises and shows them.
 export { BudgetClient, type BudgetCreate, type BudgetRaise, type BudgetStatus } from './client/budget-client';

@@ -14,7 +14,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { HTTPException } from 'hono/http-exception';
-import { NoWorkerError, type AgentClient } from '../client/agent-client';
+import { NoWorkerError, SearchAttributesMissingError, type AgentClient } from '../client/agent-client';
 import { isRequestError } from '../core/errors';
 import { AuthError, roleAllows, type Authenticator } from './auth';
 import { devApiGuard } from './dev-guard';
@@ -168,6 +168,8 @@ function errorResponse(c: Context, err: unknown): Response {
     c.header('Retry-After', String(err.retryAfterSeconds));
     return problem(c, 503, err.message);
   }
+  // The namespace lacks our search attributes: no retry helps until an operator registers them.
+  if (err instanceof SearchAttributesMissingError) return problem(c, 503, err.message);
   if (unreachable(err)) {
     c.header('Retry-After', '5');
     return problem(c, 503, `Temporal cannot be reached: ${messageOf(err)}`);

@@ -25,7 +25,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
@@ -888,6 +888,48 @@ attempt('streams', 'a huge task read back: 45 answers of 200 KB through events?f
     ? undefined
     : `starry logs: exit ${logs.status}: ${logs.stderr.slice(0, 300)}`;
 });
+
+// ---- dev-port: a dev stack whose API port is taken stops, so its curl lines reach no other checkout's API ----
+
+attempt(
+  'dev-port',
+  "`starry dev` whose API port another checkout's unauthenticated dev API holds stops, naming the port",
+  async (c) => {
+    // The other checkout's `starry dev` API (no authentication), on the port this one's README curls.
+    const { serveApi } = await import('../api/serve');
+    const other = await serveApi({
+      port: 0,
+      insecureDev: true,
+      env: { TEMPORAL_ADDRESS: c.temporal.address, STARRY_TASK_QUEUE: c.temporal.taskQueue },
+    });
+    const apiPort = Number(new URL(other.url).port);
+    const bin = path.join(__dirname, '..', '..', 'bin', 'starry.js');
+    const state = mkdtempSync(path.join(os.tmpdir(), 'starry-adv-devport-'));
+    const args = [bin, 'dev', '--port', String(await freePort()), '--api-port', String(apiPort)];
+    // A developer's shell: none of the suite's telemetry settings (its worker serves metrics on their port).
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('OTEL_')));
+    const child = spawn(process.execPath, args, { env: { ...env, STARRY_STATE_DIR: state } });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += String(d)));
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    try {
+      // It stops at once, or comes up (its banner names the worker) and goes on without its API.
+      for (let i = 0; i < 600 && child.exitCode === null && !/worker running/.test(stderr); i++)
+        await new Promise((r) => setTimeout(r, 100));
+      if (child.exitCode === null)
+        return `starry dev went on with its API port ${apiPort} held by another API: ${stderr.trim().split('\n').slice(0, 2).join(' / ').slice(0, 300)}`;
+      const code = await exited;
+      return code !== 0 && stderr.includes(`port ${apiPort} of the HTTP API is in use`)
+        ? undefined
+        : `starry dev exited ${code} without naming the taken port: ${stderr.slice(0, 300)}`;
+    } finally {
+      if (child.exitCode === null) child.kill('SIGINT');
+      await exited;
+      await other.close();
+      rmSync(state, { recursive: true, force: true });
+    }
+  },
+);
 
 // ---------------------------------------------------------------------------------------------------
 

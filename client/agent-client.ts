@@ -41,6 +41,7 @@ import * as results from './task-results';
 
 export { InvalidArgumentError, NotFoundError, RefusedError };
 export { NoWorkerError, type SubmitInput } from './submit';
+export { SearchAttributesMissingError } from './failures';
 export type { DecideInput } from './approvals';
 export { updateFailure } from './failures';
 
@@ -155,6 +156,14 @@ export class AgentClient {
    */
   async listAgents(opts: { state?: AgentState; pageSize?: number; nextPageToken?: string } = {}): Promise<AgentList> {
     return reads.listAgents(this.scope, opts);
+  }
+
+  /**
+   * The agent's tasks (id, workflow id, status, start) from the visibility store, oldest first, at most
+   * `limit` of the latest; needs no worker. Empty for an agent without tasks, or no such agent.
+   */
+  async listTasks(agentId: string, limit?: number): Promise<reads.TaskListing[]> {
+    return reads.listTasks(this.scope, agentId, limit);
   }
 
   /**

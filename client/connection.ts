@@ -51,7 +51,7 @@ export async function connectClient(e: TemporalEnv = temporalEnv()): Promise<Con
     return await Connection.connect({ ...connectionOptions(e), connectTimeout: 5000 });
   } catch (err) {
     throw new Error(
-      `cannot reach Temporal at ${e.address} (${(err as Error).message}). Start one with \`starry dev\` or set TEMPORAL_ADDRESS.`,
+      `cannot reach Temporal at ${e.address} (${(err as Error).message}). Start one with \`starry dev\`, or name the one to use with --address HOST:PORT (or TEMPORAL_ADDRESS).`,
     );
   }
 }

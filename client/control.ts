@@ -17,9 +17,10 @@ import {
   type UnlockInput,
   type UnlockResult,
 } from '../core/contract';
+import { nothingToResume } from '../core/after-halt';
 import { QUEUE_PRIORITY } from '../core/priority-inbox';
 import { haltSignal, limitsUpdate, messageUpdate, unlockUpdate } from '../workflows/messages';
-import { agentWorkflowIdOf, ensureExists, unknownAgent, type AgentScope } from './agent-scope';
+import { agentState, agentWorkflowIdOf, ensureExists, unknownAgent, type AgentScope } from './agent-scope';
 import { updateFailure } from './failures';
 
 /** AgentClient.halt: SYSTEM_HALT, the agent and its running task raised above every other agent's work. */
@@ -57,7 +58,11 @@ async function setPriority(s: AgentScope, workflowId: string, priorityKey: numbe
 /** AgentClient.unlock: admin:unlock, the agent back among the others from the halt's priority. */
 export async function unlock(s: AgentScope, agentId: string, input: UnlockInput = {}): Promise<UnlockResult> {
   const payload = parsePayload(UnlockInputSchema, input, 'unlock');
-  const result = await humanUpdate(s, agentId, unlockUpdate, payload, 'unlock refused');
+  // A resume asked of an agent with nothing suspended (after a halt, say): the answer says what there is.
+  const before = payload.resume ? await agentState(s, agentId).catch(() => undefined) : undefined;
+  const unlocked = await humanUpdate(s, agentId, unlockUpdate, payload, 'unlock refused');
+  const note = unlocked.unlocked && before ? nothingToResume(agentId, before) : undefined;
+  const result = note ? { ...unlocked, message: `${unlocked.message}; ${note}` } : unlocked;
   // Back among the other agents, from the halt's priority. Best effort: the unlock is done.
   await setPriority(s, agentWorkflowIdOf(s, agentId), QUEUE_PRIORITY.agent).catch(() => undefined);
   return result;

@@ -1,9 +1,9 @@
 /**
  * The client's failures: what Temporal's errors mean to a caller of AgentClient or BudgetClient — a
  * refused update as the family's error (core/errors/request.ts), an unknown workflow, a query no worker
- * answered in time, a namespace without the `Tenant` search attribute.
+ * answered in time, a namespace without the search attributes the agents write.
  */
-import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Connection } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
   InvalidArgumentError,
@@ -13,6 +13,7 @@ import {
   requestErrorType,
   type RequestError,
 } from '../core/errors';
+import { missingSearchAttributes, SEARCH_ATTRIBUTES } from '../workflows/search-attributes';
 
 /**
  * A failed update as the family's error: the workflow's validators fail with an ApplicationFailure
@@ -47,20 +48,56 @@ export function noTaskWorkflow(workflowId: string, cause?: unknown): NotFoundErr
 }
 
 /**
- * A tenant's agent started on a namespace without the `Tenant` search attribute: the server refuses the
- * start (INVALID_ARGUMENT). Undefined for any other error.
+ * A start the server refused because the namespace lacks search attributes the agents write (a plain
+ * `temporal server start-dev`, a new cloud namespace): what is missing and the command that registers it
+ * (`missingSearchAttributes`), never Temporal's own text. The HTTP API answers it 503 without
+ * `Retry-After`: only an operator's command fixes it.
  */
-export function tenantNotRegistered(err: unknown): Error | undefined {
+export class SearchAttributesMissingError extends Error {
+  constructor(
+    readonly namespace: string,
+    readonly missing: readonly string[],
+    options?: { cause?: unknown },
+  ) {
+    super(missingSearchAttributes(namespace, missing), options);
+    this.name = 'SearchAttributesMissingError';
+  }
+}
+
+// Temporal's refusals of an unregistered attribute: "Namespace default has no mapping defined for search
+// attribute AgentId" (a start), "search attribute Tenant is not defined" (older servers, other paths).
+const UNREGISTERED = [/no mapping defined for search attribute (\w+)/i, /search attribute (\w+) is not defined/i];
+
+/** The search attribute a Temporal error says is not registered, if it says so (through its causes). */
+export function unregisteredSearchAttribute(err: unknown): string | undefined {
   for (let e: unknown = err, i = 0; e && i < 5; i++, e = (e as { cause?: unknown }).cause) {
-    if (/search attribute Tenant is not defined/i.test((e as Error).message ?? '')) {
-      return new Error(
-        "this namespace has no Tenant search attribute, which a tenant's agent carries: register it (Keyword) once, " +
-          'as docs/DEPLOY.md step 1 shows, or with ensureSearchAttributes',
-        { cause: err },
-      );
+    const message = (e as Error).message ?? '';
+    for (const re of UNREGISTERED) {
+      const name = re.exec(message)?.[1];
+      if (name) return name;
     }
   }
   return undefined;
+}
+
+/**
+ * The error to throw for a start Temporal refused for an unregistered search attribute: every one of
+ * ours the namespace lacks (listed, so the command registers them all at once; the one named when the
+ * list cannot be read). Undefined for any other error.
+ */
+export async function searchAttributesFailure(
+  err: unknown,
+  connection: Pick<Connection, 'operatorService'>,
+  namespace: string,
+): Promise<SearchAttributesMissingError | undefined> {
+  const named = unregisteredSearchAttribute(err);
+  if (!named) return undefined;
+  const present = await connection.operatorService
+    .listSearchAttributes({ namespace })
+    .then((r) => Object.keys(r.customAttributes ?? {}))
+    .catch(() => undefined);
+  const missing = present ? Object.keys(SEARCH_ATTRIBUTES).filter((n) => !present.includes(n)) : [];
+  return new SearchAttributesMissingError(namespace, missing.length ? missing : [named], { cause: err });
 }
 
 /** gRPC's DEADLINE_EXCEEDED. */

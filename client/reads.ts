@@ -6,9 +6,18 @@
 import { decodeTypedSearchAttributes } from '@temporalio/common/lib/converter/payload-search-attributes';
 import type { AgentList, AgentState, AgentStatus, StreamEvent } from '../core/contract';
 import { qualifiedAgentId, tenantOfWorkflowId } from '../core/tenant';
-import { taskProgressQuery, type TaskProgress } from '../workflows/messages';
+import { agentWorkflowId, taskProgressQuery, type TaskProgress } from '../workflows/messages';
 import { AgentIdKey, AgentStateKey, LockReasonKey, TenantKey, TokensUsedKey } from '../workflows/search-attributes';
-import { agentState, agentWorkflowIdOf, noAgent, ownId, ownResult, unknownAgent, type AgentScope } from './agent-scope';
+import {
+  agentState,
+  agentWorkflowIdOf,
+  fullId,
+  noAgent,
+  ownId,
+  ownResult,
+  unknownAgent,
+  type AgentScope,
+} from './agent-scope';
 import { openAgentStream } from './agent-stream';
 import { openTaskStream, type StreamOptions } from './event-stream';
 import { isNotFoundStatus, noTaskWorkflow } from './failures';
@@ -157,4 +166,40 @@ async function* ownEvents(s: AgentScope, events: AsyncGenerator<StreamEvent>): A
       yield { ...e, data: { ...e.data, agentId: ownId(s, e.data.agentId) } };
     else yield e;
   }
+}
+
+/** One of an agent's tasks as the visibility store lists it (`AgentClient.listTasks`). */
+export interface TaskListing {
+  taskId: string;
+  workflowId: string;
+  /** The task workflow's status: RUNNING, COMPLETED, FAILED, CANCELLED, TERMINATED, … */
+  status: string;
+  /** When it started (ISO 8601). */
+  startedAt: string;
+}
+
+/**
+ * AgentClient.listTasks: the agent's task workflows from the visibility store (their `AgentId`), oldest
+ * first, at most `limit` of the latest; needs no worker.
+ */
+export async function listTasks(s: AgentScope, agentId: string, limit = 100): Promise<TaskListing[]> {
+  const full = fullId(s, agentId);
+  const prefix = `${agentWorkflowId(full)}-`;
+  // A checked id (no quote can reach the query).
+  const query = `WorkflowType = 'taskWorkflow' AND ${AgentIdKey.name} = '${full}'`;
+  const byId = new Map<string, TaskListing>();
+  for await (const w of s.client.workflow.list({ query, pageSize: limit })) {
+    const startedAt = w.startTime.toISOString();
+    const seen = byId.get(w.workflowId);
+    // A task that continued as new is listed once per run: its latest run says where it is.
+    if (!seen || seen.startedAt < startedAt)
+      byId.set(w.workflowId, {
+        taskId: w.workflowId.startsWith(prefix) ? w.workflowId.slice(prefix.length) : w.workflowId,
+        workflowId: w.workflowId,
+        status: w.status.name,
+        startedAt,
+      });
+    if (byId.size >= limit) break;
+  }
+  return [...byId.values()].sort((a, b) => a.startedAt.localeCompare(b.startedAt));
 }

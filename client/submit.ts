@@ -21,6 +21,7 @@ import {
 } from '../core/contract';
 import { isRequestError, NotFoundError } from '../core/errors';
 import { newAgentData, reportedOf } from '../core/agent-entity';
+import { notResubmittable } from '../core/after-halt';
 import { QUEUE_PRIORITY } from '../core/priority-inbox';
 import { splitAgentRef } from '../core/tenant';
 import type { agentWorkflow } from '../workflows';
@@ -28,7 +29,7 @@ import { agentWorkflowId, submitTaskUpdate } from '../workflows/messages';
 import { startAttributes, TenantKey } from '../workflows/search-attributes';
 import { agentState, agentWorkflowIdOf, ensureExists, fullId, type AgentScope } from './agent-scope';
 import { hasLiveWorkerOn } from './connection';
-import { tenantNotRegistered, updateFailure } from './failures';
+import { searchAttributesFailure, updateFailure } from './failures';
 import { runEvents } from './history';
 
 /**
@@ -144,13 +145,7 @@ export async function submitExisting(
 export async function resubmit(s: AgentScope, agentId: string, taskId: string): Promise<SubmitTaskResult> {
   const state = await agentState(s, agentId);
   const cancelled = state.cancelledTasks.find((t) => t.taskId === taskId);
-  if (!cancelled) {
-    const known = state.cancelledTasks.map((t) => t.taskId);
-    throw new NotFoundError(
-      `agent ${agentId} has no cancelled task ${taskId}` +
-        (known.length ? `: its cancelled tasks are ${known.join(', ')}` : ': a halt cancelled none of its tasks'),
-    );
-  }
+  if (!cancelled) throw new NotFoundError(notResubmittable(agentId, taskId, state));
   const payload = {
     goal: cancelled.goal,
     priority: cancelled.priority,
@@ -196,7 +191,7 @@ async function sendSubmit(
       }
       // The agent this submit came to ended meanwhile (its first submit was refused): start it again.
       if (start && attempt < 3 && err instanceof WorkflowNotFoundError) continue;
-      throw tenantNotRegistered(err) ?? err;
+      throw (await searchAttributesFailure(err, s.client.connection, s.client.options.namespace)) ?? err;
     }
     try {
       return await handle.result();

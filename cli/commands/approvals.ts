@@ -53,7 +53,7 @@ export function approvalCommands(program: Command): void {
     .description('deny a waiting tool call: it does not run, and the model reads your reason as pain')
     .argument('<agent>', 'agent id')
     .argument('<callId>', 'the call, as `starry approvals` lists it (t3.0)')
-    .requiredOption('--reason <text>', 'why (the model reads it)')
+    .requiredOption('--reason <text>', 'why; the model reads it')
     .option('--by <name>', 'who denies', process.env.USER ?? 'approver')
     .option('--json', 'print the decision as JSON')
     .action(async (agentId: string, callId: string, o: { reason: string; by: string; json?: boolean }) => {

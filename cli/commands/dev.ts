@@ -16,6 +16,7 @@ import { actingTenant, EXIT, ExitError, parsePort, sayErr, untilSignal } from '.
 import { say } from '../format';
 import { runTask } from './task';
 import { startApi } from './serve';
+import { checkApiPort } from '../api-port';
 
 /** Register dev, demo and server. */
 export function devCommands(program: Command): void {
@@ -49,18 +50,49 @@ export function devCommands(program: Command): void {
 }
 
 /** `starry dev`: the dev server, the worker (and a tool worker), the API and the trace viewer until Ctrl-C. */
-async function runDev(o: {
+async function runDev(o: DevOptions): Promise<void> {
+  // A taken API port stops the command before anything starts (cli/api-port.ts).
+  if (o.apiPort) await checkApiPort(o.apiPort, '--api-port');
+  // What started, stopped in reverse order on Ctrl-C or when a later part fails to start.
+  const started: Array<() => Promise<unknown>> = [];
+  const stopAll = async () => {
+    for (const stop of started.splice(0).reverse()) await stop();
+  };
+  try {
+    const stack = await startDevStack(o, started);
+    sayErr(stack.banner);
+    await untilSignal();
+    sayErr(`stopping the worker${stack.server.started ? ' and the dev server' : ''}…\n`);
+    await stopAll();
+    sayErr(
+      `stopped${stack.server.started ? ` (agents are kept in ${stack.server.dbFile ?? 'the SQLite file'})` : ''}\n`,
+    );
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+interface DevOptions {
   port: number;
   db?: string;
   apiPort: number;
   otel?: boolean;
   otelPort: number;
   toolWorker?: boolean;
-}): Promise<void> {
+}
+
+/** Start what `starry dev` runs, pushing each part's stop onto `started`; returns the banner to print. */
+async function startDevStack(
+  o: DevOptions,
+  started: Array<() => Promise<unknown>>,
+): Promise<{ server: DevServer; banner: string }> {
   // Before the worker reads its environment: its exporter points at the viewer.
   const otel = o.otel ? await startOtel(o.otelPort) : undefined;
+  if (otel) started.push(() => otel.viewer.close());
   const { startDevServer } = await import('../../dev/dev-server');
   const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
+  started.push(() => server.stop());
   refuseStranger(server, 'dev');
   process.env.TEMPORAL_ADDRESS = server.address;
   if (o.toolWorker) process.env.STARRY_TOOL_TASK_QUEUE ||= `${TASK_QUEUE}-tools`;
@@ -69,30 +101,20 @@ async function runDev(o: {
     toolQueue && toolQueue !== TASK_QUEUE
       ? await (await import('../../dev/tool-worker')).startToolWorkerProcess()
       : undefined;
+  if (tools) started.push(() => tools.stop());
   // This folder's own server: the build that runs now takes its agents over (dev/embedded.ts).
   const w = await (
     await import('../../dev/embedded')
   ).startEmbeddedWorker(temporalEnv(), TASK_QUEUE, {
     versioning: { makeCurrent: 'take-over' },
   });
+  started.push(() => w.stop());
   // The API comes up beside the worker; with no auth configured it is the loopback-only dev mode.
   const secured = !!(process.env.STARRY_API_JWT_SECRET || process.env.STARRY_API_JWKS_URL);
-  const api = o.apiPort
-    ? await startApi(o.apiPort, !secured).catch(
-        (err: Error) => void sayErr(`starry: the HTTP API did not start: ${err.message}\n`),
-      )
-    : undefined;
-  sayErr(
-    `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}${otel ? `${otel.line}\n` : ''}${rootsLine()}\nworker running on task queue ${TASK_QUEUE}${tools ? `, a tool worker (pid ${tools.child.pid}, no LLM key) on ${toolQueue}` : ''}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`,
-  );
-  await untilSignal();
-  sayErr(`stopping the worker${server.started ? ' and the dev server' : ''}…\n`);
-  await api?.close();
-  await w.stop();
-  await tools?.stop();
-  await otel?.viewer.close();
-  await server.stop();
-  sayErr(`stopped${server.started ? ` (agents are kept in ${server.dbFile ?? 'the SQLite file'})` : ''}\n`);
+  const api = o.apiPort ? await startApi(o.apiPort, !secured, '--api-port') : undefined;
+  if (api) started.push(() => api.close());
+  const banner = `${serverLine(server)}\nWeb UI: ${server.uiUrl}\n${api ? `HTTP API: ${api.url}\n` : ''}${otel ? `${otel.line}\n` : ''}${rootsLine()}\nworker running on task queue ${TASK_QUEUE}${tools ? `, a tool worker (pid ${tools.child.pid}, no LLM key) on ${toolQueue}` : ''}; Ctrl-C stops ${server.started ? 'all' : 'the worker and the API'}\n`;
+  return { server, banner };
 }
 
 /** `starry demo`: the EPERM scenario on the dev server (started in the background if needed), and where to see it. */

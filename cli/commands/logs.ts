@@ -1,5 +1,7 @@
 /** `starry logs`: a task's log from its workflow history, its result JSON, or its whole transcript. */
 import type { Command } from 'commander';
+import type { AgentClient } from '../../client/agent-client';
+import { isRequestError } from '../../core/errors';
 import type { ChatMessage, TranscriptEntry } from '../../core/llm';
 import type { TaskResult } from '../../core/types';
 import { EXIT, ExitError, withClient } from '../common';
@@ -13,7 +15,10 @@ export function logsCommand(program: Command): void {
     .description(
       "a task's log from its workflow history: each tick's model text, tool calls and results, pain, signals",
     )
-    .argument('<workflowId>', 'the task workflow, e.g. agent-a1-task-3 (printed by run, submit and status)')
+    .argument(
+      '<workflowId>',
+      "the task workflow, e.g. agent-a1-task-3 (printed by run, submit and status); an agent's id lists its tasks",
+    )
     .option('--json', 'print the task result JSON instead')
     .option(
       '--transcript',
@@ -21,7 +26,13 @@ export function logsCommand(program: Command): void {
     )
     .action(async (workflowId: string, o: { json?: boolean; transcript?: boolean }) => {
       await withClient(async (agents) => {
-        const result = await agents.taskResult(workflowId);
+        const result = await agents.taskResult(workflowId).catch(async (err: unknown) => {
+          if (!(isRequestError(err) && err.type === 'NotFound')) throw err;
+          // Not a task workflow: an agent's id lists the agent's tasks instead.
+          if (!(await printTasksOf(agents, workflowId, !!o.json))) throw err;
+          return 'listed' as const;
+        });
+        if (result === 'listed') return;
         if (o.transcript) {
           say(await transcriptText(workflowId, result));
           return;
@@ -39,6 +50,29 @@ export function logsCommand(program: Command): void {
         say(result ? `${formatOutcome(result)}\n` : `(still running: \`starry watch\` follows it live)\n`);
       });
     });
+}
+
+/**
+ * The tasks of agent `agentId` (id, status, started, workflow id), when it has any; false when there is
+ * no agent of that id with tasks (an id that is not an agent's is no agent either).
+ */
+async function printTasksOf(agents: AgentClient, agentId: string, json: boolean): Promise<boolean> {
+  const tasks = await agents.listTasks(agentId).catch(() => []);
+  if (!tasks.length) return false;
+  if (json) return (void say(jsonLine({ agentId, tasks })), true);
+  const width = Math.max(...tasks.map((t) => t.taskId.length), 4);
+  const statusWidth = Math.max(...tasks.map((t) => t.status.length), 6);
+  say(
+    `${agentId} is an agent; its tasks (\`starry logs WORKFLOW_ID\` prints one's log):\n` +
+      `${'TASK'.padEnd(width)}  ${'STATUS'.padEnd(statusWidth)}  ${'STARTED'.padEnd(24)}  WORKFLOW_ID\n` +
+      tasks
+        .map(
+          (t) =>
+            `${t.taskId.padEnd(width)}  ${t.status.padEnd(statusWidth)}  ${t.startedAt.padEnd(24)}  ${t.workflowId}\n`,
+        )
+        .join(''),
+  );
+  return true;
 }
 
 /**

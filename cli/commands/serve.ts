@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { Role } from '../../api/auth';
 import type { LocalApi } from '../../api/serve';
 import { temporalEnv } from '../../client/connection';
+import { apiPortRefusal } from '../api-port';
 import { actingTenant, EXIT, ExitError, parsePort, sayErr, untilSignal } from '../common';
 import { say } from '../format';
 
@@ -88,8 +89,10 @@ export function serveCommands(program: Command): void {
  * ```ts
  * const api = await startApi(8080, false); // needs STARRY_API_JWT_SECRET or STARRY_API_JWKS_URL
  * ```
+ *
+ * @throws ExitError (1) when the port is taken, naming `flag`, the option that picks another.
  */
-export async function startApi(port: number, insecure: boolean): Promise<LocalApi> {
+export async function startApi(port: number, insecure: boolean, flag = '--port'): Promise<LocalApi> {
   if (!insecure && !process.env.STARRY_API_JWT_SECRET && !process.env.STARRY_API_JWKS_URL) {
     throw new ExitError(
       'the API needs authentication: set STARRY_API_JWT_SECRET (HS256) or STARRY_API_JWKS_URL, or pass --insecure-dev for a loopback-only dev API',
@@ -97,7 +100,9 @@ export async function startApi(port: number, insecure: boolean): Promise<LocalAp
     );
   }
   const { serveApi } = await import('../../api/serve');
-  const api = await serveApi({ port, insecureDev: insecure });
+  const api = await serveApi({ port, insecureDev: insecure }).catch(async (err: unknown) => {
+    throw await apiPortRefusal(port, flag, err);
+  });
   if (insecure)
     sayErr(
       `WARNING: the HTTP API on ${api.url} runs WITHOUT AUTHENTICATION (--insecure-dev): every local caller is an admin. Loopback only; never expose it.\n`,

@@ -23,6 +23,9 @@ export function envFor(queue: string, extra: NodeJS.ProcessEnv = {}) {
     TEMPORAL_ADDRESS: address(),
     STARRY_TASK_QUEUE: queue,
     STARRY_RUN_WORKER: 'always',
+    // No "using Temporal at" line for the run's server (a stranger's to this folder): the tests compare
+    // stderr whole; test/integration/cli-server.test.ts checks the line.
+    STARRY_QUIET: '1',
     ...extra,
   };
 }

@@ -1,16 +1,19 @@
 /**
  * A bare server works, or says what to run (docs/DEPLOY.md): against a plain `temporal server start-dev`
- * (no search attributes registered), `starry worker` registers what the agents write, and a task runs;
- * the refusal of a start where they are missing names the command that registers them.
+ * (no search attributes registered), `starry run` and the HTTP API's submit say what is missing and the
+ * command that registers it (not Temporal's "no mapping defined"), `starry worker` registers what the
+ * agents write, and a task runs; the refusal of a start where they are missing names the command.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Connection } from '@temporalio/client';
+import { createApp } from '../../api/app';
 import { AgentClient } from '../../client/agent-client';
 import { freePort, isListening } from '../../dev/dev-server';
 import { eventually } from '../../dev/poll';
 import { temporalCliPath } from '../../dev/paths';
 import { missingSearchAttributes, SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
-import { makeWorkspace, privateDir, scriptedConfig, uniqueId, writeScript } from '../helpers/harness';
+import { bin } from '../helpers/cli';
+import { makeWorkspace, privateDir, scriptedConfig, startHarness, uniqueId, writeScript } from '../helpers/harness';
 import { done } from '../helpers/scenarios';
 import { killWorker, startWorkerProcess } from '../helpers/worker-process';
 
@@ -41,6 +44,53 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   server?.kill('SIGTERM');
+});
+
+// Before `starry worker` registers the attributes (the next test): a worker that does not register them
+// (the CLI's and the harness's embedded one) polls, and the submit's start is what Temporal refuses.
+describe('before the search attributes are registered', () => {
+  const all = () => missingSearchAttributes('default', Object.keys(SEARCH_ATTRIBUTES));
+
+  it("`starry run` says what is missing and the command, not Temporal's text", async () => {
+    const h = await startHarness({ name: 'bare-cli', address });
+    try {
+      const { STARRY_RUN_WORKER: _, ...env } = process.env;
+      const child = spawn(
+        process.execPath,
+        [
+          ...[bin, 'run', 'say done', '--agent', uniqueId('bare-cli')],
+          ...['--llm', `scripted:${writeScript([done()])}`, '--workspace', makeWorkspace()],
+        ],
+        { env: { ...env, TEMPORAL_ADDRESS: address, STARRY_TASK_QUEUE: h.taskQueue } },
+      );
+      let stderr = '';
+      child.stderr.on('data', (d) => (stderr += String(d)));
+      const code = await new Promise((resolve) => child.on('exit', resolve));
+      expect(stderr).toContain(`starry: ${all()}`);
+      expect(code).toBe(1);
+      expect(stderr).not.toMatch(/no mapping defined/);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('POST /v1/agents/{agentId}/tasks answers 503 problem+json with the same message', async () => {
+    const h = await startHarness({ name: 'bare-api', address });
+    try {
+      const app = createApp({ agents: async () => h.agents, auth: undefined });
+      const res = await app.request(`/v1/agents/${uniqueId('bare-api')}/tasks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ goal: 'say done', config: scriptedConfig(writeScript([done()]), makeWorkspace()) }),
+      });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('content-type')).toBe('application/problem+json');
+      expect(res.headers.get('retry-after')).toBeNull();
+      expect(await res.json()).toMatchObject({ status: 503, detail: all() });
+    } finally {
+      await h.stop();
+    }
+  });
 });
 
 it('gets its search attributes from `starry worker`, and a task runs', async () => {

@@ -4,7 +4,9 @@
  */
 import { readFileSync } from 'node:fs';
 import http2 from 'node:http2';
+import net from 'node:net';
 import path from 'node:path';
+import { serveApi } from '../../api/serve';
 import { projectRoot } from '../../dev/paths';
 import { address, privateDir, uniqueId } from '../helpers/harness';
 import { eventually } from '../../dev/poll';
@@ -107,6 +109,51 @@ describe("the local dev server, one per folder's SQLite file", () => {
     } finally {
       for (const port of [a, b].filter(Boolean))
         await starryAsync(['server', 'stop', '--port', String(port)], QUEUE, inFolder(dir));
+    }
+  });
+});
+
+describe('an HTTP API port that is taken', () => {
+  const refusal = (port: number, flag: string) =>
+    `starry: port ${port} of the HTTP API is in use by another program, so this command's API cannot listen there, ` +
+    `and requests to 127.0.0.1:${port} (the README's curl lines) would reach that program, not this folder's agents: ` +
+    `choose another with ${flag} N${flag === '--api-port' ? ' (0: no API)' : ''}, or stop that program ` +
+    `(\`ss -ltnp 'sport = :${port}'\` or \`lsof -i :${port}\` names its process)\n`;
+
+  it('stops `starry dev` before anything starts, naming the port, the holder and --api-port; and `starry api`, naming --port', async () => {
+    // A plain TCP listener, as any other program holds a port.
+    const held = net.createServer((socket) => socket.destroy());
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+    const apiPort = (held.address() as net.AddressInfo).port;
+    try {
+      const port = await freePort();
+      const dev = await starryAsync(
+        ['dev', '--port', String(port), '--api-port', String(apiPort)],
+        QUEUE,
+        inFolder(stateDir()),
+      );
+      expect(dev).toMatchObject({ code: 1, stderr: refusal(apiPort, '--api-port') });
+      expect(await isListening(port)).toBe(false);
+      const api = await starryAsync(['api', '--insecure-dev', '--port', String(apiPort)], QUEUE);
+      expect(api).toMatchObject({ code: 1, stderr: refusal(apiPort, '--port') });
+    } finally {
+      await new Promise((resolve) => held.close(resolve));
+    }
+  });
+
+  it("names an OpenStarry API as the holder (another checkout's `starry dev`)", async () => {
+    const other = await serveApi({ port: 0, insecureDev: true });
+    const port = Number(new URL(other.url).port);
+    try {
+      const api = await starryAsync(['api', '--insecure-dev', '--port', String(port)], QUEUE);
+      expect(api.code).toBe(1);
+      expect(api.stderr).toMatch(
+        new RegExp(
+          `^starry: port ${port} of the HTTP API is in use by an OpenStarry HTTP API \\(another checkout's \`starry dev\` or a \`starry api\`, most likely\\), `,
+        ),
+      );
+    } finally {
+      await other.close();
     }
   });
 });

@@ -113,7 +113,13 @@ async function runs(): Promise<number[]> {
 /** `starry …` in a child process (the worker runs in this one), its whole output. */
 function starry(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [path.join(projectRoot(), 'bin', 'starry.js'), ...args], {
-    env: { ...process.env, TEMPORAL_ADDRESS: address(), STARRY_TASK_QUEUE: h.taskQueue, STARRY_STORE_DIR: storeDir },
+    env: {
+      ...process.env,
+      TEMPORAL_ADDRESS: address(),
+      STARRY_TASK_QUEUE: h.taskQueue,
+      STARRY_STORE_DIR: storeDir,
+      STARRY_QUIET: '1',
+    },
   });
   const out: Buffer[] = [];
   const err: Buffer[] = [];
