@@ -23,6 +23,10 @@ module.exports = {
   globalTeardown: '<rootDir>/test/run-tmpdir-teardown.ts',
   // A global option in Jest 30 (ignored inside a project): integration tests wait on a real server.
   testTimeout: 120000,
+  // Three test files at once on the project's 2 cores (jest's default there is one): an integration
+  // test spends most of its time waiting on the server, its workers and the processes it starts, so
+  // files overlap well; each has its own task queues, folders and agent ids (the README's Tests).
+  maxWorkers: 3,
   projects: [
     {
       ...common,

@@ -13,6 +13,7 @@ export default async function globalTeardown(): Promise<void> {
   const { TEMPORAL_ADDRESS, STARRY_TEST_STARTED_AT } = process.env;
   if (TEMPORAL_ADDRESS && STARRY_TEST_STARTED_AT && process.env.STARRY_REPLAY_ALL !== '0') {
     const saveDir = path.join(projectRoot(), '.temporal', 'replay-failures');
+    const started = Date.now();
     const report = await replayAllHistories(TEMPORAL_ADDRESS, new Date(STARRY_TEST_STARTED_AT), saveDir);
     if (report.failures.length) {
       const list = report.failures.map((f) => `  ${f.workflowId}: ${f.error}\n    history: ${f.file}`).join('\n');
@@ -21,7 +22,7 @@ export default async function globalTeardown(): Promise<void> {
       );
     } else {
       console.log(
-        `\nreplay check: all ${report.replayed} agent and task histories of this run replay against the current code`,
+        `\nreplay check: all ${report.replayed} agent and task histories of this run replay against the current code (${((Date.now() - started) / 1000).toFixed(1)} s)`,
       );
     }
   }
