@@ -931,6 +931,23 @@ attempt(
   },
 );
 
+// ---- ceilings: the operator's caps on every agent's limits hold, whatever the task or the agent id ----
+
+/** The policy's ceilings on every agent's limits (`agentLimits`): the defaults fit, a wide budget does not. */
+const AGENT_LIMITS = { tokenBudget: 1_000_000 };
+/** A refusal at submit that names `field` of the task's safety and the worker's ceiling. */
+const refusedPastCeiling = (a: Answer, field: string) =>
+  a.status === 409 && a.text.includes(`safety.${field}: `) && a.text.includes('agentLimits')
+    ? undefined
+    : `HTTP ${a.status}: ${a.text.slice(0, 300)}`;
+attempt('ceilings', '10 new agents each asking for 1e9 tokens (1e10 on one operator token)', async (c) => {
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, () => c.submit(c.model, { config: { safety: { tokenBudget: 1e9 } } })),
+  );
+  const through = answers.map((a) => refusedPastCeiling(a, 'tokenBudget')).filter((why) => why !== undefined);
+  return through.length ? `${through.length} of 10 new agents took 1e9 tokens: ${through[0]}` : undefined;
+});
+
 // ---------------------------------------------------------------------------------------------------
 
 interface Recorder {
@@ -1040,6 +1057,7 @@ async function main(): Promise<void> {
     // would reach any code (the worker refuses such a policy).
     mcpEnv: [{ name: 'MCP_TOKEN', hosts: ['mcp.example.com'], commands: [{ command: 'node', args: [pinnedServer] }] }],
     maxOutputBytes: 65536,
+    agentLimits: AGENT_LIMITS,
     limits: {
       processes: 64,
       cpuSeconds: 2,

@@ -5,7 +5,7 @@
  * Pure: the worker reads the policy (workers/env.ts) and the tool activity applies it.
  *
  * Its parts are modules of core/worker-policy/: the schema (schema.ts), narrowing a task's config to it
- * (narrow.ts), the sandbox's limits (sandbox-limits.ts), host entries (hosts.ts), the MCP servers' rules
+ * (narrow.ts), the ceilings on every agent's limits (narrow-limits.ts), the sandbox's limits (sandbox-limits.ts), host entries (hosts.ts), the MCP servers' rules
  * (mcp-rules.ts) and the environment's (env-rules.ts), paths (paths.ts) and the roots at start (roots.ts).
  */
 export { changesCodeLoading, ENV_TEMPLATE } from './worker-policy/env-rules';
@@ -20,6 +20,7 @@ export {
   withWorkerDefaults,
   type TaskLimits,
 } from './worker-policy/narrow';
+export { ceilingRefusal, pastCeilings, type AgentLimits, type LimitPastCeiling } from './worker-policy/narrow-limits';
 export { isWithin, normalizePosix } from './worker-policy/paths';
 export { runsToolCalls, unusableRootsRefusal, type RootProblem, type RootsSource } from './worker-policy/roots';
 export {

@@ -5,9 +5,11 @@
  */
 import type { ApprovalRules } from '../../core/approval';
 import { Context } from '@temporalio/activity';
-import type { AgentConfig, McpServerConfig } from '../../core/config';
+import type { AgentConfig, McpServerConfig, SafetyConfig } from '../../core/config';
 import {
+  ceilingRefusal,
   DEFAULT_LIMITS,
+  pastCeilings,
   mcpCommandEntry,
   withWorkerDefaults,
   type TaskLimits,
@@ -387,6 +389,8 @@ async function checkTaskLimitsActivity(
     if (ToolError.is(err)) return { refused: err.error.message };
     throw err;
   }
+  const past = task.limits ? pastCeilings(policy.agentLimits, task.limits.safety) : [];
+  if (task.limits && past.length) return { refused: ceilingRefusal(task.limits.agentId, task.limits.existing, past) };
   const refused =
     registry.refusedAllow(task.tools) ?? (options.toolsOnly ? undefined : await refusedByWorkflowWorker(task, options));
   return refused ? { refused } : {};
@@ -436,6 +440,8 @@ export type SubmittedTask = TaskLimits & {
   pricing?: PricingTable;
   /** The shared budget the config names, by its full name (`<tenant>:<name>` for a tenant's agent). */
   budget?: string;
+  /** The limits the task would run with (its agent's, or a new agent's first), for the policy's `agentLimits`. */
+  limits?: { agentId: string; existing: boolean; safety: SafetyConfig };
 };
 
 /** Input of the `listTools` activity: the task's workspace and tool settings, and its LLM (to price it). */

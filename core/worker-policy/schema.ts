@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { approvalRulesSchema } from '../approval';
+import { partialSafetySchema } from '../config';
 import { ConfigError } from '../errors';
 import { McpEnvSchema, mcpEnvBindingIssues } from '../mcp-env';
 import { McpCommandSchema } from './mcp-rules';
@@ -60,6 +61,12 @@ export const WorkerPolicySchema = z
      * on top of the task's own `tools.approval`: e.g. `{"ask": ["shell.run"]}`.
      */
     approval: approvalRulesSchema().optional(),
+    /**
+     * Ceilings on every agent's limits (its config's `safety` fields), a new agent's first task
+     * included: a submit whose task would run with a looser value is refused, naming the field and the
+     * ceiling (narrow-limits.ts). E.g. `{"tokenBudget": 200000, "costBudgetUsd": 5}`.
+     */
+    agentLimits: partialSafetySchema().optional(),
     /** Resource limits of every sandboxed program and of a task's workspace (sandbox-limits.ts). */
     limits: SandboxLimitsSchema.prefault({}),
   })

@@ -7,6 +7,7 @@ import type { Activities } from '../../activities';
 import type { SubmittedTask } from '../../activities/tools';
 import type { AgentConfig, TaskConfig } from '../../core/config';
 import { budgetRefFor } from '../../core/budget';
+import { firstLimits, runLimits } from '../../core/limits';
 import type { PricingTable } from '../../core/pricing';
 import { noToolWorker, notPicked, TOOL_QUEUE_START_TIMEOUT } from '../tool-queue';
 
@@ -50,7 +51,7 @@ export const { alert } = proxyActivities<Activities>({
 
 /**
  * What the worker checks of a task's config at submit (and before a resume): its limits, tools, guide
- * and context strategy, and what its cost budget needs. The strategy is read loosely: a config carried
+ * and context strategy, what its cost budget needs, and the limits it would run with. The strategy is read loosely: a config carried
  * from a history recorded before context strategies has no `context`.
  */
 export function submitted(agentId: string, config: TaskConfig, agent: AgentConfig | undefined): SubmittedTask {
@@ -62,7 +63,25 @@ export function submitted(agentId: string, config: TaskConfig, agent: AgentConfi
     ...(config.context?.strategy ? { context: { strategy: config.context.strategy } } : {}),
     ...costCheck(config, agent),
     ...(config.budget ? { budget: budgetRefFor(agentId, config.budget) } : {}),
+    ...limitsCheck(agentId, config, agent),
   };
+}
+
+/**
+ * The limits the task would run with, for the worker's ceilings (`agentLimits`): a new agent's first
+ * limits, or its agent's tightened by its own. Limits that do not fit are left out: the agent refuses them.
+ */
+function limitsCheck(
+  agentId: string,
+  config: TaskConfig,
+  agent: AgentConfig | undefined,
+): Pick<SubmittedTask, 'limits'> {
+  try {
+    const safety = agent ? runLimits(agent.safety, config.safety) : firstLimits(config.safety);
+    return { limits: { agentId, existing: agent !== undefined, safety } };
+  } catch {
+    return {};
+  }
 }
 
 /**

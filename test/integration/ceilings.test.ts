@@ -1,0 +1,96 @@
+/**
+ * The worker's operator caps every agent's limits (`agentLimits` in the policy), a new agent's first
+ * task included: a submit that would run past a ceiling is refused at submit naming the field and the
+ * ceiling, and minting agent ids escapes nothing. An agent whose limits were set wider before the
+ * ceilings keeps them, but each of its tasks must fit: it narrows them itself, or an admin narrows the agent's.
+ */
+import path from 'node:path';
+import { realpathSync } from 'node:fs';
+import { NotFoundError, RefusedError } from '../../client/agent-client';
+import { parseWorkerPolicy, type WorkerPolicyInput } from '../../core/worker-policy';
+import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
+
+const DONE = writeScript([{ text: 'Done.' }]);
+const ws = realpathSync(makeWorkspace());
+const policyOf = (overrides: Partial<WorkerPolicyInput> = {}) =>
+  parseWorkerPolicy({ roots: [ws], llmDirs: [path.dirname(DONE)], allowRoot: true, ...overrides });
+const ceilings = { tokenBudget: 20_000, maxTicks: 10 };
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ name: 'ceilings', activities: { policy: policyOf({ agentLimits: ceilings }) } });
+});
+afterAll(async () => {
+  await h?.stop();
+});
+
+describe("the worker's agentLimits", () => {
+  it("refuse a new agent's first task asking for more, naming the field and the ceiling, and leave no agent behind", async () => {
+    const agentId = uniqueId('mint');
+    const submitted = h.agents.submit(agentId, {
+      goal: 'spend',
+      config: scriptedConfig(DONE, ws, { safety: { tokenBudget: 1e9, maxTicks: 10 } }),
+    });
+    await expect(submitted).rejects.toBeInstanceOf(RefusedError);
+    await expect(submitted).rejects.toThrow(
+      new RegExp(`safety\\.tokenBudget: agent ${agentId} would run with 1000000000; the worker allows at most 20000`),
+    );
+    await expect(h.agents.status(agentId)).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  it('refuse the defaults past a ceiling too, and run a first task within them', async () => {
+    const agentId = uniqueId('defaults');
+    await expect(
+      h.agents.submit(agentId, {
+        goal: 'answer',
+        config: scriptedConfig(DONE, ws, { safety: { tokenBudget: 20_000 } }),
+      }),
+    ).rejects.toThrow(/safety\.maxTicks: agent .* would run with 50; the worker allows at most 10/);
+    const { taskId } = await h.agents.submit(agentId, {
+      goal: 'answer',
+      config: scriptedConfig(DONE, ws, { safety: ceilings }),
+    });
+    expect(await h.agents.waitForTask(agentId, taskId)).toMatchObject({ outcome: 'COMPLETED', finalText: 'Done.' });
+  });
+
+  it('hold for an agent wider than ceilings set later: its tasks narrow to fit, or an admin narrows it', async () => {
+    const before = await startHarness({ name: 'ceilings-before', activities: { policy: policyOf() } });
+    let after: Harness | undefined;
+    try {
+      const agentId = uniqueId('wide');
+      const first = await before.agents.submit(agentId, {
+        goal: 'answer',
+        config: scriptedConfig(DONE, ws, { safety: { tokenBudget: 1_000_000, maxTicks: 10 } }),
+      });
+      expect(await before.agents.waitForTask(agentId, first.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+      await before.stop();
+
+      // The operator sets ceilings: the same task queue, a new worker.
+      after = await startHarness({
+        name: 'ceilings-after',
+        taskQueue: before.taskQueue,
+        activities: { policy: policyOf({ agentLimits: ceilings }) },
+      });
+      const refused = after.agents.submitExisting(agentId, { goal: 'again' });
+      await expect(refused).rejects.toBeInstanceOf(RefusedError);
+      await expect(refused).rejects.toThrow(
+        /safety\.tokenBudget: agent .* would run with 1000000; the worker allows at most 20000/,
+      );
+      await expect(refused).rejects.toThrow(new RegExp(`starry limits ${agentId} --token-budget 20000`));
+
+      const narrowed = await after.agents.submitExisting(agentId, {
+        goal: 'again, narrowed',
+        config: scriptedConfig(DONE, ws, { safety: { tokenBudget: 20_000 } }),
+      });
+      expect(await after.agents.waitForTask(agentId, narrowed.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+      // The agent's own limits are unchanged by the task; an admin narrows them.
+      expect((await after.agents.status(agentId)).limits?.tokenBudget).toBe(1_000_000);
+      await after.agents.setLimits(agentId, { safety: { tokenBudget: 20_000 }, by: 'ops' });
+      const plain = await after.agents.submitExisting(agentId, { goal: 'again, as the agent is' });
+      expect(await after.agents.waitForTask(agentId, plain.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+    } finally {
+      await after?.stop();
+      await before.stop().catch(() => undefined);
+    }
+  });
+});
