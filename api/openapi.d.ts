@@ -410,6 +410,10 @@ export interface paths {
                                     from?: unknown;
                                     to?: unknown;
                                 };
+                                budget?: {
+                                    from?: string;
+                                    to?: string;
+                                };
                             }[];
                             guide: string;
                             llm: string;
@@ -1512,6 +1516,7 @@ export interface paths {
                                 costBudgetUsd?: number;
                             };
                             approval?: unknown;
+                            budget?: string;
                             changed: string[];
                             message: string;
                         };

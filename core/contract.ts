@@ -161,6 +161,8 @@ export const LimitsResultSchema = z.object({
   limits: LimitsSchema,
   /** The agent's approval rules now (absent: none). */
   approval: z.unknown().optional(),
+  /** The shared budget the agent draws from now (absent: none). */
+  budget: z.string().optional(),
   changed: z.array(z.string()),
   message: z.string(),
 });
@@ -213,6 +215,8 @@ export const LimitsRecordSchema = z.object({
   to: LimitsSchema.partial(),
   /** The approval rules before and after, when the change replaced them (absent side: none). */
   approval: z.object({ from: z.unknown().optional(), to: z.unknown().optional() }).optional(),
+  /** The shared budget before and after, when the change set it (absent side: none). */
+  budget: z.object({ from: z.string().optional(), to: z.string().optional() }).optional(),
 });
 export type LimitsRecord = z.infer<typeof LimitsRecordSchema>;
 

@@ -7,6 +7,7 @@
  */
 import { z } from 'zod';
 import { approvalConfigSchema } from './approval';
+import { budgetNameSchema } from './config-ids';
 import { partialSafetySchema, safetyConfigSchema, type SafetyConfig } from './config';
 import { ConfigError, PermissionDeniedError } from './errors';
 import { once } from './lazy';
@@ -88,12 +89,17 @@ export const limitsInputSchema = once(() =>
        * take a rule away, since a task's config may only add rules.
        */
       approval: approvalConfigSchema().optional(),
+      /**
+       * The shared budget the agent draws from (`starry budget create`), or null for none: the one way to
+       * change or drop it, since a task's config may not (core/agent-entity/agent-limits.ts).
+       */
+      budget: budgetNameSchema().nullable().optional(),
       note: note().optional(),
       by: by().optional(),
     })
     .strict()
-    .refine((i) => Object.keys(i.safety).length > 0 || i.approval !== undefined, {
-      message: 'give at least one limit to change: a safety field, or approval',
+    .refine((i) => Object.keys(i.safety).length > 0 || i.approval !== undefined || i.budget !== undefined, {
+      message: 'give at least one limit to change: a safety field, approval, or budget',
       path: ['safety'],
       // Only when nothing else is wrong: an unknown field is the one thing to say.
       when: (payload) => payload.issues.length === 0,

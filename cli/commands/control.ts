@@ -91,13 +91,17 @@ function limitsCommand(program: Command): void {
       '--approval <json>',
       'replace the agent\'s approval rules, e.g. \'{"ask":["shell.run"],"deny":[]}\' (\'{"ask":[],"deny":[]}\' removes them)',
     )
+    .option(
+      '--budget <name>',
+      "set the shared budget the agent draws from (none: it draws from none); a task's config may not change it",
+    )
     .option('--note <text>', 'why (kept in the agent state)')
     .option('--by <name>', 'who is changing them', process.env.USER ?? 'admin')
     .option('--json', 'print the result as JSON')
     .action(
       async (
         agentId: string,
-        o: Partial<SafetyConfig> & { approval?: string; note?: string; by: string; json?: boolean },
+        o: Partial<SafetyConfig> & { approval?: string; budget?: string; note?: string; by: string; json?: boolean },
       ) => {
         const safety = Object.fromEntries(
           LIMIT_FIELDS.filter((f) => o[f] !== undefined).map((f) => [f, o[f]]),
@@ -107,10 +111,12 @@ function limitsCommand(program: Command): void {
             ? undefined
             : jsonObjectFlag(o.approval, '--approval', '{"ask":["shell.run"],"deny":[]}');
         await withClient(async (agents) => {
-          if (!Object.keys(safety).length && !approval) return showLimits(agents, agentId, !!o.json);
+          if (!Object.keys(safety).length && !approval && o.budget === undefined)
+            return showLimits(agents, agentId, !!o.json);
           const r = await agents.setLimits(agentId, {
             safety,
             ...(approval ? { approval: approval as LimitsInput['approval'] } : {}),
+            ...(o.budget !== undefined ? { budget: o.budget === 'none' ? null : o.budget } : {}),
             by: o.by,
             ...(o.note ? { note: o.note } : {}),
           });

@@ -117,3 +117,43 @@ describe('agent limits: its config, and the limits only an admin loosens', () =>
     expect(JSON.parse(JSON.stringify(d))).toEqual(d);
   });
 });
+
+describe("an agent's shared budget: its own limit", () => {
+  const pooled = (): LimitsData => ({ config: parseAgentConfig({ budget: 'team' }, 'scripted:x.json') });
+
+  it('is kept when a later task leaves it out, so dropping it from the config runs unmetered never', () => {
+    const d = pooled();
+    expect(() => refuseTaskConfig(d, 'a1', task())).not.toThrow();
+    expect(configForRun(d, 'a1', 'task-2', task()).budget).toBe('team');
+    expect(d.config?.budget).toBe('team');
+  });
+
+  it('refuses a later task naming another budget, saying who may change it', () => {
+    const d = pooled();
+    const other = () => refuseTaskConfig(d, 'a1', task({ budget: 'elsewhere' }));
+    expect(other).toThrow(PermissionDeniedError);
+    expect(other).toThrow(/budget: 'elsewhere' is not agent a1's shared budget 'team'; changing it needs admin/);
+    expect(other).toThrow(/starry limits a1 --budget elsewhere/);
+    expect(() => refuseTaskConfig(d, 'a1', task({ budget: 'team' }))).not.toThrow();
+  });
+
+  it('is joined by a later task of an agent without one, and is the agent’s from then on', () => {
+    const d = withConfig();
+    expect(() => refuseTaskConfig(d, 'a1', task({ budget: 'team' }))).not.toThrow();
+    expect(configForRun(d, 'a1', 'task-2', task({ budget: 'team' })).budget).toBe('team');
+    expect(() => refuseTaskConfig(d, 'a1', task({ budget: 'elsewhere' }))).toThrow(PermissionDeniedError);
+  });
+
+  it('is changed or dropped by an admin, recorded with who did it', () => {
+    const d = pooled();
+    const moved = setAgentLimits(d, 'a1', { safety: {}, budget: 'ops', by: 'alice' }, undefined);
+    expect(moved).toMatchObject({ budget: 'ops', changed: ['budget'] });
+    expect(moved.message).toMatch(/shared budget team → ops/);
+    expect(d.limitChanges?.at(-1)).toMatchObject({ by: 'alice', budget: { from: 'team', to: 'ops' } });
+    const dropped = setAgentLimits(d, 'a1', { safety: {}, budget: null, by: 'alice' }, undefined);
+    expect(dropped.changed).toEqual(['budget']);
+    expect(dropped).not.toHaveProperty('budget');
+    expect(d.config).not.toHaveProperty('budget');
+    expect(configForRun(d, 'a1', 'task-3', task()).budget).toBeUndefined();
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * An agent's config and its limits (docs/ARCHITECTURE.md, limits): its first task's config sets them; each
- * later task's own config replaces the agent's but for its limits (`safety`) and its approval rules,
+ * later task's own config replaces the agent's but for its limits (`safety`), its shared budget and its approval rules,
  * which only an admin changes (`admin:limits`, recorded in a change log), and which a task may only
  * tighten for its own run. Tokens a human adds at an unlock stay added until an admin sets the budget.
  * Plain data in the agent's `AgentData`; the functions change the part they are given.
@@ -8,7 +8,7 @@
 import { mergeApprovalRules, ruleText, type ApprovalRule } from '../approval';
 import type { AgentConfig, TaskConfig } from '../config';
 import type { LimitsRecord, LimitsResult } from '../contract';
-import { RefusedError } from '../errors';
+import { PermissionDeniedError, RefusedError } from '../errors';
 import {
   changeLimits,
   firstLimits,
@@ -55,6 +55,24 @@ export function refuseTaskConfig(d: LimitsData, agentId: string, own: TaskConfig
     throw new RefusedError(`agent ${agentId} has no config yet: submit its first task with one (it names the LLM)`);
   if (own && d.config) refuseLooserLimits(agentId, limitsBeforeAdded(d.config, d.addedTokens), own.safety);
   else if (own) firstLimits(own.safety);
+  if (own) refuseOtherBudget(d.config, agentId, own);
+}
+
+/**
+ * Refuse a task's config naming another shared budget than its agent's: the budget an agent draws from
+ * is its limit, which only an admin changes or drops (`admin:limits` `budget`). A config that leaves it
+ * out runs with the agent's (`configForRun`), so leaving it out drops nothing.
+ *
+ * @throws PermissionDeniedError naming both budgets and the admin's command.
+ */
+export function refuseOtherBudget(agent: AgentConfig | undefined, agentId: string, own: TaskConfig): void {
+  if (!agent?.budget || own.budget === undefined || own.budget === agent.budget) return;
+  const issue = `budget: '${own.budget}' is not agent ${agentId}'s shared budget '${agent.budget}'; changing it needs admin`;
+  throw new PermissionDeniedError(
+    `changing the shared budget needs admin: an agent's shared budget is its limit.\n  - ${issue}\n` +
+      `Leave budget out to run with the agent's, or have an admin change it first: starry limits ${agentId} --budget ${own.budget} (PATCH /v1/agents/${agentId}/limits).`,
+    { issues: [issue] },
+  );
 }
 
 /** An agent started without a config takes its first task's, its limits the defaults with the task's. */
@@ -73,8 +91,12 @@ export function configForRun(d: LimitsData, agentId: string, taskId: string, own
   if (own) {
     const rules = d.config ? d.config.tools.approval : own.tools.approval;
     const { approval: _asked, ...tools } = own.tools;
+    // The shared budget is a limit too: the agent's once it has one, whatever the task's config says.
+    const budget = d.config ? (d.config.budget ?? own.budget) : own.budget;
+    const { budget: _named, ...rest } = own;
     d.config = {
-      ...own,
+      ...rest,
+      ...(budget !== undefined ? { budget } : {}),
       safety: d.config?.safety ?? firstLimits(own.safety),
       tools: rules ? { ...tools, approval: rules } : tools,
     };
@@ -135,24 +157,38 @@ export function setAgentLimits(
     else delete tools.approval;
     changed.push('approval');
   }
-  d.config = { ...config, safety: limits, tools };
+  const budget = input.budget === undefined ? config.budget : (input.budget ?? undefined);
+  const budgetChanged = budget !== config.budget;
+  if (budgetChanged) changed.push('budget');
+  const { budget: _old, ...others } = config;
+  d.config = { ...others, ...(budget !== undefined ? { budget } : {}), safety: limits, tools };
   // The budget set now holds the tokens added before.
   if (input.safety.tokenBudget !== undefined) d.addedTokens = 0;
   if (changed.length) {
     const record: LimitsRecord = { by: input.by ?? 'an admin', from, to };
     if (input.note) record.note = input.note;
     if (rulesChanged) record.approval = { ...(rules ? { from: rules } : {}), ...(next ? { to: next } : {}) };
+    if (budgetChanged)
+      record.budget = { ...(config.budget ? { from: config.budget } : {}), ...(budget ? { to: budget } : {}) };
     d.limitChanges = [...(d.limitChanges ?? []), record].slice(-LIMITS.limitChanges);
   }
   const said = changed.map((f) =>
     f === 'approval'
       ? `approval rules ${rulesText(rules)} → ${rulesText(next)}`
-      : `${f} ${from[f as LimitField] ?? 'none'} → ${to[f as LimitField] ?? 'none'}`,
+      : f === 'budget'
+        ? `shared budget ${config.budget ?? 'none'} → ${budget ?? 'none'}`
+        : `${f} ${from[f as LimitField] ?? 'none'} → ${to[f as LimitField] ?? 'none'}`,
   );
   const message = changed.length
     ? `agent ${agentId}'s limits changed: ${said.join(', ')}${runningTaskId ? ` (task ${runningTaskId} keeps the limits it started with; the next task runs with these)` : ''}`
     : `agent ${agentId}'s limits already are these: nothing changed`;
-  return { limits, ...((next ?? rules) ? { approval: rulesChanged ? next : rules } : {}), changed, message };
+  return {
+    limits,
+    ...((next ?? rules) ? { approval: rulesChanged ? next : rules } : {}),
+    ...(budget ? { budget } : {}),
+    changed,
+    message,
+  };
 }
 
 /** Approval rules as people read them: `ask [shell.run] deny [http.get]`, or `none`. */

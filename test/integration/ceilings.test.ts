@@ -3,17 +3,22 @@
  * task included: a submit that would run past a ceiling is refused at submit naming the field and the
  * ceiling, and minting agent ids escapes nothing. An agent whose limits were set wider before the
  * ceilings keeps them, but each of its tasks must fit: it narrows them itself, or an admin narrows the agent's.
+ * An agent's shared budget is its limit: a later task that leaves it out still draws from it, one that
+ * names another is refused, and only an admin changes or drops it.
  */
 import path from 'node:path';
 import { realpathSync } from 'node:fs';
 import { NotFoundError, RefusedError } from '../../client/agent-client';
+import { PermissionDeniedError } from '../../core/errors';
+import { eventually } from '../../dev/poll';
+import { done } from '../helpers/scenarios';
 import { parseWorkerPolicy, type WorkerPolicyInput } from '../../core/worker-policy';
 import { makeWorkspace, scriptedConfig, startHarness, uniqueId, writeScript, type Harness } from '../helpers/harness';
 
 const DONE = writeScript([{ text: 'Done.' }]);
 const ws = realpathSync(makeWorkspace());
 const policyOf = (overrides: Partial<WorkerPolicyInput> = {}) =>
-  parseWorkerPolicy({ roots: [ws], llmDirs: [path.dirname(DONE)], allowRoot: true, ...overrides });
+  parseWorkerPolicy({ roots: [ws], llmDirs: [path.dirname(path.dirname(DONE))], allowRoot: true, ...overrides });
 const ceilings = { tokenBudget: 20_000, maxTicks: 10 };
 
 let h: Harness;
@@ -92,5 +97,44 @@ describe("the worker's agentLimits", () => {
       await after?.stop();
       await before.stop().catch(() => undefined);
     }
+  });
+});
+
+describe("an agent's shared budget", () => {
+  it('is drawn from by a later task that leaves it out, refused to one naming another, and changed by an admin only', async () => {
+    const [name, other, agentId] = [uniqueId('pool'), uniqueId('other'), uniqueId('pooled')];
+    await h.agents.budgets().create({ name, tokens: 100_000, leaseTokens: 1_000, by: 'ops' });
+    await h.agents.budgets().create({ name: other, tokens: 100_000, leaseTokens: 1_000, by: 'ops' });
+    const spent = async (budget: string, above: number) =>
+      eventually(`${budget} spent above ${above}`, async () => {
+        const s = await h.agents.budgets().show(budget);
+        return s.spent > above ? s.spent : undefined;
+      });
+    const script = writeScript([done()]);
+    const first = await h.agents.submit(agentId, {
+      goal: 'answer',
+      config: scriptedConfig(script, ws, { budget: name, safety: ceilings }),
+    });
+    expect(await h.agents.waitForTask(agentId, first.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+    const afterFirst = await spent(name, 0);
+
+    // The config leaves the budget out: the agent's still meters the task.
+    const dropped = await h.agents.submitExisting(agentId, { goal: 'answer', config: scriptedConfig(script, ws) });
+    expect(await h.agents.waitForTask(agentId, dropped.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+    await spent(name, afterFirst);
+
+    const moved = h.agents.submitExisting(agentId, {
+      goal: 'answer',
+      config: scriptedConfig(script, ws, { budget: other }),
+    });
+    await expect(moved).rejects.toBeInstanceOf(PermissionDeniedError);
+    await expect(moved).rejects.toThrow(new RegExp(`starry limits ${agentId} --budget ${other}`));
+
+    const changed = await h.agents.setLimits(agentId, { safety: {}, budget: other, by: 'ops' });
+    expect(changed).toMatchObject({ budget: other, changed: ['budget'] });
+    const now = await h.agents.submitExisting(agentId, { goal: 'answer', config: scriptedConfig(script, ws) });
+    expect(await h.agents.waitForTask(agentId, now.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+    await spent(other, 0);
+    expect((await h.agents.status(agentId)).limitChanges.at(-1)).toMatchObject({ budget: { from: name, to: other } });
   });
 });

@@ -62,7 +62,8 @@ export function submitted(agentId: string, config: TaskConfig, agent: AgentConfi
     guide: config.guide,
     ...(config.context?.strategy ? { context: { strategy: config.context.strategy } } : {}),
     ...costCheck(config, agent),
-    ...(config.budget ? { budget: budgetRefFor(agentId, config.budget) } : {}),
+    // The agent's shared budget, once it has one, is the one the task draws from (core/agent-entity/agent-limits.ts).
+    ...((agent?.budget ?? config.budget) ? { budget: budgetRefFor(agentId, (agent?.budget ?? config.budget)!) } : {}),
     ...limitsCheck(agentId, config, agent),
   };
 }
