@@ -947,6 +947,12 @@ attempt('ceilings', '10 new agents each asking for 1e9 tokens (1e10 on one opera
   const through = answers.map((a) => refusedPastCeiling(a, 'tokenBudget')).filter((why) => why !== undefined);
   return through.length ? `${through.length} of 10 new agents took 1e9 tokens: ${through[0]}` : undefined;
 });
+attempt('ceilings', 'an approval rule with a typo (fs.wirte), so fs.write runs unasked', async (c) => {
+  const a = await c.submit(c.model, { config: { tools: { approval: { ask: ['fs.wirte'], deny: [] } } } });
+  return a.status === 409 && a.text.includes("tools.approval.ask: 'fs.wirte'")
+    ? undefined
+    : `HTTP ${a.status}: ${a.text.slice(0, 300)}`;
+});
 
 // ---------------------------------------------------------------------------------------------------
 

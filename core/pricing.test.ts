@@ -1,6 +1,16 @@
 import { parseAgentConfig } from './config';
 import { ConfigError } from './errors';
-import { costUsd, outputTokensFor, parsePricing, priceFor, pricingKeys, unpricedRefusal, type Price } from './pricing';
+import { parseLlmSpec } from './llm-spec';
+import {
+  costUsd,
+  lowerPriceRefusal,
+  outputTokensFor,
+  parsePricing,
+  priceFor,
+  pricingKeys,
+  unpricedRefusal,
+  type Price,
+} from './pricing';
 
 const price: Price = { inputPerMTok: 2.5, cachedInputPerMTok: 1.25, outputPerMTok: 10 };
 
@@ -91,5 +101,30 @@ describe('bad price tables', () => {
     expect(() => parseAgentConfig({ safety: { costBudgetUsd: 0 } }, 'scripted:x')).toThrow(
       /safety\.costBudgetUsd: must be > 0/,
     );
+  });
+});
+
+describe("a config's own prices against the worker's", () => {
+  const llm = parseLlmSpec('openai:gpt-4o');
+  const p = (inputPerMTok: number, cachedInputPerMTok: number, outputPerMTok: number) => ({
+    inputPerMTok,
+    cachedInputPerMTok,
+    outputPerMTok,
+  });
+  const worker = { 'openai:gpt-4o': p(2.5, 1.25, 10) };
+
+  it('refuses a price below the worker’s for the task’s model, naming each lower price and what helps', () => {
+    const why = lowerPriceRefusal(llm, { 'openai:gpt-4o': p(0, 0, 0) }, worker);
+    expect(why).toMatch(/^pricing: the config prices openai:gpt-4o below the worker's STARRY_PRICING/);
+    expect(why).toMatch(/inputPerMTok 0 < 2\.5, cachedInputPerMTok 0 < 1\.25, outputPerMTok 0 < 10/);
+    expect(why).toMatch(/Leave openai:gpt-4o out of the config's pricing to use the worker's price/);
+    expect(lowerPriceRefusal(llm, { 'openai:gpt-4o': p(2.5, 1.25, 9.99) }, worker)).toMatch(/outputPerMTok 9\.99 < 10/);
+  });
+
+  it('allows the same or a higher price, a model the worker does not price, and other models’ entries', () => {
+    expect(lowerPriceRefusal(llm, { 'openai:gpt-4o': p(2.5, 1.25, 10) }, worker)).toBeUndefined();
+    expect(lowerPriceRefusal(llm, { 'openai:gpt-4o': p(5, 2.5, 20) }, worker)).toBeUndefined();
+    expect(lowerPriceRefusal(llm, { 'openai:gpt-4o': p(0, 0, 0) }, undefined)).toBeUndefined();
+    expect(lowerPriceRefusal(llm, { 'openai:other': p(0, 0, 0) }, worker)).toBeUndefined();
   });
 });

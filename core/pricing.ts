@@ -161,3 +161,30 @@ export function unpricedRefusal(
   const known = keys.length ? `this worker has prices for ${keys.join(', ')}` : 'this worker has no price table';
   return `safety.costBudgetUsd is set but there is no price for ${pricingKeys(llm).join(' (or ')}${pricingKeys(llm).length > 1 ? ')' : ''}: ${known}. Add "pricing": {"${pricingKeys(llm).at(-1)}": {"inputPerMTok": N, "cachedInputPerMTok": N, "outputPerMTok": N}} to the agent's config, have the worker's operator add it to STARRY_PRICING, or leave costBudgetUsd out.`;
 }
+
+/** The three prices of an entry, as the refusal names them. */
+const PRICE_FIELDS = ['inputPerMTok', 'cachedInputPerMTok', 'outputPerMTok'] as const;
+
+/**
+ * Why a config's own `pricing` is refused: it prices `llm` below what the worker's table
+ * (`STARRY_PRICING`) says, which would let a task spend past a cost budget at a price of its choosing.
+ * Prices are the operator's: a config may price a model the worker does not, or price one higher.
+ *
+ * ```ts
+ * lowerPriceRefusal(llm, { 'openai:gpt': { inputPerMTok: 0, cachedInputPerMTok: 0, outputPerMTok: 0 } }, worker)
+ * // "pricing: the config prices openai:gpt below the worker's STARRY_PRICING (inputPerMTok 0 < 2.5, …) …"
+ * ```
+ */
+export function lowerPriceRefusal(
+  llm: LlmSpec,
+  agent: PricingTable | undefined,
+  worker: PricingTable | undefined,
+): string | undefined {
+  const own = priceFor(agent, llm);
+  const operator = priceFor(worker, llm);
+  if (!own || !operator) return undefined;
+  const lower = PRICE_FIELDS.filter((f) => own[f] < operator[f]).map((f) => `${f} ${own[f]} < ${operator[f]}`);
+  if (!lower.length) return undefined;
+  const key = pricingKeys(llm).find((k) => agent && Object.hasOwn(agent, k)) ?? pricingKeys(llm).at(-1);
+  return `pricing: the config prices ${key} below the worker's STARRY_PRICING (${lower.join(', ')}); prices are the worker operator's, so a config may price a model the worker does not, or price one higher, never lower. Leave ${key} out of the config's pricing to use the worker's price.`;
+}

@@ -18,7 +18,7 @@ import {
 import { failure, normalizedError, success, type ToolExecutionResult } from '../../core/errors';
 import type { ToolSpec } from '../../core/llm';
 import type { LlmSpec } from '../../core/llm-spec';
-import { priceFor, unpricedRefusal, type Price, type PricingTable } from '../../core/pricing';
+import { lowerPriceRefusal, priceFor, unpricedRefusal, type Price, type PricingTable } from '../../core/pricing';
 import { toolResultText } from '../../core/transcript';
 import { trace } from '@opentelemetry/api';
 import { METRIC, meteredToolName, toolContentAttributes, toolMetricAttributes } from '../../core/telemetry';
@@ -398,7 +398,8 @@ async function checkTaskLimitsActivity(
 
 /**
  * The half of the submit check that belongs to the worker running the workflows and LLM calls: its
- * guides and context strategies (workers/plugins.ts), its price table, the shared budget the config names.
+ * guides and context strategies (workers/plugins.ts), its price table (a config's own price may not be lower),
+ * the shared budget the config names.
  */
 export async function refusedByWorkflowWorker(
   task: SubmittedTask,
@@ -406,7 +407,8 @@ export async function refusedByWorkflowWorker(
 ): Promise<string | undefined> {
   const refused =
     refusedChoices(offer, { guide: task.guide, contextStrategy: task.context?.strategy }) ??
-    (task.costBudgetUsd !== undefined && task.llm ? unpricedRefusal(task.llm, task.pricing, pricing) : undefined);
+    (task.costBudgetUsd !== undefined && task.llm ? unpricedRefusal(task.llm, task.pricing, pricing) : undefined) ??
+    (task.llm ? lowerPriceRefusal(task.llm, task.pricing, pricing) : undefined);
   if (refused) return refused;
   // The config's shared budget must exist: a task would otherwise stop at its first LLM call.
   return task.budget ? await budgetMissing(Context.current().client, task.budget) : undefined;
@@ -433,7 +435,7 @@ export interface TaskLimitsAnswer {
  * fields are optional, so a history recorded before them replays.
  */
 export type SubmittedTask = TaskLimits & {
-  tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'>;
+  tools: Pick<AgentConfig['tools'], 'allow' | 'mcp' | 'approval'>;
   guide?: string;
   context?: { strategy?: string };
   costBudgetUsd?: number;

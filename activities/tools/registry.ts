@@ -2,6 +2,7 @@
  * The tools a worker runs (the tool activity's registry): the built-in ones, the worker's own and,
  * through the MCP pool, those of the servers a task's config names.
  */
+import type { ApprovalRule } from '../../core/approval';
 import type { AgentConfig, McpServerConfig } from '../../core/config';
 import type { ToolSpec } from '../../core/llm';
 import type { ToolOrigin } from '../../core/telemetry';
@@ -67,18 +68,26 @@ export class ToolRegistry {
   }
 
   /**
-   * What is wrong with a task's `tools.allow`, if anything: each entry must name one of the worker's
-   * tools, or a tool (or `server.*`) of an MCP server in the task's `tools.mcp`.
+   * What is wrong with a task's `tools.allow` or its approval rules, if anything: each entry must name
+   * one of the worker's tools, or a tool (or `server.*`) of an MCP server in the task's `tools.mcp`. A
+   * rule naming no tool would never ask (a typo, `fs.wirte`, that lets `fs.write` run unasked): refused alike.
    */
-  refusedAllow(tools: Pick<AgentConfig['tools'], 'allow' | 'mcp'>): string | undefined {
+  refusedAllow(tools: Pick<AgentConfig['tools'], 'allow' | 'mcp' | 'approval'>): string | undefined {
     const names = [...this.byName.keys()];
     const servers = Object.keys(tools.mcp ?? {});
-    const unknown = (tools.allow ?? []).filter(
-      (entry) => !names.some((n) => allowMatches(entry, n)) && !servers.some((s) => entry.startsWith(`${s}.`)),
-    );
-    if (!unknown.length) return undefined;
+    const known = (entry: string) =>
+      entry === '*' || names.some((n) => allowMatches(entry, n)) || servers.some((s) => entry.startsWith(`${s}.`));
+    const ruleTool = (rule: ApprovalRule) => (typeof rule === 'string' ? rule : rule.tool);
+    const wrong = [
+      ['tools.allow', (tools.allow ?? []).filter((e) => !known(e))],
+      ['tools.approval.ask', (tools.approval?.ask ?? []).map(ruleTool).filter((e) => !known(e))],
+      ['tools.approval.deny', (tools.approval?.deny ?? []).map(ruleTool).filter((e) => !known(e))],
+    ] as const;
+    const said = wrong.filter(([, unknown]) => unknown.length);
+    if (!said.length) return undefined;
     return (
-      `tools.allow: ${unknown.map((e) => `'${e}'`).join(', ')} is not a tool of this worker (its tools: ${names.join(', ')}` +
+      said.map(([field, unknown]) => `${field}: ${unknown.map((e) => `'${e}'`).join(', ')}`).join('; ') +
+      ` ${said.length === 1 && said[0]?.[1].length === 1 ? 'is' : 'are'} not a tool of this worker (its tools: ${names.join(', ')}` +
       `${servers.length ? `; MCP servers of this config: ${servers.map((s) => `${s}.*`).join(', ')}` : '; no MCP server in tools.mcp'}). ` +
       'Use one of them, or register the tool on the worker (createWorker({ tools })) or name its MCP server in tools.mcp.'
     );

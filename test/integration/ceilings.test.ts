@@ -4,7 +4,9 @@
  * ceiling, and minting agent ids escapes nothing. An agent whose limits were set wider before the
  * ceilings keeps them, but each of its tasks must fit: it narrows them itself, or an admin narrows the agent's.
  * An agent's shared budget is its limit: a later task that leaves it out still draws from it, one that
- * names another is refused, and only an admin changes or drops it.
+ * names another is refused, and only an admin changes or drops it. Prices are the operator's: a task's
+ * config cannot price its model below the worker's STARRY_PRICING. An approval rule naming a tool the
+ * worker does not have is refused like a typo in tools.allow, rather than fail open.
  */
 import path from 'node:path';
 import { realpathSync } from 'node:fs';
@@ -20,10 +22,15 @@ const ws = realpathSync(makeWorkspace());
 const policyOf = (overrides: Partial<WorkerPolicyInput> = {}) =>
   parseWorkerPolicy({ roots: [ws], llmDirs: [path.dirname(path.dirname(DONE))], allowRoot: true, ...overrides });
 const ceilings = { tokenBudget: 20_000, maxTicks: 10 };
+/** The worker's price of every scripted model here (`STARRY_PRICING`). */
+const PRICE = { inputPerMTok: 2.5, cachedInputPerMTok: 1.25, outputPerMTok: 10 };
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness({ name: 'ceilings', activities: { policy: policyOf({ agentLimits: ceilings }) } });
+  h = await startHarness({
+    name: 'ceilings',
+    activities: { policy: policyOf({ agentLimits: ceilings }), pricing: { 'scripted:turns.json': PRICE } },
+  });
 });
 afterAll(async () => {
   await h?.stop();
@@ -136,5 +143,47 @@ describe("an agent's shared budget", () => {
     expect(await h.agents.waitForTask(agentId, now.taskId)).toMatchObject({ outcome: 'COMPLETED' });
     await spent(other, 0);
     expect((await h.agents.status(agentId)).limitChanges.at(-1)).toMatchObject({ budget: { from: name, to: other } });
+  });
+});
+
+describe("the worker's prices", () => {
+  it("refuse a later task pricing its model at 0 under an admin's cost budget, and run one pricing it higher", async () => {
+    const agentId = uniqueId('priced');
+    const first = await h.agents.submit(agentId, {
+      goal: 'answer',
+      config: scriptedConfig(DONE, ws, { safety: ceilings }),
+    });
+    expect(await h.agents.waitForTask(agentId, first.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+    await h.agents.setLimits(agentId, { safety: { costBudgetUsd: 0.5 }, by: 'ops' });
+    const free = { inputPerMTok: 0, cachedInputPerMTok: 0, outputPerMTok: 0 };
+    const cheap = h.agents.submitExisting(agentId, {
+      goal: 'spend for free',
+      config: scriptedConfig(DONE, ws, { pricing: { 'scripted:turns.json': free } }),
+    });
+    await expect(cheap).rejects.toBeInstanceOf(RefusedError);
+    await expect(cheap).rejects.toThrow(
+      /pricing: the config prices scripted:turns\.json below the worker's STARRY_PRICING \(inputPerMTok 0 < 2\.5, cachedInputPerMTok 0 < 1\.25, outputPerMTok 0 < 10\)/,
+    );
+    const dearer = { inputPerMTok: 5, cachedInputPerMTok: 2.5, outputPerMTok: 20 };
+    const ok = await h.agents.submitExisting(agentId, {
+      goal: 'answer',
+      config: scriptedConfig(DONE, ws, { pricing: { 'scripted:turns.json': dearer } }),
+    });
+    expect(await h.agents.waitForTask(agentId, ok.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+  });
+});
+
+describe('an approval rule naming no tool', () => {
+  it('is refused at submit like a typo in tools.allow, so fs.write never runs unasked', async () => {
+    const agentId = uniqueId('typo');
+    const submitted = h.agents.submit(agentId, {
+      goal: 'write',
+      config: scriptedConfig(DONE, ws, { safety: ceilings, tools: { approval: { ask: ['fs.wirte'], deny: [] } } }),
+    });
+    await expect(submitted).rejects.toBeInstanceOf(RefusedError);
+    await expect(submitted).rejects.toThrow(
+      /tools\.approval\.ask: 'fs\.wirte' is not a tool of this worker \(its tools: fs\.read, fs\.write/,
+    );
+    await expect(h.agents.status(agentId)).rejects.toBeInstanceOf(NotFoundError);
   });
 });

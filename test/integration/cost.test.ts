@@ -199,11 +199,11 @@ describe.each(['openai', 'gemini'] as const)('the %s provider', (p) => {
     expect(end?.event === 'end' && end.data.result).toMatchObject({ cachedInputTokens: 1536, costUsd: 0.00903 });
   });
 
-  it("prices a model with the agent's own price over the worker's", async () => {
-    const mine: Price = { inputPerMTok: 1, cachedInputPerMTok: 0.5, outputPerMTok: 2 };
+  it("prices a model with the agent's own price over the worker's when it is not lower", async () => {
+    const mine: Price = { inputPerMTok: 4, cachedInputPerMTok: 2, outputPerMTok: 20 };
     const { result } = await run(p, 'agent-priced', { pricing: { [`${p}:agent-priced`]: mine } });
-    // 500 × 1 + 500 × 0.5 + 100 × 2 micro-dollars (the worker's table would say 2875).
-    expect(result).toMatchObject({ outcome: 'COMPLETED', cachedInputTokens: 500, costUsd: 0.00095 });
+    // 500 × 4 + 500 × 2 + 100 × 20 micro-dollars (the worker's table would say 2875).
+    expect(result).toMatchObject({ outcome: 'COMPLETED', cachedInputTokens: 500, costUsd: 0.005 });
   });
 
   it('stops the agent STOPPED with COST_BUDGET_EXHAUSTED once its dollars are spent, the last call capped to what they buy', async () => {

@@ -86,14 +86,16 @@ function limitsCheck(
 }
 
 /**
- * What the submit check needs to know of a task's cost budget: the budget it runs with (its own, else
- * its agent's) and the agent's price table; nothing without a cost budget (the check's input stays as it was).
+ * What the submit check needs to know of a task's cost: the cost budget it runs with (its own, else its
+ * agent's), and the config's own price table, which may not price its model below the worker's.
  */
 function costCheck(
   task: Pick<TaskConfig, 'safety' | 'pricing'>,
   agent: AgentConfig | undefined,
 ): { costBudgetUsd?: number; pricing?: PricingTable } {
   const costBudgetUsd = task.safety.costBudgetUsd ?? agent?.safety.costBudgetUsd;
-  if (costBudgetUsd === undefined) return {};
-  return { costBudgetUsd, ...(task.pricing ? { pricing: task.pricing } : {}) };
+  return {
+    ...(costBudgetUsd !== undefined ? { costBudgetUsd } : {}),
+    ...(task.pricing ? { pricing: task.pricing } : {}),
+  };
 }
