@@ -94,15 +94,28 @@ export const limitsInputSchema = once(() =>
        * change or drop it, since a task's config may not (core/agent-entity/agent-limits.ts).
        */
       budget: budgetNameSchema().nullable().optional(),
+      /** null: the agent has no cost budget any more (`safety` cannot say so: a cost budget is > 0). */
+      costBudgetUsd: z.null().optional(),
       note: note().optional(),
       by: by().optional(),
     })
     .strict()
-    .refine((i) => Object.keys(i.safety).length > 0 || i.approval !== undefined || i.budget !== undefined, {
-      message: 'give at least one limit to change: a safety field, approval, or budget',
-      path: ['safety'],
-      // Only when nothing else is wrong: an unknown field is the one thing to say.
-      when: (payload) => payload.issues.length === 0,
+    .refine(
+      (i) =>
+        Object.keys(i.safety).length > 0 ||
+        i.approval !== undefined ||
+        i.budget !== undefined ||
+        i.costBudgetUsd !== undefined,
+      {
+        message: 'give at least one limit to change: a safety field, approval, or budget',
+        path: ['safety'],
+        // Only when nothing else is wrong: an unknown field is the one thing to say.
+        when: (payload) => payload.issues.length === 0,
+      },
+    )
+    .refine((i) => !(i.costBudgetUsd === null && i.safety.costBudgetUsd !== undefined), {
+      message: 'give safety.costBudgetUsd to set the cost budget or costBudgetUsd: null to remove it, not both',
+      path: ['costBudgetUsd'],
     }),
 );
 /** `admin:limits`' payload as a caller sends it: an admin's change of an agent's limits (defaults left out). */
@@ -188,7 +201,8 @@ export function firstLimits(task: Partial<SafetyConfig> = {}): SafetyConfig {
 }
 
 /**
- * An agent's limits after an admin's change, and the fields it changed (with their old values).
+ * An agent's limits after an admin's change, and the fields it changed (with their old values);
+ * `noCostBudget` removes the cost budget (its `to` then says `undefined`).
  *
  * ```ts
  * changeLimits(current, { tokenBudget: 5000 }) // { limits: {…, tokenBudget: 5000}, from: { tokenBudget: 1000 }, to: { tokenBudget: 5000 } }
@@ -198,13 +212,18 @@ export function firstLimits(task: Partial<SafetyConfig> = {}): SafetyConfig {
 export function changeLimits(
   current: SafetyConfig,
   change: Partial<SafetyConfig>,
+  noCostBudget = false,
 ): { limits: SafetyConfig; from: Partial<SafetyConfig>; to: Partial<SafetyConfig> } {
   const given = partialSafetySchema().safeParse(change);
   if (!given.success)
     throw new ConfigError(`invalid limits: ${issueText(given.error.issues)}`, {
       issues: given.error.issues.map((i) => `safety.${i.path.join('.')}: ${i.message}`),
     });
-  const limits = checkedLimits({ ...current, ...given.data }, "the agent's limits with the change");
+  const { costBudgetUsd: _removed, ...kept } = current;
+  const limits = checkedLimits(
+    { ...(noCostBudget ? kept : current), ...given.data },
+    "the agent's limits with the change",
+  );
   const from: Partial<SafetyConfig> = {};
   const to: Partial<SafetyConfig> = {};
   for (const field of LIMIT_FIELDS) {

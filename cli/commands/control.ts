@@ -82,9 +82,10 @@ function limitsCommand(program: Command): void {
     .argument('<agent>', 'agent id');
   for (const field of LIMIT_FIELDS)
     limits.addOption(
-      new Option(`--${kebab(field)} <n>`, `set safety.${field} (looser when ${LOOSER_WHEN[field]})`).argParser(
-        field === 'costBudgetUsd' ? dollars : wholeNumber,
-      ),
+      new Option(
+        `--${kebab(field)} <n>`,
+        `set safety.${field} (looser when ${LOOSER_WHEN[field]})${field === 'costBudgetUsd' ? '; none removes it' : ''}`,
+      ).argParser(field === 'costBudgetUsd' ? dollars : wholeNumber),
     );
   limits
     .option(
@@ -103,20 +104,23 @@ function limitsCommand(program: Command): void {
         agentId: string,
         o: Partial<SafetyConfig> & { approval?: string; budget?: string; note?: string; by: string; json?: boolean },
       ) => {
+        // `--cost-budget-usd none` removes the cost budget: no safety value says so.
+        const noCostBudget = (o.costBudgetUsd as number | null | undefined) === null;
         const safety = Object.fromEntries(
-          LIMIT_FIELDS.filter((f) => o[f] !== undefined).map((f) => [f, o[f]]),
+          LIMIT_FIELDS.filter((f) => o[f] !== undefined && o[f] !== null).map((f) => [f, o[f]]),
         ) as Partial<SafetyConfig>;
         const approval =
           o.approval === undefined
             ? undefined
             : jsonObjectFlag(o.approval, '--approval', '{"ask":["shell.run"],"deny":[]}');
         await withClient(async (agents) => {
-          if (!Object.keys(safety).length && !approval && o.budget === undefined)
+          if (!Object.keys(safety).length && !approval && o.budget === undefined && !noCostBudget)
             return showLimits(agents, agentId, !!o.json);
           const r = await agents.setLimits(agentId, {
             safety,
             ...(approval ? { approval: approval as LimitsInput['approval'] } : {}),
             ...(o.budget !== undefined ? { budget: o.budget === 'none' ? null : o.budget } : {}),
+            ...(noCostBudget ? { costBudgetUsd: null } : {}),
             by: o.by,
             ...(o.note ? { note: o.note } : {}),
           });
@@ -158,8 +162,9 @@ function messageCommand(program: Command): void {
     });
 }
 
-/** A dollar amount > 0 (`--cost-budget-usd 2.50`). */
-function dollars(v: string): number {
+/** A dollar amount > 0 (`--cost-budget-usd 2.50`), or `none` (null): no cost budget. */
+function dollars(v: string): number | null {
+  if (v.trim() === 'none') return null;
   if (!/^\d+(\.\d+)?$/.test(v.trim()) || !(Number(v) > 0))
     throw new CommanderInvalidArgumentError(`must be a number of US dollars > 0; got "${v}"`);
   return Number(v);

@@ -1,5 +1,6 @@
 import { parseAgentConfig, parseTaskConfig } from '../config';
 import { PermissionDeniedError, RefusedError } from '../errors';
+import { limitsInputSchema } from '../limits';
 import { LIMITS } from '../payloads';
 import {
   addTokens,
@@ -155,5 +156,19 @@ describe("an agent's shared budget: its own limit", () => {
     expect(dropped).not.toHaveProperty('budget');
     expect(d.config).not.toHaveProperty('budget');
     expect(configForRun(d, 'a1', 'task-3', task()).budget).toBeUndefined();
+  });
+});
+
+describe('a cost budget', () => {
+  it('is removed again by an admin, recorded, and refused with a new one in the same change', () => {
+    const d: LimitsData = { config: parseAgentConfig({ safety: { costBudgetUsd: 0.5 } }, 'scripted:x.json') };
+    const out = setAgentLimits(d, 'a1', { safety: {}, costBudgetUsd: null, by: 'alice' }, undefined);
+    expect(out.changed).toEqual(['costBudgetUsd']);
+    expect(out.message).toMatch(/costBudgetUsd 0\.5 → none/);
+    expect(out.limits).not.toHaveProperty('costBudgetUsd');
+    expect(d.config?.safety).not.toHaveProperty('costBudgetUsd');
+    expect(d.limitChanges?.at(-1)?.from).toEqual({ costBudgetUsd: 0.5 });
+    expect(limitsInputSchema().safeParse({ safety: { costBudgetUsd: 1 }, costBudgetUsd: null }).success).toBe(false);
+    expect(limitsInputSchema().parse({ costBudgetUsd: null })).toMatchObject({ costBudgetUsd: null, safety: {} });
   });
 });

@@ -130,7 +130,7 @@ export function refuseLimitsChange(d: LimitsData, agentId: string, input: Limits
     throw new RefusedError(
       `agent ${agentId} has no limits yet: its first task sets them (submit it with a config), then an admin may change them`,
     );
-  changeLimits(d.config.safety, input.safety);
+  changeLimits(d.config.safety, input.safety, input.costBudgetUsd === null);
 }
 
 /**
@@ -145,7 +145,7 @@ export function setAgentLimits(
 ): LimitsResult {
   refuseLimitsChange(d, agentId, input);
   const config = d.config!;
-  const { limits, from, to } = changeLimits(config.safety, input.safety);
+  const { limits, from, to } = changeLimits(config.safety, input.safety, input.costBudgetUsd === null);
   const changed: string[] = LIMIT_FIELDS.filter((f) => f in to);
   const rules = config.tools.approval;
   // Rules that ask nothing and deny nothing are none.

@@ -409,7 +409,7 @@ describe('only admins loosen limits', () => {
     });
     expect(await bad({ safety: {} })).toMatchObject({
       status: 400,
-      errors: ['safety: give at least one limit to change: a safety field, or approval'],
+      errors: ['safety: give at least one limit to change: a safety field, approval, or budget'],
     });
     expect(await bad({ safety: { cascadeErrors: 11 } })).toMatchObject({
       status: 400,

@@ -170,6 +170,10 @@ describe("the worker's prices", () => {
       config: scriptedConfig(DONE, ws, { pricing: { 'scripted:turns.json': dearer } }),
     });
     expect(await h.agents.waitForTask(agentId, ok.taskId)).toMatchObject({ outcome: 'COMPLETED' });
+    // An admin removes the cost budget again.
+    const removed = await h.agents.setLimits(agentId, { costBudgetUsd: null, by: 'ops' });
+    expect(removed.changed).toEqual(['costBudgetUsd']);
+    expect((await h.agents.status(agentId)).costBudgetUsd).toBeUndefined();
   });
 });
 
