@@ -93,7 +93,7 @@ async function startDevStack(
   const { startDevServer } = await import('../../dev/dev-server');
   const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
   started.push(() => server.stop());
-  refuseStranger(server, 'dev');
+  await refuseStranger(server, 'dev');
   process.env.TEMPORAL_ADDRESS = server.address;
   if (o.toolWorker) process.env.STARRY_TOOL_TASK_QUEUE ||= `${TASK_QUEUE}-tools`;
   const toolQueue = process.env.STARRY_TOOL_TASK_QUEUE;
@@ -126,7 +126,7 @@ async function runDemo(o: { port: number; json?: boolean }): Promise<void> {
       `starting a Temporal dev server on 127.0.0.1:${o.port} (SQLite in ${shown(stateDir())}/, kept running for the Web UI on port ${o.port + 1000})…\n`,
     );
   const server = await startDevServer({ port: o.port, detached: true });
-  refuseStranger(server, 'demo');
+  await refuseStranger(server, 'demo');
   if (!server.started) sayErr(`${serverLine(server)}\n`);
   process.env.TEMPORAL_ADDRESS = server.address;
   process.env.STARRY_UI_URL = server.uiUrl;
@@ -225,10 +225,12 @@ async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: str
  *
  * @throws ExitError (1) naming the busy port and what to do.
  */
-function refuseStranger(server: DevServer, command: 'dev' | 'demo'): void {
+async function refuseStranger(server: DevServer, command: 'dev' | 'demo'): Promise<void> {
   if (server.started || server.dbFile) return;
   const port = Number(server.address.split(':').pop());
-  const free = port === 7300 ? 7400 : 7300;
+  // A port that is free now, with its Web UI port: the suggestion works when followed.
+  const { freeDevPort } = await import('../../dev/dev-server');
+  const free = await freeDevPort(port === 7300 ? 7400 : 7300);
   const again = command === 'dev' ? `starry dev --port ${free}` : `npm run demo -- --port ${free}`;
   throw new ExitError(
     `${server.address} is held by a Temporal server this folder did not start (another checkout's, or a plain \`temporal server start-dev\`): ` +
