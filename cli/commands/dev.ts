@@ -89,7 +89,7 @@ async function startDevStack(
 ): Promise<{ server: DevServer; banner: string }> {
   // Before the worker reads its environment: its exporter points at the viewer.
   const otel = o.otel ? await startOtel(o.otelPort) : undefined;
-  if (otel) started.push(() => otel.viewer.close());
+  if (otel) started.push(() => Promise.all([otel.viewer.close(), otel.close()]));
   const { startDevServer } = await import('../../dev/dev-server');
   const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
   started.push(() => server.stop());
@@ -175,7 +175,7 @@ async function serverAction(action: string, o: { port: number }): Promise<void> 
  * (metrics). A line per finished task gives its trace's page. Variables the person set stay theirs,
  * except the traces endpoint and its protocol (the viewer speaks OTLP/HTTP), which are the point of the flag.
  */
-async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: string }> {
+async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: string; close: () => Promise<void> }> {
   const { startTraceViewer } = await import('../../dev/trace-viewer');
   const { metricsConfigFromEnv, tracingConfigFromEnv } = await import('../../workers/otel-env');
   const env = process.env;
@@ -193,8 +193,12 @@ async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: str
       "--otel sends the worker's traces to its viewer, but this environment turns them off or sends them to the console (OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none|console, an always_off sampler): unset it",
       EXIT.USAGE,
     );
+  // The state of a task whose spans have not all come (a wait for a human shows as such), from the dev server.
+  const { taskStateLookup } = await import('../../dev/task-state');
+  const states = taskStateLookup(temporalEnv);
   const viewer = await startTraceViewer({
     port,
+    taskState: states.taskState,
     onSpans: (spans) => {
       for (const s of spans)
         if (s.name === 'invoke_agent' && s.attributes['starry.task.outcome'] !== undefined)
@@ -214,6 +218,7 @@ async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: str
       : `OTEL_METRICS_EXPORTER=${env.OTEL_METRICS_EXPORTER}`;
   return {
     viewer,
+    close: states.close,
     line: `traces: ${viewer.url} (a task's trace: ${viewer.url}/traces/<traceId>)\nmetrics: ${metrics}`,
   };
 }
