@@ -23,6 +23,7 @@ import {
 import { normalizedError } from '../core/errors';
 import { activityTenant } from './tenant';
 import { throwAsFailure } from './failures';
+import { missingBlobMessage } from './store-mix';
 import { BlobMissingError, inSpace, sha256Hex, type BlobStore } from './store';
 
 /** One LLM call's context as stored: the anchored head, the window, and what this call added. */
@@ -253,7 +254,12 @@ export async function withStore<T>(fn: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof BlobMissingError)
       throwAsFailure(
-        normalizedError({ code: 'E_BLOB_MISSING', kind: 'fatal', source: 'transcript store', message: err.message }),
+        normalizedError({
+          code: 'E_BLOB_MISSING',
+          kind: 'fatal',
+          source: 'transcript store',
+          message: await missingBlobMessage(err),
+        }),
       );
     throwAsFailure(
       normalizedError({

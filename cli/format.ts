@@ -7,6 +7,7 @@
 import { approveCommand, denyCommand } from '../core/approval';
 import type { AgentStatus } from '../workflows/messages';
 import { reasonText, type TaskResult } from '../core/types';
+import { pausedCause } from '../core/store-mix';
 
 export { reasonText };
 
@@ -73,7 +74,7 @@ export function formatOutcome(r: TaskResult): string {
   if (r.error)
     out.push(`error ${r.error.code}: ${r.error.message}${r.error.suggestion ? `\n  ${r.error.suggestion}` : ''}`);
   if (r.finalText !== undefined) out.push(`final answer: ${r.finalText}`);
-  const next = nextStep(r.agentState, r.agentId, r.outcome === 'SUSPENDED', r.reason?.code);
+  const next = nextStep(r.agentState, r.agentId, r.outcome === 'SUSPENDED', r.reason?.code, r.reason?.message);
   if (next) out.push(next);
   return out.join('\n');
 }
@@ -91,13 +92,13 @@ export function nextStep(
   agentId: string,
   suspended: boolean,
   reason?: string,
+  message?: string,
 ): string | undefined {
   if (state === 'SAFETY_LOCKOUT')
     return `next: look at why, then \`starry unlock ${agentId}${suspended ? ' --resume' : ''}\`${suspended ? ' continues the task (plain unlock ends it ABORTED)' : ''}`;
   if (state === 'STOPPED')
     return `next: \`starry unlock ${agentId}${suspended ? ' --resume' : ''}\`${suspended ? budgetHint(reason) : ''} lets it take tasks again`;
-  if (state === 'ERROR_PAUSED')
-    return `next: fix the cause named above (credentials, config, the worker), then \`starry unlock ${agentId}\``;
+  if (state === 'ERROR_PAUSED') return `next: fix ${pausedCause(message)}, then \`starry unlock ${agentId}\``;
   return undefined;
 }
 
@@ -126,7 +127,7 @@ export function formatStatus(s: AgentStatus): string {
         `waiting for approval ${p.callId}: ${p.tool} ${JSON.stringify(p.args)} · \`${approveCommand(s.agentId, p.callId)}\` or \`${denyCommand(s.agentId, p.callId)}\``,
     ),
     s.suspendedTask ? `suspended ${s.suspendedTask.taskId}: \`starry unlock ${s.agentId} --resume\` continues it` : '',
-    !s.suspendedTask ? (nextStep(s.agentState, s.agentId, false) ?? '') : '',
+    !s.suspendedTask ? (nextStep(s.agentState, s.agentId, false, s.reason?.code, s.reason?.message) ?? '') : '',
     `queue: ${s.queue.length ? s.queue.map((q) => `${q.taskId} (p${q.priority})`).join(', ') : 'empty'}`,
     `counters: ${s.counters.consecutiveFailures} consecutive failure(s), window [${s.counters.window.join(' ')}]`,
     s.cancelledTasks.length

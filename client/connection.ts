@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import { Connection } from '@temporalio/client';
+import { storeless } from '../core/store-mix';
 
 export const TASK_QUEUE = process.env.STARRY_TASK_QUEUE ?? 'openstarry';
 
@@ -93,7 +94,8 @@ export function isLivePoller(
 ): boolean {
   const seconds = Number(p.lastAccessTime?.seconds ?? 0);
   if (now - seconds * 1000 >= 70_000) return false;
-  const [pid, host] = (p.identity ?? '').split('@');
+  // A worker's identity also names its store (core/store-mix.ts): `pid@host store=…`.
+  const [pid, host] = storeless(p.identity ?? '').split('@');
   if (host === os.hostname() && /^\d+$/.test(pid ?? '')) return isAlive(Number(pid));
   return true;
 }

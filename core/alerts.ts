@@ -74,7 +74,9 @@ export function lockoutAlert(agent: LockedAgent): AlertNotice | undefined {
     return notice(
       'critical',
       resumed,
-      `Fix the cause named in the reason (credentials, config, the worker, the tools' environment), then \`${resumed}\`${orAbort}.`,
+      reason.message.startsWith('E_BLOB_MISSING')
+        ? `Fix the transcript store named in the reason (one store per task queue), then \`${resumed}\`${orAbort}.`
+        : `Fix the cause named in the reason (credentials, config, the worker, the tools' environment), then \`${resumed}\`${orAbort}.`,
     );
   if (reason.code === 'BUDGET_EXHAUSTED') {
     const command = `${resumed} --add-tokens N`;

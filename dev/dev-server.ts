@@ -113,6 +113,20 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The first port from `from` (stepping by 100) where a dev server fits: nothing listens on it nor on
+ * its Web UI port (port + 1000). What a refusal suggests, so the suggestion works when followed.
+ *
+ * ```ts
+ * await freeDevPort(7300) // 7300, or 7400 when 7300 or 8300 is taken, …
+ * ```
+ */
+export async function freeDevPort(from: number): Promise<number> {
+  for (let port = from; port + 1000 < 65536; port += 100)
+    if (!(await isListening(port)) && !(await isListening(port + 1000))) return port;
+  throw new Error(`no free pair of ports (N and N + 1000) from ${from} on`);
+}
+
 /** grpc.status.UNIMPLEMENTED: the listener has no such service. */
 const GRPC_UNIMPLEMENTED = 12;
 
@@ -203,6 +217,14 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     return { address, uiUrl, pid, started: false, ...ours, stop: async () => undefined };
   }
 
+  // Taken, the server would not start, and a Web UI link would reach whatever holds the port.
+  if (await isListening(uiPort)) {
+    const free = await freeDevPort(port + 100);
+    throw new Error(
+      `the Web UI port ${uiPort} (port + 1000) is taken by another program, so no dev server of this folder can start on ${port}: ` +
+        `choose another port (\`--port ${free}\`: ${free} and its Web UI port ${free + 1000} are free) or stop what holds ${uiPort}`,
+    );
+  }
   const cli = temporalCliPath();
   if (!existsSync(cli)) {
     throw new Error(

@@ -29,7 +29,7 @@ function clock(ms: number): string {
 const CSS = `
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d2330;background:#fff}
 header{padding:10px 20px;background:#1d2330;color:#fff}header a{color:#9cc3ff}
-main{padding:12px 20px}h1{font-size:18px;margin:0}.muted{color:#667085}
+main{padding:12px 20px}h1{font-size:18px;margin:0}.muted{color:#667085}.waiting{color:#b54708;font-weight:600}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:5px 8px;border-bottom:1px solid #e4e7ec;vertical-align:top}
 th{font-weight:600;color:#475467;font-size:12px}td.num{text-align:right;font-variant-numeric:tabular-nums}
 code,.mono{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:12px}
@@ -62,6 +62,23 @@ function page(title: string, body: string, extraHead = ''): string {
 `;
 }
 
+const WAITING = 'WAITING_FOR_APPROVAL';
+
+/**
+ * A trace's outcome as the pages say it: the task's outcome once it ended; before, what it does as
+ * Temporal has it, a task that waits for a human named as such (its spans show nothing of the wait:
+ * the task span, which carries the approval events, arrives when the task ends).
+ *
+ * ```ts
+ * outcomeText({ state: 'WAITING_FOR_APPROVAL', agentId: 'a1' }) // 'waiting for a human: `starry approvals a1`'
+ * ```
+ */
+export function outcomeText(t: Pick<TraceSummary, 'outcome' | 'state' | 'agentId'>): string {
+  if (t.outcome) return t.outcome;
+  if (t.state === WAITING) return `waiting for a human: \`starry approvals${t.agentId ? ` ${t.agentId}` : ''}\``;
+  return t.state ? `running (${t.state})` : 'running';
+}
+
 /** What the pages say about the store's bounds. */
 export interface PageLimits {
   maxTraces: number;
@@ -76,7 +93,7 @@ export function listPage(traces: TraceSummary[], limits: PageLimits): string {
 <td class="mono">${esc(clock(t.start))}</td>
 <td><a href="/traces/${esc(t.traceId)}">${esc(t.rootName)}</a><br><span class="mono muted">${esc(t.traceId)}</span></td>
 <td>${esc(t.agentId ?? '')}</td><td>${esc(t.taskId ?? '')}</td>
-<td>${t.outcome ? esc(t.outcome) : '<span class="muted">running</span>'}</td>
+<td>${t.outcome ? esc(t.outcome) : `<span class="${t.state === WAITING ? 'waiting' : 'muted'}">${esc(outcomeText(t))}</span>`}</td>
 <td class="num">${esc(duration(t.durationMs))}</td><td class="num">${t.spanCount}${t.dropped ? ` <span class="muted">(+${t.dropped} dropped)</span>` : ''}</td>
 <td class="num">${t.errors ? `<span class="err" title="spans with status ERROR">✖ ${t.errors}</span>` : '<span class="ok">–</span>'}</td>
 </tr>`,
@@ -122,8 +139,9 @@ function chip(e: ReceivedSpan['events'][number]): string {
  * its events as marks on the bar and chips by its name; a click opens its attributes and events.
  * `open: true` opens every row.
  */
-export function tracePage(trace: StoredTrace, open = false): string {
-  const t = summarize(trace);
+export function tracePage(trace: StoredTrace, open = false, live?: Pick<TraceSummary, 'state' | 'agentId'>): string {
+  const summary = summarize(trace);
+  const t = live?.state && !summary.outcome ? { ...summary, ...live } : summary;
   const t0 = t.start;
   const total = Math.max(t.durationMs, 0.001);
   const pct = (ms: number) => Math.min(100, Math.max(0, ((ms - t0) / total) * 100));
@@ -179,7 +197,7 @@ export function tracePage(trace: StoredTrace, open = false): string {
     fact('agent', t.agentId),
     fact('task', t.taskId),
     fact('workflow', t.workflowId),
-    fact('outcome', t.outcome ?? 'running (no final task span yet)'),
+    fact('outcome', t.outcome ?? (t.state ? outcomeText(t) : 'running (no final task span yet)')),
     fact('service', t.service),
     fact('started', clock(t.start)),
     fact('duration', duration(t.durationMs)),

@@ -110,6 +110,8 @@ export interface TraceSummary {
   workflowId?: string;
   /** `starry.task.outcome` of the task's final run, once it ended. */
   outcome?: string;
+  /** Without an outcome: the task's state as Temporal has it (the viewer's `taskState`), e.g. WAITING_FOR_APPROVAL. */
+  state?: string;
   service?: string;
   start: number;
   durationMs: number;

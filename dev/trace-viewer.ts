@@ -9,7 +9,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { listPage, missingPage, tracePage, type PageLimits } from './trace-pages';
-import { decodeTraceRequest, TraceStore, type ReceivedSpan, type TraceStoreLimits } from './trace-store';
+import {
+  decodeTraceRequest,
+  summarize,
+  TraceStore,
+  type ReceivedSpan,
+  type TraceStoreLimits,
+  type TraceSummary,
+} from './trace-store';
 
 export type { ReceivedSpan } from './trace-store';
 
@@ -26,6 +33,19 @@ export interface TraceViewerOptions extends TraceStoreLimits {
   host?: string;
   /** Called with each request's spans once they are stored (the test receiver keeps them all). */
   onSpans?: (spans: ReceivedSpan[]) => void;
+  /**
+   * The state of a task whose trace has no outcome yet (its spans arrive when they end, the task span
+   * last), by its workflow id: e.g. `WAITING_FOR_APPROVAL`, so the pages show a task that waits for a
+   * human as such instead of "running". `starry dev --otel` reads it from Temporal (the task's
+   * `AgentState` search attribute); absent or failing, the pages say "running".
+   */
+  taskState?: (workflowId: string) => Promise<TaskState | undefined>;
+}
+
+/** A running task as Temporal has it: its state, and its agent (its spans name it only at the end). */
+export interface TaskState {
+  state: string;
+  agentId?: string;
 }
 
 export interface TraceViewer {
@@ -73,7 +93,7 @@ export async function startTraceViewer(opts: TraceViewerOptions = {}): Promise<T
     const url = new URL(req.url ?? '/', 'http://viewer');
     if (url.pathname === '/v1/traces') return receive(req, res, store, opts.onSpans);
     if (req.method !== 'GET' && req.method !== 'HEAD') return text(res, 405, 'GET a page, or POST /v1/traces\n');
-    page(url, res, store, limits);
+    void withStates(store.summaries(), opts.taskState).then((states) => page(url, res, store, limits, states));
   });
   const port = opts.port ?? TRACE_VIEWER_PORT;
   const host = opts.host ?? '127.0.0.1';
@@ -92,9 +112,36 @@ export async function startTraceViewer(opts: TraceViewerOptions = {}): Promise<T
   };
 }
 
+/** The states of the tasks whose traces have no outcome yet, by workflow id (none without a lookup). */
+async function withStates(
+  summaries: TraceSummary[],
+  taskState: TraceViewerOptions['taskState'],
+): Promise<Map<string, TaskState>> {
+  const states = new Map<string, TaskState>();
+  if (!taskState) return states;
+  const running = [...new Set(summaries.filter((t) => !t.outcome && t.workflowId).map((t) => t.workflowId!))];
+  await Promise.all(
+    running.map(async (id) => {
+      const state = await taskState(id).catch(() => undefined);
+      if (state) states.set(id, state);
+    }),
+  );
+  return states;
+}
+
 /** A page: `/` the recent traces, `/traces/<traceId>` one, `/tasks/<workflowId>` a task's latest. */
-function page(url: URL, res: http.ServerResponse, store: TraceStore, limits: PageLimits): void {
-  if (url.pathname === '/') return html(res, 200, listPage(store.summaries(), limits));
+function page(
+  url: URL,
+  res: http.ServerResponse,
+  store: TraceStore,
+  limits: PageLimits,
+  states: ReadonlyMap<string, TaskState>,
+): void {
+  const stated = (t: TraceSummary): TraceSummary => {
+    const live = t.workflowId ? states.get(t.workflowId) : undefined;
+    return live && !t.outcome ? { ...t, state: live.state, agentId: t.agentId ?? live.agentId } : t;
+  };
+  if (url.pathname === '/') return html(res, 200, listPage(store.summaries().map(stated), limits));
   const trace = /^\/traces\/([^/]+)$/.exec(url.pathname);
   if (trace) {
     const id = decoded(trace[1]!);
@@ -102,7 +149,7 @@ function page(url: URL, res: http.ServerResponse, store: TraceStore, limits: Pag
       return text(res, 400, `not a trace id: a trace id is 32 hex digits (e.g. from \`starry status --json\`)\n`);
     const found = store.get(id);
     return found
-      ? html(res, 200, tracePage(found, url.searchParams.get('open') === 'all'))
+      ? html(res, 200, tracePage(found, url.searchParams.get('open') === 'all', stated(summarize(found))))
       : html(res, 404, missingPage(id.toLowerCase(), limits));
   }
   const task = /^\/tasks\/([^/]+)$/.exec(url.pathname);

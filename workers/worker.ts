@@ -32,6 +32,7 @@ import { buildIdOf, DEPLOYMENT_NAME, makeVersionCurrent, type MakeCurrent, type 
 import { storeFromEnv } from '../activities/store';
 import { checkWorkerRoots } from './own-paths';
 import { withPresence } from './tool-presence';
+import { storeIdentity, storeMixAtStart } from './store-mix';
 
 export interface CreateWorkerOptions {
   connection: NativeConnection;
@@ -244,7 +245,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
       alerts: { ...config.alerts, namespace, ...opts.activities?.alerts },
     }),
     ...(opts.shutdownGraceTime ? { shutdownGraceTime: opts.shutdownGraceTime } : {}),
-    ...activityWorkerOptions(opts),
+    ...activityWorkerOptions(opts, store.where),
     ...(maxCachedWorkflows !== undefined ? { maxCachedWorkflows } : {}),
     maxConcurrentWorkflowTaskExecutions: workflowTaskSlots(
       config.maxConcurrentWorkflowTaskExecutions,
@@ -259,6 +260,7 @@ export async function createWorker(opts: CreateWorkerOptions): Promise<Versioned
     workerDeploymentOptions: { version, useWorkerVersioning: true, defaultVersioningBehavior: 'PINNED' },
   };
   const worker = Object.assign(await Worker.create(options), { version });
+  await warnOfStoreMix(opts.connection, { namespace, taskQueue: options.taskQueue, where: store.where });
   return becomesCurrent(worker, {
     connection: opts.connection,
     namespace,
@@ -362,10 +364,11 @@ export async function createToolWorker(opts: CreateToolWorkerOptions): Promise<W
       ...telemetry,
     }),
     ...(opts.shutdownGraceTime ? { shutdownGraceTime: opts.shutdownGraceTime } : {}),
-    ...activityWorkerOptions(opts),
+    ...activityWorkerOptions(opts, store.where),
     ...(slots !== undefined ? { maxConcurrentActivityTaskExecutions: slots } : {}),
     ...(interceptors ? { interceptors } : {}),
   });
+  await warnOfStoreMix(opts.connection, { namespace, taskQueue, where: store.where });
   const run = worker.run.bind(worker);
   worker.run = () => run().finally(() => Promise.all([registry.close(), tracing?.shutdown().catch(() => undefined)]));
   return withPresence(worker, { connection: opts.connection, namespace, toolQueue: taskQueue });
@@ -409,14 +412,26 @@ function tracedActivities(
   };
 }
 
-/** What every worker that runs activities sets: fast heartbeats, and its identity when given. */
-function activityWorkerOptions(opts: Pick<CreateWorkerOptions, 'identity'>): Partial<WorkerOptions> {
+/**
+ * What every worker that runs activities sets: fast heartbeats, and its identity (the given one, else
+ * the SDK's) naming its transcript store, so workers on one queue with two stores are found (workers/store-mix.ts).
+ */
+function activityWorkerOptions(opts: Pick<CreateWorkerOptions, 'identity'>, store: string): Partial<WorkerOptions> {
   return {
     // Heartbeats reach the server at least every 500 ms, so a cancellation (SYSTEM_HALT) lands fast.
     maxHeartbeatThrottleInterval: '500 milliseconds',
     defaultHeartbeatThrottleInterval: '500 milliseconds',
-    ...(opts.identity ? { identity: opts.identity } : {}),
+    identity: storeIdentity(opts.identity, store),
   };
+}
+
+/** Say, in the worker's log, when the workers already on its queue use another store. */
+async function warnOfStoreMix(
+  connection: NativeConnection,
+  facts: { namespace: string; taskQueue: string; where: string },
+): Promise<void> {
+  const warning = await storeMixAtStart(connection, facts);
+  if (warning) Runtime.instance().logger.warn(warning, { sdkComponent: 'store' });
 }
 
 /** What the versioning step says goes to the worker's log (stderr, like its start line). */

@@ -89,11 +89,11 @@ async function startDevStack(
 ): Promise<{ server: DevServer; banner: string }> {
   // Before the worker reads its environment: its exporter points at the viewer.
   const otel = o.otel ? await startOtel(o.otelPort) : undefined;
-  if (otel) started.push(() => otel.viewer.close());
+  if (otel) started.push(() => Promise.all([otel.viewer.close(), otel.close()]));
   const { startDevServer } = await import('../../dev/dev-server');
   const server = await startDevServer({ port: o.port, ...(o.db ? { dbFile: path.resolve(o.db) } : {}) });
   started.push(() => server.stop());
-  refuseStranger(server, 'dev');
+  await refuseStranger(server, 'dev');
   process.env.TEMPORAL_ADDRESS = server.address;
   if (o.toolWorker) process.env.STARRY_TOOL_TASK_QUEUE ||= `${TASK_QUEUE}-tools`;
   const toolQueue = process.env.STARRY_TOOL_TASK_QUEUE;
@@ -126,7 +126,7 @@ async function runDemo(o: { port: number; json?: boolean }): Promise<void> {
       `starting a Temporal dev server on 127.0.0.1:${o.port} (SQLite in ${shown(stateDir())}/, kept running for the Web UI on port ${o.port + 1000})…\n`,
     );
   const server = await startDevServer({ port: o.port, detached: true });
-  refuseStranger(server, 'demo');
+  await refuseStranger(server, 'demo');
   if (!server.started) sayErr(`${serverLine(server)}\n`);
   process.env.TEMPORAL_ADDRESS = server.address;
   process.env.STARRY_UI_URL = server.uiUrl;
@@ -175,7 +175,7 @@ async function serverAction(action: string, o: { port: number }): Promise<void> 
  * (metrics). A line per finished task gives its trace's page. Variables the person set stay theirs,
  * except the traces endpoint and its protocol (the viewer speaks OTLP/HTTP), which are the point of the flag.
  */
-async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: string }> {
+async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: string; close: () => Promise<void> }> {
   const { startTraceViewer } = await import('../../dev/trace-viewer');
   const { metricsConfigFromEnv, tracingConfigFromEnv } = await import('../../workers/otel-env');
   const env = process.env;
@@ -193,8 +193,12 @@ async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: str
       "--otel sends the worker's traces to its viewer, but this environment turns them off or sends them to the console (OTEL_SDK_DISABLED=true, OTEL_TRACES_EXPORTER=none|console, an always_off sampler): unset it",
       EXIT.USAGE,
     );
+  // The state of a task whose spans have not all come (a wait for a human shows as such), from the dev server.
+  const { taskStateLookup } = await import('../../dev/task-state');
+  const states = taskStateLookup(temporalEnv);
   const viewer = await startTraceViewer({
     port,
+    taskState: states.taskState,
     onSpans: (spans) => {
       for (const s of spans)
         if (s.name === 'invoke_agent' && s.attributes['starry.task.outcome'] !== undefined)
@@ -214,6 +218,7 @@ async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: str
       : `OTEL_METRICS_EXPORTER=${env.OTEL_METRICS_EXPORTER}`;
   return {
     viewer,
+    close: states.close,
     line: `traces: ${viewer.url} (a task's trace: ${viewer.url}/traces/<traceId>)\nmetrics: ${metrics}`,
   };
 }
@@ -225,10 +230,12 @@ async function startOtel(port: number): Promise<{ viewer: TraceViewer; line: str
  *
  * @throws ExitError (1) naming the busy port and what to do.
  */
-function refuseStranger(server: DevServer, command: 'dev' | 'demo'): void {
+async function refuseStranger(server: DevServer, command: 'dev' | 'demo'): Promise<void> {
   if (server.started || server.dbFile) return;
   const port = Number(server.address.split(':').pop());
-  const free = port === 7300 ? 7400 : 7300;
+  // A port that is free now, with its Web UI port: the suggestion works when followed.
+  const { freeDevPort } = await import('../../dev/dev-server');
+  const free = await freeDevPort(port === 7300 ? 7400 : 7300);
   const again = command === 'dev' ? `starry dev --port ${free}` : `npm run demo -- --port ${free}`;
   throw new ExitError(
     `${server.address} is held by a Temporal server this folder did not start (another checkout's, or a plain \`temporal server start-dev\`): ` +

@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { eventually } from '../../dev/poll';
 import { decodeTraceRequest, otlpAttributes, otlpNumber } from '../../dev/trace-store';
-import { startTraceViewer, type ReceivedSpan, type TraceViewer } from '../../dev/trace-viewer';
+import { startTraceViewer, type ReceivedSpan, type TraceViewer, type TraceViewerOptions } from '../../dev/trace-viewer';
 import type { TracingConfig } from '../../workers/otel';
 import type { ScenarioRun } from './scenarios';
 
@@ -83,10 +83,12 @@ function decodePoints(request: any, points: ReceivedPoint[]): void {
  * receiver.spans.find((s) => s.name === 'invoke_agent');
  * ```
  */
-export async function startOtlpReceiver(): Promise<OtlpReceiver & { viewer: TraceViewer }> {
+export async function startOtlpReceiver(
+  opts: Pick<TraceViewerOptions, 'taskState'> = {},
+): Promise<OtlpReceiver & { viewer: TraceViewer }> {
   const spans: ReceivedSpan[] = [];
   const points: ReceivedPoint[] = [];
-  const viewer = await startTraceViewer({ port: 0, onSpans: (received) => spans.push(...received) });
+  const viewer = await startTraceViewer({ ...opts, port: 0, onSpans: (received) => spans.push(...received) });
   const server = http.createServer((req, res) => {
     if (req.url !== '/v1/metrics') {
       const upstream = http.request(`${viewer.url}${req.url}`, { method: req.method, headers: req.headers }, (r) => {

@@ -219,6 +219,30 @@ describe('starry demo', () => {
     expect(r.stderr).not.toMatch(/submitted/);
   });
 
+  it('refuses, in the demo and in `starry dev` alike, a port whose Web UI port another program holds, naming it and a free pair', async () => {
+    // Another program on port + 1000: the server could not start, and a Web UI link would reach that program.
+    const port = await freePort();
+    const squatter = net.createServer().listen(port + 1000, '127.0.0.1');
+    await new Promise((r) => squatter.once('listening', r));
+    try {
+      for (const args of [
+        ['demo', '--port', String(port)],
+        ['dev', '--port', String(port), '--api-port', '0'],
+      ]) {
+        const r = await starryAsync(args, uniqueId('cli-ui-q'), inFolder(stateDir()));
+        expect(r.code).toBe(1);
+        expect(r.stderr).toContain(`the Web UI port ${port + 1000} (port + 1000) is taken by another program`);
+        const free = Number(/`--port (\d+)`/.exec(r.stderr)?.[1]);
+        expect(await isListening(free)).toBe(false);
+        expect(await isListening(free + 1000)).toBe(false);
+        // Nothing started on the port.
+        expect(await isListening(port)).toBe(false);
+      }
+    } finally {
+      squatter.close();
+    }
+  });
+
   it("starts this folder's own dev server on --port, with its Web UI on the port + 1000, and says how to stop it", async () => {
     const dir = privateDir('starry-state');
     const port = await freePort();

@@ -8,9 +8,11 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium } from '../../bench/chromium';
-import { startHarness, type Harness } from '../helpers/harness';
+import { taskStateLookup } from '../../dev/task-state';
+import { eventually } from '../../dev/poll';
+import { address, startHarness, uniqueId, type Harness } from '../helpers/harness';
 import { startOtlpReceiver, traceOf, tracingTo, type OtlpReceiver } from '../helpers/otlp-receiver';
-import { runScenario, SCENARIOS, type ScenarioRun } from '../helpers/scenarios';
+import { done, runScenario, SCENARIOS, turn, type ScenarioRun } from '../helpers/scenarios';
 
 jest.setTimeout(120_000);
 
@@ -20,15 +22,18 @@ let browser: Browser;
 let page: Page;
 let eperm: ScenarioRun;
 let traceId: string;
+/** The viewer's lookup of a running task's state, as `starry dev --otel` gives it, on the run's server. */
+const states = taskStateLookup(() => ({ address: address(), namespace: 'default' }));
 beforeAll(async () => {
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
-  receiver = await startOtlpReceiver();
+  receiver = await startOtlpReceiver({ taskState: states.taskState });
   h = await startHarness({ name: 'trace-viewer', tracing: tracingTo(receiver.url) });
   eperm = await runScenario(h, SCENARIOS.eperm);
   traceId = (await traceOf(receiver, eperm))[0]!.traceId;
 });
 afterAll(async () => {
+  await states.close();
   await browser?.close();
   await h?.stop();
   await receiver?.close();
@@ -118,6 +123,49 @@ describe('the trace viewer, in a browser', () => {
     expect((await fetch(`${receiver.url}/traces/%E0`)).status).toBe(400);
     expect((await fetch(`${receiver.url}/tasks/%E0`)).status).toBe(404);
     expect((await fetch(receiver.url)).status).toBe(200);
+  });
+
+  it('shows a task that waits for a human as such, in the list and on its page, not as running', async () => {
+    const agentId = uniqueId('trace-wait');
+    const run = runScenario(
+      h,
+      {
+        name: 'trace-wait',
+        goal: 'write a file',
+        turns: [turn({ name: 'fs.write', args: { path: 'a.md', content: 'x' } }), done()],
+        config: { tools: { approval: { ask: ['fs.write'] } } },
+      },
+      { agentId },
+    );
+    await eventually('the call to wait for approval', async () =>
+      (await h.agents.approvals(agentId).catch(() => undefined))?.approvals.length === 1 ? true : undefined,
+    );
+    // Its first LLM call's span has come (spans come as they end); the task span comes when it ends.
+    const workflowId = await eventually(
+      'a span of the waiting task',
+      async () =>
+        receiver.spans.find((s) => String(s.attributes['temporal.workflow.id'] ?? '').includes(agentId))?.attributes[
+          'temporal.workflow.id'
+        ] as string | undefined,
+    );
+    const waitingTrace = receiver.spans.find((s) => s.attributes['temporal.workflow.id'] === workflowId)!.traceId;
+    await page.goto(receiver.url);
+    const row = page.locator('tbody tr', { hasText: waitingTrace });
+    await expect(row.locator('td').nth(4).innerText()).resolves.toBe(
+      `waiting for a human: \`starry approvals ${agentId}\``,
+    );
+    expect(await row.locator('td').nth(2).innerText()).toBe(agentId);
+    await row.getByRole('link').click();
+    await expect(page.locator('.facts').innerText()).resolves.toContain(
+      `outcome waiting for a human: \`starry approvals ${agentId}\``,
+    );
+    expect(workflowId).toContain(agentId);
+    await h.agents.decide(agentId, {
+      callId: (await h.agents.approvals(agentId)).approvals[0]!.callId,
+      decision: 'deny',
+      reason: 'not now',
+    });
+    await run;
   });
 
   it('refuses a gzip body that unpacks beyond its bound, and keeps serving', async () => {
