@@ -23,12 +23,13 @@ import * as agents from './routes/agents';
 import * as approvals from './routes/approvals';
 import * as budgets from './routes/budgets';
 import { mountDocs } from './routes/docs';
+import type { StreamSettings } from './event-streams';
 import { eventEndpoints } from './routes/events';
 import type { Caller, Endpoint, Env } from './routes/kit';
 import * as tasks from './routes/tasks';
 
-/** What the app needs from its host. */
-export interface ApiOptions {
+/** What the app needs from its host (and its event streams' settings, api/event-streams.ts). */
+export interface ApiOptions extends StreamSettings {
   /** The client, connected once by the host and reused. */
   agents: () => Promise<AgentClient>;
   /**
@@ -38,21 +39,6 @@ export interface ApiOptions {
   auth: Authenticator | undefined;
   /** Largest request body in bytes (default 1 MiB). */
   bodyLimitBytes?: number;
-  /** Event streams this process serves at once (default 100); one more is a 503 with `Retry-After`. */
-  maxStreams?: number;
-  /** Event streams one tenant holds at once (default: half of `maxStreams`); one more is a 429. Only with tenants. */
-  maxStreamsPerTenant?: number;
-  /** Event streams one client (a token's `sub`; without auth, an address) holds at once (default 10); one more is a 429. */
-  maxStreamsPerClient?: number;
-  /** A comment line every this many ms keeps proxies from closing an idle stream (default 15 s). */
-  keepAliveMs?: number;
-  /** A client that takes none of what waits for it for this long is dropped (default 30 s): nothing buffers for it. */
-  slowClientMs?: number;
-  /**
-   * A stream ends, with a retryable `error`, after this long (default: never; on Lambda, 5 s before the
-   * invocation's time runs out), so its client resumes with `Last-Event-ID` rather than being cut.
-   */
-  maxStreamMs?: number;
 }
 
 /**

@@ -21,13 +21,22 @@ import { flowCheckEveryMs, readerAfter, readerStalled, type ReaderState } from '
 import { messageOf, problem, unreachable } from './problem';
 import { socketFlow } from './socket-flow';
 
-/** What the streams take from the app's options (api/app.ts `ApiOptions` documents each). */
+/** The streams' settings, part of the app's options (`ApiOptions`). */
 export interface StreamSettings {
+  /** Event streams this process serves at once (default 100); one more is a 503 with `Retry-After`. */
   maxStreams?: number;
+  /** Event streams one tenant holds at once (default: half of `maxStreams`); one more is a 429. Only with tenants. */
   maxStreamsPerTenant?: number;
+  /** Event streams one client (a token's `sub`; without auth, an address) holds at once (default 10); one more is a 429. */
   maxStreamsPerClient?: number;
+  /** A comment line every this many ms keeps proxies from closing an idle stream (default 15 s). */
   keepAliveMs?: number;
+  /** A client that takes none of what waits for it for this long is dropped (default 30 s): nothing buffers for it. */
   slowClientMs?: number;
+  /**
+   * A stream ends, with a retryable `error`, after this long (default: never; on Lambda, 5 s before the
+   * invocation's time runs out), so its client resumes with `Last-Event-ID` rather than being cut.
+   */
   maxStreamMs?: number;
 }
 

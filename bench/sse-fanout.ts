@@ -18,13 +18,13 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { performance } from 'node:perf_hooks';
 import { serve, type ServerType } from '@hono/node-server';
 import { Connection } from '@temporalio/client';
 import { createApp } from '../api/app';
 import { AgentClient } from '../client/agent-client';
 import { parsePosition } from '../client/history';
 import { parseAgentConfig, type AgentConfig } from '../core/config';
+import { nowMs, readSse } from './sse-read';
 import { allRunsEvents, environmentLine, eventMs, percentile, startBenchStack } from './stack';
 
 interface Options {
@@ -44,8 +44,6 @@ function parseArgs(argv: string[]): Options {
 }
 
 const COUNTED = ['getWorkflowExecutionHistory', 'getWorkflowExecutionHistoryReverse', 'describeWorkflowExecution'];
-const nowMs = () => performance.timeOrigin + performance.now();
-
 /** A task whose first tick's `fs.read` waits for approval, then `fs.list` a tick, then an answer. */
 function gatedTask(dir: string, ticks: number): AgentConfig {
   mkdirSync(path.join(dir, 'ws'), { recursive: true });
@@ -72,36 +70,6 @@ function gatedTask(dir: string, ticks: number): AgentConfig {
     },
     `scripted:${script}`,
   );
-}
-
-/** A stream's events (id and arrival) and the `error` event that ended it, if one did. */
-interface Read {
-  got: { id: string; at: number }[];
-  error?: string;
-}
-
-/** One stream read to its `end`; `caughtUp` once it has the approval it waits on. */
-async function readAll(url: string, caughtUp: () => void): Promise<Read> {
-  const res = await fetch(url);
-  if (!res.ok || !res.body) throw new Error(`${url}: ${res.status} ${await res.text()}`);
-  const got: { id: string; at: number }[] = [];
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    const at = nowMs();
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const id = /^id: (.*)$/m.exec(block)?.[1];
-      if (id) got.push({ id, at });
-      if (/^event: approval$/m.test(block) && /"waiting"/.test(block)) caughtUp();
-      if (/^event: end$/m.test(block)) return { got };
-      if (/^event: error$/m.test(block)) return { got, error: /^data: (.*)$/m.exec(block)?.[1] ?? '' };
-    }
-  }
-  return { got, error: 'the stream closed before its end' };
 }
 
 /** Wait until `done()` holds, up to `ms`. */
@@ -171,7 +139,10 @@ async function main(): Promise<void> {
       const before = calls;
       let ready = 0;
       const reads = Array.from({ length: clients }, () =>
-        readAll(`${base}/v1/tasks/${workflowId}/events?from=0`, () => ready++),
+        readSse(`${base}/v1/tasks/${workflowId}/events?from=0`, (block) => {
+          // Caught up once it has the approval the task waits on.
+          if (/^event: approval$/m.test(block) && /"waiting"/.test(block)) ready++;
+        }),
       );
       await until('every stream to catch up', () => ready >= clients);
       const openCalls = calls - before;

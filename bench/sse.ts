@@ -13,13 +13,13 @@
  * npm run build && node lib/bench/sse.js --ticks 100 --streams 1,20
  * ```
  */
-import { performance } from 'node:perf_hooks';
 import { serve, type ServerType } from '@hono/node-server';
 import { Connection } from '@temporalio/client';
 import { createApp } from '../api/app';
 import { AgentClient } from '../client/agent-client';
 import { parsePosition } from '../client/history';
 import { taskWorkflowId } from '../workflows/messages';
+import { nowMs, readSse } from './sse-read';
 import { allRunsEvents, environmentLine, eventMs, listingTask, percentile, startBenchStack } from './stack';
 
 interface Options {
@@ -36,30 +36,6 @@ function parseArgs(argv: string[]): Options {
     else throw new RangeError(`usage: sse [--ticks N>=2] [--streams 1,20]; bad ${flag} ${value}`);
   }
   return o;
-}
-
-const nowMs = () => performance.timeOrigin + performance.now();
-
-/** Read one stream to its `end`: each event's id and arrival time. */
-async function readAll(url: string): Promise<{ id: string; at: number }[]> {
-  const res = await fetch(url);
-  if (!res.ok || !res.body) throw new Error(`${url}: ${res.status} ${await res.text()}`);
-  const got: { id: string; at: number }[] = [];
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    const at = nowMs();
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf('\n\n')) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const id = /^id: (.*)$/m.exec(block)?.[1];
-      if (id) got.push({ id, at });
-      if (/^event: end$/m.test(block)) return got;
-    }
-  }
-  return got;
 }
 
 async function main(): Promise<void> {
@@ -94,7 +70,9 @@ async function main(): Promise<void> {
       const { taskId } = await agents.submit(agentId, { goal: 'list the workspace', config });
       const workflowId = taskWorkflowId(agentId, taskId);
       const opened = nowMs();
-      const reads = Array.from({ length: streams }, () => readAll(`${base}/v1/tasks/${workflowId}/events?from=0`));
+      const reads = Array.from({ length: streams }, () =>
+        readSse(`${base}/v1/tasks/${workflowId}/events?from=0`).then((r) => r.got),
+      );
       const got = await Promise.all(reads);
       await agents.waitForTask(agentId, taskId);
       const made = calls - before;
